@@ -1,0 +1,20 @@
+//! Reading safetensors checkpoints without reading their data.
+//!
+//! - [`dtype`]: every element type of the safetensors spec and its bit layout.
+//! - [`header`]: the `8 + N`-byte header, validated with the reference crate's rules plus explicit
+//!   rejection of duplicate names; offsets and sizes are `u64` everywhere.
+//! - [`index`]: sharded checkpoints (`*.safetensors.index.json`).
+//! - [`source`]: the platform-neutral [`ReadAt`] trait that file, HTTP-range and memory backends
+//!   implement at the edges (this crate knows nothing about files or URLs).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod dtype;
+pub mod header;
+pub mod index;
+pub mod source;
+
+pub use dtype::{Dtype, FloatLayout};
+pub use header::{Header, HeaderError, TensorInfo, MAX_HEADER_LEN};
+pub use index::{IndexError, ShardIndex};
+pub use source::{read_header, ReadAt, SourceError};
