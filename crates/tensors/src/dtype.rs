@@ -222,7 +222,10 @@ mod tests {
     fn names_round_trip_and_serde_agrees() {
         for d in Dtype::ALL {
             assert_eq!(d.name().parse::<Dtype>().unwrap(), d);
-            assert_eq!(serde_json::to_string(&d).unwrap(), format!("\"{}\"", d.name()));
+            assert_eq!(
+                serde_json::to_string(&d).unwrap(),
+                format!("\"{}\"", d.name())
+            );
         }
         assert!("bf16".parse::<Dtype>().is_err());
     }
@@ -231,7 +234,11 @@ mod tests {
     fn float_layouts_fill_their_lane() {
         for d in Dtype::ALL {
             if let Some(l) = d.float_layout() {
-                let lane_bits = if d.bits() < 8 { d.bits() } else { 8 * d.lane_bytes() as u32 };
+                let lane_bits = if d.bits() < 8 {
+                    d.bits()
+                } else {
+                    8 * d.lane_bytes() as u32
+                };
                 assert_eq!(l.bits(), lane_bits, "{d}");
             }
         }

@@ -31,7 +31,7 @@ pub enum HeaderError {
         file_size: u64,
     },
     /// The declared header length exceeds [`MAX_HEADER_LEN`].
-    #[error("header length {header_len} (bytes 0..8) exceeds the limit of {max} bytes")]
+    #[error("header length {header_len} (bytes 0..8) exceeds the limit of {max} bytes (not a safetensors file?)")]
     HeaderTooLarge {
         /// Declared header length.
         header_len: u64,
@@ -39,7 +39,9 @@ pub enum HeaderError {
         max: u64,
     },
     /// The declared header runs past the end of the file.
-    #[error("header length {header_len} (bytes 0..8) runs past the end of the {file_size}-byte file")]
+    #[error(
+        "header length {header_len} (bytes 0..8) runs past the end of the {file_size}-byte file"
+    )]
     HeaderBeyondFile {
         /// Declared header length.
         header_len: u64,
@@ -61,7 +63,9 @@ pub enum HeaderError {
         offset: u64,
     },
     /// The header is not JSON of the expected shape.
-    #[error("header JSON invalid at file offset {offset} (line {line}, column {column}): {message}")]
+    #[error(
+        "header JSON invalid at file offset {offset} (line {line}, column {column}): {message}"
+    )]
     InvalidJson {
         /// File offset where the parser stopped.
         offset: u64,
@@ -231,12 +235,12 @@ impl Header {
             });
         };
         let needed = Self::needed_prefix(first8.try_into().expect("8 bytes"), file_size)?;
-        let raw = prefix
-            .get(LEN_PREFIX as usize..needed as usize)
-            .ok_or(HeaderError::PrefixTooShort {
+        let raw = prefix.get(LEN_PREFIX as usize..needed as usize).ok_or(
+            HeaderError::PrefixTooShort {
                 needed,
                 available: prefix.len() as u64,
-            })?;
+            },
+        )?;
         let text = std::str::from_utf8(raw).map_err(|e| HeaderError::InvalidUtf8 {
             offset: LEN_PREFIX + e.valid_up_to() as u64,
         })?;
@@ -378,10 +382,13 @@ impl RawHeader {
                     if !names.insert(name.clone()) {
                         return Err(HeaderError::DuplicateTensor { name });
                     }
-                    let dtype = t.dtype.parse::<Dtype>().map_err(|_| HeaderError::UnknownDtype {
-                        tensor: name.clone(),
-                        dtype: t.dtype.clone(),
-                    })?;
+                    let dtype =
+                        t.dtype
+                            .parse::<Dtype>()
+                            .map_err(|_| HeaderError::UnknownDtype {
+                                tensor: name.clone(),
+                                dtype: t.dtype.clone(),
+                            })?;
                     tensors.push(TensorInfo {
                         name,
                         dtype,
@@ -439,10 +446,12 @@ impl RawHeader {
                 });
             }
         }
-        let data_end = data_start.checked_add(expected).ok_or(HeaderError::DataSizeMismatch {
-            data_end: u64::MAX,
-            file_size,
-        })?;
+        let data_end = data_start
+            .checked_add(expected)
+            .ok_or(HeaderError::DataSizeMismatch {
+                data_end: u64::MAX,
+                file_size,
+            })?;
         if data_end != file_size {
             return Err(HeaderError::DataSizeMismatch {
                 data_end,

@@ -223,13 +223,25 @@ mod tests {
     #[test]
     fn rejects_parent_directory_components() {
         let err = index(r#"{"a":"../secret.safetensors"}"#).unwrap_err();
-        assert!(matches!(err, IndexError::UnsafeShardName { reason: "`..` path component", .. }));
+        assert!(matches!(
+            err,
+            IndexError::UnsafeShardName {
+                reason: "`..` path component",
+                ..
+            }
+        ));
         assert!(index(r#"{"a":"sub/..\\x.safetensors"}"#).is_err());
     }
 
     #[test]
     fn rejects_absolute_paths_and_urls() {
-        for bad in ["/etc/passwd", "\\\\host\\share", "https://evil/x.safetensors", "C:x", ""] {
+        for bad in [
+            "/etc/passwd",
+            "\\\\host\\share",
+            "https://evil/x.safetensors",
+            "C:x",
+            "",
+        ] {
             let json = serde_json::json!({ "a": bad }).to_string();
             assert!(
                 matches!(index(&json), Err(IndexError::UnsafeShardName { .. })),
@@ -261,14 +273,20 @@ mod tests {
     #[test]
     fn caps_size_and_shard_count() {
         let big = vec![b' '; MAX_INDEX_LEN as usize + 1];
-        assert!(matches!(ShardIndex::parse(&big), Err(IndexError::TooLarge { .. })));
+        assert!(matches!(
+            ShardIndex::parse(&big),
+            Err(IndexError::TooLarge { .. })
+        ));
         let map: serde_json::Map<String, serde_json::Value> = (0..=MAX_SHARDS)
             .map(|i| (format!("t{i}"), format!("s{i}.safetensors").into()))
             .collect();
         let json = serde_json::json!({ "weight_map": map }).to_string();
         assert!(matches!(
             ShardIndex::parse(json.as_bytes()),
-            Err(IndexError::TooManyShards { max: MAX_SHARDS, .. })
+            Err(IndexError::TooManyShards {
+                max: MAX_SHARDS,
+                ..
+            })
         ));
     }
 }

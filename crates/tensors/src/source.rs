@@ -140,7 +140,11 @@ mod tests {
         assert_eq!(buf, [2, 3]);
         assert!(matches!(
             data.read_exact_at(2, &mut buf),
-            Err(SourceError::OutOfBounds { offset: 2, len: 2, size: 3 })
+            Err(SourceError::OutOfBounds {
+                offset: 2,
+                len: 2,
+                size: 3
+            })
         ));
         assert!(matches!(
             data.read_exact_at(u64::MAX, &mut buf),

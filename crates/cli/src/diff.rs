@@ -1,0 +1,255 @@
+//! `bitlens diff`: bit flips and changed elements between two checkpoints, matched by tensor name.
+
+use crate::analyze::{flip_stats, Side};
+use crate::format;
+use crate::progress::Progress;
+use crate::source::{Checkpoint, Shard};
+use anyhow::{Context, Result};
+use bitlens_stats::FlipSummary;
+use bitlens_tensors::{Dtype, TensorInfo};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One compared tensor.
+#[derive(Serialize)]
+pub struct TensorDiff {
+    /// Tensor name.
+    pub name: String,
+    /// Dtype of both sides.
+    pub dtype: Dtype,
+    /// Shape of both sides.
+    pub shape: Vec<u64>,
+    /// Lanes compared (elements; 2 per C64 element; bytes for packed types).
+    pub lanes: u64,
+    /// Lanes that changed.
+    pub changed_lanes: u64,
+    /// `changed_lanes / lanes`.
+    pub changed_fraction: f64,
+    /// Flipped bits per position, bit 0 = least significant.
+    pub bit_flip_counts: Vec<u64>,
+    /// `bit_flip_counts / lanes` (LMC Fig. 6).
+    pub bit_flip_ratio: Vec<f64>,
+    /// Order-0 entropy of each byte group of the XOR delta, bits per byte.
+    pub delta_byte_group_entropy: Vec<f64>,
+    /// The 64 KiB block-entropy bound of the XOR delta, in bytes.
+    pub delta_predicted_bytes: u64,
+}
+
+/// A tensor present on both sides with different dtype or shape.
+#[derive(Serialize)]
+pub struct Mismatch {
+    /// Tensor name.
+    pub name: String,
+    /// `(dtype, shape)` in A.
+    pub a: (Dtype, Vec<u64>),
+    /// `(dtype, shape)` in B.
+    pub b: (Dtype, Vec<u64>),
+}
+
+/// The whole `diff --json` document.
+#[derive(Serialize)]
+pub struct DiffReport {
+    /// Checkpoint A as given.
+    pub a: PathBuf,
+    /// Checkpoint B as given.
+    pub b: PathBuf,
+    /// Compared tensors, in A's order.
+    pub tensors: Vec<TensorDiff>,
+    /// Same name, different dtype or shape (not compared).
+    pub mismatched: Vec<Mismatch>,
+    /// Names only in A.
+    pub only_in_a: Vec<String>,
+    /// Names only in B.
+    pub only_in_b: Vec<String>,
+    /// Totals over the compared tensors.
+    pub overall: FlipSummary,
+}
+
+fn by_name(c: &Checkpoint) -> HashMap<&str, (&Shard, &TensorInfo)> {
+    c.shards
+        .iter()
+        .flat_map(|s| {
+            s.header
+                .tensors
+                .iter()
+                .map(move |t| (t.name.as_str(), (s, t)))
+        })
+        .collect()
+}
+
+/// Runs `diff A B` and prints the table or JSON to stdout.
+pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
+    let a = Checkpoint::open(a_path)?;
+    let b = Checkpoint::open(b_path)?;
+    let b_tensors = by_name(&b);
+    let a_tensors = by_name(&a);
+    let mut pairs = Vec::new();
+    let mut mismatched = Vec::new();
+    let mut only_in_a = Vec::new();
+    for sa in &a.shards {
+        for ta in &sa.header.tensors {
+            match b_tensors.get(ta.name.as_str()) {
+                None => only_in_a.push(ta.name.clone()),
+                Some(&(sb, tb)) if tb.dtype == ta.dtype && tb.shape == ta.shape => {
+                    pairs.push((sa, ta, sb, tb))
+                }
+                Some(&(_, tb)) => mismatched.push(Mismatch {
+                    name: ta.name.clone(),
+                    a: (ta.dtype, ta.shape.clone()),
+                    b: (tb.dtype, tb.shape.clone()),
+                }),
+            }
+        }
+    }
+    let only_in_b: Vec<String> = b
+        .shards
+        .iter()
+        .flat_map(|s| &s.header.tensors)
+        .filter(|t| !a_tensors.contains_key(t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect();
+    let total: u64 = pairs.iter().map(|p| 2 * p.1.byte_len()).sum();
+    let progress = Progress::new(total, "diff");
+    let started = Instant::now();
+    let flips = pairs
+        .par_iter()
+        .map(|&(sa, ta, sb, tb)| {
+            let side_a = Side {
+                src: &sa.source,
+                header: &sa.header,
+                tensor: ta,
+            };
+            let side_b = Side {
+                src: &sb.source,
+                header: &sb.header,
+                tensor: tb,
+            };
+            flip_stats(&side_a, &side_b, &progress).with_context(|| {
+                format!(
+                    "{} vs {}: tensor `{}`",
+                    sa.path.display(),
+                    sb.path.display(),
+                    ta.name
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    progress.finish();
+    let secs = started.elapsed().as_secs_f64();
+    let mut overall = FlipSummary::default();
+    let tensors: Vec<TensorDiff> = pairs
+        .iter()
+        .zip(flips)
+        .map(|(&(_, ta, _, _), f)| {
+            overall.add(&f);
+            TensorDiff {
+                name: ta.name.clone(),
+                dtype: ta.dtype,
+                shape: ta.shape.clone(),
+                lanes: f.lanes,
+                changed_lanes: f.changed_lanes,
+                changed_fraction: f.changed_fraction,
+                bit_flip_counts: f.bit_flip_counts,
+                bit_flip_ratio: f.bit_flip_ratio,
+                delta_byte_group_entropy: f.delta.byte_group_entropy,
+                delta_predicted_bytes: f.delta.predicted_bytes,
+            }
+        })
+        .collect();
+    let report = DiffReport {
+        a: a_path.to_path_buf(),
+        b: b_path.to_path_buf(),
+        tensors,
+        mismatched,
+        only_in_a,
+        only_in_b,
+        overall,
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_table(&mut out, &report)?;
+    }
+    eprintln!(
+        "bitlens: compared {} in {:.3} s ({:.2} GB/s read)",
+        format::bytes(total),
+        secs,
+        total as f64 / secs.max(1e-9) / 1e9
+    );
+    Ok(())
+}
+
+/// Flip ratios, most significant bit first, as a compact row of percentages.
+fn flip_row(r: &[f64]) -> String {
+    let parts: Vec<String> = r
+        .iter()
+        .rev()
+        .map(|x| format!("{:.0}", 100.0 * x))
+        .collect();
+    parts.join(" ")
+}
+
+fn print_table(out: &mut impl Write, r: &DiffReport) -> Result<()> {
+    const NAME: usize = 44;
+    writeln!(out, "A: {}\nB: {}", r.a.display(), r.b.display())?;
+    writeln!(
+        out,
+        "  {:<NAME$} {:<7} {:>9} {:>8}  bit flip % (msb..lsb)",
+        "tensor", "dtype", "elements", "changed"
+    )?;
+    for t in &r.tensors {
+        writeln!(
+            out,
+            "  {:<NAME$} {:<7} {:>9} {:>7.3}%  {}",
+            format::name(&t.name, NAME),
+            t.dtype.to_string(),
+            format::count(t.lanes),
+            100.0 * t.changed_fraction,
+            flip_row(&t.bit_flip_ratio)
+        )?;
+    }
+    for m in &r.mismatched {
+        writeln!(
+            out,
+            "  mismatch: `{}` is {} {} in A but {} {} in B",
+            m.name,
+            m.a.0,
+            format::shape(&m.a.1),
+            m.b.0,
+            format::shape(&m.b.1)
+        )?;
+    }
+    for n in &r.only_in_a {
+        writeln!(out, "  only in A: `{n}`")?;
+    }
+    for n in &r.only_in_b {
+        writeln!(out, "  only in B: `{n}`")?;
+    }
+    let o = &r.overall;
+    writeln!(
+        out,
+        "overall: {} tensors compared, {} of {} elements changed ({:.3}%); XOR delta bound {} of {}",
+        o.tensors,
+        format::count(o.changed_lanes),
+        format::count(o.lanes),
+        100.0 * o.changed_fraction,
+        format::bytes(o.delta_predicted_bytes),
+        format::bytes(o.bytes)
+    )?;
+    for d in &o.by_dtype {
+        writeln!(
+            out,
+            "  {:<7} changed {:>7.3}%  bit flip % (msb..lsb) {}",
+            d.dtype.to_string(),
+            100.0 * d.changed_fraction,
+            flip_row(&d.bit_flip_ratio)
+        )?;
+    }
+    Ok(())
+}

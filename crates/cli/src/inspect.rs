@@ -1,0 +1,198 @@
+//! `bitlens inspect`: per-tensor and whole-model statistics of one or more checkpoints.
+
+use crate::analyze::file_stats;
+use crate::format;
+use crate::progress::Progress;
+use crate::source::Checkpoint;
+use anyhow::Result;
+use bitlens_stats::{Summary, TensorStats};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// One tensor in the report: its header entry and its statistics.
+#[derive(Serialize)]
+pub struct TensorReport {
+    /// Tensor name.
+    pub name: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// Byte range within the data section.
+    pub data_offsets: (u64, u64),
+    /// Element count.
+    pub params: u64,
+    /// The statistics (dtype, bytes, bit ratios, entropies, histograms, values).
+    #[serde(flatten)]
+    pub stats: TensorStats,
+}
+
+/// One file in the report.
+#[derive(Serialize)]
+pub struct FileReport {
+    /// Path of the file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub file_size: u64,
+    /// Length of its JSON header.
+    pub header_len: u64,
+    /// `__metadata__`, in file order.
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Its tensors in offset order.
+    pub tensors: Vec<TensorReport>,
+    /// Totals over the file.
+    pub summary: Summary,
+}
+
+/// The whole `inspect --json` document.
+#[derive(Serialize)]
+pub struct InspectReport {
+    /// Every file of every input, in order.
+    pub files: Vec<FileReport>,
+    /// Totals over all files.
+    pub summary: Summary,
+}
+
+/// Runs `inspect` over the inputs and prints the table or JSON to stdout.
+pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
+    let checkpoints: Vec<Checkpoint> = inputs
+        .iter()
+        .map(|p| Checkpoint::open(p))
+        .collect::<Result<_>>()?;
+    let total: u64 = checkpoints.iter().map(Checkpoint::data_bytes).sum();
+    let progress = Progress::new(total, "inspect");
+    let started = Instant::now();
+    let mut report = InspectReport {
+        files: Vec::new(),
+        summary: Summary::default(),
+    };
+    for shard in checkpoints.iter().flat_map(|c| &c.shards) {
+        let stats = file_stats(&shard.path, &shard.source, &shard.header, &progress)?;
+        let mut summary = Summary::default();
+        let tensors = shard
+            .header
+            .tensors
+            .iter()
+            .zip(stats)
+            .map(|(t, stats)| {
+                summary.add(t.elements(), &stats);
+                TensorReport {
+                    name: t.name.clone(),
+                    shape: t.shape.clone(),
+                    data_offsets: t.data_offsets,
+                    params: t.elements(),
+                    stats,
+                }
+            })
+            .collect();
+        report.summary.merge(&summary);
+        report.files.push(FileReport {
+            path: shard.path.clone(),
+            file_size: shard.header.file_size,
+            header_len: shard.header.header_len,
+            metadata: shard.header.metadata.as_ref().map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect()
+            }),
+            tensors,
+            summary,
+        });
+    }
+    progress.finish();
+    let secs = started.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_table(&mut out, &report)?;
+    }
+    eprintln!(
+        "bitlens: inspected {} in {:.3} s ({:.2} GB/s, {} threads)",
+        format::bytes(report.summary.bytes),
+        secs,
+        report.summary.bytes as f64 / secs.max(1e-9) / 1e9,
+        rayon::current_num_threads()
+    );
+    Ok(())
+}
+
+fn print_table(out: &mut impl Write, report: &InspectReport) -> Result<()> {
+    const NAME: usize = 44;
+    for file in &report.files {
+        writeln!(
+            out,
+            "{}  ({}, {} tensors, {} params)",
+            file.path.display(),
+            format::bytes(file.file_size),
+            file.tensors.len(),
+            format::count(file.summary.params)
+        )?;
+        writeln!(
+            out,
+            "  {:<NAME$} {:<7} {:<16} {:>9} {:>9} {:>6} {:<24} {:>5} {:>6}",
+            "tensor",
+            "dtype",
+            "shape",
+            "params",
+            "bytes",
+            "H",
+            "H by byte (msb..lsb)",
+            "H exp",
+            "pred"
+        )?;
+        for t in &file.tensors {
+            let s = &t.stats;
+            writeln!(
+                out,
+                "  {:<NAME$} {:<7} {:<16} {:>9} {:>9} {:>6.3} {:<24} {:>5} {:>6.3}",
+                format::name(&t.name, NAME),
+                s.dtype.to_string(),
+                format::shape(&t.shape),
+                format::count(t.params),
+                format::bytes(s.bytes),
+                s.byte_entropy,
+                format::groups(&s.byte_group_entropy),
+                s.exponent_entropy
+                    .map_or_else(|| "-".to_owned(), |e| format!("{e:.2}")),
+                s.predicted_ratio
+            )?;
+        }
+        print_summary(out, "  file", &file.summary)?;
+        writeln!(out)?;
+    }
+    if report.files.len() > 1 {
+        print_summary(out, "model", &report.summary)?;
+    }
+    Ok(())
+}
+
+fn print_summary(out: &mut impl Write, label: &str, s: &Summary) -> Result<()> {
+    writeln!(
+        out,
+        "{label}: {} tensors, {} params, {}; byte entropy {:.3} bits/byte; 64 KiB block bound {} (ratio {:.3})",
+        s.tensors,
+        format::count(s.params),
+        format::bytes(s.bytes),
+        s.byte_entropy,
+        format::bytes(s.predicted_bytes),
+        s.predicted_ratio
+    )?;
+    for d in &s.by_dtype {
+        writeln!(
+            out,
+            "{:>width$}  {:<7} {:>4} tensors {:>9} params {:>9}  H by byte {}  H exp {}  pred {:.3}",
+            "",
+            d.dtype.to_string(),
+            d.tensors,
+            format::count(d.params),
+            format::bytes(d.bytes),
+            format::groups(&d.byte_group_entropy),
+            d.exponent_entropy.map_or_else(|| "-".to_owned(), |e| format!("{e:.2}")),
+            if d.bytes == 0 { 1.0 } else { d.predicted_bytes as f64 / d.bytes as f64 },
+            width = label.len()
+        )?;
+    }
+    Ok(())
+}

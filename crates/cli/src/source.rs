@@ -1,0 +1,211 @@
+//! Local files as [`ReadAt`] sources, and resolving a user's path to the shards of one checkpoint.
+
+use anyhow::{bail, Context, Result};
+use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex, SourceError};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// A local file read with positioned reads (no shared cursor, so threads can share it).
+pub struct FileSource {
+    file: File,
+    size: u64,
+}
+
+impl FileSource {
+    /// Opens a file for positioned reads.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        let size = file
+            .metadata()
+            .with_context(|| format!("{}: cannot stat", path.display()))?
+            .len();
+        Ok(FileSource { file, size })
+    }
+}
+
+impl ReadAt for FileSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        bitlens_tensors::source::check_bounds(offset, buf.len(), self.size)?;
+        read_at(&self.file, offset, buf).map_err(|source| SourceError::Backend {
+            offset,
+            len: buf.len() as u64,
+            source,
+        })
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One safetensors file of a checkpoint, opened and with its header parsed.
+pub struct Shard {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its data source.
+    pub source: FileSource,
+    /// Its validated header.
+    pub header: Header,
+}
+
+/// A checkpoint given on the command line: one file, an index and its shards, or a directory.
+pub struct Checkpoint {
+    /// The shard index, when the checkpoint has one.
+    pub index: Option<ShardIndex>,
+    /// Its files in order.
+    pub shards: Vec<Shard>,
+}
+
+impl Checkpoint {
+    /// Resolves and opens a path: a `.safetensors` file, a `*.index.json`, or a directory holding
+    /// either an index or `.safetensors` files.
+    pub fn open(input: &Path) -> Result<Checkpoint> {
+        let meta = std::fs::metadata(input)
+            .with_context(|| format!("{}: cannot open", input.display()))?;
+        if meta.is_dir() {
+            let mut indexes = Vec::new();
+            let mut files = Vec::new();
+            for entry in std::fs::read_dir(input)
+                .with_context(|| format!("{}: cannot list directory", input.display()))?
+            {
+                let path = entry?.path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                if name.ends_with(".safetensors.index.json") {
+                    indexes.push(path);
+                } else if name.ends_with(".safetensors") && path.is_file() {
+                    files.push(path);
+                }
+            }
+            indexes.sort();
+            files.sort();
+            return match indexes.as_slice() {
+                [index] => Self::open_index(index),
+                [] if files.is_empty() => {
+                    bail!(
+                        "{}: no .safetensors files or index in directory",
+                        input.display()
+                    )
+                }
+                [] => Self::from_files(None, files),
+                _ => bail!(
+                    "{}: more than one *.safetensors.index.json in directory; name one",
+                    input.display()
+                ),
+            };
+        }
+        if input.to_string_lossy().ends_with(".json") {
+            return Self::open_index(input);
+        }
+        Self::from_files(None, vec![input.to_path_buf()])
+    }
+
+    fn open_index(index_path: &Path) -> Result<Checkpoint> {
+        let len = std::fs::metadata(index_path)
+            .with_context(|| format!("{}: cannot open", index_path.display()))?
+            .len();
+        if len > bitlens_tensors::index::MAX_INDEX_LEN {
+            // Checked before reading so a huge file is never loaded.
+            return Err(bitlens_tensors::IndexError::TooLarge {
+                len,
+                max: bitlens_tensors::index::MAX_INDEX_LEN,
+            })
+            .with_context(|| index_path.display().to_string());
+        }
+        let bytes = std::fs::read(index_path)
+            .with_context(|| format!("{}: cannot read", index_path.display()))?;
+        let index = ShardIndex::parse(&bytes).with_context(|| index_path.display().to_string())?;
+        let dir = index_path.parent().unwrap_or(Path::new("."));
+        for shard in &index.shards {
+            let path = dir.join(shard);
+            if !path.is_file() {
+                bail!(
+                    "{}: shard `{shard}` not found (looked for {})",
+                    index_path.display(),
+                    path.display()
+                );
+            }
+        }
+        let files = index.shards.iter().map(|s| dir.join(s)).collect();
+        let checkpoint = Self::from_files(Some(index), files)?;
+        checkpoint.check_index(index_path)?;
+        Ok(checkpoint)
+    }
+
+    fn from_files(index: Option<ShardIndex>, files: Vec<PathBuf>) -> Result<Self> {
+        let mut shards = Vec::with_capacity(files.len());
+        for path in files {
+            let source = FileSource::open(&path)?;
+            let header = read_header(&source).with_context(|| path.display().to_string())?;
+            shards.push(Shard {
+                path,
+                source,
+                header,
+            });
+        }
+        Ok(Checkpoint { index, shards })
+    }
+
+    /// Every tensor the index maps to a shard must be in that shard.
+    fn check_index(&self, index_path: &Path) -> Result<()> {
+        let Some(index) = &self.index else {
+            return Ok(());
+        };
+        for (tensor, shard_name) in &index.weight_map {
+            let shard = self
+                .shards
+                .iter()
+                .find(|s| s.path.ends_with(shard_name))
+                .expect("every shard of the index was opened");
+            if shard.header.tensor(tensor).is_none() {
+                bail!(
+                    "{}: tensor `{tensor}` is mapped to {} but that shard has no such tensor",
+                    index_path.display(),
+                    shard.path.display()
+                );
+            }
+        }
+        let listed: std::collections::HashSet<&str> =
+            index.weight_map.iter().map(|(t, _)| t.as_str()).collect();
+        for shard in &self.shards {
+            let extra = shard
+                .header
+                .tensors
+                .iter()
+                .filter(|t| !listed.contains(t.name.as_str()))
+                .count();
+            if extra > 0 {
+                eprintln!(
+                    "bitlens: warning: {}: {extra} tensor(s) not listed in {}",
+                    shard.path.display(),
+                    index_path.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of tensor data over all shards.
+    pub fn data_bytes(&self) -> u64 {
+        self.shards.iter().map(|s| s.header.data_len()).sum()
+    }
+}

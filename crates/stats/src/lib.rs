@@ -1,0 +1,28 @@
+//! Streaming, mergeable statistics of checkpoint tensors.
+//!
+//! - [`accumulator`]: feed a tensor's bytes in windows of any size; get bit-position set ratios (LMC
+//!   Fig. 5), order-0 byte entropy raw and per byte group, the 64 KiB block-adaptive entropy estimate
+//!   and the compressed size it predicts (LMC §4.1), sign / exponent / mantissa histograms and their
+//!   entropies (NeuZip Fig. 1), and value statistics. Accumulators over block-aligned ranges merge, so
+//!   a worker pool can split a tensor.
+//! - [`flip`]: the same for two checkpoints of one tensor: bit-flip ratio per position (LMC Fig. 6),
+//!   fraction of changed elements (BitSnap), and the entropy of the XOR delta.
+//! - [`summary`]: whole-file / whole-model totals merged from per-tensor results.
+//! - [`entropy`]: the entropy arithmetic.
+//!
+//! All results are plain serde structs; the CLI prints them and the browser renders them.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod accumulator;
+pub mod entropy;
+pub mod flip;
+pub mod summary;
+mod values;
+
+pub use accumulator::{
+    split_ranges, Accumulator, FloatStats, StatsError, TensorStats, BLOCK_LANES,
+};
+pub use flip::{FlipAccumulator, FlipStats};
+pub use summary::{DtypeFlips, DtypeSummary, FlipSummary, Summary};
+pub use values::{ValueHistogram, ValueStats, VALUE_BINS};

@@ -1,0 +1,431 @@
+//! Value statistics: counts of zeros / NaN / Inf, min, max, mean, standard deviation and a
+//! fixed-bin value histogram.
+//!
+//! For 8- and 16-bit types every statistic is computed exactly from the full histogram of bit
+//! patterns. For wider types min / max / mean / std and the special-value counts are exact
+//! (accumulated per element with Chan's parallel variance update, so partial results merge); the
+//! value histogram is built from the top 16 bits of each value (sign, exponent and the leading
+//! mantissa bits), so a value may land one bin off near a bin edge: it is marked `exact: false`.
+
+use bitlens_tensors::Dtype;
+use serde::{Deserialize, Serialize};
+
+/// Number of bins of a [`ValueHistogram`].
+pub const VALUE_BINS: usize = 64;
+
+/// Summary of the values of a tensor (NaN and ±Inf are counted, never averaged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueStats {
+    /// Values considered (for C64 both parts count; for F4 two values per byte).
+    pub count: u64,
+    /// Values that are neither NaN nor infinite.
+    pub finite: u64,
+    /// Values equal to zero (+0 or -0).
+    pub zeros: u64,
+    /// NaN values.
+    pub nan: u64,
+    /// +Inf values.
+    pub pos_inf: u64,
+    /// -Inf values.
+    pub neg_inf: u64,
+    /// Smallest finite value.
+    pub min: Option<f64>,
+    /// Largest finite value.
+    pub max: Option<f64>,
+    /// Mean of the finite values.
+    pub mean: Option<f64>,
+    /// Population standard deviation of the finite values.
+    pub std: Option<f64>,
+    /// Histogram of the finite values, if one can be built for this dtype.
+    pub histogram: Option<ValueHistogram>,
+}
+
+/// A histogram of [`VALUE_BINS`] equal-width bins over `[lo, hi]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueHistogram {
+    /// Left edge of the first bin (the minimum).
+    pub lo: f64,
+    /// Right edge of the last bin (the maximum).
+    pub hi: f64,
+    /// Count per bin.
+    pub counts: Vec<u64>,
+    /// False when values were binned by their top 16 bits (wide types), see the module doc.
+    pub exact: bool,
+}
+
+/// Decodes one bit pattern of an 8- or 16-bit lane (or the top 16 bits of a wider float lane,
+/// left-aligned) into its value. `None` when the dtype has no scalar decoding here (packed F6,
+/// wide integers).
+pub(crate) fn decoder(dtype: Dtype) -> Option<fn(u64) -> f64> {
+    Some(match dtype {
+        Dtype::BOOL | Dtype::U8 | Dtype::U16 => |v| v as f64,
+        Dtype::I8 => |v| (v as u8 as i8) as f64,
+        Dtype::I16 => |v| (v as u16 as i16) as f64,
+        Dtype::F16 => |v| half::f16::from_bits(v as u16).to_f64(),
+        Dtype::BF16 => |v| half::bf16::from_bits(v as u16).to_f64(),
+        Dtype::F8_E4M3 => |v| minifloat(v as u8, 4, 3, 7, Special::E4M3),
+        Dtype::F8_E5M2 => |v| minifloat(v as u8, 5, 2, 15, Special::Ieee),
+        Dtype::F8_E4M3FNUZ => |v| minifloat(v as u8, 4, 3, 8, Special::Fnuz),
+        Dtype::F8_E5M2FNUZ => |v| minifloat(v as u8, 5, 2, 16, Special::Fnuz),
+        Dtype::F8_E8M0 => |v| {
+            if v == 0xFF {
+                f64::NAN
+            } else {
+                (v as f64 - 127.0).exp2()
+            }
+        },
+        Dtype::F4 => |v| minifloat(v as u8 & 0x0F, 2, 1, 1, Special::None),
+        // Top 16 bits of wider floats.
+        Dtype::F32 | Dtype::C64 => |v| f32::from_bits((v as u32) << 16) as f64,
+        Dtype::F64 => |v| f64::from_bits(v << 48),
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Special {
+    /// No Inf, no NaN (FP4).
+    None,
+    /// IEEE: all-ones exponent is Inf (mantissa 0) or NaN.
+    Ieee,
+    /// OCP E4M3 "fn": only S.1111.111 is NaN, no Inf.
+    E4M3,
+    /// "fnuz": 0x80 is the only NaN, no Inf, no negative zero.
+    Fnuz,
+}
+
+/// Decodes a small float with `e` exponent bits, `m` mantissa bits, a sign bit above them and the
+/// given bias, following the special-value convention of its family.
+fn minifloat(bits: u8, e: u32, m: u32, bias: i32, special: Special) -> f64 {
+    let sign_bit = 1u8 << (e + m);
+    let exp = ((bits >> m) & ((1 << e) - 1) as u8) as i32;
+    let man = (bits & ((1 << m) - 1) as u8) as f64;
+    let exp_max = (1 << e) - 1;
+    match special {
+        Special::Ieee if exp == exp_max => {
+            return if man == 0.0 {
+                if bits & sign_bit != 0 {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                f64::NAN
+            };
+        }
+        Special::E4M3 if exp == exp_max && man == ((1 << m) - 1) as f64 => return f64::NAN,
+        Special::Fnuz if bits == 0x80 => return f64::NAN,
+        _ => {}
+    }
+    let scale = (1u32 << m) as f64;
+    let magnitude = if exp == 0 {
+        man / scale * (1 - bias).pow_exp2()
+    } else {
+        (1.0 + man / scale) * (exp - bias).pow_exp2()
+    };
+    if bits & sign_bit != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+trait PowExp2 {
+    fn pow_exp2(self) -> f64;
+}
+impl PowExp2 for i32 {
+    fn pow_exp2(self) -> f64 {
+        (self as f64).exp2()
+    }
+}
+
+/// Streaming moments of values: counts, min, max and (n, mean, M2) for Chan's parallel variance.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Moments {
+    pub count: u64,
+    pub finite: u64,
+    pub zeros: u64,
+    pub nan: u64,
+    pub pos_inf: u64,
+    pub neg_inf: u64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub m2: f64,
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Moments {
+            count: 0,
+            finite: 0,
+            zeros: 0,
+            nan: 0,
+            pos_inf: 0,
+            neg_inf: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            mean: 0.0,
+            m2: 0.0,
+        }
+    }
+}
+
+impl Moments {
+    /// Adds `weight` copies of `v`.
+    fn add_weighted(&mut self, v: f64, weight: u64) {
+        self.count += weight;
+        if v.is_nan() {
+            self.nan += weight;
+        } else if v == f64::INFINITY {
+            self.pos_inf += weight;
+        } else if v == f64::NEG_INFINITY {
+            self.neg_inf += weight;
+        } else {
+            if v == 0.0 {
+                self.zeros += weight;
+            }
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+            let chunk = Moments {
+                finite: weight,
+                mean: v,
+                ..Moments::default()
+            };
+            self.merge_variance(&chunk);
+            self.finite += weight;
+        }
+    }
+
+    /// Adds a batch of values (two passes over the batch, in L1, for an accurate variance).
+    pub fn add_batch(&mut self, values: &[f64]) {
+        let mut chunk = Moments {
+            count: values.len() as u64,
+            ..Moments::default()
+        };
+        let finite = values.iter().filter(|v| v.is_finite()).count();
+        if finite > 0 {
+            // Σ v·(1/n) cannot overflow even when every value is near f64::MAX. Four independent
+            // accumulators let the loops vectorize; non-finite values contribute nothing.
+            let inv = 1.0 / finite as f64;
+            let mut mean4 = [0.0f64; 4];
+            let mut min4 = [f64::INFINITY; 4];
+            let mut max4 = [f64::NEG_INFINITY; 4];
+            let mut zeros4 = [0u64; 4];
+            let mut first_pass = |k: usize, v: f64| {
+                let ok = v.is_finite();
+                mean4[k] += if ok { v * inv } else { 0.0 };
+                let lo = if ok { v } else { f64::INFINITY };
+                let hi = if ok { v } else { f64::NEG_INFINITY };
+                min4[k] = if lo < min4[k] { lo } else { min4[k] };
+                max4[k] = if hi > max4[k] { hi } else { max4[k] };
+                zeros4[k] += u64::from(v == 0.0);
+            };
+            for (i, &v) in values.iter().enumerate() {
+                first_pass(i & 3, v);
+            }
+            let mean = (mean4[0] + mean4[1]) + (mean4[2] + mean4[3]);
+            let mut m2_4 = [0.0f64; 4];
+            let mut second_pass = |k: usize, v: f64| {
+                let d = if v.is_finite() { v - mean } else { 0.0 };
+                m2_4[k] += d * d;
+            };
+            for (i, &v) in values.iter().enumerate() {
+                second_pass(i & 3, v);
+            }
+            chunk.finite = finite as u64;
+            chunk.mean = mean;
+            chunk.m2 = (m2_4[0] + m2_4[1]) + (m2_4[2] + m2_4[3]);
+            chunk.min = min4.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+            chunk.max = max4.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+            chunk.zeros = zeros4.iter().sum();
+        }
+        if finite < values.len() {
+            for &v in values.iter().filter(|v| !v.is_finite()) {
+                if v.is_nan() {
+                    chunk.nan += 1;
+                } else if v > 0.0 {
+                    chunk.pos_inf += 1;
+                } else {
+                    chunk.neg_inf += 1;
+                }
+            }
+        }
+        self.merge(&chunk);
+    }
+
+    /// Folds another partial result into this one.
+    pub fn merge(&mut self, other: &Moments) {
+        self.count += other.count;
+        self.zeros += other.zeros;
+        self.nan += other.nan;
+        self.pos_inf += other.pos_inf;
+        self.neg_inf += other.neg_inf;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.merge_variance(other);
+        self.finite += other.finite;
+    }
+
+    /// Chan et al.'s update of (n, mean, M2); `self.finite` is updated by the caller. The mean is
+    /// a convex combination, so it never overflows; M2 may become +Inf for values whose variance
+    /// exceeds the f64 range, never NaN.
+    fn merge_variance(&mut self, other: &Moments) {
+        let (na, nb) = (self.finite as f64, other.finite as f64);
+        if nb == 0.0 {
+            return;
+        }
+        if na == 0.0 {
+            self.mean = other.mean;
+            self.m2 = other.m2;
+            return;
+        }
+        let n = na + nb;
+        let delta = other.mean - self.mean;
+        self.mean = self.mean * (na / n) + other.mean * (nb / n);
+        self.m2 += other.m2 + delta * delta * (na / n) * nb;
+    }
+
+    /// Exact moments of a histogram of bit patterns.
+    pub fn from_histogram(hist: &[u64], decode: fn(u64) -> f64, values_per_bin: u32) -> Self {
+        let mut m = Moments::default();
+        for (bits, &c) in hist.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            if values_per_bin == 2 {
+                // F4: a byte holds two values, low nibble first.
+                m.add_weighted(decode(bits as u64 & 0x0F), c);
+                m.add_weighted(decode(bits as u64 >> 4), c);
+            } else {
+                m.add_weighted(decode(bits as u64), c);
+            }
+        }
+        m
+    }
+
+    /// The public result, with an optional histogram.
+    pub fn to_stats(&self, histogram: Option<ValueHistogram>) -> ValueStats {
+        let some = |v: f64| (self.finite > 0).then_some(v);
+        ValueStats {
+            count: self.count,
+            finite: self.finite,
+            zeros: self.zeros,
+            nan: self.nan,
+            pos_inf: self.pos_inf,
+            neg_inf: self.neg_inf,
+            min: some(self.min),
+            max: some(self.max),
+            mean: some(self.mean),
+            std: some((self.m2 / self.finite.max(1) as f64).max(0.0).sqrt()),
+            histogram,
+        }
+    }
+}
+
+/// Bins the finite values of a bit-pattern histogram into [`VALUE_BINS`] bins over `[lo, hi]`.
+pub(crate) fn value_histogram(
+    hist: &[u64],
+    decode: fn(u64) -> f64,
+    values_per_bin: u32,
+    lo: f64,
+    hi: f64,
+    exact: bool,
+) -> ValueHistogram {
+    let mut counts = vec![0u64; VALUE_BINS];
+    let width = hi - lo;
+    let mut add = |v: f64, c: u64| {
+        if v.is_finite() {
+            let idx = if width > 0.0 {
+                (((v - lo) / width) * VALUE_BINS as f64).floor()
+            } else {
+                0.0
+            };
+            counts[(idx.max(0.0) as usize).min(VALUE_BINS - 1)] += c;
+        }
+    };
+    for (bits, &c) in hist.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        if values_per_bin == 2 {
+            add(decode(bits as u64 & 0x0F), c);
+            add(decode(bits as u64 >> 4), c);
+        } else {
+            add(decode(bits as u64), c);
+        }
+    }
+    ValueHistogram {
+        lo,
+        hi,
+        counts,
+        exact,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_decoders_match_the_ocp_tables() {
+        let e4m3 = decoder(Dtype::F8_E4M3).unwrap();
+        assert_eq!(e4m3(0x7E), 448.0); // largest normal
+        assert_eq!(e4m3(0x01), 2f64.powi(-9)); // smallest subnormal
+        assert_eq!(e4m3(0x38), 1.0);
+        assert!(e4m3(0x7F).is_nan() && e4m3(0xFF).is_nan());
+        let e5m2 = decoder(Dtype::F8_E5M2).unwrap();
+        assert_eq!(e5m2(0x7B), 57344.0);
+        assert_eq!(e5m2(0x7C), f64::INFINITY);
+        assert_eq!(e5m2(0xFC), f64::NEG_INFINITY);
+        assert!(e5m2(0x7D).is_nan());
+        assert_eq!(e5m2(0x3C), 1.0);
+        let fnuz = decoder(Dtype::F8_E4M3FNUZ).unwrap();
+        assert!(fnuz(0x80).is_nan());
+        assert_eq!(fnuz(0x7F), 240.0);
+        assert_eq!(fnuz(0x40), 1.0);
+        let e5fnuz = decoder(Dtype::F8_E5M2FNUZ).unwrap();
+        assert_eq!(e5fnuz(0x40), 1.0);
+        assert_eq!(e5fnuz(0x7F), 57344.0);
+        let e8m0 = decoder(Dtype::F8_E8M0).unwrap();
+        assert_eq!(e8m0(127), 1.0);
+        assert_eq!(e8m0(0), 2f64.powi(-127));
+        assert!(e8m0(255).is_nan());
+        let f4 = decoder(Dtype::F4).unwrap();
+        let all: Vec<f64> = (0..16).map(f4).collect();
+        assert_eq!(
+            all,
+            [
+                0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0,
+                -6.0
+            ]
+        );
+    }
+
+    #[test]
+    fn batch_and_weighted_moments_agree_and_merge() {
+        let values = [1.0, 2.0, 3.0, 4.0, f64::NAN, f64::INFINITY, 0.0, -2.5];
+        let mut a = Moments::default();
+        a.add_batch(&values[..3]);
+        let mut b = Moments::default();
+        b.add_batch(&values[3..]);
+        a.merge(&b);
+        let mut w = Moments::default();
+        for v in values {
+            w.add_weighted(v, 1);
+        }
+        let finite = [1.0, 2.0, 3.0, 4.0, 0.0, -2.5];
+        let mean = finite.iter().sum::<f64>() / 6.0;
+        let var = finite.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 6.0;
+        for m in [&a, &w] {
+            let s = m.to_stats(None);
+            assert_eq!(
+                (s.count, s.finite, s.nan, s.pos_inf, s.zeros),
+                (8, 6, 1, 1, 1)
+            );
+            assert!((s.mean.unwrap() - mean).abs() < 1e-12);
+            assert!((s.std.unwrap() - var.sqrt()).abs() < 1e-12);
+            assert_eq!((s.min, s.max), (Some(-2.5), Some(4.0)));
+        }
+    }
+}
