@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every test: sets up what is missing, then formatting, lints, unit + property tests, the wasm32
+# build of the core crates, the Python cross-checks, and a short fuzz smoke run when nightly exists.
+# Idempotent; CI (.ci/run) runs exactly this.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+step() { echo; echo "== $*" >&2; }
+
+step "setup"
+scripts/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked --release -- -D warnings
+
+step "unit and property tests"
+cargo test --workspace --locked --release
+
+step "core crates build for wasm32-unknown-unknown"
+cargo build --locked --release --target wasm32-unknown-unknown \
+  -p bitlens-tensors -p bitlens-stats -p bitlens-codecs --no-default-features
+
+step "Python cross-checks (safetensors, numpy) against the CLI"
+cargo build --locked --release -p bitlens-cli
+BITLENS_BIN="$root/target/release/bitlens" .venv/bin/python -m pytest -q tests/python
+
+step "fuzz smoke run"
+scripts/fuzz.sh --smoke
