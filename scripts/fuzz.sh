@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target. `--smoke` runs each for a few seconds (the test suite does this);
-# otherwise each runs for FUZZ_SECONDS (default 300). Needs a nightly toolchain; without one it
-# says so and exits 0 (the machines promise only one toolchain).
+# otherwise each runs for FUZZ_SECONDS (default 300). Needs a nightly toolchain (libFuzzer's
+# sanitizer flags are nightly-only); without one it says so and exits 0 (the machines promise only
+# one toolchain).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/fuzz"
 seconds="${FUZZ_SECONDS:-300}"
 [ "${1:-}" = "--smoke" ] && seconds=10
-if ! rustup toolchain list | grep -q '^nightly' || ! rustup +nightly component list --installed 2>/dev/null | grep -q rust-src; then
-  echo "fuzz: no nightly toolchain with rust-src here; fuzz targets skipped" >&2
+if ! rustup toolchain list | grep -q '^nightly'; then
+  echo "fuzz: no nightly toolchain here; fuzz targets skipped" >&2
   exit 0
 fi
 "$root/scripts/setup.sh" --fuzz >/dev/null
