@@ -4,10 +4,12 @@
 //! format from `bitlens-tensors`. Errors are reported once, as one line on stderr, with exit code 1.
 
 mod analyze;
+mod bench;
 mod diff;
 mod format;
 mod inspect;
 mod progress;
+mod snapshot_cmd;
 mod source;
 
 use anyhow::Result;
@@ -47,6 +49,46 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compress a checkpoint into a bitlens snapshot (a directory of snapshots for shards).
+    Compress {
+        /// A .safetensors file, a *.safetensors.index.json, or a directory of shards.
+        input: PathBuf,
+        /// The snapshot file (or directory, for a sharded checkpoint) to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Codec for every tensor.
+        #[arg(long, value_enum, default_value = "lmc")]
+        codec: snapshot_cmd::CodecName,
+        /// Store each tensor as its XOR with the base checkpoint's tensor of the same name.
+        #[arg(long)]
+        base: Option<PathBuf>,
+    },
+    /// Restore the original safetensors file(s) from a snapshot, byte for byte.
+    Decompress {
+        /// A snapshot file or a directory of snapshots.
+        input: PathBuf,
+        /// The safetensors file (or directory) to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The base checkpoint, for delta snapshots.
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// Restore only this tensor, as a safetensors file holding just it.
+        #[arg(long)]
+        tensor: Option<String>,
+    },
+    /// Compare bitlens's codecs with zstd, lz4, deflate and bzip2 on the same tensors.
+    Bench {
+        /// A .safetensors file, a *.safetensors.index.json, or a directory of shards.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print one JSON document instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Only codecs whose name contains one of these (comma-separated), e.g. `lmc,zstd-3`.
+        #[arg(long, value_delimiter = ',')]
+        codecs: Vec<String>,
+    },
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -58,6 +100,23 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Inspect { paths, json } => inspect::run(&paths, json),
         Command::Diff { a, b, json } => diff::run(&a, &b, json),
+        Command::Compress {
+            input,
+            output,
+            codec,
+            base,
+        } => snapshot_cmd::compress(&input, &output, codec, base.as_deref()),
+        Command::Decompress {
+            input,
+            output,
+            base,
+            tensor,
+        } => snapshot_cmd::decompress(&input, &output, base.as_deref(), tensor.as_deref()),
+        Command::Bench {
+            paths,
+            json,
+            codecs,
+        } => bench::run(&paths, json, &codecs),
     }
 }
 

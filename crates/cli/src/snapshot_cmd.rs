@@ -1,0 +1,329 @@
+//! `bitlens compress` and `bitlens decompress`: safetensors ⇄ bitlens snapshots, streaming.
+//!
+//! A single-file checkpoint becomes one snapshot file. A sharded checkpoint (index or directory)
+//! becomes a directory with one snapshot per shard (`<shard>.bls`) and the index copied verbatim;
+//! decompressing that directory restores the shards and the index. A delta (`--base`) is made
+//! against the base checkpoint's shard of the same file name (or the single base file).
+
+use crate::format;
+use crate::progress::Progress;
+use crate::source::{Checkpoint, FileSource, Shard};
+use anyhow::{bail, Context, Result};
+use bitlens_snapshot::{BaseSource, Codec, SnapshotReader};
+use bitlens_tensors::Header;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Extension of snapshot files inside a snapshot directory.
+const SNAPSHOT_EXT: &str = "bls";
+
+/// The codecs `--codec` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CodecName {
+    /// LMC / PLMC: byte grouping + block-adaptive Huffman + runs (lossless).
+    Lmc,
+    /// No compression (lossless), for comparison.
+    Stored,
+}
+
+impl CodecName {
+    fn codec(self, lane_bytes: usize) -> Codec {
+        match self {
+            CodecName::Lmc => Codec::lmc_for_width(lane_bytes),
+            CodecName::Stored => Codec::Stored,
+        }
+    }
+}
+
+/// Writes to `path` through a temporary sibling file that is renamed into place only on success.
+fn write_atomically(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
+    let tmp = path.with_extension("bitlens-partial");
+    let result = (|| {
+        let file =
+            File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        f(&mut w)?;
+        w.flush()
+            .with_context(|| format!("{}: write failed", tmp.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot rename", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Totals of a compress or decompress run.
+#[derive(Default)]
+struct Totals {
+    input: u64,
+    output: u64,
+}
+
+/// `bitlens compress`.
+pub fn compress(input: &Path, output: &Path, codec: CodecName, base: Option<&Path>) -> Result<()> {
+    let checkpoint = Checkpoint::open(input)?;
+    let base = base.map(Checkpoint::open).transpose()?;
+    let started = Instant::now();
+    let progress = Progress::new(checkpoint.data_bytes(), "compress");
+    let mut totals = Totals::default();
+    if checkpoint.index.is_none() && checkpoint.shards.len() == 1 {
+        let shard = &checkpoint.shards[0];
+        let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
+        totals.output += compress_shard(shard, base_shard, codec, output, &progress)?;
+    } else {
+        std::fs::create_dir_all(output)
+            .with_context(|| format!("{}: cannot create directory", output.display()))?;
+        for shard in &checkpoint.shards {
+            let name = shard.path.file_name().expect("shard files have names");
+            let out = output.join(format!("{}.{SNAPSHOT_EXT}", name.to_string_lossy()));
+            let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
+            totals.output += compress_shard(shard, base_shard, codec, &out, &progress)?;
+        }
+        if let Some(index_path) = index_path(input, &checkpoint)? {
+            let dst = output.join(index_path.file_name().expect("index has a name"));
+            std::fs::copy(&index_path, &dst)
+                .with_context(|| format!("{}: cannot copy index", dst.display()))?;
+        }
+    }
+    totals.input = checkpoint.shards.iter().map(|s| s.header.file_size).sum();
+    progress.finish();
+    summary("compressed", &totals, started);
+    Ok(())
+}
+
+fn index_path(input: &Path, checkpoint: &Checkpoint) -> Result<Option<PathBuf>> {
+    if checkpoint.index.is_none() {
+        return Ok(None);
+    }
+    if input.is_file() {
+        return Ok(Some(input.to_path_buf()));
+    }
+    for entry in std::fs::read_dir(input)? {
+        let p = entry?.path();
+        if p.to_string_lossy().ends_with(".safetensors.index.json") {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
+}
+
+/// The base shard for an input shard: the only base file, or the base shard with the same name.
+fn pick_base<'a>(base: &'a Checkpoint, shard: &Shard) -> Result<&'a Shard> {
+    if base.shards.len() == 1 {
+        return Ok(&base.shards[0]);
+    }
+    let name = shard.path.file_name();
+    base.shards
+        .iter()
+        .find(|b| b.path.file_name() == name)
+        .with_context(|| format!("base has no shard named {}", shard.path.display()))
+}
+
+fn compress_shard(
+    shard: &Shard,
+    base: Option<&Shard>,
+    codec: CodecName,
+    output: &Path,
+    progress: &Progress,
+) -> Result<u64> {
+    let base = base.map(|b| BaseSource {
+        src: &b.source,
+        header: &b.header,
+    });
+    let mut written = 0;
+    write_atomically(output, |out| {
+        let (counter, _) = bitlens_snapshot::compress(
+            &shard.source,
+            &shard.header,
+            base.as_ref(),
+            &|t| codec.codec(t.dtype.lane_bytes()),
+            CountingWriter {
+                inner: out,
+                count: 0,
+            },
+            &mut |n| progress.inc(n),
+        )
+        .with_context(|| shard.path.display().to_string())?;
+        written = counter.count;
+        Ok(())
+    })?;
+    Ok(written)
+}
+
+/// Counts the bytes passed through to the inner writer.
+struct CountingWriter<W: Write> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// `bitlens decompress`.
+pub fn decompress(
+    input: &Path,
+    output: &Path,
+    base: Option<&Path>,
+    tensor: Option<&str>,
+) -> Result<()> {
+    let base = base.map(Checkpoint::open).transpose()?;
+    let started = Instant::now();
+    let mut totals = Totals::default();
+    if input.is_dir() {
+        if tensor.is_some() {
+            bail!(
+                "--tensor needs a single snapshot file, {} is a directory",
+                input.display()
+            );
+        }
+        std::fs::create_dir_all(output)
+            .with_context(|| format!("{}: cannot create directory", output.display()))?;
+        let mut found = false;
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(input)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        entries.sort();
+        for path in entries {
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            if let Some(shard_name) = name.strip_suffix(&format!(".{SNAPSHOT_EXT}")) {
+                found = true;
+                let base_shard = base
+                    .as_ref()
+                    .map(|b| {
+                        b.shards
+                            .iter()
+                            .find(|s| s.path.file_name().is_some_and(|n| n == shard_name))
+                            .or((b.shards.len() == 1).then(|| &b.shards[0]))
+                            .with_context(|| format!("base has no shard named {shard_name}"))
+                    })
+                    .transpose()?;
+                decompress_file(
+                    &path,
+                    &output.join(shard_name),
+                    base_shard,
+                    None,
+                    &mut totals,
+                )?;
+            } else if name.ends_with(".safetensors.index.json") {
+                std::fs::copy(&path, output.join(&name))?;
+            }
+        }
+        if !found {
+            bail!(
+                "{}: no .{SNAPSHOT_EXT} snapshots in directory",
+                input.display()
+            );
+        }
+    } else {
+        let base_shard = match &base {
+            Some(b) if b.shards.len() == 1 => Some(&b.shards[0]),
+            Some(_) => bail!("--base for a single snapshot must be a single safetensors file"),
+            None => None,
+        };
+        decompress_file(input, output, base_shard, tensor, &mut totals)?;
+    }
+    summary("decompressed", &totals, started);
+    Ok(())
+}
+
+fn decompress_file(
+    input: &Path,
+    output: &Path,
+    base: Option<&Shard>,
+    tensor: Option<&str>,
+    totals: &mut Totals,
+) -> Result<()> {
+    let src = FileSource::open(input)?;
+    let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
+    let base_source = base.map(|b| BaseSource {
+        src: &b.source,
+        header: &b.header,
+    });
+    let ctx = || input.display().to_string();
+    totals.input += std::fs::metadata(input)?.len();
+    let progress = Progress::new(reader.original_size(), "decompress");
+    write_atomically(output, |out| {
+        let mut sink = |bytes: &[u8]| -> Result<(), bitlens_snapshot::SnapshotError> {
+            out.write_all(bytes)?;
+            progress.inc(bytes.len() as u64);
+            totals.output += bytes.len() as u64;
+            Ok(())
+        };
+        match tensor {
+            None => reader
+                .decode_all(base_source.as_ref(), &mut sink)
+                .with_context(ctx)?,
+            Some(name) => {
+                let idx = reader
+                    .find(name)
+                    .with_context(|| format!("{}: no tensor `{name}`", input.display()))?;
+                let prefix = single_tensor_prefix(&reader.header, name)?;
+                sink(&prefix)?;
+                reader
+                    .decode_tensors(&[idx], base_source.as_ref(), &mut sink)
+                    .with_context(ctx)?;
+            }
+        }
+        Ok(())
+    })?;
+    progress.finish();
+    Ok(())
+}
+
+/// The header of a safetensors file holding only `name` (metadata kept), padded to 8 bytes as the
+/// reference writer does.
+fn single_tensor_prefix(header: &Header, name: &str) -> Result<Vec<u8>> {
+    let t = header.tensor(name).expect("caller checked");
+    let mut map = serde_json::Map::new();
+    if let Some(meta) = &header.metadata {
+        let m: serde_json::Map<String, serde_json::Value> = meta
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        map.insert("__metadata__".into(), m.into());
+    }
+    map.insert(
+        t.name.clone(),
+        serde_json::json!({ "dtype": t.dtype, "shape": t.shape, "data_offsets": [0, t.byte_len()] }),
+    );
+    let mut json = serde_json::to_vec(&map)?;
+    while json.len() % 8 != 0 {
+        json.push(b' ');
+    }
+    let mut prefix = (json.len() as u64).to_le_bytes().to_vec();
+    prefix.extend_from_slice(&json);
+    Ok(prefix)
+}
+
+fn summary(verb: &str, t: &Totals, started: Instant) {
+    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    let (raw, packed) = if verb == "compressed" {
+        (t.input, t.output)
+    } else {
+        (t.output, t.input)
+    };
+    eprintln!(
+        "bitlens: {verb} {} → {} (ratio {:.4}) in {:.2} s, {:.0} MB/s",
+        format::bytes(t.input),
+        format::bytes(t.output),
+        packed as f64 / raw.max(1) as f64,
+        secs,
+        raw as f64 / secs / 1e6
+    );
+}

@@ -1,0 +1,1084 @@
+//! Canonical, length-limited Huffman coding of one block, LMC paper §4.2 ("a new Huffman codebook
+//! for each block ... encoded in the compressed stream, similar to RFC 1951").
+//!
+//! ## Alphabet
+//! Plain blocks code bytes (symbols 0..=255). Blocks with runs ([`crate::rle`]) add `nrun`
+//! run symbols `256 + k` (`k < nrun`), each followed by `k` raw extra bits (see [`crate::rle`]).
+//!
+//! ## Code lengths
+//! Optimal lengths come from the in-place Moffat–Katajainen algorithm; if the longest exceeds
+//! the limit they are clamped and the Kraft sum is repaired (lengthen the least frequent,
+//! deepest symbols; then shorten the most frequent ones while the code stays prefix-free).
+//! Every code written is *complete* (Kraft sum exactly 1; a lone symbol gets a zero-frequency
+//! partner), and the decoder rejects any table that is not: with a complete code every table
+//! slot is a valid symbol, so the fast loops never meet an invalid entry.
+//! The format allows lengths up to [`MAX_CODE_LEN`] = 12; the encoder's limit is a parameter
+//! (default [`DEFAULT_CODE_LIMIT`] = 12, chosen by measurement, see [`crate::lmc`]).
+//!
+//! Codes are canonical (RFC 1951 §3.2.2 order: shorter first, then by symbol), written
+//! bit-reversed so that the decoder can index its table with the low bits of an LSB-first
+//! bit buffer.
+//!
+//! ## Block body layout (after the kind byte, and after `run_value`, `nrun` for run blocks)
+//! ```text
+//! code-length table, bit-packed LSB-first, zero-padded to a byte boundary:
+//!     16 × 3 bits   lengths (0..=7) of the code-length code (CL) for CL symbols 0..=15
+//!     CL-coded sequence of the nsym code lengths (nsym = 256 + nrun):
+//!         CL 0..=12  the length itself
+//!         CL 13      repeat the previous length 3..=6 times   (2 extra bits, + 3)
+//!         CL 14      3..=10 zero lengths                      (3 extra bits, + 3)
+//!         CL 15      11..=138 zero lengths                    (7 extra bits, + 11)
+//! 4 × LEB128 u32    byte sizes s0, s1, s2, s3 of the four bit streams
+//! s0 + s1 + s2 + s3 bytes: the four streams, back to back
+//! ```
+//! The block's `n` bytes are cut into quarters `[q, q, q, n - 3q]` with `q = n / 4`; stream `j`
+//! codes quarter `j` (runs never cross a quarter boundary). Each stream is LSB-first: a code's
+//! bits go to the lowest free bits of the current byte; the last byte is zero-padded. A stream
+//! must decode to exactly its quarter and end inside its last byte, else
+//! [`DecodeError::CorruptBitstream`].
+//!
+//! ## Speed
+//! The four streams are encoded and decoded in lockstep, so four independent dependency chains
+//! keep the core busy. Decoding refills a 64-bit buffer with one unaligned 8-byte load, after
+//! which ≥ 56 bits are available: five 11-bit symbols (or four 12-bit) per refill; each symbol is
+//! one lookup in a 2^11 (2^12) entry table of `u16` (`symbol << 4 | length`).
+
+use crate::error::DecodeError;
+
+/// Longest code length the format allows.
+pub const MAX_CODE_LEN: u32 = 12;
+/// The encoder's default code-length limit (see the measurement in [`crate::lmc`]).
+pub const DEFAULT_CODE_LIMIT: u32 = 12;
+/// Most run symbols a block may declare (`k` ≤ 20: runs up to 2^21 − 1 bytes).
+pub const MAX_RUN_SYMBOLS: usize = 21;
+/// Size of the largest alphabet (bytes + run symbols).
+pub const MAX_SYMBOLS: usize = 256 + MAX_RUN_SYMBOLS;
+
+const CL_SYMBOLS: usize = 16;
+const CL_LIMIT: u32 = 7;
+const TABLE_SIZE: usize = 1 << MAX_CODE_LEN;
+
+/// Byte histogram of `data` (eight sub-histograms, one per byte lane of a 64-bit word, so runs
+/// of equal bytes do not serialize on one counter).
+pub fn histogram(data: &[u8]) -> [u32; 256] {
+    let mut h = [[0u32; 256]; 8];
+    let (chunks, rest) = data.as_chunks::<8>();
+    for c in chunks {
+        for k in 0..8 {
+            h[k][c[k] as usize] += 1;
+        }
+    }
+    for &b in rest {
+        h[0][b as usize] += 1;
+    }
+    let mut out = [0u32; 256];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = h.iter().map(|t| t[i]).sum();
+    }
+    out
+}
+
+/// Computes length-limited Huffman code lengths for `freqs` into `lengths` (same length).
+///
+/// Symbols with zero frequency get length 0, except that when fewer than two symbols are used a
+/// zero-frequency partner is added so the code is complete. `freqs` must have ≥ 2 entries and
+/// their sum must fit in `u32`; `limit` must be in `1..=MAX_CODE_LEN` and large enough
+/// (`2^limit ≥` number of used symbols).
+pub fn build_lengths(freqs: &[u32], limit: u32, lengths: &mut [u8]) {
+    debug_assert_eq!(freqs.len(), lengths.len());
+    debug_assert!(freqs.len() >= 2);
+    lengths.iter_mut().for_each(|l| *l = 0);
+    // (freq, symbol) of used symbols, ascending by frequency then symbol.
+    let mut syms: Vec<(u32, u16)> = freqs
+        .iter()
+        .enumerate()
+        .filter(|&(_, &f)| f > 0)
+        .map(|(s, &f)| (f, s as u16))
+        .collect();
+    if syms.len() < 2 {
+        // Complete the code with a partner that never occurs.
+        let used = syms.first().map(|&(_, s)| s as usize);
+        let partner = if used == Some(0) { 1 } else { 0 };
+        syms.push((0, partner as u16));
+        if let Some(u) = used {
+            lengths[u] = 1;
+        } else {
+            lengths[1] = 1;
+        }
+        lengths[partner] = 1;
+        return;
+    }
+    syms.sort_unstable();
+    let mut a: Vec<u32> = syms.iter().map(|&(f, _)| f).collect();
+    moffat_katajainen(&mut a);
+    // a[i] is now the length of syms[i].
+    let max = a.iter().copied().max().unwrap_or(0);
+    if max > limit {
+        limit_lengths(&mut a, limit);
+    }
+    for (i, &(_, s)) in syms.iter().enumerate() {
+        lengths[s as usize] = a[i] as u8;
+    }
+    debug_assert_eq!(
+        a.iter().map(|&l| 1u64 << (MAX_CODE_LEN - l)).sum::<u64>(),
+        1 << MAX_CODE_LEN,
+        "code must be complete"
+    );
+}
+
+/// In-place minimum-redundancy code lengths (Moffat & Katajainen 1995). `a` holds frequencies in
+/// non-decreasing order (n ≥ 2) and is overwritten with code lengths (non-increasing).
+fn moffat_katajainen(a: &mut [u32]) {
+    let n = a.len();
+    a[0] += a[1];
+    let mut root = 0usize;
+    let mut leaf = 2usize;
+    for next in 1..n - 1 {
+        if leaf >= n || a[root] < a[leaf] {
+            a[next] = a[root];
+            a[root] = next as u32;
+            root += 1;
+        } else {
+            a[next] = a[leaf];
+            leaf += 1;
+        }
+        if leaf >= n || (root < next && a[root] < a[leaf]) {
+            a[next] += a[root];
+            a[root] = next as u32;
+            root += 1;
+        } else {
+            a[next] += a[leaf];
+            leaf += 1;
+        }
+    }
+    a[n - 2] = 0;
+    for next in (0..n.saturating_sub(2)).rev() {
+        a[next] = a[a[next] as usize] + 1;
+    }
+    let mut avail: i64 = 1;
+    let mut used: i64 = 0;
+    let mut depth: u32 = 0;
+    let mut root = n as isize - 2;
+    let mut next = n as isize - 1;
+    while avail > 0 {
+        while root >= 0 && a[root as usize] == depth {
+            used += 1;
+            root -= 1;
+        }
+        while avail > used {
+            a[next as usize] = depth;
+            next -= 1;
+            avail -= 1;
+        }
+        avail = 2 * used;
+        depth += 1;
+        used = 0;
+    }
+}
+
+/// Clamps lengths (of symbols in ascending frequency order) to `limit` and repairs the Kraft sum
+/// to exactly 1.
+fn limit_lengths(a: &mut [u32], limit: u32) {
+    let full: u64 = 1 << limit;
+    for l in a.iter_mut() {
+        *l = (*l).min(limit);
+    }
+    let mut total: u64 = a.iter().map(|&l| 1u64 << (limit - l)).sum();
+    // Over-subscribed: lengthen the deepest non-limit symbols, least frequent first.
+    while total > full {
+        let mut changed = false;
+        for target in (1..limit).rev() {
+            if let Some(i) = a.iter().position(|&l| l == target) {
+                a[i] += 1;
+                total -= 1 << (limit - target - 1);
+                changed = true;
+                break;
+            }
+        }
+        if !changed {
+            break; // cannot happen when 2^limit >= number of symbols
+        }
+    }
+    // Under-subscribed: shorten the most frequent symbols that still fit.
+    'outer: while total < full {
+        for i in (0..a.len()).rev() {
+            let l = a[i];
+            if l > 1 && (1u64 << (limit - l)) <= full - total {
+                a[i] -= 1;
+                total += 1 << (limit - l);
+                continue 'outer;
+            }
+        }
+        break;
+    }
+}
+
+/// Canonical codes for `lengths`, bit-reversed for LSB-first output, packed as
+/// `reversed_code << 4 | length` (0 for unused symbols).
+pub fn encode_codes(lengths: &[u8], codes: &mut [u32]) {
+    let mut count = [0u32; MAX_CODE_LEN as usize + 1];
+    for &l in lengths {
+        count[l as usize] += 1;
+    }
+    count[0] = 0;
+    let mut next = [0u32; MAX_CODE_LEN as usize + 2];
+    let mut code = 0u32;
+    for bits in 1..=MAX_CODE_LEN as usize {
+        code = (code + count[bits - 1]) << 1;
+        next[bits] = code;
+    }
+    for (s, &l) in lengths.iter().enumerate() {
+        if l == 0 {
+            codes[s] = 0;
+            continue;
+        }
+        let c = next[l as usize];
+        next[l as usize] += 1;
+        let rev = c.reverse_bits() >> (32 - l as u32);
+        codes[s] = (rev << 4) | l as u32;
+    }
+}
+
+/// Builds a decoding table (`symbol << 4 | length`, indexed by the next `table_bits` bits) for
+/// `lengths`, checking that the code is complete and within `table_bits`.
+fn build_decode_table(
+    lengths: &[u8],
+    table_bits: u32,
+    table: &mut [u16],
+) -> Result<(), &'static str> {
+    let mut kraft: u64 = 0;
+    for &l in lengths {
+        if l as u32 > table_bits {
+            return Err("code length over the limit");
+        }
+        if l > 0 {
+            kraft += 1 << (table_bits - l as u32);
+        }
+    }
+    let size = 1usize << table_bits;
+    if kraft > size as u64 {
+        return Err("over-subscribed code lengths");
+    }
+    if kraft < size as u64 {
+        return Err("incomplete code lengths");
+    }
+    let mut codes = [0u32; MAX_SYMBOLS];
+    encode_codes(lengths, &mut codes[..lengths.len()]);
+    for (s, &c) in codes[..lengths.len()].iter().enumerate() {
+        let l = c & 15;
+        if l == 0 {
+            continue;
+        }
+        let entry = ((s as u16) << 4) | l as u16;
+        let mut j = (c >> 4) as usize;
+        while j < size {
+            table[j] = entry;
+            j += 1 << l;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bit I/O
+
+/// LSB-first bit writer into a pre-sized buffer (8 spare bytes at the end are required).
+struct BitOut<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+    bits: u64,
+    nbits: u32,
+}
+
+impl<'a> BitOut<'a> {
+    fn new(buf: &'a mut [u8]) -> Self {
+        BitOut {
+            buf,
+            pos: 0,
+            bits: 0,
+            nbits: 0,
+        }
+    }
+    /// Appends a packed code (`code << 4 | len`). Caller keeps `nbits` ≤ 64 between flushes.
+    #[inline(always)]
+    fn put(&mut self, c: u32) {
+        self.bits |= ((c >> 4) as u64) << self.nbits;
+        self.nbits += c & 15;
+    }
+    #[inline(always)]
+    fn put_bits(&mut self, v: u32, n: u32) {
+        self.bits |= (v as u64) << self.nbits;
+        self.nbits += n;
+    }
+    #[inline(always)]
+    fn flush(&mut self) {
+        self.buf[self.pos..self.pos + 8].copy_from_slice(&self.bits.to_le_bytes());
+        let bytes = self.nbits >> 3;
+        self.pos += bytes as usize;
+        self.bits = if bytes == 8 {
+            0
+        } else {
+            self.bits >> (bytes * 8)
+        };
+        self.nbits &= 7;
+    }
+    /// Flushes and returns the stream length in bytes.
+    fn finish(mut self) -> usize {
+        self.flush();
+        self.pos + (self.nbits > 0) as usize
+    }
+}
+
+/// LSB-first bit reader over one stream; reads past the end see zero bits (the caller checks
+/// [`BitIn::consumed`] against the stream length afterwards).
+struct BitIn<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    bits: u64,
+    nbits: u32,
+}
+
+impl<'a> BitIn<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        BitIn {
+            buf,
+            pos: 0,
+            bits: 0,
+            nbits: 0,
+        }
+    }
+    #[inline(always)]
+    fn can_refill_fast(&self) -> bool {
+        self.pos + 8 <= self.buf.len()
+    }
+    /// Refill with an 8-byte load; requires [`BitIn::can_refill_fast`]. Leaves ≥ 56 bits.
+    #[inline(always)]
+    fn refill_fast(&mut self) {
+        let v = u64::from_le_bytes(self.buf[self.pos..self.pos + 8].try_into().unwrap());
+        self.bits |= v << self.nbits;
+        self.pos += ((63 - self.nbits) >> 3) as usize;
+        self.nbits |= 56;
+    }
+    /// Refill near (or past) the end of the stream, padding with zero bytes. Leaves ≥ 56 bits.
+    fn refill_slow(&mut self) {
+        let mut tmp = [0u8; 8];
+        let start = self.pos.min(self.buf.len());
+        let avail = &self.buf[start..];
+        let k = avail.len().min(8);
+        tmp[..k].copy_from_slice(&avail[..k]);
+        let v = u64::from_le_bytes(tmp);
+        self.bits |= v << self.nbits;
+        self.pos += ((63 - self.nbits) >> 3) as usize;
+        self.nbits |= 56;
+    }
+    #[inline(always)]
+    fn refill(&mut self) {
+        if self.can_refill_fast() {
+            self.refill_fast()
+        } else {
+            self.refill_slow()
+        }
+    }
+    /// Decodes one symbol; requires `nbits` ≥ the table's bit count.
+    #[inline(always)]
+    fn sym<const MASK: usize>(&mut self, table: &[u16; TABLE_SIZE]) -> u16 {
+        let e = table[(self.bits as usize) & MASK & (TABLE_SIZE - 1)];
+        let l = (e & 15) as u32;
+        self.bits >>= l;
+        self.nbits -= l;
+        e >> 4
+    }
+    #[inline(always)]
+    fn take(&mut self, n: u32) -> u32 {
+        let v = (self.bits & ((1u64 << n) - 1)) as u32;
+        self.bits >>= n;
+        self.nbits -= n;
+        v
+    }
+    /// Bits consumed so far (may exceed the stream if it was corrupt).
+    fn consumed(&self) -> u64 {
+        self.pos as u64 * 8 - self.nbits as u64
+    }
+}
+
+/// Reads bits for the code-length table with explicit bounds.
+struct TableIn<'a> {
+    buf: &'a [u8],
+    bitpos: usize,
+}
+
+impl TableIn<'_> {
+    fn peek(&self, n: u32) -> u32 {
+        let byte = self.bitpos >> 3;
+        let mut tmp = [0u8; 4];
+        let avail = self.buf.get(byte..).unwrap_or(&[]);
+        let k = avail.len().min(4);
+        tmp[..k].copy_from_slice(&avail[..k]);
+        let v = u32::from_le_bytes(tmp) >> (self.bitpos & 7);
+        v & ((1u32 << n) - 1)
+    }
+    fn read(&mut self, n: u32) -> Result<u32, &'static str> {
+        let v = self.peek(n);
+        self.bitpos += n as usize;
+        if self.bitpos > self.buf.len() * 8 {
+            return Err("code table runs past the end of the block");
+        }
+        Ok(v)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Code-length table serialization
+
+fn cl_tokens(lengths: &[u8], out: &mut Vec<(u8, u8)>) {
+    out.clear();
+    let n = lengths.len();
+    let mut i = 0;
+    while i < n {
+        let l = lengths[i];
+        let mut run = 1;
+        while i + run < n && lengths[i + run] == l {
+            run += 1;
+        }
+        if l == 0 {
+            let mut rem = run;
+            while rem > 0 {
+                if rem >= 11 {
+                    let r = rem.min(138);
+                    out.push((15, (r - 11) as u8));
+                    rem -= r;
+                } else if rem >= 3 {
+                    out.push((14, (rem - 3) as u8));
+                    rem = 0;
+                } else {
+                    out.push((0, 0));
+                    rem -= 1;
+                }
+            }
+        } else {
+            out.push((l, 0));
+            let mut rem = run - 1;
+            while rem >= 3 {
+                let r = rem.min(6);
+                out.push((13, (r - 3) as u8));
+                rem -= r;
+            }
+            for _ in 0..rem {
+                out.push((l, 0));
+            }
+        }
+        i += run;
+    }
+}
+
+fn cl_extra_bits(sym: u8) -> u32 {
+    match sym {
+        13 => 2,
+        14 => 3,
+        15 => 7,
+        _ => 0,
+    }
+}
+
+/// Serializes code `lengths` (≤ [`MAX_CODE_LEN`]) as described in the module docs, appending
+/// whole bytes to `out`.
+pub fn write_table(lengths: &[u8], out: &mut Vec<u8>) {
+    let mut toks = Vec::with_capacity(lengths.len());
+    cl_tokens(lengths, &mut toks);
+    let mut freq = [0u32; CL_SYMBOLS];
+    for &(s, _) in &toks {
+        freq[s as usize] += 1;
+    }
+    let mut cl_len = [0u8; CL_SYMBOLS];
+    build_lengths(&freq, CL_LIMIT, &mut cl_len);
+    let mut cl_codes = [0u32; CL_SYMBOLS];
+    encode_codes(&cl_len, &mut cl_codes);
+    let bits_needed: usize = 48
+        + toks
+            .iter()
+            .map(|&(s, _)| (cl_len[s as usize] as u32 + cl_extra_bits(s)) as usize)
+            .sum::<usize>();
+    let mut buf = vec![0u8; bits_needed.div_ceil(8) + 16];
+    let mut w = BitOut::new(&mut buf);
+    for &l in &cl_len {
+        w.put_bits(l as u32, 3);
+        w.flush();
+    }
+    for &(s, e) in &toks {
+        w.put(cl_codes[s as usize]);
+        w.put_bits(e as u32, cl_extra_bits(s));
+        w.flush();
+    }
+    let n = w.finish();
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// Parses a code-length table for `lengths.len()` symbols from the start of `data`. Returns the
+/// number of bytes it occupies.
+pub fn read_table(data: &[u8], lengths: &mut [u8]) -> Result<usize, &'static str> {
+    let mut r = TableIn {
+        buf: data,
+        bitpos: 0,
+    };
+    let mut cl_len = [0u8; CL_SYMBOLS];
+    for l in cl_len.iter_mut() {
+        *l = r.read(3)? as u8;
+    }
+    let mut cl_table = [0u16; 1 << CL_LIMIT];
+    build_decode_table(&cl_len, CL_LIMIT, &mut cl_table).map_err(|_| "invalid code-length code")?;
+    let n = lengths.len();
+    let mut i = 0;
+    while i < n {
+        let e = cl_table[r.peek(CL_LIMIT) as usize];
+        r.read((e & 15) as u32)?;
+        let sym = (e >> 4) as u8;
+        let (val, count) = match sym {
+            0..=12 => (sym, 1),
+            13 => {
+                if i == 0 {
+                    return Err("repeat code with no previous length");
+                }
+                (lengths[i - 1], 3 + r.read(2)? as usize)
+            }
+            14 => (0, 3 + r.read(3)? as usize),
+            _ => (0, 11 + r.read(7)? as usize),
+        };
+        if i + count > n {
+            return Err("code-length run past the end of the alphabet");
+        }
+        lengths[i..i + count].iter_mut().for_each(|l| *l = val);
+        i += count;
+    }
+    Ok(r.bitpos.div_ceil(8))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block encoding
+
+fn quarters(n: usize) -> [usize; 4] {
+    let q = n / 4;
+    [q, q, q, n - 3 * q]
+}
+
+fn put_leb128(v: u32, out: &mut Vec<u8>) {
+    let mut v = v;
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn get_leb128(data: &[u8], pos: &mut usize) -> Option<u32> {
+    let mut v: u64 = 0;
+    for i in 0..5 {
+        let b = *data.get(*pos)?;
+        *pos += 1;
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return u32::try_from(v).ok();
+        }
+    }
+    None
+}
+
+/// Reusable scratch space of the block encoder.
+#[derive(Default)]
+pub struct EncodeScratch {
+    streams: [Vec<u8>; 4],
+    plain: Vec<u8>,
+}
+
+/// Total cost in bits of coding symbols with `freqs` under `lengths`.
+pub fn code_cost_bits(freqs: &[u32], lengths: &[u8]) -> u64 {
+    freqs
+        .iter()
+        .zip(lengths)
+        .map(|(&f, &l)| f as u64 * l as u64)
+        .sum()
+}
+
+/// Appends the body of a plain Huffman block (table, sizes, four streams) coding `block` with
+/// `lengths` (256 entries, a complete code covering every byte in `block`); `table` is
+/// [`write_table`]`(lengths)`.
+pub fn encode_plain(
+    block: &[u8],
+    lengths: &[u8],
+    table: &[u8],
+    scratch: &mut EncodeScratch,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(table);
+    let mut codes = [0u32; 256];
+    encode_codes(lengths, &mut codes);
+    let max_len = lengths.iter().copied().max().unwrap_or(0) as usize;
+    let qs = quarters(block.len());
+    // One scratch buffer, stream j at offset j·cap (fewer live registers in the hot loop).
+    let cap = qs[3] * max_len / 8 + 16;
+    if scratch.plain.len() < 4 * cap {
+        scratch.plain.resize(4 * cap, 0);
+    }
+    let sizes = if max_len <= 11 {
+        encode4::<5>(block, qs, &codes, &mut scratch.plain, cap)
+    } else {
+        encode4::<4>(block, qs, &codes, &mut scratch.plain, cap)
+    };
+    for &s in &sizes {
+        put_leb128(s as u32, out);
+    }
+    for (j, &n) in sizes.iter().enumerate() {
+        out.extend_from_slice(&scratch.plain[j * cap..j * cap + n]);
+    }
+}
+
+/// Encodes the four quarters of `block` into `buf` (stream j at `j * cap`), `K` symbols per
+/// stream between flushes (K · max code length ≤ 56). Returns the stream sizes.
+fn encode4<const K: usize>(
+    block: &[u8],
+    qs: [usize; 4],
+    codes: &[u32; 256],
+    buf: &mut [u8],
+    cap: usize,
+) -> [usize; 4] {
+    let (b0, rest) = block.split_at(qs[0]);
+    let (b1, rest) = rest.split_at(qs[1]);
+    let (b2, b3) = rest.split_at(qs[2]);
+    let mut pos = [0, cap, 2 * cap, 3 * cap];
+    let mut bits = [0u64; 4];
+    let mut nb = [0u32; 4];
+    let (c0, _) = b0.as_chunks::<K>();
+    let (c1, _) = b1.as_chunks::<K>();
+    let (c2, _) = b2.as_chunks::<K>();
+    let (c3, _) = b3.as_chunks::<K>();
+    for (((x0, x1), x2), x3) in c0.iter().zip(c1).zip(c2).zip(c3) {
+        for k in 0..K {
+            let e0 = codes[x0[k] as usize];
+            let e1 = codes[x1[k] as usize];
+            let e2 = codes[x2[k] as usize];
+            let e3 = codes[x3[k] as usize];
+            bits[0] |= ((e0 >> 4) as u64) << nb[0];
+            nb[0] += e0 & 15;
+            bits[1] |= ((e1 >> 4) as u64) << nb[1];
+            nb[1] += e1 & 15;
+            bits[2] |= ((e2 >> 4) as u64) << nb[2];
+            nb[2] += e2 & 15;
+            bits[3] |= ((e3 >> 4) as u64) << nb[3];
+            nb[3] += e3 & 15;
+        }
+        for j in 0..4 {
+            flush(buf, &mut pos[j], &mut bits[j], &mut nb[j]);
+        }
+    }
+    let done = c0.len() * K;
+    let parts: [&[u8]; 4] = [b0, b1, b2, b3];
+    let mut sizes = [0usize; 4];
+    for j in 0..4 {
+        for &b in &parts[j][done..] {
+            let e = codes[b as usize];
+            bits[j] |= ((e >> 4) as u64) << nb[j];
+            nb[j] += e & 15;
+            flush(buf, &mut pos[j], &mut bits[j], &mut nb[j]);
+        }
+        flush(buf, &mut pos[j], &mut bits[j], &mut nb[j]);
+        sizes[j] = pos[j] + (nb[j] > 0) as usize - j * cap;
+    }
+    sizes
+}
+
+/// Stores the bit buffer at `pos`, advances past its whole bytes and keeps the rest.
+#[inline(always)]
+fn flush(buf: &mut [u8], pos: &mut usize, bits: &mut u64, nb: &mut u32) {
+    buf[*pos..*pos + 8].copy_from_slice(&bits.to_le_bytes());
+    let bytes = *nb >> 3;
+    *pos += bytes as usize;
+    *bits = if bytes == 8 { 0 } else { *bits >> (bytes * 8) };
+    *nb &= 7;
+}
+
+/// Appends the body of a Huffman-with-runs block: `run_value`, `nrun`, table, sizes, streams.
+/// `lengths` has `256 + nrun` entries and must cover every token of `block` (see
+/// [`crate::rle::run_histogram`]); `table` is [`write_table`]`(lengths)`.
+pub fn encode_runs(
+    block: &[u8],
+    run_value: u8,
+    lengths: &[u8],
+    table: &[u8],
+    scratch: &mut EncodeScratch,
+    out: &mut Vec<u8>,
+) {
+    let nrun = lengths.len() - 256;
+    out.push(run_value);
+    out.push(nrun as u8);
+    out.extend_from_slice(table);
+    let mut codes = [0u32; MAX_SYMBOLS];
+    encode_codes(lengths, &mut codes[..lengths.len()]);
+    let qs = quarters(block.len());
+    let mut start = 0;
+    let mut sizes = [0usize; 4];
+    for j in 0..4 {
+        let q = &block[start..start + qs[j]];
+        start += qs[j];
+        let s = &mut scratch.streams[j];
+        let need = q.len() * 4 + 16;
+        if s.len() < need {
+            s.resize(need, 0);
+        }
+        let mut w = BitOut::new(s);
+        crate::rle::for_each_token(q, run_value, |tok| match tok {
+            crate::rle::Token::Literal(b) => {
+                w.put(codes[b as usize]);
+                w.flush();
+            }
+            crate::rle::Token::Run { k, extra } => {
+                w.put(codes[256 + k as usize]);
+                w.put_bits(extra, k as u32);
+                w.flush();
+            }
+        });
+        sizes[j] = w.finish();
+    }
+    for &s in &sizes {
+        put_leb128(s as u32, out);
+    }
+    for (s, &n) in scratch.streams.iter().zip(&sizes) {
+        out.extend_from_slice(&s[..n]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block decoding
+
+/// Reusable decoder state (the 8 KiB lookup table).
+pub struct DecodeScratch {
+    table: Box<[u16; TABLE_SIZE]>,
+    lengths: [u8; MAX_SYMBOLS],
+}
+
+impl Default for DecodeScratch {
+    fn default() -> Self {
+        DecodeScratch {
+            table: Box::new([0u16; TABLE_SIZE]),
+            lengths: [0u8; MAX_SYMBOLS],
+        }
+    }
+}
+
+/// Parses table and stream sizes of a Huffman block body starting at `data[0]`; returns
+/// (header bytes consumed, stream sizes, table bits).
+fn read_header(
+    data: &[u8],
+    nsym: usize,
+    scratch: &mut DecodeScratch,
+    block_off: u64,
+) -> Result<(usize, [usize; 4], u32), DecodeError> {
+    let lengths = &mut scratch.lengths[..nsym];
+    let table_bytes = read_table(data, lengths).map_err(|reason| {
+        if reason == "code table runs past the end of the block" {
+            DecodeError::Truncated {
+                offset: block_off,
+                needed: data.len() as u64 + 1,
+                available: data.len() as u64,
+            }
+        } else {
+            DecodeError::InvalidCodeTable {
+                block: block_off,
+                reason,
+            }
+        }
+    })?;
+    let max = lengths.iter().copied().max().unwrap_or(0) as u32;
+    let bits = if max <= 11 { 11 } else { MAX_CODE_LEN };
+    build_decode_table(lengths, bits, &mut scratch.table[..]).map_err(|reason| {
+        DecodeError::InvalidCodeTable {
+            block: block_off,
+            reason,
+        }
+    })?;
+    let mut pos = table_bytes;
+    let mut sizes = [0usize; 4];
+    for s in sizes.iter_mut() {
+        *s = get_leb128(data, &mut pos).ok_or(DecodeError::Truncated {
+            offset: block_off,
+            needed: pos as u64 + 1,
+            available: data.len() as u64,
+        })? as usize;
+    }
+    Ok((pos, sizes, bits))
+}
+
+fn split_streams(
+    data: &[u8],
+    pos: usize,
+    sizes: [usize; 4],
+    data_off: u64,
+) -> Result<([&[u8]; 4], usize), DecodeError> {
+    let total: u64 = sizes.iter().map(|&s| s as u64).sum();
+    let avail = (data.len() - pos) as u64;
+    if total > avail {
+        return Err(DecodeError::Truncated {
+            offset: data_off + pos as u64,
+            needed: total,
+            available: avail,
+        });
+    }
+    let mut p = pos;
+    let mut s: [&[u8]; 4] = [&[]; 4];
+    for j in 0..4 {
+        s[j] = &data[p..p + sizes[j]];
+        p += sizes[j];
+    }
+    Ok((s, p))
+}
+
+fn check_end(r: &BitIn, j: usize, block_off: u64) -> Result<(), DecodeError> {
+    let len_bits = r.buf.len() as u64 * 8;
+    let used = r.consumed();
+    if used > len_bits {
+        return Err(DecodeError::CorruptBitstream {
+            block: block_off,
+            stream: j as u8,
+            reason: "bit stream overrun",
+        });
+    }
+    if len_bits - used >= 8 {
+        return Err(DecodeError::CorruptBitstream {
+            block: block_off,
+            stream: j as u8,
+            reason: "bit stream has unused bytes",
+        });
+    }
+    Ok(())
+}
+
+/// Decodes a plain Huffman block body from the start of `data` into `out` (the block's exact
+/// length). `data_off` is the absolute offset of `data[0]`; `block_off` that of the kind byte.
+/// Returns the bytes consumed.
+pub fn decode_plain(
+    data: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+    data_off: u64,
+    block_off: u64,
+) -> Result<usize, DecodeError> {
+    let (pos, sizes, bits) = read_header(data, 256, scratch, block_off)?;
+    let (streams, end) = split_streams(data, pos, sizes, data_off)?;
+    let table: &[u16; TABLE_SIZE] = &scratch.table;
+    if bits <= 11 {
+        decode4::<5, 0x7ff>(table, streams, out, block_off)?;
+    } else {
+        decode4::<4, 0xfff>(table, streams, out, block_off)?;
+    }
+    Ok(end)
+}
+
+/// Four-stream lockstep decoder: `K` symbols per stream per refill, table index mask `MASK`.
+fn decode4<const K: usize, const MASK: usize>(
+    table: &[u16; TABLE_SIZE],
+    streams: [&[u8]; 4],
+    out: &mut [u8],
+    block_off: u64,
+) -> Result<(), DecodeError> {
+    let qs = quarters(out.len());
+    let (o0, rest) = out.split_at_mut(qs[0]);
+    let (o1, rest) = rest.split_at_mut(qs[1]);
+    let (o2, o3) = rest.split_at_mut(qs[2]);
+    let mut r = [
+        BitIn::new(streams[0]),
+        BitIn::new(streams[1]),
+        BitIn::new(streams[2]),
+        BitIn::new(streams[3]),
+    ];
+    let done;
+    {
+        let (c0, _) = o0.as_chunks_mut::<K>();
+        let (c1, _) = o1.as_chunks_mut::<K>();
+        let (c2, _) = o2.as_chunks_mut::<K>();
+        let (c3, _) = o3.as_chunks_mut::<K>();
+        let [r0, r1, r2, r3] = &mut r;
+        let mut i = 0;
+        for (((x0, x1), x2), x3) in c0
+            .iter_mut()
+            .zip(c1.iter_mut())
+            .zip(c2.iter_mut())
+            .zip(c3.iter_mut())
+        {
+            if !(r0.can_refill_fast()
+                && r1.can_refill_fast()
+                && r2.can_refill_fast()
+                && r3.can_refill_fast())
+            {
+                break;
+            }
+            r0.refill_fast();
+            r1.refill_fast();
+            r2.refill_fast();
+            r3.refill_fast();
+            for k in 0..K {
+                x0[k] = r0.sym::<MASK>(table) as u8;
+                x1[k] = r1.sym::<MASK>(table) as u8;
+                x2[k] = r2.sym::<MASK>(table) as u8;
+                x3[k] = r3.sym::<MASK>(table) as u8;
+            }
+            i += 1;
+        }
+        done = i * K;
+    }
+    let outs: [&mut [u8]; 4] = [o0, o1, o2, o3];
+    let need = if MASK == 0x7ff { 11 } else { 12 };
+    for (j, (o, rd)) in outs.into_iter().zip(r.iter_mut()).enumerate() {
+        for x in o[done..].iter_mut() {
+            if rd.nbits < need {
+                rd.refill();
+            }
+            *x = rd.sym::<MASK>(table) as u8;
+        }
+        check_end(rd, j, block_off)?;
+    }
+    Ok(())
+}
+
+/// Decodes a Huffman-with-runs block body (starting at `run_value`) into `out`. Returns the
+/// bytes consumed.
+pub fn decode_runs(
+    data: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+    data_off: u64,
+    block_off: u64,
+) -> Result<usize, DecodeError> {
+    if data.len() < 2 {
+        return Err(DecodeError::Truncated {
+            offset: data_off,
+            needed: 2,
+            available: data.len() as u64,
+        });
+    }
+    let run_value = data[0];
+    let nrun = data[1] as usize;
+    if nrun == 0 || nrun > MAX_RUN_SYMBOLS {
+        return Err(DecodeError::InvalidCodeTable {
+            block: block_off,
+            reason: "run symbol count out of range 1..=21",
+        });
+    }
+    let (pos, sizes, bits) = read_header(&data[2..], 256 + nrun, scratch, block_off)?;
+    let (streams, end) = split_streams(data, pos + 2, sizes, data_off)?;
+    let mask = (1usize << bits) - 1;
+    let table: &[u16; TABLE_SIZE] = &scratch.table;
+    let qs = quarters(out.len());
+    let mut start = 0;
+    for j in 0..4 {
+        let o = &mut out[start..start + qs[j]];
+        start += qs[j];
+        let mut r = BitIn::new(streams[j]);
+        let mut p = 0;
+        while p < o.len() {
+            if r.nbits < 32 {
+                r.refill();
+            }
+            let e = table[(r.bits as usize) & mask & (TABLE_SIZE - 1)];
+            let l = (e & 15) as u32;
+            r.bits >>= l;
+            r.nbits -= l;
+            let sym = (e >> 4) as usize;
+            if sym < 256 {
+                o[p] = sym as u8;
+                p += 1;
+            } else {
+                let k = (sym - 256) as u32;
+                let len = (1usize << k) + r.take(k) as usize;
+                if len > o.len() - p {
+                    return Err(DecodeError::CorruptBitstream {
+                        block: block_off,
+                        stream: j as u8,
+                        reason: "run crosses the end of its quarter",
+                    });
+                }
+                o[p..p + len].fill(run_value);
+                p += len;
+            }
+        }
+        check_end(&r, j, block_off)?;
+    }
+    Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kraft(lengths: &[u8], limit: u32) -> u64 {
+        lengths
+            .iter()
+            .filter(|&&l| l > 0)
+            .map(|&l| 1u64 << (limit - l as u32))
+            .sum()
+    }
+
+    #[test]
+    fn lengths_are_complete_and_limited() {
+        // Fibonacci frequencies force a deep tree.
+        let mut f = vec![0u32; 256];
+        let (mut a, mut b) = (1u32, 1u32);
+        for x in f.iter_mut().take(30) {
+            *x = a;
+            let c = a + b;
+            a = b;
+            b = c;
+        }
+        for limit in [11, 12] {
+            let mut l = vec![0u8; 256];
+            build_lengths(&f, limit, &mut l);
+            assert!(l.iter().all(|&x| x as u32 <= limit));
+            assert_eq!(kraft(&l, 12), 1 << 12);
+            assert!(l[..30].iter().all(|&x| x > 0));
+            assert!(l[30..].iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn single_symbol_gets_a_partner() {
+        let mut f = vec![0u32; 256];
+        f[7] = 100;
+        let mut l = vec![0u8; 256];
+        build_lengths(&f, 11, &mut l);
+        assert_eq!(l[7], 1);
+        assert_eq!(l[0], 1);
+        assert_eq!(kraft(&l, 12), 1 << 12);
+    }
+
+    #[test]
+    fn table_round_trip() {
+        let mut l = vec![0u8; 260];
+        for (i, x) in l.iter_mut().enumerate() {
+            *x = [0, 0, 0, 0, 5, 5, 5, 5, 5, 9, 0, 12][i % 12];
+        }
+        let mut out = Vec::new();
+        write_table(&l, &mut out);
+        let mut back = vec![0u8; 260];
+        let used = read_table(&out, &mut back).unwrap();
+        assert_eq!(used, out.len());
+        assert_eq!(back, l);
+    }
+
+    #[test]
+    fn over_subscribed_table_is_rejected() {
+        let mut l = vec![0u8; 256];
+        l[..3].fill(1);
+        let mut t = vec![0u16; TABLE_SIZE];
+        assert_eq!(
+            build_decode_table(&l, 12, &mut t),
+            Err("over-subscribed code lengths")
+        );
+        l[2] = 0;
+        l[1] = 2;
+        assert_eq!(
+            build_decode_table(&l, 12, &mut t),
+            Err("incomplete code lengths")
+        );
+    }
+}

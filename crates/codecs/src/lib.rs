@@ -1,0 +1,28 @@
+//! bitlens codecs: entropy coders, byte transforms and one module per paper codec.
+//!
+//! Implemented so far: LMC / PLMC ("Lossless Compression for LLM Tensor Incremental Snapshots",
+//! §4), built from [`byte_group`] (§4 byte grouping), [`huffman`] (§4.2 block-adaptive canonical
+//! Huffman), [`rle`] (§4 / §4.2 runs), [`lmc`] (§4.2 the codec) and [`plmc`] (§4.3 the parallel,
+//! segmented stream). Decoders return [`DecodeError`] and never panic.
+//!
+//! ```
+//! use bitlens_codecs::{decode, encode, Options, Width};
+//! let data: Vec<u8> = (0..10_000u32).flat_map(|i| ((i % 300) as u16).to_le_bytes()).collect();
+//! let packed = encode(&data, Width::W2, &Options::default());
+//! assert!(packed.len() < data.len());
+//! assert_eq!(decode(&packed, data.len()).unwrap(), data);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod byte_group;
+pub mod error;
+pub mod huffman;
+pub mod lmc;
+pub mod plmc;
+pub mod rle;
+
+pub use byte_group::Transform;
+pub use error::DecodeError;
+pub use lmc::{Params, Width};
+pub use plmc::{decode, decode_into, encode, encode_into, Options, StreamInfo};

@@ -1,0 +1,591 @@
+//! LMC, the block-adaptive byte-grouped Huffman + RLE codec of the LMC paper §4.2 (with the
+//! byte grouping of §4 and the entropy estimate of §4.1).
+//!
+//! One LMC stream codes the raw bytes of one tensor (or of one PLMC segment) of element width
+//! `w`. The stream has no header of its own: width, transform, block size and length travel out of
+//! band (in the PLMC header, [`crate::plmc`]).
+//!
+//! ## Layout of an LMC stream of `n` input bytes
+//! Group `g` is byte `g` of every whole element after the transform ([`crate::byte_group`]);
+//! each group has `e = n / w` bytes and is cut into blocks of `B` bytes (the last one shorter).
+//! Blocks are stored row by row, so encoder and decoder only ever hold one row (`w × B` bytes,
+//! cache-resident) of grouped data:
+//! ```text
+//! for r in 0..ceil(e / B):             (w = 1: the input itself is the only group, e = n)
+//!     for g in 0..w:
+//!         block (g, r)                 bytes [r·B, min(e, (r+1)·B)) of group g
+//! tail: n % w bytes, verbatim          (the trailing partial element)
+//! ```
+//! Every block starts with a kind byte; lengths are implied by `B`, `n` and splits:
+//! ```text
+//! 0 Raw              kind, then the block's bytes verbatim
+//! 1 Run              kind, value: the block is `value` repeated (the paper's (value, count);
+//!                    the count is the block length)
+//! 2 Huffman          kind, then the body in crate::huffman (table, 4 × LEB128 sizes, 4 streams)
+//! 3 Huffman + runs   kind, run_value u8, nrun u8 (1..=21), then the same body over 256 + nrun
+//!                    symbols (crate::rle)
+//! 4 Split            kind, then block(first len/2 bytes), then block(remaining bytes); both
+//!                    halves must be ≥ 4096 bytes (MIN_SPLIT_HALF)
+//! ```
+//! Any other kind byte is [`DecodeError::BadBlockKind`].
+//!
+//! ## Encoder choices per block
+//! Run if the block is one value; else the cheapest of Raw, Huffman and (when the most frequent
+//! byte covers ≥ 50 % of the block, [`crate::rle::RUN_TRY_SHARE`]) Huffman + runs, comparing exact
+//! code costs plus table and size fields. Raw costs one byte per block, so incompressible input
+//! grows by 1 / B (0.0015 % at 64 KiB) plus the PLMC header and segment table.
+//!
+//! Before that, a block of ≥ 32 KiB may be split (kind 4) into halves or quarters of ≥ 16 KiB
+//! when the estimated cost (order-0 entropy + a table estimate, from the quarter histograms
+//! that the single histogram pass produces anyway) saves ≥ 8 bytes: a block that straddles two
+//! tensors or a change of statistics then gets two codebooks. This is the paper's block
+//! adaptivity taken one step further; it costs ~3 % of compression speed.
+//!
+//! ## Choices and the measurements behind them
+//! Ratios (compressed / original) of the data section of all-MiniLM-L6-v2 compressed as one
+//! stream (`examples/lmc_speed.rs --ratio-only`), with the 64 KiB order-0 bound of the same
+//! (sign-rotated) grouping. ZipNN on the same files: bf16 0.665, fp16 0.848, fp32 0.819.
+//!
+//! **Block size B = 64 KiB** per group stream (with splitting, code limit 12):
+//! ```text
+//! block     bf16      fp16      fp32
+//! 16 KiB    0.66482   0.84795   0.81843
+//! 32 KiB    0.66458   0.84750   0.81830
+//! 64 KiB    0.66450   0.84734   0.81825   <- chosen (best or tied on all three)
+//! 128 KiB   0.66451   0.84735   0.81854
+//! bound     0.66019   0.84468   0.81639   (64 KiB order-0, sign-rotated groups)
+//! ```
+//! Smaller blocks lower the entropy but pay more tables; larger ones adapt less.
+//!
+//! **Code-length limit 12 bits** (the format maximum):
+//! ```text
+//! limit     bf16      fp16      fp32
+//! 11        0.66465   0.84796   0.81832
+//! 12        0.66450   0.84734   0.81825
+//! ```
+//! 11 bits would let the decoder take five symbols per refill instead of four, but costs fp16
+//! 0.0006 (its 5.5-bit high group has many rare symbols) and would lose to ZipNN there. The
+//! decoder still uses the 5-per-refill loop (2048-entry table) for every block whose longest code
+//! is ≤ 11 bits, which is most blocks.
+//!
+//! **Sign rotation** ([`crate::byte_group::Transform`]) on by default: without it the ratios are
+//! bf16 0.67032, fp16 0.84769, fp32 0.82101 (bounds 0.66526 / 0.84482 / 0.81891).
+
+use crate::byte_group::{self, Transform};
+use crate::error::DecodeError;
+use crate::huffman::{self, DecodeScratch, EncodeScratch, MAX_SYMBOLS};
+use crate::rle;
+
+/// Block kind byte: stored verbatim.
+pub const KIND_RAW: u8 = 0;
+/// Block kind byte: one value repeated.
+pub const KIND_RUN: u8 = 1;
+/// Block kind byte: canonical Huffman over bytes.
+pub const KIND_HUFFMAN: u8 = 2;
+/// Block kind byte: canonical Huffman over bytes and run symbols.
+pub const KIND_HUFFMAN_RUNS: u8 = 3;
+/// Block kind byte: the block is coded as two blocks, its first `len / 2` bytes and the rest.
+pub const KIND_SPLIT: u8 = 4;
+/// A split block's halves must be at least this long (bounds the decoder's recursion).
+pub const MIN_SPLIT_HALF: usize = 4096;
+/// The encoder splits blocks into at most four leaves of at least this many bytes.
+const SPLIT_LEAF: usize = 16 << 10;
+
+/// Default block size per group stream, as log2 (64 KiB).
+pub const DEFAULT_BLOCK_LOG2: u8 = 16;
+/// Smallest allowed block size, as log2 (4 KiB).
+pub const MIN_BLOCK_LOG2: u8 = 12;
+/// Largest allowed block size, as log2 (1 MiB).
+pub const MAX_BLOCK_LOG2: u8 = 20;
+
+/// Element width in bytes: the number of byte groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// 1-byte elements (int8, fp8, raw bytes): no grouping.
+    W1 = 1,
+    /// 2-byte elements (bf16, fp16, int16).
+    W2 = 2,
+    /// 4-byte elements (fp32, int32).
+    W4 = 4,
+    /// 8-byte elements (fp64, int64).
+    W8 = 8,
+}
+
+impl Width {
+    /// Width in bytes.
+    pub fn bytes(self) -> usize {
+        self as usize
+    }
+
+    /// The width for an element size in bytes, if it is 1, 2, 4 or 8.
+    pub fn from_bytes(n: usize) -> Option<Width> {
+        match n {
+            1 => Some(Width::W1),
+            2 => Some(Width::W2),
+            4 => Some(Width::W4),
+            8 => Some(Width::W8),
+            _ => None,
+        }
+    }
+}
+
+/// Parameters of an LMC stream (all of them are needed to decode it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Params {
+    /// Element width.
+    pub width: Width,
+    /// Bit transform applied to whole elements before grouping (ignored for width 1).
+    pub transform: Transform,
+    /// Block size per group stream as log2, in `MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2`.
+    pub block_log2: u8,
+    /// Encoder only: longest Huffman code, `9..=12` (the decoder accepts up to 12).
+    pub code_limit: u8,
+}
+
+impl Params {
+    /// Defaults for `width`: sign rotation, 64 KiB blocks, 12-bit codes.
+    pub fn new(width: Width) -> Self {
+        Params {
+            width,
+            transform: Transform::SignRotate,
+            block_log2: DEFAULT_BLOCK_LOG2,
+            code_limit: huffman::DEFAULT_CODE_LIMIT as u8,
+        }
+    }
+
+    /// Block size in bytes (clamped to the allowed range).
+    pub fn block_bytes(&self) -> usize {
+        1 << self.block_log2.clamp(MIN_BLOCK_LOG2, MAX_BLOCK_LOG2)
+    }
+
+    fn limit(&self) -> u32 {
+        (self.code_limit as u32).clamp(9, huffman::MAX_CODE_LEN)
+    }
+}
+
+/// Reusable LMC encoder (holds scratch buffers; one per thread).
+#[derive(Default)]
+pub struct Encoder {
+    grouped: Vec<u8>,
+    scratch: EncodeScratch,
+    table: Vec<u8>,
+    run_table: Vec<u8>,
+    run_freqs: Vec<u32>,
+    run_lengths: Vec<u8>,
+}
+
+impl Encoder {
+    /// A new encoder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the LMC stream of `data` to `out`.
+    pub fn encode_into(&mut self, data: &[u8], params: &Params, out: &mut Vec<u8>) {
+        let w = params.width.bytes();
+        let bs = params.block_bytes();
+        let limit = params.limit();
+        // Worst case: every block Raw (+1 byte each); reserving it avoids any reallocation.
+        out.reserve(data.len() + data.len() / bs + 2 * w + 64);
+        if w == 1 {
+            for block in data.chunks(bs) {
+                self.encode_block(block, limit, out);
+            }
+            return;
+        }
+        let e = byte_group::group_len(data.len(), w);
+        let mut grouped = std::mem::take(&mut self.grouped);
+        let row_bytes = bs * w;
+        if grouped.len() < row_bytes.min(e * w) {
+            grouped.resize(row_bytes.min(e * w), 0);
+        }
+        // Block rows: the blocks of elements [r·B, (r+1)·B) of every group, group 0 first.
+        for row in data[..e * w].chunks(row_bytes) {
+            let g = &mut grouped[..row.len()];
+            byte_group::split(row, w, params.transform, g);
+            for block in g.chunks(row.len() / w) {
+                self.encode_block(block, limit, out);
+            }
+        }
+        out.extend_from_slice(&data[e * w..]);
+        self.grouped = grouped;
+    }
+
+    fn encode_block(&mut self, block: &[u8], limit: u32, out: &mut Vec<u8>) {
+        // Leaf histograms in one pass: 1, 2 or 4 leaves of ≥ SPLIT_LEAF bytes.
+        let leaves = match block.len() / SPLIT_LEAF {
+            0 | 1 => 1,
+            2 | 3 => 2,
+            _ => 4,
+        };
+        if leaves == 1 {
+            let hist = huffman::histogram(block);
+            return self.encode_leaf(block, &hist, limit, out);
+        }
+        let mut h = [[0u32; 256]; 4];
+        let mut bounds = [0usize; 5];
+        for i in 0..leaves {
+            bounds[i + 1] = split_point(block.len(), leaves, i + 1);
+            h[i] = huffman::histogram(&block[bounds[i]..bounds[i + 1]]);
+        }
+        let sum = |a: &[u32; 256], b: &[u32; 256]| -> [u32; 256] {
+            std::array::from_fn(|i| a[i] + b[i])
+        };
+        if leaves == 2 {
+            let whole = sum(&h[0], &h[1]);
+            let split = 1.0 + estimate_bytes(&h[0], bounds[1]) + estimate_bytes(&h[1], bounds[2] - bounds[1]);
+            if split + SPLIT_MARGIN < estimate_bytes(&whole, block.len()) {
+                out.push(KIND_SPLIT);
+                self.encode_leaf(&block[..bounds[1]], &h[0], limit, out);
+                self.encode_leaf(&block[bounds[1]..], &h[1], limit, out);
+            } else {
+                self.encode_leaf(block, &whole, limit, out);
+            }
+            return;
+        }
+        // Four leaves: optimal tree over {whole, two halves, four quarters} by estimated cost.
+        let q: [f64; 4] = std::array::from_fn(|i| estimate_bytes(&h[i], bounds[i + 1] - bounds[i]));
+        let halves = [sum(&h[0], &h[1]), sum(&h[2], &h[3])];
+        let mut half_split = [false; 2];
+        let mut half_cost = [0f64; 2];
+        for j in 0..2 {
+            let single = estimate_bytes(&halves[j], bounds[2 * j + 2] - bounds[2 * j]);
+            let split = 1.0 + q[2 * j] + q[2 * j + 1];
+            half_split[j] = split + SPLIT_MARGIN < single;
+            half_cost[j] = if half_split[j] { split } else { single };
+        }
+        let whole = sum(&halves[0], &halves[1]);
+        if 1.0 + half_cost[0] + half_cost[1] + SPLIT_MARGIN >= estimate_bytes(&whole, block.len()) {
+            return self.encode_leaf(block, &whole, limit, out);
+        }
+        out.push(KIND_SPLIT);
+        for j in 0..2 {
+            if half_split[j] {
+                out.push(KIND_SPLIT);
+                self.encode_leaf(&block[bounds[2 * j]..bounds[2 * j + 1]], &h[2 * j], limit, out);
+                self.encode_leaf(&block[bounds[2 * j + 1]..bounds[2 * j + 2]], &h[2 * j + 1], limit, out);
+            } else {
+                self.encode_leaf(&block[bounds[2 * j]..bounds[2 * j + 2]], &halves[j], limit, out);
+            }
+        }
+    }
+
+    fn encode_leaf(&mut self, block: &[u8], hist: &[u32; 256], limit: u32, out: &mut Vec<u8>) {
+        let n = block.len();
+        if let Some(v) = hist.iter().position(|&c| c as usize == n) {
+            out.push(KIND_RUN);
+            out.push(v as u8);
+            return;
+        }
+
+        let mut lengths = [0u8; 256];
+        huffman::build_lengths(hist, limit, &mut lengths);
+        let bits = huffman::code_cost_bits(hist, &lengths);
+        self.table.clear();
+        huffman::write_table(&lengths, &mut self.table);
+        // kind + table + 4 LEB128 sizes + streams (each rounded up to a byte).
+        let plain_cost =
+            1 + self.table.len() + leb_len(bits / 32) * 4 + bits.div_ceil(8) as usize + 3;
+        let raw_cost = 1 + n;
+
+        let (max_i, &max_f) = hist
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, &f)| (f, std::cmp::Reverse(i)))
+            .unwrap_or((0, &0));
+        let mut run_cost = usize::MAX;
+        let mut nrun = 0;
+        if max_f as f64 >= rle::RUN_TRY_SHARE * n as f64 {
+            self.run_freqs.resize(MAX_SYMBOLS, 0);
+            let (nr, extra) = rle::run_histogram(block, max_i as u8, &mut self.run_freqs);
+            nrun = nr;
+            let nsym = 256 + nrun;
+            self.run_lengths.resize(nsym, 0);
+            huffman::build_lengths(&self.run_freqs[..nsym], limit, &mut self.run_lengths);
+            let rbits = huffman::code_cost_bits(&self.run_freqs[..nsym], &self.run_lengths) + extra;
+            self.run_table.clear();
+            huffman::write_table(&self.run_lengths, &mut self.run_table);
+            run_cost =
+                3 + self.run_table.len() + leb_len(rbits / 32) * 4 + rbits.div_ceil(8) as usize + 3;
+        }
+
+        if run_cost < plain_cost && run_cost < raw_cost {
+            out.push(KIND_HUFFMAN_RUNS);
+            huffman::encode_runs(
+                block,
+                max_i as u8,
+                &self.run_lengths[..256 + nrun],
+                &self.run_table,
+                &mut self.scratch,
+                out,
+            );
+        } else if plain_cost < raw_cost {
+            out.push(KIND_HUFFMAN);
+            huffman::encode_plain(block, &lengths, &self.table, &mut self.scratch, out);
+        } else {
+            out.push(KIND_RAW);
+            out.extend_from_slice(block);
+        }
+    }
+}
+
+/// Where leaf `i` of `parts` starts in a block of `n` bytes, as the decoder's halving sees it
+/// (the first half of a split is `len / 2`).
+fn split_point(n: usize, parts: usize, i: usize) -> usize {
+    match (parts, i) {
+        (_, 0) => 0,
+        (p, i) if i == p => n,
+        (2, 1) | (4, 2) => n / 2,
+        (4, 1) => (n / 2) / 2,
+        (4, 3) => n / 2 + (n - n / 2) / 2,
+        _ => unreachable!(),
+    }
+}
+
+/// Bytes a split must save (by estimate) before the encoder splits a block.
+const SPLIT_MARGIN: f64 = 8.0;
+
+/// Fast log2 for positive integers as f64 (error < 1e-4; only used for estimates).
+#[inline]
+fn log2_approx(c: u32) -> f64 {
+    let x = c as f32;
+    let b = x.to_bits();
+    let e = ((b >> 23) as i32 - 127) as f32;
+    let m = f32::from_bits((b & 0x007F_FFFF) | 0x3F80_0000);
+    let p = -1.741_793_9 + (2.821_202_6 + (-1.469_956_8 + (0.447_179_55 - 0.056_570_851 * m) * m) * m) * m;
+    (e + p) as f64
+}
+
+/// Estimated coded size in bytes of a block with histogram `h` of `n` bytes: the cheaper of Raw,
+/// Run and a Huffman block costed at its order-0 entropy plus a table of ~`8 + used / 3` bytes.
+fn estimate_bytes(h: &[u32; 256], n: usize) -> f64 {
+    let mut s = 0f64;
+    let mut used = 0usize;
+    for &c in h {
+        if c > 0 {
+            used += 1;
+            s += c as f64 * log2_approx(c);
+        }
+    }
+    if used <= 1 {
+        return 2.0;
+    }
+    let bits = n as f64 * log2_approx(n as u32) - s;
+    let huffman = bits / 8.0 + 17.0 + used as f64 / 3.0;
+    huffman.min(n as f64 + 1.0)
+}
+
+fn leb_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Reusable LMC decoder (holds the decoding table and the group buffer; one per thread).
+#[derive(Default)]
+pub struct Decoder {
+    grouped: Vec<u8>,
+    scratch: DecodeScratch,
+}
+
+impl Decoder {
+    /// A new decoder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes the LMC stream `payload` into `out`, whose length must be the original length.
+    /// `base_offset` is added to every offset reported in errors. The whole payload must be used.
+    pub fn decode_into(
+        &mut self,
+        payload: &[u8],
+        params: &Params,
+        out: &mut [u8],
+        base_offset: u64,
+    ) -> Result<(), DecodeError> {
+        let w = params.width.bytes();
+        let bs = params.block_bytes();
+        let n = out.len();
+        let mut pos = 0usize;
+        if w == 1 {
+            for block in out.chunks_mut(bs) {
+                pos += self.decode_block(&payload[pos..], block, base_offset + pos as u64)?;
+            }
+        } else {
+            let e = byte_group::group_len(n, w);
+            let row_bytes = bs * w;
+            let mut grouped = std::mem::take(&mut self.grouped);
+            if grouped.len() < row_bytes.min(e * w) {
+                grouped.resize(row_bytes.min(e * w), 0);
+            }
+            let (elems, tail) = out.split_at_mut(e * w);
+            let res = (|| {
+                for row in elems.chunks_mut(row_bytes) {
+                    let g = &mut grouped[..row.len()];
+                    for block in g.chunks_mut(row.len() / w) {
+                        pos +=
+                            self.decode_block(&payload[pos..], block, base_offset + pos as u64)?;
+                    }
+                    byte_group::merge(g, w, params.transform, row);
+                }
+                let rest = &payload[pos..];
+                if rest.len() < tail.len() {
+                    return Err(DecodeError::Truncated {
+                        offset: base_offset + pos as u64,
+                        needed: tail.len() as u64,
+                        available: rest.len() as u64,
+                    });
+                }
+                tail.copy_from_slice(&rest[..tail.len()]);
+                pos += tail.len();
+                Ok(())
+            })();
+            self.grouped = grouped;
+            res?;
+        }
+        if pos != payload.len() {
+            return Err(DecodeError::TrailingBytes {
+                offset: base_offset + pos as u64,
+                count: (payload.len() - pos) as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes one block from the start of `data` into `out`; returns the bytes consumed.
+    fn decode_block(
+        &mut self,
+        data: &[u8],
+        out: &mut [u8],
+        off: u64,
+    ) -> Result<usize, DecodeError> {
+        let truncated = |needed: usize| DecodeError::Truncated {
+            offset: off,
+            needed: needed as u64,
+            available: data.len() as u64,
+        };
+        let &kind = data.first().ok_or(truncated(1))?;
+        match kind {
+            KIND_RAW => {
+                let src = data.get(1..1 + out.len()).ok_or(truncated(1 + out.len()))?;
+                out.copy_from_slice(src);
+                Ok(1 + out.len())
+            }
+            KIND_RUN => {
+                let &v = data.get(1).ok_or(truncated(2))?;
+                out.fill(v);
+                Ok(2)
+            }
+            KIND_SPLIT => {
+                if out.len() / 2 < MIN_SPLIT_HALF {
+                    return Err(DecodeError::BadBlockKind { offset: off, kind });
+                }
+                let (l, r) = out.split_at_mut(out.len() / 2);
+                let a = 1 + self.decode_block(&data[1..], l, off + 1)?;
+                let b = self.decode_block(&data[a..], r, off + a as u64)?;
+                Ok(a + b)
+            }
+            KIND_HUFFMAN => {
+                Ok(1 + huffman::decode_plain(&data[1..], out, &mut self.scratch, off + 1, off)?)
+            }
+            KIND_HUFFMAN_RUNS => {
+                Ok(1 + huffman::decode_runs(&data[1..], out, &mut self.scratch, off + 1, off)?)
+            }
+            k => Err(DecodeError::BadBlockKind {
+                offset: off,
+                kind: k,
+            }),
+        }
+    }
+}
+
+/// Encodes `data` as one LMC stream (no header; see the module docs).
+pub fn encode(data: &[u8], params: &Params) -> Vec<u8> {
+    let mut out = Vec::new();
+    Encoder::new().encode_into(data, params, &mut out);
+    out
+}
+
+/// Decodes one LMC stream into `out` (exactly the original length).
+pub fn decode_into(payload: &[u8], params: &Params, out: &mut [u8]) -> Result<(), DecodeError> {
+    Decoder::new().decode_into(payload, params, out, 0)
+}
+
+/// The order-0 entropy bound of §4.1 for `data` under `params`: the sum, over groups and over
+/// blocks of each group, of the block's empirical byte entropy, in bytes (the trailing partial
+/// element counted at 8 bits per byte). No block-local order-0 coder of the same grouping can do
+/// better than this, table costs aside.
+pub fn entropy_bound_bytes(data: &[u8], params: &Params) -> f64 {
+    let w = params.width.bytes();
+    let bs = params.block_bytes();
+    let mut g = vec![0u8; data.len()];
+    byte_group::split(data, w, params.transform, &mut g);
+    let e = byte_group::group_len(data.len(), w);
+    let mut bits = 0f64;
+    for k in 0..w {
+        for block in g[k * e..(k + 1) * e].chunks(bs) {
+            let h = huffman::histogram(block);
+            let n = block.len() as f64;
+            bits += h
+                .iter()
+                .filter(|&&c| c > 0)
+                .map(|&c| -(c as f64) * (c as f64 / n).log2())
+                .sum::<f64>();
+        }
+    }
+    bits / 8.0 + (data.len() - w * e) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(data: &[u8], p: &Params) -> Vec<u8> {
+        let enc = encode(data, p);
+        let mut out = vec![0u8; data.len()];
+        decode_into(&enc, p, &mut out).expect("decodes");
+        assert_eq!(out, data);
+        enc
+    }
+
+    #[test]
+    fn constant_block_is_two_bytes() {
+        let p = Params::new(Width::W1);
+        let enc = rt(&[7u8; 1000], &p);
+        assert_eq!(enc, vec![KIND_RUN, 7]);
+    }
+
+    #[test]
+    fn skewed_data_uses_huffman() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i % 7 == 0) as u8 * 3).collect();
+        let enc = rt(&data, &Params::new(Width::W1));
+        assert!(enc.len() < data.len() / 3, "{}", enc.len());
+    }
+
+    #[test]
+    fn sparse_data_uses_runs() {
+        let mut data = vec![0u8; 60000];
+        for i in (0..data.len()).step_by(97) {
+            data[i] = (i % 251) as u8 | 1;
+        }
+        let enc = rt(&data, &Params::new(Width::W1));
+        assert_eq!(enc[0], KIND_HUFFMAN_RUNS);
+        // Plain Huffman cannot go below 1 bit per byte.
+        assert!(enc.len() < data.len() / 8 / 2, "{}", enc.len());
+    }
+
+    #[test]
+    fn incompressible_data_costs_one_byte_per_block() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let data: Vec<u8> = (0..200_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect();
+        let p = Params::new(Width::W4);
+        let enc = rt(&data, &p);
+        let blocks = 4 * (data.len() / 4).div_ceil(p.block_bytes());
+        assert_eq!(enc.len(), data.len() + blocks);
+    }
+}

@@ -1,0 +1,507 @@
+//! PLMC, the parallel form of LMC (LMC paper §4.3), as a self-describing, versioned stream.
+//!
+//! The input is cut into **fixed-size segments** of `segment_bytes` (default 4 MiB, a multiple of
+//! the element width; only the last segment is shorter). Each segment is an independent LMC
+//! stream ([`crate::lmc`]). Unlike the paper (one segment per thread), the segment size never
+//! depends on the thread count, so the output bytes are identical for any number of threads, and
+//! any segment can be decoded on its own.
+//!
+//! ## Stream layout (version 1; all integers little-endian)
+//! ```text
+//! offset  size  field
+//!  0      4     magic "BLMC" (42 4C 4D 43)
+//!  4      1     version = 1
+//!  5      1     width: element size in bytes, 1 | 2 | 4 | 8
+//!  6      1     transform: 0 = none, 1 = sign rotation (crate::byte_group); 0 when width = 1
+//!  7      1     block_log2: LMC block size per group stream = 2^block_log2, 12..=20
+//!  8      8     total_len u64: length of the original data
+//! 16      4     segment_bytes u32: size of every segment but the last; a multiple of width,
+//!               1..=2^30
+//! 20      4     segment_count u32 = ceil(total_len / segment_bytes) (0 when total_len = 0)
+//! 24      8×c   segment table, per segment i:
+//!                 compressed_len u32    bytes of segment i's LMC stream
+//!                 uncompressed_len u32  = segment_bytes, or the remainder for the last segment
+//! 24+8c   …     the LMC streams of segments 0..c, back to back; the stream ends exactly after
+//!               the last one
+//! ```
+//! Segment `i` decodes to bytes `[i × segment_bytes, i × segment_bytes + uncompressed_len_i)` of
+//! the original. Its LMC stream starts at `24 + 8c + Σ_{j<i} compressed_len_j`.
+//!
+//! ## Decoder guarantees
+//! The decoder checks every header field and table entry before touching payloads, never panics,
+//! always terminates in time linear in input + output, and allocates at most the output (which
+//! the caller sizes: [`decode`] first checks that the declared length equals `expected_len` and
+//! that the stream could decode to that many bytes at all, [`DecodeError::TooLarge`]) plus one
+//! segment of scratch per thread.
+
+use crate::byte_group::Transform;
+use crate::error::DecodeError;
+use crate::lmc::{self, Params, Width};
+
+/// The four magic bytes that start a PLMC stream.
+pub const MAGIC: [u8; 4] = *b"BLMC";
+/// Format version written by this encoder.
+pub const VERSION: u8 = 1;
+/// Length of the fixed header, before the segment table.
+pub const HEADER_LEN: usize = 24;
+/// Bytes per segment table entry.
+pub const SEGMENT_ENTRY_LEN: usize = 8;
+/// Default segment size (4 MiB of input).
+pub const DEFAULT_SEGMENT_BYTES: usize = 4 << 20;
+/// Largest segment size (1 GiB).
+pub const MAX_SEGMENT_BYTES: usize = 1 << 30;
+
+/// Encoder options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Input bytes per segment (rounded down to a multiple of the width, clamped to
+    /// `width..=MAX_SEGMENT_BYTES`). Part of the format: it changes the output.
+    pub segment_bytes: usize,
+    /// LMC block size per group stream in bytes (rounded down to a power of two, clamped to
+    /// 4 KiB..=1 MiB). Part of the format.
+    pub block_bytes: usize,
+    /// Bit transform before grouping. Part of the format.
+    pub transform: Transform,
+    /// Longest Huffman code the encoder may use (9..=12). Changes the output.
+    pub code_limit: u8,
+    /// Worker threads: `None` = rayon's global pool, `Some(1)` = the calling thread only,
+    /// `Some(n)` = a pool of `n`. Never changes the output. Ignored without feature `parallel`.
+    pub threads: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            segment_bytes: DEFAULT_SEGMENT_BYTES,
+            block_bytes: 1 << lmc::DEFAULT_BLOCK_LOG2,
+            transform: Transform::SignRotate,
+            code_limit: crate::huffman::DEFAULT_CODE_LIMIT as u8,
+            threads: None,
+        }
+    }
+}
+
+/// What a PLMC header declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// LMC parameters shared by all segments.
+    pub params: Params,
+    /// Original length in bytes.
+    pub total_len: u64,
+    /// Size of every segment but the last.
+    pub segment_bytes: u32,
+    /// Number of segments.
+    pub segment_count: u32,
+}
+
+impl StreamInfo {
+    /// Offset of the first segment payload.
+    pub fn payload_offset(&self) -> u64 {
+        HEADER_LEN as u64 + self.segment_count as u64 * SEGMENT_ENTRY_LEN as u64
+    }
+}
+
+fn effective_segment_bytes(opts: &Options, w: usize) -> usize {
+    let s = opts.segment_bytes.clamp(w, MAX_SEGMENT_BYTES);
+    s - s % w
+}
+
+fn block_log2(opts: &Options) -> u8 {
+    let b = opts.block_bytes.max(1);
+    let log = (usize::BITS - 1 - b.leading_zeros()) as u8;
+    log.clamp(lmc::MIN_BLOCK_LOG2, lmc::MAX_BLOCK_LOG2)
+}
+
+/// Compresses `data` (elements of `width` bytes; a trailing partial element is fine) into a PLMC
+/// stream. Never fails; output depends only on `data`, `width` and the format fields of `opts`.
+pub fn encode(data: &[u8], width: Width, opts: &Options) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_into(data, width, opts, &mut out);
+    out
+}
+
+/// [`encode`] into a caller-owned buffer: `out` is cleared and receives the stream, reusing its
+/// capacity (repeated calls then touch no fresh memory).
+pub fn encode_into(data: &[u8], width: Width, opts: &Options, out: &mut Vec<u8>) {
+    let w = width.bytes();
+    let seg = effective_segment_bytes(opts, w);
+    let params = Params {
+        width,
+        transform: if w == 1 {
+            Transform::None
+        } else {
+            opts.transform
+        },
+        block_log2: block_log2(opts),
+        code_limit: opts.code_limit,
+    };
+    let segments: Vec<&[u8]> = data.chunks(seg).collect();
+    out.clear();
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(w as u8);
+    out.push(params.transform.to_byte());
+    out.push(params.block_log2);
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(seg as u32).to_le_bytes());
+    out.extend_from_slice(&(segments.len() as u32).to_le_bytes());
+    let table_at = out.len();
+    out.resize(table_at + SEGMENT_ENTRY_LEN * segments.len(), 0);
+    let sizes = encode_segments(&segments, &params, opts.threads, out);
+    for (i, (c, s)) in sizes.iter().zip(&segments).enumerate() {
+        let at = table_at + i * SEGMENT_ENTRY_LEN;
+        out[at..at + 4].copy_from_slice(&(*c as u32).to_le_bytes());
+        out[at + 4..at + 8].copy_from_slice(&(s.len() as u32).to_le_bytes());
+    }
+}
+
+thread_local! {
+    static ENCODER: std::cell::RefCell<lmc::Encoder> = std::cell::RefCell::new(lmc::Encoder::new());
+    static DECODER: std::cell::RefCell<lmc::Decoder> = std::cell::RefCell::new(lmc::Decoder::new());
+}
+
+/// Runs `f` with this thread's cached encoder (scratch buffers survive between calls).
+fn with_encoder<R>(f: impl FnOnce(&mut lmc::Encoder) -> R) -> R {
+    ENCODER.with(|e| match e.try_borrow_mut() {
+        Ok(mut e) => f(&mut e),
+        Err(_) => f(&mut lmc::Encoder::new()),
+    })
+}
+
+/// Runs `f` with this thread's cached decoder.
+fn with_decoder<R>(f: impl FnOnce(&mut lmc::Decoder) -> R) -> R {
+    DECODER.with(|d| match d.try_borrow_mut() {
+        Ok(mut d) => f(&mut d),
+        Err(_) => f(&mut lmc::Decoder::new()),
+    })
+}
+
+/// Encodes the segments, appending their LMC streams to `out` in order; returns their sizes.
+fn encode_segments_seq(segments: &[&[u8]], params: &Params, out: &mut Vec<u8>) -> Vec<usize> {
+    with_encoder(|enc| {
+        segments
+            .iter()
+            .map(|s| {
+                let start = out.len();
+                enc.encode_into(s, params, out);
+                out.len() - start
+            })
+            .collect()
+    })
+}
+
+#[cfg(feature = "parallel")]
+fn encode_segments(
+    segments: &[&[u8]],
+    params: &Params,
+    threads: Option<usize>,
+    out: &mut Vec<u8>,
+) -> Vec<usize> {
+    use rayon::prelude::*;
+    let run = || -> Vec<Vec<u8>> {
+        segments
+            .par_iter()
+            .map(|s| {
+                with_encoder(|enc| {
+                    let mut v = Vec::new();
+                    enc.encode_into(s, params, &mut v);
+                    v
+                })
+            })
+            .collect()
+    };
+    let encoded = match threads {
+        Some(0) | Some(1) => return encode_segments_seq(segments, params, out),
+        _ if segments.len() <= 1 => return encode_segments_seq(segments, params, out),
+        None => run(),
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => pool.install(run),
+            Err(_) => return encode_segments_seq(segments, params, out),
+        },
+    };
+    out.reserve(encoded.iter().map(|e| e.len()).sum());
+    encoded
+        .iter()
+        .map(|e| {
+            out.extend_from_slice(e);
+            e.len()
+        })
+        .collect()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn encode_segments(
+    segments: &[&[u8]],
+    params: &Params,
+    _threads: Option<usize>,
+    out: &mut Vec<u8>,
+) -> Vec<usize> {
+    encode_segments_seq(segments, params, out)
+}
+
+fn read_u32(stream: &[u8], off: usize) -> Result<u32, DecodeError> {
+    let b = stream.get(off..off + 4).ok_or(DecodeError::Truncated {
+        offset: off as u64,
+        needed: 4,
+        available: stream.len().saturating_sub(off) as u64,
+    })?;
+    Ok(u32::from_le_bytes(b.try_into().unwrap()))
+}
+
+/// Parses and validates the fixed header of a PLMC stream (not the segment table).
+pub fn read_header(stream: &[u8]) -> Result<StreamInfo, DecodeError> {
+    if stream.len() < HEADER_LEN {
+        if stream.len() >= 4 && stream[..4] != MAGIC {
+            return Err(DecodeError::BadMagic {
+                found: stream[..4].try_into().unwrap(),
+            });
+        }
+        return Err(DecodeError::Truncated {
+            offset: 0,
+            needed: HEADER_LEN as u64,
+            available: stream.len() as u64,
+        });
+    }
+    if stream[..4] != MAGIC {
+        return Err(DecodeError::BadMagic {
+            found: stream[..4].try_into().unwrap(),
+        });
+    }
+    if stream[4] != VERSION {
+        return Err(DecodeError::UnsupportedVersion { version: stream[4] });
+    }
+    let bad = |offset: u64, field: &'static str, value: u64| DecodeError::BadHeader {
+        offset,
+        field,
+        value,
+    };
+    let width = Width::from_bytes(stream[5] as usize).ok_or(bad(5, "width", stream[5] as u64))?;
+    let transform = Transform::from_byte(stream[6]).ok_or(bad(6, "transform", stream[6] as u64))?;
+    let block_log2 = stream[7];
+    if !(lmc::MIN_BLOCK_LOG2..=lmc::MAX_BLOCK_LOG2).contains(&block_log2) {
+        return Err(bad(7, "block_log2", block_log2 as u64));
+    }
+    let total_len = u64::from_le_bytes(stream[8..16].try_into().unwrap());
+    let segment_bytes = read_u32(stream, 16)?;
+    let segment_count = read_u32(stream, 20)?;
+    let w = width.bytes() as u32;
+    if segment_bytes == 0 || segment_bytes as usize > MAX_SEGMENT_BYTES || segment_bytes % w != 0 {
+        return Err(bad(16, "segment_bytes", segment_bytes as u64));
+    }
+    if total_len.div_ceil(segment_bytes as u64) != segment_count as u64 {
+        return Err(bad(20, "segment_count", segment_count as u64));
+    }
+    Ok(StreamInfo {
+        params: Params {
+            width,
+            transform,
+            block_log2,
+            code_limit: crate::huffman::MAX_CODE_LEN as u8,
+        },
+        total_len,
+        segment_bytes,
+        segment_count,
+    })
+}
+
+/// The most bytes a `stream_len`-byte stream with blocks of `2^block_log2` could decode to
+/// (every block costs at least two bytes).
+fn max_decoded_len(stream_len: usize, block_log2: u8) -> u64 {
+    (stream_len as u64 / 2).saturating_mul(1u64 << block_log2) + 8
+}
+
+/// One validated segment: payload range in the stream and output range.
+struct Segment {
+    payload: std::ops::Range<usize>,
+    out_start: usize,
+    out_len: usize,
+}
+
+fn read_segments(stream: &[u8], info: &StreamInfo) -> Result<Vec<Segment>, DecodeError> {
+    let count = info.segment_count as usize;
+    let table_end = HEADER_LEN as u64 + count as u64 * SEGMENT_ENTRY_LEN as u64;
+    if table_end > stream.len() as u64 {
+        return Err(DecodeError::Truncated {
+            offset: HEADER_LEN as u64,
+            needed: table_end - HEADER_LEN as u64,
+            available: (stream.len() - HEADER_LEN) as u64,
+        });
+    }
+    let mut segs = Vec::with_capacity(count);
+    let mut pos = table_end as usize;
+    let mut out_start = 0usize;
+    for i in 0..count {
+        let entry = HEADER_LEN + i * SEGMENT_ENTRY_LEN;
+        let clen = read_u32(stream, entry)? as usize;
+        let ulen = read_u32(stream, entry + 4)? as u64;
+        let expect = if i + 1 < count {
+            info.segment_bytes as u64
+        } else {
+            info.total_len - (count as u64 - 1) * info.segment_bytes as u64
+        };
+        if ulen != expect {
+            return Err(DecodeError::SegmentOutOfBounds {
+                segment: i as u64,
+                offset: entry as u64 + 4,
+                len: ulen,
+                stream_len: stream.len() as u64,
+                reason: "uncompressed length differs from the fixed segment size",
+            });
+        }
+        if clen > stream.len() - pos {
+            return Err(DecodeError::SegmentOutOfBounds {
+                segment: i as u64,
+                offset: pos as u64,
+                len: clen as u64,
+                stream_len: stream.len() as u64,
+                reason: "compressed payload runs past the end of the stream",
+            });
+        }
+        if ulen > max_decoded_len(clen, info.params.block_log2) {
+            return Err(DecodeError::SegmentOutOfBounds {
+                segment: i as u64,
+                offset: pos as u64,
+                len: ulen,
+                stream_len: stream.len() as u64,
+                reason: "payload too small for its uncompressed length",
+            });
+        }
+        segs.push(Segment {
+            payload: pos..pos + clen,
+            out_start,
+            out_len: ulen as usize,
+        });
+        pos += clen;
+        out_start += ulen as usize;
+    }
+    if pos != stream.len() {
+        return Err(DecodeError::TrailingBytes {
+            offset: pos as u64,
+            count: (stream.len() - pos) as u64,
+        });
+    }
+    Ok(segs)
+}
+
+/// Decompresses a PLMC stream whose original length must be `expected_len`.
+///
+/// Checks the header (and that the stream could produce `expected_len` bytes) before allocating.
+pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError> {
+    decode_with_threads(stream, expected_len, None)
+}
+
+/// [`decode`] with an explicit thread count (see [`Options::threads`]).
+pub fn decode_with_threads(
+    stream: &[u8],
+    expected_len: usize,
+    threads: Option<usize>,
+) -> Result<Vec<u8>, DecodeError> {
+    let info = read_header(stream)?;
+    check_len(stream, &info, expected_len)?;
+    let mut out = vec![0u8; expected_len];
+    decode_checked(stream, &info, &mut out, threads)?;
+    Ok(out)
+}
+
+/// Decompresses a PLMC stream into `out`, whose length must be the original length.
+pub fn decode_into(stream: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
+    decode_into_with_threads(stream, out, None)
+}
+
+/// [`decode_into`] with an explicit thread count (see [`Options::threads`]).
+pub fn decode_into_with_threads(
+    stream: &[u8],
+    out: &mut [u8],
+    threads: Option<usize>,
+) -> Result<(), DecodeError> {
+    let info = read_header(stream)?;
+    check_len(stream, &info, out.len())?;
+    decode_checked(stream, &info, out, threads)
+}
+
+fn check_len(stream: &[u8], info: &StreamInfo, expected: usize) -> Result<(), DecodeError> {
+    if info.total_len != expected as u64 {
+        return Err(DecodeError::LengthMismatch {
+            expected: expected as u64,
+            actual: info.total_len,
+        });
+    }
+    let bound = max_decoded_len(stream.len(), info.params.block_log2);
+    if info.total_len > bound {
+        return Err(DecodeError::TooLarge {
+            declared: info.total_len,
+            bound,
+            stream_len: stream.len() as u64,
+        });
+    }
+    Ok(())
+}
+
+fn decode_checked(
+    stream: &[u8],
+    info: &StreamInfo,
+    out: &mut [u8],
+    threads: Option<usize>,
+) -> Result<(), DecodeError> {
+    let segs = read_segments(stream, info)?;
+    // Split `out` into the segments' disjoint output ranges.
+    let mut jobs: Vec<(&Segment, &mut [u8])> = Vec::with_capacity(segs.len());
+    let mut rest = out;
+    for s in &segs {
+        let (a, b) = rest.split_at_mut(s.out_len);
+        debug_assert_eq!(s.out_start + s.out_len + b.len(), info.total_len as usize);
+        jobs.push((s, a));
+        rest = b;
+    }
+    let params = &info.params;
+    let one = |(s, o): (&Segment, &mut [u8])| {
+        with_decoder(|dec| {
+            dec.decode_into(
+                &stream[s.payload.clone()],
+                params,
+                o,
+                s.payload.start as u64,
+            )
+        })
+    };
+    run_jobs(jobs, threads, one)
+}
+
+#[cfg(feature = "parallel")]
+fn run_jobs<'a, F>(
+    jobs: Vec<(&'a Segment, &'a mut [u8])>,
+    threads: Option<usize>,
+    one: F,
+) -> Result<(), DecodeError>
+where
+    F: Fn((&'a Segment, &'a mut [u8])) -> Result<(), DecodeError> + Sync,
+{
+    use rayon::prelude::*;
+    if jobs.len() <= 1 || matches!(threads, Some(0) | Some(1)) {
+        return jobs.into_iter().try_for_each(one);
+    }
+    let run = |jobs: Vec<(&'a Segment, &'a mut [u8])>| -> Result<(), DecodeError> {
+        // Collect every result so the error reported is always the first failing segment's.
+        let results: Vec<Result<(), DecodeError>> = jobs.into_par_iter().map(&one).collect();
+        results.into_iter().collect()
+    };
+    match threads {
+        None => run(jobs),
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => pool.install(|| run(jobs)),
+            Err(_) => jobs.into_iter().try_for_each(one),
+        },
+    }
+}
+
+#[cfg(not(feature = "parallel"))]
+fn run_jobs<'a, F>(
+    jobs: Vec<(&'a Segment, &'a mut [u8])>,
+    _threads: Option<usize>,
+    one: F,
+) -> Result<(), DecodeError>
+where
+    F: Fn((&'a Segment, &'a mut [u8])) -> Result<(), DecodeError>,
+{
+    jobs.into_iter().try_for_each(one)
+}

@@ -1,0 +1,238 @@
+//! Property tests: every input round-trips byte-exactly through PLMC for every width, with small
+//! segments and blocks, and the output never depends on the thread count.
+
+use bitlens_codecs::{decode, encode, lmc, plmc, Options, Params, Transform, Width};
+use proptest::prelude::*;
+
+const WIDTHS: [Width; 4] = [Width::W1, Width::W2, Width::W4, Width::W8];
+
+/// Floats in the shape of real weights, with special bit patterns sprinkled in.
+fn floats(width: usize, n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::with_capacity(n * width);
+    for _ in 0..n {
+        let r = next();
+        // Roughly normal(0, 0.05): sum of uniforms.
+        let u = ((r & 0xffff) as f64 + ((r >> 16) & 0xffff) as f64 + ((r >> 32) & 0xffff) as f64)
+            / 65536.0
+            - 1.5;
+        let v = (u * 0.1) as f32;
+        let special = match (r >> 56) % 64 {
+            0 => Some(f32::NAN),
+            1 => Some(f32::INFINITY),
+            2 => Some(f32::NEG_INFINITY),
+            3 => Some(f32::from_bits(1)), // smallest subnormal
+            4 => Some(-0.0),
+            _ => None,
+        };
+        let v = special.unwrap_or(v);
+        match width {
+            1 => out.push((v.to_bits() >> 24) as u8),
+            2 => out.extend_from_slice(&((v.to_bits() >> 16) as u16).to_le_bytes()),
+            4 => out.extend_from_slice(&v.to_bits().to_le_bytes()),
+            _ => out.extend_from_slice(&(v as f64).to_bits().to_le_bytes()),
+        }
+    }
+    out
+}
+
+/// XOR of `base` with a copy where a `per_mille`/1000 share of elements changed.
+fn sparse_delta(base: &[u8], width: usize, per_mille: u64, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = vec![0u8; base.len()];
+    for (o, b) in out.chunks_mut(width).zip(base.chunks(width)) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if x % 1000 < per_mille {
+            for (i, (oo, bb)) in o.iter_mut().zip(b).enumerate() {
+                *oo = bb ^ (x >> (8 * i + 3)) as u8 | (i == 0) as u8;
+            }
+        }
+    }
+    out
+}
+
+fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
+    let width = prop::sample::select(vec![1usize, 2, 4, 8]);
+    (width, 0usize..40_000, any::<u64>(), 0u8..6).prop_map(|(w, len, seed, kind)| {
+        let n = len / w;
+        let partial = len % w;
+        let mut v = match kind {
+            // Random, incompressible bytes.
+            0 => {
+                let mut x = seed | 1;
+                (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x >> 32) as u8
+                    })
+                    .collect()
+            }
+            // Weight-like floats with NaN / Inf / subnormals / -0.
+            1 => floats(w, n, seed),
+            // Constant runs of a few values (whole-block runs).
+            2 => {
+                let mut v = Vec::with_capacity(len);
+                let mut s = seed;
+                while v.len() < len {
+                    let run = 1 + (s % 9000) as usize;
+                    v.extend(std::iter::repeat_n((s >> 20) as u8, run.min(len - v.len())));
+                    s = s.rotate_left(17).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                }
+                v
+            }
+            // Sparse deltas: 0 %, 5 %, 100 % of elements changed.
+            3 => sparse_delta(&floats(w, n, seed), w, 0, seed),
+            4 => sparse_delta(&floats(w, n, seed), w, 50, seed),
+            _ => sparse_delta(&floats(w, n, seed), w, 1000, seed),
+        };
+        v.truncate(n * w);
+        v.extend((0..partial).map(|i| (seed >> (i * 8)) as u8));
+        (v, w)
+    })
+}
+
+fn options(segment_bytes: usize, block_bytes: usize, threads: usize) -> Options {
+    Options {
+        segment_bytes,
+        block_bytes,
+        threads: Some(threads),
+        ..Options::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plmc_round_trips(
+        (data, w) in data_strategy(),
+        segment in prop::sample::select(vec![8usize, 1000, 4096, 12_345, 1 << 20]),
+        block_log2 in 12u8..=16,
+        transform in prop::sample::select(vec![Transform::None, Transform::SignRotate]),
+    ) {
+        let width = Width::from_bytes(w).unwrap();
+        let mut opts = options(segment, 1 << block_log2, 1);
+        opts.transform = transform;
+        let packed = encode(&data, width, &opts);
+        let back = decode(&packed, data.len()).unwrap();
+        prop_assert!(back == data, "round trip differs");
+        // Same bytes with two threads, and both decode paths agree.
+        let packed2 = encode(&data, width, &Options { threads: Some(2), ..opts });
+        prop_assert!(packed2 == packed, "output depends on the thread count");
+        let mut out = vec![0xAAu8; data.len()];
+        plmc::decode_into_with_threads(&packed, &mut out, Some(2)).unwrap();
+        prop_assert!(out == data);
+        // Incompressible input costs almost nothing extra: header + table + 1 byte per block.
+        let info = plmc::read_header(&packed).unwrap();
+        let blocks = (data.len() / w).div_ceil(1 << block_log2) * w + info.segment_count as usize * w;
+        prop_assert!(packed.len() <= data.len() + plmc::HEADER_LEN + 8 * info.segment_count as usize + blocks);
+    }
+
+    #[test]
+    fn lmc_round_trips_every_width(seed in any::<u64>(), len in 0usize..9000) {
+        for width in WIDTHS {
+            let data = floats(width.bytes(), len / width.bytes() + 1, seed);
+            let data = &data[..len.min(data.len())];
+            let p = Params { block_log2: 12, ..Params::new(width) };
+            let enc = lmc::encode(data, &p);
+            let mut out = vec![0u8; data.len()];
+            lmc::decode_into(&enc, &p, &mut out).unwrap();
+            prop_assert_eq!(&out[..], data);
+        }
+    }
+}
+
+#[test]
+fn empty_and_tiny_inputs() {
+    for width in WIDTHS {
+        for len in 0..20 {
+            let data: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(77)).collect();
+            let packed = encode(&data, width, &Options::default());
+            assert_eq!(
+                decode(&packed, len).unwrap(),
+                data,
+                "width {width:?} len {len}"
+            );
+        }
+    }
+    let packed = encode(&[], Width::W2, &Options::default());
+    assert_eq!(
+        packed.len(),
+        plmc::HEADER_LEN,
+        "empty input is a bare header"
+    );
+}
+
+#[test]
+fn sparse_delta_beats_one_bit_per_byte() {
+    let base = floats(2, 200_000, 7);
+    let delta = sparse_delta(&base, 2, 50, 9);
+    let packed = encode(&delta, Width::W2, &Options::default());
+    assert_eq!(decode(&packed, delta.len()).unwrap(), delta);
+    // Plain Huffman cannot go below 1 bit per byte (= 0.125 of the input).
+    let ratio = packed.len() as f64 / delta.len() as f64;
+    assert!(ratio < 0.11, "ratio {ratio}");
+}
+
+#[test]
+fn unchanged_delta_is_almost_free() {
+    let zeros = vec![0u8; 3 << 20];
+    let packed = encode(&zeros, Width::W2, &Options::default());
+    // One Run block (2 bytes) per 64 KiB group block.
+    assert!(packed.len() < 300, "{}", packed.len());
+    assert_eq!(decode(&packed, zeros.len()).unwrap(), zeros);
+}
+
+#[test]
+fn segments_are_fixed_size_and_independent() {
+    let data = floats(4, 100_000, 3);
+    let opts = options(64 << 10, 4096, 1);
+    let packed = encode(&data, Width::W4, &opts);
+    let info = plmc::read_header(&packed).unwrap();
+    assert_eq!(info.segment_bytes, 64 << 10);
+    assert_eq!(info.segment_count as usize, data.len().div_ceil(64 << 10));
+    // Every segment's table entry decodes on its own to its slice of the input.
+    let mut off = info.payload_offset() as usize;
+    for i in 0..info.segment_count as usize {
+        let e = plmc::HEADER_LEN + 8 * i;
+        let clen = u32::from_le_bytes(packed[e..e + 4].try_into().unwrap()) as usize;
+        let ulen = u32::from_le_bytes(packed[e + 4..e + 8].try_into().unwrap()) as usize;
+        let start = i * (64 << 10);
+        let mut out = vec![0u8; ulen];
+        lmc::decode_into(&packed[off..off + clen], &info.params, &mut out).unwrap();
+        assert_eq!(out, data[start..start + ulen]);
+        off += clen;
+    }
+    assert_eq!(off, packed.len());
+}
+
+#[test]
+fn heterogeneous_block_is_split() {
+    // One 64 KiB block: a skewed first half and a random second half.
+    let mut data: Vec<u8> = (0..32_768u32).map(|i| (i % 5 == 0) as u8 * 7).collect();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    data.extend((0..32_768).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    }));
+    let p = Params::new(Width::W1);
+    let enc = lmc::encode(&data, &p);
+    assert_eq!(enc[0], lmc::KIND_SPLIT);
+    let mut out = vec![0u8; data.len()];
+    lmc::decode_into(&enc, &p, &mut out).unwrap();
+    assert_eq!(out, data);
+    // Split halves: a Huffman block, then a Raw block (the random half does not shrink).
+    assert!(enc.len() < 32_768 + 32_768 / 3, "{}", enc.len());
+}

@@ -1,0 +1,264 @@
+//! The byte layout of a snapshot (all integers little-endian; docs/FORMAT.md is the full spec).
+//!
+//! ```text
+//! PREAMBLE  magic "BITLENS\0" (8) | version u32 = 1 | flags u32 (bit 0 lossy, bit 1 delta)
+//!           | prefix_len u64 | prefix (the original file's first 8 + N bytes, verbatim)
+//!           | if delta: base_header_hash u64 | base_file_size u64
+//! FRAMES    every tensor's frame payloads, tensor by tensor, frame by frame
+//! INDEX     tensor_count u32, then per tensor (in the original offset order):
+//!             name_len u32 | name (UTF-8) | codec u8 | params_len u16 | params
+//!             | delta u8 (0 none, 1 XOR with the base tensor of the same name)
+//!             | raw_len u64 | checksum u64 (xxh3-64 of the original bytes)
+//!             | base_checksum u64 (xxh3-64 of the base tensor; 0 without delta)
+//!             | frame_count u32 | per frame: offset u64 | stored_len u64 | raw_len u64
+//! TRAILER   index_offset u64 | index_len u64 | index_checksum u64 (xxh3-64) | magic "BLSNAPIX"
+//! ```
+//! A frame covers at most [`FRAME_BYTES`] of a tensor; its payload is the codec's self-contained
+//! stream. The writer never seeks; a reader starts from the 32-byte trailer.
+
+use crate::codec::Codec;
+use crate::error::SnapshotError;
+
+/// Magic at the start of a snapshot.
+pub const MAGIC: [u8; 8] = *b"BITLENS\0";
+/// Magic at the very end of a snapshot.
+pub const END_MAGIC: [u8; 8] = *b"BLSNAPIX";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Flag: at least one tensor was stored lossily.
+pub const FLAG_LOSSY: u32 = 1;
+/// Flag: the snapshot is a delta against a base checkpoint.
+pub const FLAG_DELTA: u32 = 2;
+/// Size of the trailer.
+pub const TRAILER_LEN: u64 = 32;
+/// Largest frame: a tensor is encoded in frames of this many bytes (the last one shorter).
+/// Fixed, so the output never depends on the thread count.
+pub const FRAME_BYTES: usize = 64 << 20;
+/// Smallest possible index entry (empty name, no params, no frames).
+const MIN_ENTRY_LEN: u64 = 4 + 1 + 2 + 1 + 8 + 8 + 8 + 4;
+/// Size of one frame record in the index.
+const FRAME_RECORD_LEN: u64 = 24;
+
+/// The base checkpoint a delta snapshot was made against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BaseRef {
+    /// xxh3-64 of the base file's first 8 + N bytes (its safetensors header).
+    pub header_hash: u64,
+    /// Size of the base file.
+    pub file_size: u64,
+}
+
+/// One frame of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    /// Snapshot offset of the payload.
+    pub offset: u64,
+    /// Payload length in the snapshot.
+    pub stored_len: u64,
+    /// Length of the original bytes it decodes to.
+    pub raw_len: u64,
+}
+
+/// The index entry of one tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Tensor name.
+    pub name: String,
+    /// Its codec.
+    pub codec: Codec,
+    /// True when the frames hold the XOR with the base tensor.
+    pub delta: bool,
+    /// Original byte length.
+    pub raw_len: u64,
+    /// xxh3-64 of the original bytes.
+    pub checksum: u64,
+    /// xxh3-64 of the base tensor's bytes (0 without delta).
+    pub base_checksum: u64,
+    /// Its frames in order.
+    pub frames: Vec<Frame>,
+}
+
+impl Entry {
+    /// Bytes the tensor occupies in the snapshot.
+    pub fn stored_len(&self) -> u64 {
+        self.frames.iter().map(|f| f.stored_len).sum()
+    }
+}
+
+/// Serializes the preamble.
+pub fn write_preamble(prefix: &[u8], flags: u32, base: Option<BaseRef>, out: &mut Vec<u8>) {
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&flags.to_le_bytes());
+    out.extend_from_slice(&(prefix.len() as u64).to_le_bytes());
+    out.extend_from_slice(prefix);
+    if let Some(b) = base {
+        out.extend_from_slice(&b.header_hash.to_le_bytes());
+        out.extend_from_slice(&b.file_size.to_le_bytes());
+    }
+}
+
+/// Serializes the index.
+pub fn write_index(entries: &[Entry], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for e in entries {
+        out.extend_from_slice(&(e.name.len() as u32).to_le_bytes());
+        out.extend_from_slice(e.name.as_bytes());
+        out.push(e.codec.id());
+        let params = e.codec.params();
+        out.extend_from_slice(&(params.len() as u16).to_le_bytes());
+        out.extend_from_slice(&params);
+        out.push(u8::from(e.delta));
+        out.extend_from_slice(&e.raw_len.to_le_bytes());
+        out.extend_from_slice(&e.checksum.to_le_bytes());
+        out.extend_from_slice(&e.base_checksum.to_le_bytes());
+        out.extend_from_slice(&(e.frames.len() as u32).to_le_bytes());
+        for f in &e.frames {
+            out.extend_from_slice(&f.offset.to_le_bytes());
+            out.extend_from_slice(&f.stored_len.to_le_bytes());
+            out.extend_from_slice(&f.raw_len.to_le_bytes());
+        }
+    }
+}
+
+/// Serializes the trailer.
+pub fn write_trailer(index_offset: u64, index: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&index_offset.to_le_bytes());
+    out.extend_from_slice(&(index.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crate::checksum(index).to_le_bytes());
+    out.extend_from_slice(&END_MAGIC);
+}
+
+/// A bounds-checked little-endian reader over the index bytes.
+struct IndexCursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> IndexCursor<'a> {
+    fn corrupt(&self, reason: impl Into<String>) -> SnapshotError {
+        SnapshotError::IndexCorrupt {
+            offset: self.pos as u64,
+            reason: reason.into(),
+        }
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SnapshotError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| self.corrupt(format!("{what} runs past the end of the index")))?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn u8(&mut self, what: &str) -> Result<u8, SnapshotError> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn u16(&mut self, what: &str) -> Result<u16, SnapshotError> {
+        Ok(u16::from_le_bytes(
+            self.take(2, what)?.try_into().expect("2 bytes"),
+        ))
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, SnapshotError> {
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, SnapshotError> {
+        Ok(u64::from_le_bytes(
+            self.take(8, what)?.try_into().expect("8 bytes"),
+        ))
+    }
+}
+
+/// Parses the index. Frame extents must lie inside `frames_area` (the snapshot's frames section);
+/// every count is checked against the bytes left, so no allocation exceeds the index size.
+pub fn read_index(bytes: &[u8], frames_area: (u64, u64)) -> Result<Vec<Entry>, SnapshotError> {
+    let mut c = IndexCursor { bytes, pos: 0 };
+    let count = c.u32("tensor count")? as u64;
+    if count > bytes.len() as u64 / MIN_ENTRY_LEN {
+        return Err(c.corrupt(format!(
+            "{count} tensors cannot fit in {} index bytes",
+            bytes.len()
+        )));
+    }
+    let mut entries = Vec::with_capacity(count as usize);
+    let mut next_offset = frames_area.0;
+    for _ in 0..count {
+        let name_len = c.u32("name length")? as usize;
+        let name = std::str::from_utf8(c.take(name_len, "tensor name")?)
+            .map_err(|_| c.corrupt("tensor name is not UTF-8"))?
+            .to_owned();
+        let id = c.u8("codec id")?;
+        let params_len = c.u16("codec parameter length")? as usize;
+        let params = c.take(params_len, "codec parameters")?;
+        let codec = Codec::from_parts(&name, id, params)?;
+        let delta = match c.u8("delta flag")? {
+            0 => false,
+            1 => true,
+            other => return Err(c.corrupt(format!("tensor `{name}`: delta flag {other}"))),
+        };
+        let raw_len = c.u64("raw length")?;
+        let checksum = c.u64("checksum")?;
+        let base_checksum = c.u64("base checksum")?;
+        let frame_count = c.u32("frame count")? as u64;
+        if frame_count > (bytes.len() - c.pos) as u64 / FRAME_RECORD_LEN {
+            return Err(c.corrupt(format!("tensor `{name}`: {frame_count} frames do not fit")));
+        }
+        let mut frames = Vec::with_capacity(frame_count as usize);
+        let mut covered = 0u64;
+        for i in 0..frame_count {
+            let f = Frame {
+                offset: c.u64("frame offset")?,
+                stored_len: c.u64("frame length")?,
+                raw_len: c.u64("frame raw length")?,
+            };
+            let end = f.offset.checked_add(f.stored_len);
+            if f.offset != next_offset || end.is_none_or(|e| e > frames_area.1) {
+                return Err(c.corrupt(format!(
+                    "tensor `{name}` frame {i}: payload {}+{} is not where the previous frame ended ({next_offset}) or leaves the frames area",
+                    f.offset, f.stored_len
+                )));
+            }
+            if f.raw_len == 0 || f.raw_len > FRAME_BYTES as u64 {
+                return Err(c.corrupt(format!(
+                    "tensor `{name}` frame {i}: raw length {} outside 1..={FRAME_BYTES}",
+                    f.raw_len
+                )));
+            }
+            next_offset = end.expect("checked");
+            covered += f.raw_len;
+            frames.push(f);
+        }
+        if covered != raw_len {
+            return Err(c.corrupt(format!(
+                "tensor `{name}`: frames cover {covered} bytes but the tensor has {raw_len}"
+            )));
+        }
+        entries.push(Entry {
+            name,
+            codec,
+            delta,
+            raw_len,
+            checksum,
+            base_checksum,
+            frames,
+        });
+    }
+    if c.pos != bytes.len() {
+        return Err(c.corrupt(format!("{} trailing bytes", bytes.len() - c.pos)));
+    }
+    if next_offset != frames_area.1 {
+        return Err(c.corrupt(format!(
+            "frames end at {next_offset} but the frames area ends at {}",
+            frames_area.1
+        )));
+    }
+    Ok(entries)
+}

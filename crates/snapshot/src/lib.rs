@@ -1,0 +1,38 @@
+//! The bitlens compressed snapshot: one versioned container for every codec.
+//!
+//! A snapshot holds the original safetensors header bytes verbatim (so decoding reproduces the
+//! original file byte for byte, `__metadata__` and tensor order included), then each tensor's
+//! compressed frames, then an index with, per tensor, its codec and parameters, its length, an
+//! xxh3-64 checksum of its original bytes (verified on decode) and the extents of its frames, so any
+//! single tensor decodes without the others. Deltas XOR each tensor with the base checkpoint's
+//! tensor of the same name; the snapshot records the base's header hash and each base tensor's
+//! checksum, and decoding refuses a different base. Writing and reading are streaming: a tensor is
+//! processed in frames of at most [`FRAME_BYTES`]. The byte layout is specified in docs/FORMAT.md
+//! and in [`format`].
+//!
+//! - [`codec`] — the codec ids and parameters, and frame encode / decode.
+//! - [`format`] — constants and the (de)serialization of the preamble, index and trailer.
+//! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
+//! - [`writer`] — [`SnapshotWriter`].
+//! - [`reader`] — [`SnapshotReader`].
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod codec;
+pub mod compress;
+pub mod error;
+pub mod format;
+pub mod reader;
+pub mod writer;
+
+pub use codec::Codec;
+pub use compress::compress;
+pub use error::SnapshotError;
+pub use format::{BaseRef, Entry, Frame, FRAME_BYTES};
+pub use reader::{BaseSource, SnapshotReader, Source};
+pub use writer::{FrameJob, SnapshotWriter, TensorPlan};
+
+/// xxh3-64 of a byte string: the checksum used throughout the container.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}

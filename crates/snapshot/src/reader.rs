@@ -1,0 +1,453 @@
+//! Snapshot reader: opens the trailer and index, decodes one tensor or the whole original file,
+//! verifying every checksum, the stored header and (for deltas) the base.
+//!
+//! Allocation is bounded by the input: the index is read only after its length is checked against
+//! the file size, and a frame is decoded into at most [`FRAME_BYTES`] of memory.
+
+use crate::error::SnapshotError;
+use crate::format::{self, BaseRef, Entry, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, TRAILER_LEN};
+use bitlens_tensors::{Header, ReadAt, TensorInfo};
+
+use xxhash_rust::xxh3::Xxh3;
+
+/// A byte source the reader can use: [`ReadAt`], and `Sync` when frames decode in parallel.
+#[cfg(feature = "parallel")]
+pub trait Source: ReadAt + Sync {}
+#[cfg(feature = "parallel")]
+impl<T: ReadAt + Sync + ?Sized> Source for T {}
+/// A byte source the reader can use: [`ReadAt`], and `Sync` when frames decode in parallel.
+#[cfg(not(feature = "parallel"))]
+pub trait Source: ReadAt {}
+#[cfg(not(feature = "parallel"))]
+impl<T: ReadAt + ?Sized> Source for T {}
+
+/// The base checkpoint of a delta snapshot: a safetensors source and its parsed header.
+pub struct BaseSource<'a> {
+    /// The base file.
+    pub src: &'a dyn Source,
+    /// Its header.
+    pub header: &'a Header,
+}
+
+impl BaseSource<'_> {
+    /// The reference a delta snapshot records for this base.
+    pub fn reference(&self) -> BaseRef {
+        let mut prefix = (self.header.header_len).to_le_bytes().to_vec();
+        prefix.extend_from_slice(&self.header.raw);
+        BaseRef {
+            header_hash: crate::checksum(&prefix),
+            file_size: self.header.file_size,
+        }
+    }
+}
+
+/// An opened snapshot.
+pub struct SnapshotReader<R: Source> {
+    src: R,
+    /// Format flags (lossy, delta).
+    pub flags: u32,
+    /// The original file's first `8 + N` bytes.
+    pub prefix: Vec<u8>,
+    /// The original file's header, parsed from `prefix`.
+    pub header: Header,
+    /// The base this delta was made against.
+    pub base: Option<BaseRef>,
+    /// One entry per tensor, in the original order.
+    pub entries: Vec<Entry>,
+}
+
+fn read_vec<R: ReadAt + ?Sized>(
+    src: &R,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<u8>, SnapshotError> {
+    let size = src.size();
+    let end = offset.checked_add(len).filter(|&e| e <= size);
+    let Some(end) = end else {
+        return Err(SnapshotError::Truncated {
+            what,
+            offset,
+            end: offset.saturating_add(len),
+            size,
+        });
+    };
+    let mut buf = vec![0u8; (end - offset) as usize];
+    src.read_exact_at(offset, &mut buf)?;
+    Ok(buf)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl<R: Source> SnapshotReader<R> {
+    /// Opens a snapshot: checks magic, version and trailer, reads and validates the index and the
+    /// stored safetensors header.
+    pub fn open(src: R) -> Result<Self, SnapshotError> {
+        let size = src.size();
+        let fixed = read_vec(&src, "preamble", 0, 24.min(size))?;
+        if fixed.len() < 8 || fixed[..8] != format::MAGIC {
+            return Err(SnapshotError::BadMagic {
+                offset: 0,
+                found: fixed[..fixed.len().min(8)].to_vec(),
+            });
+        }
+        if fixed.len() < 24 {
+            return Err(SnapshotError::Truncated {
+                what: "preamble",
+                offset: 0,
+                end: 24,
+                size,
+            });
+        }
+        let version = u32_at(&fixed, 8);
+        if version != format::VERSION {
+            return Err(SnapshotError::UnsupportedVersion {
+                version,
+                supported: format::VERSION,
+            });
+        }
+        let flags = u32_at(&fixed, 12);
+        let prefix_len = u64_at(&fixed, 16);
+        if size < TRAILER_LEN {
+            return Err(SnapshotError::Truncated {
+                what: "trailer",
+                offset: 0,
+                end: TRAILER_LEN,
+                size,
+            });
+        }
+        let trailer = read_vec(&src, "trailer", size - TRAILER_LEN, TRAILER_LEN)?;
+        if trailer[24..] != format::END_MAGIC {
+            return Err(SnapshotError::BadMagic {
+                offset: size - 8,
+                found: trailer[24..].to_vec(),
+            });
+        }
+        let (index_offset, index_len, index_sum) = (
+            u64_at(&trailer, 0),
+            u64_at(&trailer, 8),
+            u64_at(&trailer, 16),
+        );
+        let index_end = index_offset.checked_add(index_len);
+        if index_end != Some(size - TRAILER_LEN) {
+            return Err(SnapshotError::Truncated {
+                what: "index (per trailer)",
+                offset: index_offset,
+                end: index_offset.saturating_add(index_len),
+                size: size - TRAILER_LEN,
+            });
+        }
+        let prefix = read_vec(&src, "stored safetensors header", 24, prefix_len)?;
+        let mut frames_start = 24 + prefix_len;
+        let base = if flags & FLAG_DELTA != 0 {
+            let b = read_vec(&src, "base reference", frames_start, 16)?;
+            frames_start += 16;
+            Some(BaseRef {
+                header_hash: u64_at(&b, 0),
+                file_size: u64_at(&b, 8),
+            })
+        } else {
+            None
+        };
+        if frames_start > index_offset {
+            return Err(SnapshotError::Truncated {
+                what: "frames (index starts before the preamble ends)",
+                offset: frames_start,
+                end: frames_start,
+                size: index_offset,
+            });
+        }
+        let index = read_vec(&src, "index", index_offset, index_len)?;
+        let actual = crate::checksum(&index);
+        if actual != index_sum {
+            return Err(SnapshotError::IndexChecksum {
+                expected: index_sum,
+                actual,
+            });
+        }
+        let entries = format::read_index(&index, (frames_start, index_offset))?;
+        let data_len = entries
+            .iter()
+            .try_fold(0u64, |acc, e| acc.checked_add(e.raw_len))
+            .ok_or_else(|| SnapshotError::HeaderMismatch {
+                reason: "tensor lengths overflow".into(),
+            })?;
+        let header = Header::parse(&prefix, prefix_len.saturating_add(data_len))?;
+        if header.data_start() != prefix_len {
+            return Err(SnapshotError::HeaderMismatch {
+                reason: format!(
+                    "stored prefix is {prefix_len} bytes but its header ends at {}",
+                    header.data_start()
+                ),
+            });
+        }
+        if header.tensors.len() != entries.len() {
+            return Err(SnapshotError::HeaderMismatch {
+                reason: format!(
+                    "header lists {} tensors, index {}",
+                    header.tensors.len(),
+                    entries.len()
+                ),
+            });
+        }
+        for (t, e) in header.tensors.iter().zip(&entries) {
+            if t.name != e.name || t.byte_len() != e.raw_len || e.delta != base.is_some() && e.delta
+            {
+                return Err(SnapshotError::HeaderMismatch {
+                    reason: format!(
+                        "index tensor `{}` does not match header tensor `{}`",
+                        e.name, t.name
+                    ),
+                });
+            }
+        }
+        Ok(SnapshotReader {
+            src,
+            flags,
+            prefix,
+            header,
+            base,
+            entries,
+        })
+    }
+
+    /// True when some tensor was stored lossily.
+    pub fn is_lossy(&self) -> bool {
+        self.flags & FLAG_LOSSY != 0
+    }
+
+    /// Size of the original safetensors file.
+    pub fn original_size(&self) -> u64 {
+        self.header.file_size
+    }
+
+    /// The index of the tensor with this name.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.name == name)
+    }
+
+    /// Checks that `base` is the checkpoint the delta was made against (header hash and size), or
+    /// that no base is needed.
+    pub fn check_base(&self, base: Option<&BaseSource>) -> Result<(), SnapshotError> {
+        match (self.base, base) {
+            (None, _) => Ok(()),
+            (Some(want), None) => Err(SnapshotError::BaseRequired {
+                base_header_hash: want.header_hash,
+            }),
+            (Some(want), Some(b)) => {
+                let got = b.reference();
+                if got != want {
+                    return Err(SnapshotError::WrongBase {
+                        reason: format!(
+                            "the snapshot was made against a {}-byte file with header hash {:016x}, the given base is {} bytes with header hash {:016x}",
+                            want.file_size, want.header_hash, got.file_size, got.header_hash
+                        ),
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Decodes the tensors at `which` (index positions, in that order), passing their original bytes
+    /// to `sink` frame by frame; every checksum is verified before the last bytes of a tensor are
+    /// handed over.
+    pub fn decode_tensors(
+        &self,
+        which: &[usize],
+        base: Option<&BaseSource>,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        self.check_base(base)?;
+        let mut work = Vec::new();
+        for &t in which {
+            let e = self
+                .entries
+                .get(t)
+                .ok_or_else(|| SnapshotError::Misuse(format!("no tensor #{t}")))?;
+            let base_tensor = match (e.delta, base) {
+                (true, Some(b)) => Some(self.base_tensor(e, b)?),
+                _ => None,
+            };
+            let mut offset = 0;
+            for fi in 0..e.frames.len() {
+                work.push(Work {
+                    tensor: t,
+                    frame: fi,
+                    offset,
+                    base_tensor,
+                });
+                offset += e.frames[fi].raw_len;
+            }
+        }
+        let mut verifier = Verifier::default();
+        let mut pending: std::collections::VecDeque<usize> = which.iter().copied().collect();
+        let mut done = 0;
+        while done < work.len() || !pending.is_empty() {
+            // Tensors with no frames (empty) are verified as soon as they come up.
+            while let Some(&t) = pending.front() {
+                if self.entries[t].frames.is_empty() {
+                    verifier.verify(&self.entries[t])?;
+                    pending.pop_front();
+                } else {
+                    break;
+                }
+            }
+            if done == work.len() {
+                break;
+            }
+            let mut end = done;
+            let mut batch_bytes = 0;
+            while end < work.len() && (end == done || batch_bytes < FRAME_BYTES as u64) {
+                batch_bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
+                end += 1;
+            }
+            let decoded = self.decode_batch(&work[done..end], base)?;
+            for (w, (bytes, base_bytes)) in work[done..end].iter().zip(decoded) {
+                let e = &self.entries[w.tensor];
+                verifier.update(&bytes, base_bytes.as_deref());
+                let last = w.frame + 1 == e.frames.len();
+                if last {
+                    verifier.verify(e)?;
+                    pending.pop_front();
+                }
+                sink(&bytes)?;
+            }
+            done = end;
+        }
+        Ok(())
+    }
+
+    /// Writes the original safetensors file (header and every tensor) to `sink`.
+    pub fn decode_all(
+        &self,
+        base: Option<&BaseSource>,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        self.check_base(base)?;
+        sink(&self.prefix)?;
+        let all: Vec<usize> = (0..self.entries.len()).collect();
+        self.decode_tensors(&all, base, sink)
+    }
+
+    fn base_tensor<'b>(
+        &self,
+        e: &Entry,
+        base: &'b BaseSource,
+    ) -> Result<(u64, &'b TensorInfo), SnapshotError> {
+        let ours = self.header.tensor(&e.name).expect("index matches header");
+        let theirs = base
+            .header
+            .tensor(&e.name)
+            .ok_or_else(|| SnapshotError::WrongBase {
+                reason: format!("base has no tensor `{}`", e.name),
+            })?;
+        if theirs.dtype != ours.dtype || theirs.shape != ours.shape {
+            return Err(SnapshotError::WrongBase {
+                reason: format!(
+                    "base tensor `{}` is {} {:?}, the delta needs {} {:?}",
+                    e.name, theirs.dtype, theirs.shape, ours.dtype, ours.shape
+                ),
+            });
+        }
+        Ok((base.header.file_range(theirs).0, theirs))
+    }
+
+    fn decode_one(&self, w: &Work, base: Option<&BaseSource>) -> Result<Decoded, SnapshotError> {
+        let e = &self.entries[w.tensor];
+        let f = e.frames[w.frame];
+        let payload = read_vec(&self.src, "frame", f.offset, f.stored_len)?;
+        let mut out = vec![0u8; f.raw_len as usize];
+        e.codec
+            .decode_frame(&payload, &mut out)
+            .map_err(|source| SnapshotError::Frame {
+                tensor: e.name.clone(),
+                frame: w.frame,
+                offset: f.offset,
+                source,
+            })?;
+        let base_bytes = match (w.base_tensor, base) {
+            (Some((start, _)), Some(b)) => {
+                let bytes = read_vec(b.src, "base tensor", start + w.offset, f.raw_len)?;
+                for (o, b) in out.iter_mut().zip(&bytes) {
+                    *o ^= b;
+                }
+                Some(bytes)
+            }
+            _ => None,
+        };
+        Ok((out, base_bytes))
+    }
+
+    /// Decodes consecutive frames, in parallel with feature `parallel`.
+    fn decode_batch(
+        &self,
+        work: &[Work],
+        base: Option<&BaseSource>,
+    ) -> Result<Vec<Decoded>, SnapshotError> {
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            work.par_iter().map(|w| self.decode_one(w, base)).collect()
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            work.iter().map(|w| self.decode_one(w, base)).collect()
+        }
+    }
+}
+
+/// A decoded frame and, for deltas, the base bytes it was XORed with.
+type Decoded = (Vec<u8>, Option<Vec<u8>>);
+
+/// One frame to decode.
+#[derive(Clone, Copy)]
+struct Work<'b> {
+    tensor: usize,
+    frame: usize,
+    offset: u64,
+    base_tensor: Option<(u64, &'b TensorInfo)>,
+}
+
+/// Streaming checksums of the tensor being decoded and of its base.
+#[derive(Default)]
+struct Verifier {
+    out: Xxh3,
+    base: Xxh3,
+}
+
+impl Verifier {
+    fn update(&mut self, out: &[u8], base: Option<&[u8]>) {
+        self.out.update(out);
+        if let Some(b) = base {
+            self.base.update(b);
+        }
+    }
+
+    fn verify(&mut self, e: &Entry) -> Result<(), SnapshotError> {
+        let out = std::mem::take(&mut self.out).digest();
+        let base = std::mem::take(&mut self.base).digest();
+        if e.delta && base != e.base_checksum {
+            return Err(SnapshotError::WrongBase {
+                reason: format!(
+                    "base tensor `{}` has checksum {base:016x}, the delta was made against {:016x}",
+                    e.name, e.base_checksum
+                ),
+            });
+        }
+        if out != e.checksum {
+            return Err(SnapshotError::ChecksumMismatch {
+                tensor: e.name.clone(),
+                expected: e.checksum,
+                actual: out,
+            });
+        }
+        Ok(())
+    }
+}

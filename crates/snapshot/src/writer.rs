@@ -1,0 +1,228 @@
+//! Streaming snapshot writer: preamble first, frames as they are encoded, index and trailer last.
+//! It never seeks, so the output can be a pipe, and it holds only the frames it is given.
+
+use crate::codec::Codec;
+use crate::error::SnapshotError;
+use crate::format::{self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES};
+use bitlens_tensors::Header;
+use std::io::Write;
+use xxhash_rust::xxh3::Xxh3;
+
+/// What to do with one tensor of the input, in the input's tensor order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorPlan {
+    /// Tensor name (must match the input header).
+    pub name: String,
+    /// Codec for its frames.
+    pub codec: Codec,
+    /// Its byte length.
+    pub raw_len: u64,
+    /// XOR with the base tensor of the same name before encoding.
+    pub delta: bool,
+}
+
+/// One frame to encode: the next [`FRAME_BYTES`] (or fewer, for the last) of a tensor.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameJob<'a> {
+    /// Index of the tensor in the plan.
+    pub tensor: usize,
+    /// The original bytes.
+    pub raw: &'a [u8],
+    /// The base tensor's bytes at the same position (delta tensors only).
+    pub base: Option<&'a [u8]>,
+}
+
+/// Writes a snapshot to any [`Write`].
+pub struct SnapshotWriter<W: Write> {
+    out: W,
+    pos: u64,
+    frames_start: u64,
+    entries: Vec<Entry>,
+    hashers: Vec<Xxh3>,
+    base_hashers: Vec<Xxh3>,
+    fed: Vec<u64>,
+}
+
+impl<W: Write> SnapshotWriter<W> {
+    /// Starts a snapshot of the safetensors file whose first `8 + N` bytes are `prefix`, with one
+    /// plan per tensor in the header's order. `base` is required when any plan is a delta.
+    pub fn new(
+        mut out: W,
+        prefix: &[u8],
+        plans: Vec<TensorPlan>,
+        base: Option<BaseRef>,
+    ) -> Result<Self, SnapshotError> {
+        let data_len: u64 = plans.iter().map(|p| p.raw_len).sum();
+        let header = Header::parse(prefix, prefix.len() as u64 + data_len)?;
+        if header.data_start() != prefix.len() as u64 {
+            return Err(SnapshotError::Misuse(format!(
+                "prefix is {} bytes but the header ends at {}",
+                prefix.len(),
+                header.data_start()
+            )));
+        }
+        check_plans_match(&header, &plans)?;
+        let delta = plans.iter().any(|p| p.delta);
+        if delta != base.is_some() {
+            return Err(SnapshotError::Misuse(
+                "a base is given exactly when some tensor is a delta".into(),
+            ));
+        }
+        let flags = if plans.iter().any(|p| p.codec.is_lossy()) {
+            FLAG_LOSSY
+        } else {
+            0
+        } | if delta { FLAG_DELTA } else { 0 };
+        let mut preamble = Vec::with_capacity(prefix.len() + 48);
+        format::write_preamble(prefix, flags, base, &mut preamble);
+        out.write_all(&preamble)?;
+        let n = plans.len();
+        Ok(SnapshotWriter {
+            out,
+            pos: preamble.len() as u64,
+            frames_start: preamble.len() as u64,
+            entries: plans
+                .into_iter()
+                .map(|p| Entry {
+                    name: p.name,
+                    codec: p.codec,
+                    delta: p.delta,
+                    raw_len: p.raw_len,
+                    checksum: 0,
+                    base_checksum: 0,
+                    frames: Vec::new(),
+                })
+                .collect(),
+            hashers: (0..n).map(|_| Xxh3::new()).collect(),
+            base_hashers: (0..n).map(|_| Xxh3::new()).collect(),
+            fed: vec![0; n],
+        })
+    }
+
+    /// Encodes and appends frames, in order. Frames are encoded in parallel (feature `parallel`),
+    /// written in the order given; each tensor's frames must come in order, and every frame but a
+    /// tensor's last must be exactly [`FRAME_BYTES`] long, so the output never depends on how the
+    /// caller batches work or on the thread count.
+    pub fn write_frames(&mut self, jobs: &[FrameJob]) -> Result<(), SnapshotError> {
+        let mut fed = self.fed.clone();
+        for job in jobs {
+            let entry = self.entries.get(job.tensor).ok_or_else(|| {
+                SnapshotError::Misuse(format!("no tensor #{} in the plan", job.tensor))
+            })?;
+            let after = fed[job.tensor] + job.raw.len() as u64;
+            let is_last = after == entry.raw_len;
+            if job.raw.is_empty()
+                || after > entry.raw_len
+                || (!is_last && job.raw.len() != FRAME_BYTES)
+                || job.raw.len() > FRAME_BYTES
+            {
+                return Err(SnapshotError::Misuse(format!(
+                    "tensor `{}`: frame of {} bytes at {} (tensor has {}, frames are {FRAME_BYTES} bytes)",
+                    entry.name,
+                    job.raw.len(),
+                    fed[job.tensor],
+                    entry.raw_len
+                )));
+            }
+            if entry.delta != job.base.is_some()
+                || job.base.is_some_and(|b| b.len() != job.raw.len())
+            {
+                return Err(SnapshotError::Misuse(format!(
+                    "tensor `{}`: base bytes must be given exactly for delta tensors, same length",
+                    entry.name
+                )));
+            }
+            fed[job.tensor] = after;
+        }
+        let payloads = encode_all(&self.entries, jobs);
+        for (job, payload) in jobs.iter().zip(payloads) {
+            self.hashers[job.tensor].update(job.raw);
+            if let Some(b) = job.base {
+                self.base_hashers[job.tensor].update(b);
+            }
+            self.out.write_all(&payload)?;
+            self.entries[job.tensor].frames.push(Frame {
+                offset: self.pos,
+                stored_len: payload.len() as u64,
+                raw_len: job.raw.len() as u64,
+            });
+            self.pos += payload.len() as u64;
+        }
+        self.fed = fed;
+        Ok(())
+    }
+
+    /// Writes the index and trailer and returns the output and the index entries.
+    pub fn finish(mut self) -> Result<(W, Vec<Entry>), SnapshotError> {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if self.fed[i] != e.raw_len {
+                return Err(SnapshotError::Misuse(format!(
+                    "tensor `{}`: {} of {} bytes written",
+                    e.name, self.fed[i], e.raw_len
+                )));
+            }
+            e.checksum = self.hashers[i].digest();
+            e.base_checksum = if e.delta {
+                self.base_hashers[i].digest()
+            } else {
+                0
+            };
+        }
+        let mut index = Vec::new();
+        format::write_index(&self.entries, &mut index);
+        let mut tail = Vec::with_capacity(index.len() + 32);
+        tail.extend_from_slice(&index);
+        format::write_trailer(self.pos, &index, &mut tail);
+        self.out.write_all(&tail)?;
+        self.out.flush()?;
+        debug_assert!(self.pos >= self.frames_start);
+        Ok((self.out, self.entries))
+    }
+}
+
+/// The plan must list the header's tensors, in its order, with their lengths.
+fn check_plans_match(header: &Header, plans: &[TensorPlan]) -> Result<(), SnapshotError> {
+    if header.tensors.len() != plans.len() {
+        return Err(SnapshotError::Misuse(format!(
+            "header has {} tensors, plan has {}",
+            header.tensors.len(),
+            plans.len()
+        )));
+    }
+    for (t, p) in header.tensors.iter().zip(plans) {
+        if t.name != p.name || t.byte_len() != p.raw_len {
+            return Err(SnapshotError::Misuse(format!(
+                "plan entry `{}` ({} bytes) does not match header tensor `{}` ({} bytes)",
+                p.name,
+                p.raw_len,
+                t.name,
+                t.byte_len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn encode_one(entries: &[Entry], job: &FrameJob) -> Vec<u8> {
+    let codec = entries[job.tensor].codec;
+    let mut payload = Vec::new();
+    match job.base {
+        Some(base) => {
+            let xored: Vec<u8> = job.raw.iter().zip(base).map(|(a, b)| a ^ b).collect();
+            codec.encode_frame(&xored, &mut payload);
+        }
+        None => codec.encode_frame(job.raw, &mut payload),
+    }
+    payload
+}
+
+#[cfg(feature = "parallel")]
+fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Vec<Vec<u8>> {
+    use rayon::prelude::*;
+    jobs.par_iter().map(|j| encode_one(entries, j)).collect()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Vec<Vec<u8>> {
+    jobs.iter().map(|j| encode_one(entries, j)).collect()
+}

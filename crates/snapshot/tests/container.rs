@@ -1,0 +1,371 @@
+//! Round trips through the container and one test per rejection rule.
+
+use bitlens_snapshot::{compress, BaseSource, Codec, SnapshotError, SnapshotReader, FRAME_BYTES};
+use bitlens_tensors::{read_header, Dtype, Header};
+use proptest::prelude::*;
+
+/// A safetensors file with the given tensors (name, dtype, shape, bytes) and metadata.
+fn safetensors(tensors: &[(&str, Dtype, Vec<u64>, Vec<u8>)], metadata: bool) -> Vec<u8> {
+    let mut json = String::from("{");
+    if metadata {
+        json.push_str(r#""__metadata__":{"format":"pt","step":"100"},"#);
+    }
+    let mut offset = 0;
+    let entries: Vec<String> = tensors
+        .iter()
+        .map(|(name, dtype, shape, data)| {
+            let e = format!(
+                r#""{name}":{{"dtype":"{dtype}","shape":{shape:?},"data_offsets":[{offset},{}]}}"#,
+                offset + data.len()
+            );
+            offset += data.len();
+            e
+        })
+        .collect();
+    json.push_str(&entries.join(","));
+    json.push('}');
+    while json.len() % 8 != 0 {
+        json.push(' ');
+    }
+    let mut f = (json.len() as u64).to_le_bytes().to_vec();
+    f.extend_from_slice(json.as_bytes());
+    for (_, _, _, data) in tensors {
+        f.extend_from_slice(data);
+    }
+    f
+}
+
+fn pack(file: &[u8], codec: Codec, base: Option<&[u8]>) -> Vec<u8> {
+    let header = read_header(&file.to_vec()).unwrap();
+    let base_header = base.map(|b| read_header(&b.to_vec()).unwrap());
+    let base_vec = base.map(|b| b.to_vec());
+    let base_source = match (&base_vec, &base_header) {
+        (Some(src), Some(h)) => Some(BaseSource { src, header: h }),
+        _ => None,
+    };
+    let src = file.to_vec();
+    let (out, _) = compress(
+        &src,
+        &header,
+        base_source.as_ref(),
+        &|t| match codec {
+            Codec::Lmc { .. } => Codec::lmc_for_width(t.dtype.lane_bytes()),
+            other => other,
+        },
+        Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    out
+}
+
+fn unpack(snapshot: &[u8], base: Option<&[u8]>) -> Result<Vec<u8>, SnapshotError> {
+    let reader = SnapshotReader::open(snapshot.to_vec())?;
+    let base_vec = base.map(|b| b.to_vec());
+    let base_header: Option<Header> = base_vec.as_ref().map(|b| read_header(b).unwrap());
+    let base_source = match (&base_vec, &base_header) {
+        (Some(src), Some(h)) => Some(BaseSource { src, header: h }),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    reader.decode_all(base_source.as_ref(), &mut |b| {
+        out.extend_from_slice(b);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+fn bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// bf16 values of a normal-ish distribution, with NaN / Inf / subnormal patterns sprinkled in.
+fn weights_bf16(seed: u64, n: usize) -> Vec<u8> {
+    let noise = bytes(seed, 2 * n);
+    let mut out = Vec::with_capacity(2 * n);
+    for (i, c) in noise.chunks(2).enumerate() {
+        let v = ((c[0] as f32 - 128.0) * (c[1] as f32 - 128.0)) / 4e5;
+        let bits = match i % 97 {
+            0 => 0x7FC0, // NaN
+            1 => 0x7F80, // +Inf
+            2 => 0xFF80, // -Inf
+            3 => 0x0001, // subnormal
+            _ => (v.to_bits() >> 16) as u16,
+        };
+        out.extend_from_slice(&bits.to_le_bytes());
+    }
+    out
+}
+
+fn zoo(seed: u64) -> Vec<u8> {
+    safetensors(
+        &[
+            ("bf16", Dtype::BF16, vec![300, 7], weights_bf16(seed, 2100)),
+            ("f32", Dtype::F32, vec![1000], bytes(seed + 1, 4000)),
+            ("f16", Dtype::F16, vec![3], bytes(seed + 2, 6)),
+            ("f64", Dtype::F64, vec![5], bytes(seed + 3, 40)),
+            (
+                "i64",
+                Dtype::I64,
+                vec![4],
+                (0..4i64).flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            ("u8", Dtype::U8, vec![17], bytes(seed + 4, 17)),
+            ("f8", Dtype::F8_E4M3, vec![33], bytes(seed + 5, 33)),
+            ("f4", Dtype::F4, vec![6], bytes(seed + 6, 3)),
+            ("c64", Dtype::C64, vec![2], bytes(seed + 7, 16)),
+            ("scalar", Dtype::F32, vec![], 1.5f32.to_le_bytes().to_vec()),
+            ("empty", Dtype::BF16, vec![0, 5], vec![]),
+            (
+                "const",
+                Dtype::BF16,
+                vec![70_000],
+                [0x80, 0x3F].repeat(70_000),
+            ),
+        ],
+        true,
+    )
+}
+
+#[test]
+fn every_dtype_round_trips_byte_for_byte() {
+    let file = zoo(1);
+    for codec in [Codec::Stored, Codec::lmc_for_width(1)] {
+        let snap = pack(&file, codec, None);
+        assert_eq!(unpack(&snap, None).unwrap(), file, "{codec:?}");
+    }
+    let lmc = pack(&file, Codec::lmc_for_width(1), None);
+    assert!(lmc.len() < file.len(), "constant tensor must compress");
+}
+
+#[test]
+fn a_single_tensor_decodes_alone() {
+    let file = zoo(2);
+    let snap = pack(&file, Codec::lmc_for_width(1), None);
+    let reader = SnapshotReader::open(snap).unwrap();
+    let idx = reader.find("f32").unwrap();
+    let mut out = Vec::new();
+    reader
+        .decode_tensors(&[idx], None, &mut |b| {
+            out.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+    let h = read_header(&file).unwrap();
+    let (s, e) = h.file_range(h.tensor("f32").unwrap());
+    assert_eq!(out, &file[s as usize..e as usize]);
+}
+
+#[test]
+fn tensors_larger_than_a_frame_are_split_into_frames() {
+    let big = bytes(9, FRAME_BYTES * 2 + 12_346);
+    let file = safetensors(&[("big", Dtype::U8, vec![big.len() as u64], big)], false);
+    let snap = pack(&file, Codec::Stored, None);
+    let reader = SnapshotReader::open(snap.clone()).unwrap();
+    assert_eq!(reader.entries[0].frames.len(), 3);
+    assert_eq!(unpack(&snap, None).unwrap(), file);
+}
+
+fn changed(file: &[u8], fraction_per_mille: u64, seed: u64) -> Vec<u8> {
+    let h = read_header(&file.to_vec()).unwrap();
+    let mut out = file.to_vec();
+    let noise = bytes(seed, out.len());
+    for t in &h.tensors {
+        let (s, e) = h.file_range(t);
+        for i in s..e {
+            if u64::from(noise[i as usize]) * 1000 / 256 < fraction_per_mille {
+                out[i as usize] ^= noise[(i as usize + 1) % noise.len()] | 1;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn deltas_round_trip_with_the_right_base_only() {
+    let base = zoo(3);
+    for per_mille in [0, 50, 1000] {
+        let next = changed(&base, per_mille, 4 + per_mille);
+        let snap = pack(&next, Codec::lmc_for_width(1), Some(&base));
+        assert_eq!(unpack(&snap, Some(&base)).unwrap(), next, "{per_mille}‰");
+        assert!(matches!(
+            unpack(&snap, None),
+            Err(SnapshotError::BaseRequired { .. })
+        ));
+        let other = zoo(99);
+        assert!(matches!(
+            unpack(&snap, Some(&other)),
+            Err(SnapshotError::WrongBase { .. })
+        ));
+    }
+    // Unchanged data: the delta is all zero runs and costs almost nothing.
+    let snap = pack(&base, Codec::lmc_for_width(1), Some(&base));
+    let plain = pack(&base, Codec::lmc_for_width(1), None);
+    assert!(
+        snap.len() * 2 < plain.len(),
+        "{} vs {}",
+        snap.len(),
+        plain.len()
+    );
+}
+
+#[test]
+fn a_base_with_same_header_but_other_data_is_refused_per_tensor() {
+    let base = zoo(5);
+    let next = changed(&base, 50, 6);
+    let snap = pack(&next, Codec::lmc_for_width(1), Some(&base));
+    let mut tampered = base.clone();
+    let last = tampered.len() - 1;
+    tampered[last - 200] ^= 0xFF; // inside the `const` tensor
+    match unpack(&snap, Some(&tampered)) {
+        Err(SnapshotError::WrongBase { reason }) => assert!(reason.contains("const"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bad_magic_and_version_are_named() {
+    let snap = pack(&zoo(7), Codec::Stored, None);
+    let mut bad = snap.clone();
+    bad[0] = b'X';
+    assert!(matches!(
+        unpack(&bad, None),
+        Err(SnapshotError::BadMagic { offset: 0, .. })
+    ));
+    let mut bad = snap.clone();
+    bad[8] = 2;
+    assert!(matches!(
+        unpack(&bad, None),
+        Err(SnapshotError::UnsupportedVersion {
+            version: 2,
+            supported: 1
+        })
+    ));
+    assert!(matches!(
+        unpack(b"safetensors", None),
+        Err(SnapshotError::BadMagic { .. })
+    ));
+}
+
+#[test]
+fn truncation_is_a_typed_error() {
+    let snap = pack(&zoo(8), Codec::lmc_for_width(1), None);
+    for cut in [
+        0,
+        7,
+        23,
+        100,
+        snap.len() / 2,
+        snap.len() - 33,
+        snap.len() - 1,
+    ] {
+        let r = unpack(&snap[..cut], None);
+        assert!(
+            matches!(
+                r,
+                Err(SnapshotError::BadMagic { .. } | SnapshotError::Truncated { .. })
+            ),
+            "cut at {cut}: {r:?}"
+        );
+    }
+}
+
+#[test]
+fn corrupt_payload_is_caught_by_decoder_or_checksum() {
+    let file = zoo(10);
+    let snap = pack(&file, Codec::Stored, None);
+    let reader = SnapshotReader::open(snap.clone()).unwrap();
+    let f = reader.entries[reader.find("f32").unwrap()].frames[0];
+    let mut bad = snap.clone();
+    bad[f.offset as usize + 5] ^= 1;
+    match unpack(&bad, None) {
+        Err(SnapshotError::ChecksumMismatch { tensor, .. }) => assert_eq!(tensor, "f32"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn corrupt_index_is_caught_by_its_checksum() {
+    let snap = pack(&zoo(11), Codec::Stored, None);
+    let mut bad = snap.clone();
+    let at = bad.len() - 40;
+    bad[at] ^= 0x10;
+    assert!(matches!(
+        unpack(&bad, None),
+        Err(SnapshotError::IndexChecksum { .. })
+    ));
+}
+
+#[test]
+fn unknown_codec_is_named() {
+    let snap = pack(&zoo(12), Codec::Stored, None);
+    // Rewrite the first entry's codec id and fix up the index checksum, as a newer writer would.
+    let n = snap.len();
+    let index_offset = u64::from_le_bytes(snap[n - 32..n - 24].try_into().unwrap()) as usize;
+    let index_len = u64::from_le_bytes(snap[n - 24..n - 16].try_into().unwrap()) as usize;
+    let mut bad = snap.clone();
+    let name_len =
+        u32::from_le_bytes(bad[index_offset + 4..index_offset + 8].try_into().unwrap()) as usize;
+    bad[index_offset + 8 + name_len] = 200;
+    let sum = bitlens_snapshot::checksum(&bad[index_offset..index_offset + index_len]);
+    bad[n - 16..n - 8].copy_from_slice(&sum.to_le_bytes());
+    assert!(matches!(
+        unpack(&bad, None),
+        Err(SnapshotError::UnknownCodec { id: 200, .. })
+    ));
+}
+
+#[test]
+fn output_does_not_depend_on_the_thread_count() {
+    let file = zoo(13);
+    let one = rayon_pool(1).install(|| pack(&file, Codec::lmc_for_width(1), None));
+    let two = rayon_pool(2).install(|| pack(&file, Codec::lmc_for_width(1), None));
+    assert_eq!(one, two);
+}
+
+fn rayon_pool(n: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random corruption never panics; whatever decodes is the original (checksums guarantee it).
+    #[test]
+    fn random_corruption_never_panics(pos in any::<prop::sample::Index>(), xor in 1u8.., cut in any::<prop::sample::Index>(), truncate in any::<bool>()) {
+        let file = zoo(14);
+        let snap = pack(&file, Codec::lmc_for_width(1), None);
+        let mut bad = snap.clone();
+        if truncate {
+            bad.truncate(cut.index(snap.len()));
+        } else {
+            let i = pos.index(bad.len());
+            bad[i] ^= xor;
+        }
+        if let Ok(out) = unpack(&bad, None) {
+            prop_assert_eq!(out, file);
+        }
+    }
+
+    #[test]
+    fn random_files_round_trip(seed in any::<u64>(), n in 0usize..5000, dtype in prop::sample::select(vec![Dtype::BF16, Dtype::F32, Dtype::U8, Dtype::F64])) {
+        let lane = dtype.lane_bytes();
+        let data = bytes(seed, n * lane);
+        let file = safetensors(&[("t", dtype, vec![n as u64], data)], seed % 2 == 0);
+        for codec in [Codec::Stored, Codec::lmc_for_width(1)] {
+            let snap = pack(&file, codec, None);
+            prop_assert_eq!(unpack(&snap, None).unwrap(), file.clone());
+        }
+    }
+}
