@@ -67,7 +67,7 @@ fn lmc(threads: usize) -> Candidate {
         ..Options::default()
     };
     Candidate {
-        name: "bitlens lmc".into(),
+        name: "lmc".into(),
         threads,
         compress: Box::new(move |d, w| {
             Ok(bitlens_codecs::encode(
@@ -190,7 +190,11 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
         all.push(peer(name, false, c, d));
         all.push(peer(name, true, c, d));
     }
-    all.retain(|c| filter.is_empty() || filter.iter().any(|f| c.name.contains(f.as_str())));
+    // `zstd-3` selects zstd-3 raw and byte-grouped, not zstd-19.
+    all.retain(|c| {
+        let base = c.name.split(" (").next().unwrap_or(&c.name);
+        filter.is_empty() || filter.iter().any(|f| f == base || f == &c.name)
+    });
     all
 }
 

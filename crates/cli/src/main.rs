@@ -85,7 +85,7 @@ enum Command {
         /// Print one JSON document instead of the table.
         #[arg(long)]
         json: bool,
-        /// Only codecs whose name contains one of these (comma-separated), e.g. `lmc,zstd-3`.
+        /// Only these codecs (comma-separated): lmc, zstd-1, zstd-3, zstd-19, lz4, deflate, bzip2.
         #[arg(long, value_delimiter = ',')]
         codecs: Vec<String>,
     },

@@ -102,20 +102,20 @@ impl Codec {
         }
     }
 
-    /// Decodes one frame into `out`, whose length is the frame's original length.
-    pub fn decode_frame(&self, payload: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
+    /// Decodes one frame of `raw_len` original bytes. The declared length is checked against what
+    /// the payload can justify before any output buffer is allocated.
+    pub fn decode_frame(&self, payload: &[u8], raw_len: usize) -> Result<Vec<u8>, DecodeError> {
         match self {
             Codec::Stored => {
-                if payload.len() != out.len() {
+                if payload.len() != raw_len {
                     return Err(DecodeError::LengthMismatch {
-                        expected: out.len() as u64,
+                        expected: raw_len as u64,
                         actual: payload.len() as u64,
                     });
                 }
-                out.copy_from_slice(payload);
-                Ok(())
+                Ok(payload.to_vec())
             }
-            Codec::Lmc { .. } => bitlens_codecs::decode_into(payload, out),
+            Codec::Lmc { .. } => bitlens_codecs::decode(payload, raw_len),
         }
     }
 }

@@ -363,9 +363,9 @@ impl<R: Source> SnapshotReader<R> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
         let payload = read_vec(&self.src, "frame", f.offset, f.stored_len)?;
-        let mut out = vec![0u8; f.raw_len as usize];
-        e.codec
-            .decode_frame(&payload, &mut out)
+        let mut out = e
+            .codec
+            .decode_frame(&payload, f.raw_len as usize)
             .map_err(|source| SnapshotError::Frame {
                 tensor: e.name.clone(),
                 frame: w.frame,
