@@ -56,9 +56,18 @@ enum Command {
         /// The snapshot file (or directory, for a sharded checkpoint) to write.
         #[arg(short, long)]
         output: PathBuf,
-        /// Codec for every tensor.
+        /// Codec for every tensor (float-only codecs use LMC for other dtypes).
         #[arg(long, value_enum, default_value = "lmc")]
         codec: snapshot_cmd::CodecName,
+        /// NeuZip: mantissa bits to keep, 0, 1 or 3 (lossy); default all (lossless).
+        #[arg(long)]
+        mantissa_bits: Option<u32>,
+        /// NeuZip lossy: block size of the block-wise normalization (32..512).
+        #[arg(long, default_value_t = 512)]
+        norm_block: usize,
+        /// BitSnap quant: clusters (at most 16, labels are 4 bits).
+        #[arg(long, default_value_t = 16)]
+        clusters: u8,
         /// Store each tensor as its XOR with the base checkpoint's tensor of the same name.
         #[arg(long)]
         base: Option<PathBuf>,
@@ -104,8 +113,19 @@ fn run(cli: Cli) -> Result<()> {
             input,
             output,
             codec,
+            mantissa_bits,
+            norm_block,
+            clusters,
             base,
-        } => snapshot_cmd::compress(&input, &output, codec, base.as_deref()),
+        } => {
+            let choice = snapshot_cmd::CodecChoice {
+                name: codec,
+                mantissa_bits,
+                norm_block,
+                clusters,
+            };
+            snapshot_cmd::compress(&input, &output, choice, base.as_deref())
+        }
         Command::Decompress {
             input,
             output,

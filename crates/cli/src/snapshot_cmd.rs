@@ -9,8 +9,10 @@ use crate::format;
 use crate::progress::Progress;
 use crate::source::{Checkpoint, FileSource, Shard};
 use anyhow::{bail, Context, Result};
-use bitlens_snapshot::{BaseSource, Codec, SnapshotReader};
+use bitlens_codecs::neuzip::{self, FloatFormat};
+use bitlens_snapshot::{BaseSource, Codec, Entry, SnapshotReader};
 use bitlens_tensors::Header;
+use bitlens_tensors::{Dtype, TensorInfo};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -24,16 +26,92 @@ const SNAPSHOT_EXT: &str = "bls";
 pub enum CodecName {
     /// LMC / PLMC: byte grouping + block-adaptive Huffman + runs (lossless).
     Lmc,
+    /// NeuZip: rANS exponents + raw sign/mantissa; lossy with --mantissa-bits 0, 1 or 3.
+    Neuzip,
+    /// BitSnap delta against --base: bitmask of changed elements + their new values (lossless).
+    Bitsnap,
+    /// BitSnap cluster-based uint8 quantization, for optimizer states (lossy).
+    BitsnapQuant,
     /// No compression (lossless), for comparison.
     Stored,
 }
 
-impl CodecName {
-    fn codec(self, lane_bytes: usize) -> Codec {
-        match self {
-            CodecName::Lmc => Codec::lmc_for_width(lane_bytes),
-            CodecName::Stored => Codec::Stored,
+/// The codec choice of a compress run.
+#[derive(Clone, Copy, Debug)]
+pub struct CodecChoice {
+    /// Which codec.
+    pub name: CodecName,
+    /// NeuZip: kept mantissa bits (lossy when below the format's).
+    pub mantissa_bits: Option<u32>,
+    /// NeuZip lossy: normalization block size.
+    pub norm_block: usize,
+    /// BitSnap quant: clusters.
+    pub clusters: u8,
+}
+
+/// The NeuZip / BitSnap float format of a dtype, if it has one.
+pub fn float_format(dtype: Dtype) -> Option<FloatFormat> {
+    match dtype {
+        Dtype::BF16 => Some(FloatFormat::Bf16),
+        Dtype::F16 => Some(FloatFormat::F16),
+        Dtype::F32 => Some(FloatFormat::F32),
+        _ => None,
+    }
+}
+
+impl CodecChoice {
+    /// The codec for one tensor. Codecs made for floats fall back to LMC for other dtypes.
+    pub fn codec_for(&self, t: &TensorInfo) -> Codec {
+        let lmc = Codec::lmc_for_width(t.dtype.lane_bytes());
+        match (self.name, float_format(t.dtype)) {
+            (CodecName::Lmc, _) => lmc,
+            (CodecName::Stored, _) => Codec::Stored,
+            (CodecName::Neuzip, Some(format)) => {
+                let k = self.mantissa_bits.unwrap_or(format.mantissa_bits());
+                let lossy = k < format.mantissa_bits();
+                Codec::NeuZip(neuzip::Settings {
+                    format,
+                    mantissa_bits: k,
+                    norm_block: if lossy { self.norm_block } else { 0 },
+                })
+            }
+            (CodecName::Bitsnap, _) => Codec::BitSnapDelta {
+                width: t.dtype.lane_bytes() as u8,
+                entropy_coded: true,
+            },
+            (CodecName::BitsnapQuant, Some(format)) => Codec::BitSnapQuant {
+                format,
+                clusters: self.clusters,
+            },
+            (CodecName::Neuzip | CodecName::BitsnapQuant, None) => lmc,
         }
+    }
+
+    /// Rejects combinations that cannot work, with the reason.
+    pub fn check(&self, has_base: bool) -> Result<()> {
+        if let Some(k) = self.mantissa_bits {
+            if self.name != CodecName::Neuzip {
+                bail!("--mantissa-bits applies to --codec neuzip only");
+            }
+            if ![0, 1, 3, 7, 10, 23].contains(&k) {
+                bail!("--mantissa-bits must be 0, 1 or 3 (lossy) or the format's full mantissa");
+            }
+        }
+        if !(32..=512).contains(&self.norm_block) || !self.norm_block.is_power_of_two() {
+            bail!("--norm-block must be 32, 64, 128, 256 or 512");
+        }
+        if !(1..=16).contains(&self.clusters) {
+            bail!("--clusters must be 1..=16 (labels are 4 bits)");
+        }
+        let lossy = self.name == CodecName::BitsnapQuant
+            || (self.name == CodecName::Neuzip && self.mantissa_bits.is_some_and(|k| k <= 3));
+        if lossy && has_base {
+            bail!("lossy codecs do not take --base (a delta must be exact)");
+        }
+        if self.name == CodecName::Bitsnap && !has_base {
+            bail!("--codec bitsnap stores changes against a base: give --base");
+        }
+        Ok(())
     }
 }
 
@@ -63,16 +141,23 @@ struct Totals {
 }
 
 /// `bitlens compress`.
-pub fn compress(input: &Path, output: &Path, codec: CodecName, base: Option<&Path>) -> Result<()> {
+pub fn compress(
+    input: &Path,
+    output: &Path,
+    codec: CodecChoice,
+    base: Option<&Path>,
+) -> Result<()> {
+    codec.check(base.is_some())?;
     let checkpoint = Checkpoint::open(input)?;
     let base = base.map(Checkpoint::open).transpose()?;
     let started = Instant::now();
     let progress = Progress::new(checkpoint.data_bytes(), "compress");
     let mut totals = Totals::default();
+    let mut entries = Vec::new();
     if checkpoint.index.is_none() && checkpoint.shards.len() == 1 {
         let shard = &checkpoint.shards[0];
         let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
-        totals.output += compress_shard(shard, base_shard, codec, output, &progress)?;
+        totals.output += compress_shard(shard, base_shard, codec, output, &progress, &mut entries)?;
     } else {
         std::fs::create_dir_all(output)
             .with_context(|| format!("{}: cannot create directory", output.display()))?;
@@ -80,7 +165,8 @@ pub fn compress(input: &Path, output: &Path, codec: CodecName, base: Option<&Pat
             let name = shard.path.file_name().expect("shard files have names");
             let out = output.join(format!("{}.{SNAPSHOT_EXT}", name.to_string_lossy()));
             let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
-            totals.output += compress_shard(shard, base_shard, codec, &out, &progress)?;
+            totals.output +=
+                compress_shard(shard, base_shard, codec, &out, &progress, &mut entries)?;
         }
         if let Some(index_path) = index_path(input, &checkpoint)? {
             let dst = output.join(index_path.file_name().expect("index has a name"));
@@ -91,7 +177,41 @@ pub fn compress(input: &Path, output: &Path, codec: CodecName, base: Option<&Pat
     totals.input = checkpoint.shards.iter().map(|s| s.header.file_size).sum();
     progress.finish();
     summary("compressed", &totals, started);
+    lossy_summary(&entries);
     Ok(())
+}
+
+/// One line on the error of lossily stored tensors.
+fn lossy_summary(entries: &[Entry]) {
+    let lossy: Vec<_> = entries
+        .iter()
+        .filter_map(|e| e.error.map(|r| (e, r)))
+        .collect();
+    if lossy.is_empty() {
+        return;
+    }
+    let values: u64 = lossy.iter().map(|(_, r)| r.values).sum();
+    let mse = lossy
+        .iter()
+        .map(|(_, r)| r.mse * r.values as f64)
+        .sum::<f64>()
+        / values.max(1) as f64;
+    let (worst, r) = lossy
+        .iter()
+        .max_by(|a, b| a.1.max_rel.total_cmp(&b.1.max_rel))
+        .expect("non-empty");
+    let mean_rel = lossy
+        .iter()
+        .map(|(_, r)| r.mean_rel * r.values as f64)
+        .sum::<f64>()
+        / values.max(1) as f64;
+    eprintln!(
+        "bitlens: lossy ({}): {} tensors, MSE {mse:.3e}, mean relative error {mean_rel:.3e}, max relative error {:.3e} (tensor `{}`)",
+        worst.codec.name(),
+        lossy.len(),
+        r.max_rel,
+        worst.name
+    );
 }
 
 fn index_path(input: &Path, checkpoint: &Checkpoint) -> Result<Option<PathBuf>> {
@@ -125,9 +245,10 @@ fn pick_base<'a>(base: &'a Checkpoint, shard: &Shard) -> Result<&'a Shard> {
 fn compress_shard(
     shard: &Shard,
     base: Option<&Shard>,
-    codec: CodecName,
+    codec: CodecChoice,
     output: &Path,
     progress: &Progress,
+    entries: &mut Vec<Entry>,
 ) -> Result<u64> {
     let base = base.map(|b| BaseSource {
         src: &b.source,
@@ -135,11 +256,11 @@ fn compress_shard(
     });
     let mut written = 0;
     write_atomically(output, |out| {
-        let (counter, _) = bitlens_snapshot::compress(
+        let (counter, written_entries) = bitlens_snapshot::compress(
             &shard.source,
             &shard.header,
             base.as_ref(),
-            &|t| codec.codec(t.dtype.lane_bytes()),
+            &|t| codec.codec_for(t),
             CountingWriter {
                 inner: out,
                 count: 0,
@@ -148,6 +269,7 @@ fn compress_shard(
         )
         .with_context(|| shard.path.display().to_string())?;
         written = counter.count;
+        entries.extend(written_entries);
         Ok(())
     })?;
     Ok(written)

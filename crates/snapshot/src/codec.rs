@@ -1,11 +1,13 @@
 //! Per-tensor codecs of the container: their ids, parameters, and frame encode / decode.
 //!
-//! A codec turns one frame (a slice of a tensor's bytes, or of its XOR with the base) into a
-//! self-contained payload and back. Ids are part of the format (docs/FORMAT.md); new codecs take new
-//! ids and never change the meaning of an old one.
+//! A codec turns one frame (a slice of a tensor's bytes) into a self-contained payload and back.
+//! Delta frames carry the base tensor's bytes at the same position: the XOR-based codecs (stored,
+//! LMC, NeuZip) code `frame XOR base`; BitSnap's delta codes the changed elements directly. Ids are
+//! part of the format (docs/FORMAT.md); new codecs take new ids and never change an old one.
 
 use crate::error::SnapshotError;
-use bitlens_codecs::{DecodeError, Options, Width};
+use bitlens_codecs::neuzip::{self, FloatFormat};
+use bitlens_codecs::{bitsnap, DecodeError, Options, Width};
 
 /// A codec with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,12 +20,49 @@ pub enum Codec {
         /// Element width used for byte grouping.
         width: Width,
     },
+    /// NeuZip: rANS-coded exponents + packed sign / mantissa (id 2; lossy when `mantissa_bits` is
+    /// below the format's).
+    NeuZip(neuzip::Settings),
+    /// BitSnap delta: bitmask of changed elements + their new values (id 3; lossless; needs a base).
+    BitSnapDelta {
+        /// Element width in bytes.
+        width: u8,
+        /// Entropy-code the value stream with PLMC.
+        entropy_coded: bool,
+    },
+    /// BitSnap cluster-based uint8 quantization (id 4; lossy).
+    BitSnapQuant {
+        /// Float format of the values.
+        format: FloatFormat,
+        /// Number of clusters, 1..=16.
+        clusters: u8,
+    },
 }
 
 /// Codec id of [`Codec::Stored`].
 pub const STORED: u8 = 0;
 /// Codec id of [`Codec::Lmc`].
 pub const LMC: u8 = 1;
+/// Codec id of [`Codec::NeuZip`].
+pub const NEUZIP: u8 = 2;
+/// Codec id of [`Codec::BitSnapDelta`].
+pub const BITSNAP_DELTA: u8 = 3;
+/// Codec id of [`Codec::BitSnapQuant`].
+pub const BITSNAP_QUANT: u8 = 4;
+
+fn format_code(f: FloatFormat) -> u8 {
+    match f {
+        FloatFormat::Bf16 => 0,
+        FloatFormat::F16 => 1,
+        FloatFormat::F32 => 2,
+    }
+}
+
+fn format_from_code(c: u8) -> Option<FloatFormat> {
+    [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32]
+        .into_iter()
+        .find(|&f| format_code(f) == c)
+}
 
 impl Codec {
     /// LMC grouping bytes by the given element width in bytes (1, 2, 4 or 8; anything else is
@@ -39,6 +78,9 @@ impl Codec {
         match self {
             Codec::Stored => STORED,
             Codec::Lmc { .. } => LMC,
+            Codec::NeuZip(_) => NEUZIP,
+            Codec::BitSnapDelta { .. } => BITSNAP_DELTA,
+            Codec::BitSnapQuant { .. } => BITSNAP_QUANT,
         }
     }
 
@@ -47,12 +89,29 @@ impl Codec {
         match self {
             Codec::Stored => "stored",
             Codec::Lmc { .. } => "lmc",
+            Codec::NeuZip(s) if s.is_lossy() => "neuzip-lossy",
+            Codec::NeuZip(_) => "neuzip",
+            Codec::BitSnapDelta { .. } => "bitsnap",
+            Codec::BitSnapQuant { .. } => "bitsnap-quant",
         }
     }
 
     /// True when decoding does not reproduce the input exactly.
     pub fn is_lossy(&self) -> bool {
-        false
+        match self {
+            Codec::NeuZip(s) => s.is_lossy(),
+            Codec::BitSnapQuant { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The float format whose values a lossy codec approximates (for error reports).
+    pub fn value_format(&self) -> Option<FloatFormat> {
+        match self {
+            Codec::NeuZip(s) => Some(s.format),
+            Codec::BitSnapQuant { format, .. } => Some(*format),
+            _ => None,
+        }
     }
 
     /// The parameter bytes stored in the index.
@@ -60,6 +119,20 @@ impl Codec {
         match self {
             Codec::Stored => Vec::new(),
             Codec::Lmc { width } => vec![width.bytes() as u8],
+            Codec::NeuZip(s) => vec![
+                format_code(s.format),
+                s.mantissa_bits as u8,
+                if s.is_lossy() {
+                    s.norm_block.trailing_zeros() as u8
+                } else {
+                    0
+                },
+            ],
+            Codec::BitSnapDelta {
+                width,
+                entropy_coded,
+            } => vec![*width, u8::from(*entropy_coded)],
+            Codec::BitSnapQuant { format, clusters } => vec![format_code(*format), *clusters],
         }
     }
 
@@ -69,43 +142,125 @@ impl Codec {
             tensor: tensor.to_owned(),
             reason,
         };
-        match id {
-            STORED if params.is_empty() => Ok(Codec::Stored),
-            STORED => Err(bad(format!(
-                "stored takes no parameters, found {}",
-                params.len()
-            ))),
-            LMC => match params {
-                [w] => Width::from_bytes(*w as usize)
-                    .map(|width| Codec::Lmc { width })
-                    .ok_or_else(|| bad(format!("lmc width {w} is not 1, 2, 4 or 8"))),
-                _ => Err(bad(format!(
-                    "lmc takes 1 parameter byte, found {}",
-                    params.len()
-                ))),
+        let codec = match (id, params) {
+            (STORED, []) => Codec::Stored,
+            (LMC, [w]) => Codec::Lmc {
+                width: Width::from_bytes(usize::from(*w))
+                    .ok_or_else(|| bad(format!("lmc width {w} is not 1, 2, 4 or 8")))?,
             },
-            _ => Err(SnapshotError::UnknownCodec {
-                tensor: tensor.to_owned(),
-                id,
-            }),
-        }
-    }
-
-    /// Encodes one frame into `out` (cleared first).
-    pub fn encode_frame(&self, raw: &[u8], out: &mut Vec<u8>) {
-        out.clear();
-        match self {
-            Codec::Stored => out.extend_from_slice(raw),
-            Codec::Lmc { width } => {
-                bitlens_codecs::encode_into(raw, *width, &Options::default(), out)
+            (NEUZIP, [f, k, log_b]) => {
+                let format =
+                    format_from_code(*f).ok_or_else(|| bad(format!("neuzip format {f}")))?;
+                let settings = neuzip::Settings {
+                    format,
+                    mantissa_bits: u32::from(*k),
+                    norm_block: if *log_b == 0 {
+                        0
+                    } else {
+                        1usize << (*log_b).min(31)
+                    },
+                };
+                neuzip::check(&settings).map_err(|e| bad(e.to_string()))?;
+                Codec::NeuZip(settings)
             }
+            (BITSNAP_DELTA, [w, coded]) if [1, 2, 4, 8].contains(w) && *coded <= 1 => {
+                Codec::BitSnapDelta {
+                    width: *w,
+                    entropy_coded: *coded == 1,
+                }
+            }
+            (BITSNAP_QUANT, [f, c]) if (1..=16).contains(c) => Codec::BitSnapQuant {
+                format: format_from_code(*f).ok_or_else(|| bad(format!("bitsnap format {f}")))?,
+                clusters: *c,
+            },
+            (STORED | LMC | NEUZIP | BITSNAP_DELTA | BITSNAP_QUANT, _) => {
+                return Err(bad(format!(
+                    "codec {id}: parameters {params:?} are invalid"
+                )))
+            }
+            _ => {
+                return Err(SnapshotError::UnknownCodec {
+                    tensor: tensor.to_owned(),
+                    id,
+                })
+            }
+        };
+        Ok(codec)
+    }
+
+    /// Encodes one frame into `out` (cleared first); `base` holds the base tensor's bytes at the
+    /// same position for delta frames.
+    pub fn encode_frame(&self, raw: &[u8], base: Option<&[u8]>, out: &mut Vec<u8>) {
+        out.clear();
+        if let Codec::BitSnapDelta {
+            width,
+            entropy_coded,
+        } = self
+        {
+            let zeros;
+            let base = match base {
+                Some(b) => b,
+                None => {
+                    zeros = vec![0u8; raw.len()];
+                    &zeros
+                }
+            };
+            out.extend(bitsnap::encode_delta(
+                raw,
+                base,
+                usize::from(*width),
+                *entropy_coded,
+            ));
+            return;
+        }
+        let xored;
+        let input = match base {
+            Some(b) => {
+                xored = raw.iter().zip(b).map(|(a, b)| a ^ b).collect::<Vec<u8>>();
+                &xored[..]
+            }
+            None => raw,
+        };
+        match self {
+            Codec::Stored => out.extend_from_slice(input),
+            Codec::Lmc { width } => {
+                bitlens_codecs::encode_into(input, *width, &Options::default(), out)
+            }
+            Codec::NeuZip(s) => out.extend(neuzip::encode(input, s)),
+            Codec::BitSnapQuant { format, clusters } => out.extend(bitsnap::encode_quant(
+                input,
+                *format,
+                usize::from(*clusters),
+            )),
+            Codec::BitSnapDelta { .. } => unreachable!("handled above"),
         }
     }
 
-    /// Decodes one frame of `raw_len` original bytes. The declared length is checked against what
-    /// the payload can justify before any output buffer is allocated.
-    pub fn decode_frame(&self, payload: &[u8], raw_len: usize) -> Result<Vec<u8>, DecodeError> {
-        match self {
+    /// Decodes one frame of `raw_len` bytes (XORing or merging with `base` for delta frames). The
+    /// declared length is checked against what the payload can justify before allocating.
+    pub fn decode_frame(
+        &self,
+        payload: &[u8],
+        raw_len: usize,
+        base: Option<&[u8]>,
+    ) -> Result<Vec<u8>, DecodeError> {
+        if let Codec::BitSnapDelta { .. } = self {
+            return match base {
+                Some(b) => bitsnap::decode_delta(payload, b),
+                None => bitsnap::decode_delta(payload, &vec![0u8; raw_len.min(payload.len() * 64)])
+                    .and_then(|v| {
+                        if v.len() == raw_len {
+                            Ok(v)
+                        } else {
+                            Err(DecodeError::LengthMismatch {
+                                expected: raw_len as u64,
+                                actual: v.len() as u64,
+                            })
+                        }
+                    }),
+            };
+        }
+        let mut out = match self {
             Codec::Stored => {
                 if payload.len() != raw_len {
                     return Err(DecodeError::LengthMismatch {
@@ -113,9 +268,18 @@ impl Codec {
                         actual: payload.len() as u64,
                     });
                 }
-                Ok(payload.to_vec())
+                payload.to_vec()
             }
-            Codec::Lmc { .. } => bitlens_codecs::decode(payload, raw_len),
+            Codec::Lmc { .. } => bitlens_codecs::decode(payload, raw_len)?,
+            Codec::NeuZip(_) => neuzip::decode(payload, raw_len)?,
+            Codec::BitSnapQuant { .. } => bitsnap::decode_quant(payload, raw_len)?,
+            Codec::BitSnapDelta { .. } => unreachable!("handled above"),
+        };
+        if let Some(b) = base {
+            for (o, b) in out.iter_mut().zip(b) {
+                *o ^= b;
+            }
         }
+        Ok(out)
     }
 }

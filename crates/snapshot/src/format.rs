@@ -11,6 +11,7 @@
 //!             | raw_len u64 | checksum u64 (xxh3-64 of the original bytes)
 //!             | base_checksum u64 (xxh3-64 of the base tensor; 0 without delta)
 //!             | frame_count u32 | per frame: offset u64 | stored_len u64 | raw_len u64
+//!             | lossy codecs only: values u64 | mse f64 | max_abs f64 | max_rel f64 | mean_rel f64
 //! TRAILER   index_offset u64 | index_len u64 | index_checksum u64 (xxh3-64) | magic "BLSNAPIX"
 //! ```
 //! A frame covers at most [`FRAME_BYTES`] of a tensor; its payload is the codec's self-contained
@@ -59,8 +60,24 @@ pub struct Frame {
     pub raw_len: u64,
 }
 
+/// How far a lossily stored tensor is from the original (finite values only; relative errors
+/// over the nonzero ones).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ErrorReport {
+    /// Finite values compared.
+    pub values: u64,
+    /// Mean squared error.
+    pub mse: f64,
+    /// Largest absolute error.
+    pub max_abs: f64,
+    /// Largest relative error.
+    pub max_rel: f64,
+    /// Mean relative error.
+    pub mean_rel: f64,
+}
+
 /// The index entry of one tensor.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// Tensor name.
     pub name: String,
@@ -76,6 +93,8 @@ pub struct Entry {
     pub base_checksum: u64,
     /// Its frames in order.
     pub frames: Vec<Frame>,
+    /// Error against the original, for lossy codecs.
+    pub error: Option<ErrorReport>,
 }
 
 impl Entry {
@@ -117,6 +136,13 @@ pub fn write_index(entries: &[Entry], out: &mut Vec<u8>) {
             out.extend_from_slice(&f.offset.to_le_bytes());
             out.extend_from_slice(&f.stored_len.to_le_bytes());
             out.extend_from_slice(&f.raw_len.to_le_bytes());
+        }
+        if e.codec.is_lossy() {
+            let r = e.error.unwrap_or_default();
+            out.extend_from_slice(&r.values.to_le_bytes());
+            for v in [r.mse, r.max_abs, r.max_rel, r.mean_rel] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
         }
     }
 }
@@ -236,6 +262,22 @@ pub fn read_index(bytes: &[u8], frames_area: (u64, u64)) -> Result<Vec<Entry>, S
             covered += f.raw_len;
             frames.push(f);
         }
+        let error = if codec.is_lossy() {
+            let values = c.u64("error report")?;
+            let mut f = [0f64; 4];
+            for v in &mut f {
+                *v = f64::from_bits(c.u64("error report")?);
+            }
+            Some(ErrorReport {
+                values,
+                mse: f[0],
+                max_abs: f[1],
+                max_rel: f[2],
+                mean_rel: f[3],
+            })
+        } else {
+            None
+        };
         if covered != raw_len {
             return Err(c.corrupt(format!(
                 "tensor `{name}`: frames cover {covered} bytes but the tensor has {raw_len}"
@@ -249,6 +291,7 @@ pub fn read_index(bytes: &[u8], frames_area: (u64, u64)) -> Result<Vec<Entry>, S
             checksum,
             base_checksum,
             frames,
+            error,
         });
     }
     if c.pos != bytes.len() {

@@ -28,7 +28,7 @@ pub mod writer;
 pub use codec::Codec;
 pub use compress::compress;
 pub use error::SnapshotError;
-pub use format::{BaseRef, Entry, Frame, FRAME_BYTES};
+pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES};
 pub use reader::{BaseSource, SnapshotReader, Source};
 pub use writer::{FrameJob, SnapshotWriter, TensorPlan};
 

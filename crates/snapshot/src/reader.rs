@@ -363,25 +363,21 @@ impl<R: Source> SnapshotReader<R> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
         let payload = read_vec(&self.src, "frame", f.offset, f.stored_len)?;
-        let mut out = e
+        let base_bytes = match (w.base_tensor, base) {
+            (Some((start, _)), Some(b)) => {
+                Some(read_vec(b.src, "base tensor", start + w.offset, f.raw_len)?)
+            }
+            _ => None,
+        };
+        let out = e
             .codec
-            .decode_frame(&payload, f.raw_len as usize)
+            .decode_frame(&payload, f.raw_len as usize, base_bytes.as_deref())
             .map_err(|source| SnapshotError::Frame {
                 tensor: e.name.clone(),
                 frame: w.frame,
                 offset: f.offset,
                 source,
             })?;
-        let base_bytes = match (w.base_tensor, base) {
-            (Some((start, _)), Some(b)) => {
-                let bytes = read_vec(b.src, "base tensor", start + w.offset, f.raw_len)?;
-                for (o, b) in out.iter_mut().zip(&bytes) {
-                    *o ^= b;
-                }
-                Some(bytes)
-            }
-            _ => None,
-        };
         Ok((out, base_bytes))
     }
 

@@ -3,7 +3,10 @@
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES};
+use crate::format::{
+    self, BaseRef, Entry, ErrorReport, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES,
+};
+use bitlens_codecs::neuzip::FloatFormat;
 use bitlens_tensors::Header;
 use std::io::Write;
 use xxhash_rust::xxh3::Xxh3;
@@ -41,6 +44,60 @@ pub struct SnapshotWriter<W: Write> {
     hashers: Vec<Xxh3>,
     base_hashers: Vec<Xxh3>,
     fed: Vec<u64>,
+    errors: Vec<ErrorSums>,
+}
+
+/// Running error sums of a lossy tensor.
+#[derive(Default, Clone)]
+struct ErrorSums {
+    values: u64,
+    sq: f64,
+    max_abs: f64,
+    max_rel: f64,
+    rel: f64,
+    rel_count: u64,
+}
+
+impl ErrorSums {
+    fn add(&mut self, format: FloatFormat, original: &[u8], decoded: &[u8]) {
+        let w = format.width();
+        for (o, d) in original.chunks_exact(w).zip(decoded.chunks_exact(w)) {
+            let (x, y) = (value(format, o), value(format, d));
+            if !x.is_finite() {
+                continue;
+            }
+            let e = (y - x).abs();
+            self.values += 1;
+            self.sq += e * e;
+            self.max_abs = self.max_abs.max(e);
+            if x != 0.0 {
+                let r = e / x.abs();
+                self.max_rel = self.max_rel.max(r);
+                self.rel += r;
+                self.rel_count += 1;
+            }
+        }
+    }
+
+    fn report(&self) -> ErrorReport {
+        ErrorReport {
+            values: self.values,
+            mse: self.sq / self.values.max(1) as f64,
+            max_abs: self.max_abs,
+            max_rel: self.max_rel,
+            mean_rel: self.rel / self.rel_count.max(1) as f64,
+        }
+    }
+}
+
+fn value(format: FloatFormat, b: &[u8]) -> f64 {
+    match format {
+        FloatFormat::Bf16 => f64::from(f32::from_bits(
+            u32::from(u16::from_le_bytes([b[0], b[1]])) << 16,
+        )),
+        FloatFormat::F16 => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
+        FloatFormat::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    }
 }
 
 impl<W: Write> SnapshotWriter<W> {
@@ -91,11 +148,13 @@ impl<W: Write> SnapshotWriter<W> {
                     checksum: 0,
                     base_checksum: 0,
                     frames: Vec::new(),
+                    error: None,
                 })
                 .collect(),
             hashers: (0..n).map(|_| Xxh3::new()).collect(),
             base_hashers: (0..n).map(|_| Xxh3::new()).collect(),
             fed: vec![0; n],
+            errors: vec![ErrorSums::default(); n],
         })
     }
 
@@ -134,9 +193,16 @@ impl<W: Write> SnapshotWriter<W> {
             }
             fed[job.tensor] = after;
         }
-        let payloads = encode_all(&self.entries, jobs);
-        for (job, payload) in jobs.iter().zip(payloads) {
-            self.hashers[job.tensor].update(job.raw);
+        let payloads = encode_all(&self.entries, jobs)?;
+        for (job, (payload, decoded)) in jobs.iter().zip(payloads) {
+            // A lossy tensor's checksum covers what decoding will produce.
+            match (&decoded, self.entries[job.tensor].codec.value_format()) {
+                (Some(d), Some(format)) => {
+                    self.hashers[job.tensor].update(d);
+                    self.errors[job.tensor].add(format, job.raw, d);
+                }
+                _ => self.hashers[job.tensor].update(job.raw),
+            }
             if let Some(b) = job.base {
                 self.base_hashers[job.tensor].update(b);
             }
@@ -167,6 +233,7 @@ impl<W: Write> SnapshotWriter<W> {
             } else {
                 0
             };
+            e.error = e.codec.is_lossy().then(|| self.errors[i].report());
         }
         let mut index = Vec::new();
         format::write_index(&self.entries, &mut index);
@@ -203,26 +270,37 @@ fn check_plans_match(header: &Header, plans: &[TensorPlan]) -> Result<(), Snapsh
     Ok(())
 }
 
-fn encode_one(entries: &[Entry], job: &FrameJob) -> Vec<u8> {
-    let codec = entries[job.tensor].codec;
+/// An encoded frame and, for lossy codecs, what it decodes to.
+type Encoded = (Vec<u8>, Option<Vec<u8>>);
+
+fn encode_one(entries: &[Entry], job: &FrameJob) -> Result<Encoded, SnapshotError> {
+    let e = &entries[job.tensor];
     let mut payload = Vec::new();
-    match job.base {
-        Some(base) => {
-            let xored: Vec<u8> = job.raw.iter().zip(base).map(|(a, b)| a ^ b).collect();
-            codec.encode_frame(&xored, &mut payload);
-        }
-        None => codec.encode_frame(job.raw, &mut payload),
-    }
-    payload
+    e.codec.encode_frame(job.raw, job.base, &mut payload);
+    let decoded = if e.codec.is_lossy() {
+        let d = e
+            .codec
+            .decode_frame(&payload, job.raw.len(), job.base)
+            .map_err(|err| {
+                SnapshotError::Misuse(format!(
+                    "tensor `{}`: own lossy frame does not decode: {err}",
+                    e.name
+                ))
+            })?;
+        Some(d)
+    } else {
+        None
+    };
+    Ok((payload, decoded))
 }
 
 #[cfg(feature = "parallel")]
-fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Vec<Vec<u8>> {
+fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Result<Vec<Encoded>, SnapshotError> {
     use rayon::prelude::*;
     jobs.par_iter().map(|j| encode_one(entries, j)).collect()
 }
 
 #[cfg(not(feature = "parallel"))]
-fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Vec<Vec<u8>> {
+fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Result<Vec<Encoded>, SnapshotError> {
     jobs.iter().map(|j| encode_one(entries, j)).collect()
 }

@@ -1,0 +1,565 @@
+//! NeuZip (003_0b9b778434341b6c): floats split into sign, exponent and mantissa; the low-entropy
+//! exponents are rANS-coded ([`crate::rans`], §2.2), sign and mantissa are stored packed and raw.
+//!
+//! - **Lossless** (`mantissa_bits` = the format's full mantissa): bf16, f16 and f32 round-trip
+//!   byte for byte. Size ≈ exponent block entropy + (1 + M) raw bits per value.
+//! - **Lossy** (§2.3, inference snapshots): the mantissa is *rounded* (to nearest, ties away) to
+//!   k ∈ {0, 1, 3} bits, and sign + kept mantissa are packed into (1 + k)-bit fields, 8 / 4 / 2 per
+//!   byte (Fig. 8b). Block-wise normalization: each block of B ∈ 32..=512 values is divided by the
+//!   significand `1.m` of its largest-magnitude value, so that value becomes a power of two and
+//!   survives rounding exactly; the coefficient is the max's mantissa field (1 byte for bf16 — the
+//!   paper's 8-bit coefficient — 2 for f16, 3 for f32, so the maximum is exact for every format).
+//!   Every finite value then has relative error ≤ 2^-(k+1) + 2^-(M+1) ≤ 2^-k. Values the scheme
+//!   cannot bound (NaN, ±Inf, subnormals, values that normalize to a subnormal) are kept exactly in
+//!   an escape list.
+//!
+//! ## Stream layout (little-endian)
+//! ```text
+//! "NZIP" | version u8 = 1 | format u8 (0 bf16, 1 f16, 2 f32) | k u8 (kept mantissa bits)
+//! | norm_log2 u8 (0 = no normalization; else B = 2^norm_log2, 5..=9) | n u64 (values)
+//! | tail_len u8 | tail bytes (input bytes after the last whole value, verbatim)
+//! | ⌈n / 65536⌉ rANS blocks of biased exponents (crate::rans layout), 65536 values each
+//! | ⌈n·(1+k) / 8⌉ bytes: (sign << k | mantissa) fields of 1 + k bits, LSB-first
+//! | if norm_log2 > 0: ⌈n / B⌉ coefficients of ⌈M / 8⌉ bytes (the max's mantissa field)
+//! |                   u32 escapes, then per escape: u32 value index, raw value (width bytes)
+//! ```
+
+use crate::error::DecodeError;
+use crate::rans;
+
+/// Values per rANS block of exponents.
+pub const EXPONENT_BLOCK: usize = 65536;
+const MAGIC: [u8; 4] = *b"NZIP";
+const VERSION: u8 = 1;
+
+/// The float formats NeuZip handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatFormat {
+    /// bfloat16: 1 sign, 8 exponent, 7 mantissa bits.
+    Bf16,
+    /// IEEE half: 1, 5, 10.
+    F16,
+    /// IEEE single: 1, 8, 23.
+    F32,
+}
+
+impl FloatFormat {
+    /// Bytes per value.
+    pub fn width(self) -> usize {
+        match self {
+            FloatFormat::Bf16 | FloatFormat::F16 => 2,
+            FloatFormat::F32 => 4,
+        }
+    }
+
+    /// Exponent bits.
+    pub fn exponent_bits(self) -> u32 {
+        match self {
+            FloatFormat::F16 => 5,
+            _ => 8,
+        }
+    }
+
+    /// Mantissa bits.
+    pub fn mantissa_bits(self) -> u32 {
+        match self {
+            FloatFormat::Bf16 => 7,
+            FloatFormat::F16 => 10,
+            FloatFormat::F32 => 23,
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            FloatFormat::Bf16 => 0,
+            FloatFormat::F16 => 1,
+            FloatFormat::F32 => 2,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<FloatFormat> {
+        [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32]
+            .into_iter()
+            .find(|f| f.code() == c)
+    }
+
+    fn bias(self) -> i32 {
+        (1 << (self.exponent_bits() - 1)) - 1
+    }
+
+    fn coef_bytes(self) -> usize {
+        self.mantissa_bits().div_ceil(8) as usize
+    }
+
+    fn read(self, b: &[u8]) -> u32 {
+        match self.width() {
+            2 => u32::from(u16::from_le_bytes([b[0], b[1]])),
+            _ => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        }
+    }
+
+    fn write(self, v: u32, out: &mut [u8]) {
+        match self.width() {
+            2 => out.copy_from_slice(&(v as u16).to_le_bytes()),
+            _ => out.copy_from_slice(&v.to_le_bytes()),
+        }
+    }
+
+    /// (sign, biased exponent, mantissa) of a bit pattern.
+    fn split(self, v: u32) -> (u32, u32, u32) {
+        let m = self.mantissa_bits();
+        let e = self.exponent_bits();
+        (
+            v >> (m + e) & 1,
+            v >> m & ((1 << e) - 1),
+            v & ((1 << m) - 1),
+        )
+    }
+
+    fn join(self, s: u32, e: u32, m: u32) -> u32 {
+        (s << (self.mantissa_bits() + self.exponent_bits())) | (e << self.mantissa_bits()) | m
+    }
+
+    fn to_f64(self, v: u32) -> f64 {
+        match self {
+            FloatFormat::Bf16 => f64::from(f32::from_bits(v << 16)),
+            FloatFormat::F16 => half::f16::from_bits(v as u16).to_f64(),
+            FloatFormat::F32 => f64::from(f32::from_bits(v)),
+        }
+    }
+
+    fn bits_of(self, x: f64) -> u32 {
+        match self {
+            FloatFormat::Bf16 => u32::from(half::bf16::from_f64(x).to_bits()),
+            FloatFormat::F16 => u32::from(half::f16::from_f64(x).to_bits()),
+            FloatFormat::F32 => (x as f32).to_bits(),
+        }
+    }
+}
+
+/// Encoder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// The float format of the input.
+    pub format: FloatFormat,
+    /// Kept mantissa bits: the format's full mantissa for lossless, or 0, 1 or 3.
+    pub mantissa_bits: u32,
+    /// Normalization block size for lossy mode (32..=512, a power of two).
+    pub norm_block: usize,
+}
+
+impl Settings {
+    /// Lossless NeuZip for a format.
+    pub fn lossless(format: FloatFormat) -> Self {
+        Settings {
+            format,
+            mantissa_bits: format.mantissa_bits(),
+            norm_block: 0,
+        }
+    }
+
+    /// True when decoding is not exact.
+    pub fn is_lossy(&self) -> bool {
+        self.mantissa_bits < self.format.mantissa_bits()
+    }
+}
+
+/// Why NeuZip settings were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid NeuZip settings: {0}")]
+pub struct SettingsError(pub &'static str);
+
+/// Checks lossy settings: k ∈ {0, 1, 3} (or the full mantissa), block 32..=512, power of two.
+pub fn check(settings: &Settings) -> Result<(), SettingsError> {
+    if settings.is_lossy() {
+        if ![0, 1, 3].contains(&settings.mantissa_bits) {
+            return Err(SettingsError("lossy mantissa bits must be 0, 1 or 3"));
+        }
+        if !(32..=512).contains(&settings.norm_block) || !settings.norm_block.is_power_of_two() {
+            return Err(SettingsError(
+                "normalization block must be 32, 64, 128, 256 or 512",
+            ));
+        }
+    } else if settings.mantissa_bits != settings.format.mantissa_bits() {
+        return Err(SettingsError("mantissa bits exceed the format"));
+    }
+    Ok(())
+}
+
+/// LSB-first writer of fixed-width bit fields.
+struct BitWriter {
+    out: Vec<u8>,
+    acc: u64,
+    bits: u32,
+}
+
+impl BitWriter {
+    fn push(&mut self, v: u32, width: u32) {
+        self.acc |= u64::from(v) << self.bits;
+        self.bits += width;
+        while self.bits >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.bits -= 8;
+        }
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        if self.bits > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.out
+    }
+}
+
+/// Encodes `data` (values of `settings.format`, little-endian) into a NeuZip stream. For lossy
+/// settings, also returns nothing about the error; use [`decode`] to see the reconstruction.
+///
+/// # Panics
+/// If the settings fail [`check`].
+pub fn encode(data: &[u8], settings: &Settings) -> Vec<u8> {
+    check(settings).expect("valid NeuZip settings");
+    let f = settings.format;
+    let w = f.width();
+    let n = data.len() / w;
+    let k = settings.mantissa_bits;
+    let lossy = settings.is_lossy();
+    let mut out = Vec::with_capacity(data.len() / 2 + 64);
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(f.code());
+    out.push(k as u8);
+    out.push(if lossy {
+        settings.norm_block.trailing_zeros() as u8
+    } else {
+        0
+    });
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+    let tail = &data[n * w..];
+    out.push(tail.len() as u8);
+    out.extend_from_slice(tail);
+
+    let mut exponents = vec![0u8; n];
+    let mut fields = BitWriter {
+        out: Vec::with_capacity(n * (1 + k as usize) / 8 + 8),
+        acc: 0,
+        bits: 0,
+    };
+    let mut coefs = Vec::new();
+    let mut escapes: Vec<(u32, u32)> = Vec::new();
+    if !lossy {
+        if f == FloatFormat::Bf16 {
+            let mut sm = Vec::with_capacity(n);
+            for (e, v) in exponents.iter_mut().zip(data.chunks_exact(2)) {
+                let v = u16::from_le_bytes([v[0], v[1]]);
+                *e = (v >> 7) as u8;
+                sm.push(((v >> 8) as u8 & 0x80) | (v as u8 & 0x7F));
+            }
+            fields.out = sm;
+        } else {
+            for (e, v) in exponents.iter_mut().zip(data.chunks_exact(w)) {
+                let (s, ex, m) = f.split(f.read(v));
+                *e = ex as u8;
+                fields.push((s << k) | m, 1 + k);
+            }
+        }
+    } else {
+        let b = settings.norm_block;
+        let values: Vec<u32> = data.chunks_exact(w).map(|v| f.read(v)).collect();
+        for (bi, block) in values.chunks(b).enumerate() {
+            let coef_m = block_coefficient(f, block);
+            let c = 1.0 + f64::from(coef_m) / f64::from(1u32 << f.mantissa_bits());
+            coefs.extend_from_slice(&coef_m.to_le_bytes()[..f.coef_bytes()]);
+            for (j, &v) in block.iter().enumerate() {
+                let i = bi * b + j;
+                match quantize(f, v, c, k) {
+                    Some((s, e, m)) => {
+                        exponents[i] = e as u8;
+                        fields.push((s << k) | m, 1 + k);
+                    }
+                    None => {
+                        escapes.push((i as u32, v));
+                        fields.push(0, 1 + k);
+                    }
+                }
+            }
+        }
+    }
+    for block in exponents.chunks(EXPONENT_BLOCK) {
+        rans::encode_block(block, &mut out);
+    }
+    out.extend_from_slice(&fields.finish());
+    if lossy {
+        out.extend_from_slice(&coefs);
+        out.extend_from_slice(&(escapes.len() as u32).to_le_bytes());
+        for (i, v) in escapes {
+            out.extend_from_slice(&i.to_le_bytes());
+            let mut raw = [0u8; 4];
+            f.write(v, &mut raw[..w]);
+            out.extend_from_slice(&raw[..w]);
+        }
+    }
+    out
+}
+
+/// The mantissa field of the block's largest finite, normal magnitude (0 if none).
+fn block_coefficient(f: FloatFormat, block: &[u32]) -> u32 {
+    let mut best: Option<(f64, u32)> = None;
+    for &v in block {
+        let (_, e, m) = f.split(v);
+        if e == 0 || e == (1 << f.exponent_bits()) - 1 {
+            continue; // zero / subnormal / non-finite: escaped or exact anyway
+        }
+        let a = f.to_f64(v).abs();
+        if best.is_none_or(|(b, _)| a > b) {
+            best = Some((a, m));
+        }
+    }
+    best.map_or(0, |(_, m)| m)
+}
+
+/// Normalizes by `c` and rounds to `k` mantissa bits: (sign, biased exponent, kept mantissa), or
+/// `None` when the value must be escaped (non-finite, subnormal, or normalizing to a subnormal).
+fn quantize(f: FloatFormat, v: u32, c: f64, k: u32) -> Option<(u32, u32, u32)> {
+    let (s, e, _) = f.split(v);
+    if e == (1 << f.exponent_bits()) - 1 {
+        return None;
+    }
+    let x = f.to_f64(v);
+    if x == 0.0 {
+        return Some((s, 0, 0));
+    }
+    if e == 0 {
+        return None;
+    }
+    let a = x.abs() / c;
+    let exp = a.log2().floor() as i32;
+    // Guard against log2 rounding at binade edges.
+    let exp = if a < 2f64.powi(exp) {
+        exp - 1
+    } else if a >= 2f64.powi(exp + 1) {
+        exp + 1
+    } else {
+        exp
+    };
+    let frac = a / 2f64.powi(exp) - 1.0;
+    let mut m = (frac * f64::from(1u32 << k)).round() as u32;
+    let mut exp = exp;
+    if m == 1 << k {
+        m = 0;
+        exp += 1;
+    }
+    let biased = exp + f.bias();
+    if biased <= 0 || biased >= (1 << f.exponent_bits()) - 1 {
+        return None;
+    }
+    Some((s, biased as u32, m))
+}
+
+/// Bounds-checked cursor over the stream.
+struct Cursor<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let s =
+            self.data
+                .get(self.pos..self.pos.saturating_add(n))
+                .ok_or(DecodeError::Truncated {
+                    offset: self.pos as u64,
+                    needed: n as u64,
+                    available: self.data.len().saturating_sub(self.pos) as u64,
+                })?;
+        self.pos += n;
+        Ok(s)
+    }
+}
+
+fn bad(offset: usize, field: &'static str, value: u64) -> DecodeError {
+    DecodeError::BadHeader {
+        offset: offset as u64,
+        field,
+        value,
+    }
+}
+
+/// What a NeuZip stream declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// The settings it was written with (`norm_block` 0 for lossless).
+    pub settings: Settings,
+    /// Values coded.
+    pub values: u64,
+}
+
+/// Decodes a NeuZip stream that must hold exactly `expected_len` bytes. The declared size is
+/// checked against what the stream can hold before anything is allocated.
+pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError> {
+    let mut c = Cursor {
+        data: stream,
+        pos: 0,
+    };
+    let magic = c.take(4)?;
+    if magic != MAGIC {
+        return Err(bad(
+            0,
+            "NeuZip magic",
+            u64::from(u32::from_le_bytes(magic.try_into().expect("4"))),
+        ));
+    }
+    let head = c.take(4)?;
+    if head[0] != VERSION {
+        return Err(bad(4, "NeuZip version", u64::from(head[0])));
+    }
+    let f = FloatFormat::from_code(head[1])
+        .ok_or_else(|| bad(5, "float format", u64::from(head[1])))?;
+    let k = u32::from(head[2]);
+    let norm_log2 = u32::from(head[3]);
+    let settings = Settings {
+        format: f,
+        mantissa_bits: k,
+        norm_block: if norm_log2 == 0 {
+            0
+        } else {
+            1usize.checked_shl(norm_log2).unwrap_or(0)
+        },
+    };
+    if check(&settings).is_err() || (settings.is_lossy() != (norm_log2 > 0)) {
+        return Err(bad(
+            6,
+            "mantissa bits / normalization block",
+            u64::from(k) << 8 | u64::from(norm_log2),
+        ));
+    }
+    let n = u64::from_le_bytes(c.take(8)?.try_into().expect("8"));
+    let tail_len = c.take(1)?[0] as usize;
+    let w = f.width();
+    if tail_len >= w {
+        return Err(bad(16, "tail length", tail_len as u64));
+    }
+    let declared = n
+        .checked_mul(w as u64)
+        .and_then(|b| b.checked_add(tail_len as u64));
+    if declared != Some(expected_len as u64) {
+        return Err(DecodeError::LengthMismatch {
+            expected: expected_len as u64,
+            actual: declared.unwrap_or(u64::MAX),
+        });
+    }
+    let n = n as usize;
+    // The packed fields alone need n·(1+k)/8 bytes: a cheap bound before allocating n values.
+    let field_bytes = (n as u128 * u128::from(1 + k)).div_ceil(8);
+    if field_bytes > stream.len() as u128 {
+        return Err(DecodeError::TooLarge {
+            declared: expected_len as u64,
+            bound: (stream.len() as u64).saturating_mul(8 / (1 + u64::from(k)).max(1)) * w as u64,
+            stream_len: stream.len() as u64,
+        });
+    }
+    let tail = c.take(tail_len)?;
+    let mut exponents = vec![0u8; n];
+    for block in exponents.chunks_mut(EXPONENT_BLOCK) {
+        let used = rans::decode_block(&stream[c.pos..], block, c.pos)?;
+        c.pos += used;
+    }
+    let fields = c.take(field_bytes as usize)?;
+    let mut out = vec![0u8; expected_len];
+    if !settings.is_lossy() {
+        if f == FloatFormat::Bf16 {
+            for ((o, &e), &sm) in out.chunks_exact_mut(2).zip(&exponents).zip(fields) {
+                let v = (u16::from(sm & 0x80) << 8) | (u16::from(e) << 7) | u16::from(sm & 0x7F);
+                o.copy_from_slice(&v.to_le_bytes());
+            }
+        } else {
+            let width = 1 + k;
+            for (i, (o, &e)) in out.chunks_exact_mut(w).zip(&exponents).enumerate() {
+                let field = read_field(fields, i as u64 * u64::from(width), width);
+                f.write(f.join(field >> k, u32::from(e), field & ((1 << k) - 1)), o);
+            }
+        }
+    } else {
+        let b = settings.norm_block;
+        let cb = f.coef_bytes();
+        let coefs = c.take(n.div_ceil(b) * cb)?;
+        let scale = f64::from(1u32 << f.mantissa_bits());
+        let width = 1 + k;
+        for (i, (o, &e)) in out.chunks_exact_mut(w).zip(&exponents).enumerate() {
+            let mut cm = [0u8; 4];
+            cm[..cb].copy_from_slice(&coefs[i / b * cb..i / b * cb + cb]);
+            let coef_m = u32::from_le_bytes(cm);
+            if coef_m >= 1 << f.mantissa_bits() {
+                return Err(bad(c.pos, "normalization coefficient", u64::from(coef_m)));
+            }
+            let field = read_field(fields, i as u64 * u64::from(width), width);
+            let (s, m) = (field >> k, field & ((1 << k) - 1));
+            let v = if e == 0 {
+                f.join(s, 0, 0)
+            } else {
+                let a = (1.0 + f64::from(m) / f64::from(1u32 << k))
+                    * 2f64.powi(i32::from(e) - f.bias())
+                    * (1.0 + f64::from(coef_m) / scale);
+                f.bits_of(if s == 1 { -a } else { a })
+            };
+            f.write(v, o);
+        }
+        let count = u32::from_le_bytes(c.take(4)?.try_into().expect("4")) as usize;
+        if count > n {
+            return Err(bad(c.pos - 4, "escape count", count as u64));
+        }
+        for _ in 0..count {
+            let rec = c.take(4 + w)?;
+            let i = u32::from_le_bytes(rec[..4].try_into().expect("4")) as usize;
+            if i >= n {
+                return Err(bad(c.pos - 4 - w, "escape index", i as u64));
+            }
+            out[i * w..i * w + w].copy_from_slice(&rec[4..]);
+        }
+    }
+    out[n * w..].copy_from_slice(tail);
+    if c.pos != stream.len() {
+        return Err(DecodeError::TrailingBytes {
+            offset: c.pos as u64,
+            count: (stream.len() - c.pos) as u64,
+        });
+    }
+    Ok(out)
+}
+
+fn read_field(bytes: &[u8], bit: u64, width: u32) -> u32 {
+    let byte = (bit / 8) as usize;
+    let mut acc = 0u64;
+    for (j, &b) in bytes[byte..(byte + 5).min(bytes.len())].iter().enumerate() {
+        acc |= u64::from(b) << (8 * j);
+    }
+    ((acc >> (bit % 8)) & ((1u64 << width) - 1)) as u32
+}
+
+/// Reads the header of a stream.
+pub fn read_header(stream: &[u8]) -> Result<Header, DecodeError> {
+    let mut c = Cursor {
+        data: stream,
+        pos: 0,
+    };
+    let magic = c.take(4)?;
+    if magic != MAGIC {
+        return Err(bad(0, "NeuZip magic", 0));
+    }
+    let head = c.take(4)?;
+    let f = FloatFormat::from_code(head[1])
+        .ok_or_else(|| bad(5, "float format", u64::from(head[1])))?;
+    let n = u64::from_le_bytes(c.take(8)?.try_into().expect("8"));
+    Ok(Header {
+        settings: Settings {
+            format: f,
+            mantissa_bits: u32::from(head[2]),
+            norm_block: if head[3] == 0 {
+                0
+            } else {
+                1 << head[3].min(31)
+            },
+        },
+        values: n,
+    })
+}
