@@ -1,22 +1,28 @@
 //! `bitlens bench`: bitlens's codecs beside zstd (levels 1, 3, 19), lz4 (lz4_flex), deflate (flate2)
 //! and bzip2, raw and byte-grouped, on the same tensors in one run.
 //!
-//! Every codec compresses each tensor separately (as the snapshot container does), decompresses it,
-//! and the result is checked byte for byte. Times are wall-clock per call, summed over tensors;
-//! peers run on one thread, LMC on one thread and on the `--threads` pool.
+//! Every codec compresses each tensor separately (as the snapshot container does) and decompresses
+//! it; lossless rows are checked byte for byte, lossy rows report their error. Times are wall-clock
+//! per call, summed over tensors; peers run on one thread, LMC on one thread and on the `--threads`
+//! pool. Container codecs (NeuZip, BitSnap quant) are chosen per tensor exactly as
+//! `bitlens compress` chooses them: float-only codecs use LMC for other dtypes.
 
 use crate::format;
+use crate::snapshot_cmd::{CodecChoice, CodecName};
 use crate::source::Checkpoint;
 use anyhow::{ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
+use bitlens_snapshot::Codec;
+use bitlens_tensors::{Dtype, TensorInfo};
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// One tensor's bytes and its byte-grouping width.
+/// One tensor's bytes, dtype and byte-grouping width.
 struct Sample {
     data: Vec<u8>,
+    dtype: Dtype,
     width: usize,
 }
 
@@ -35,6 +41,19 @@ pub struct BenchRow {
     pub compress_mb_s: f64,
     /// Original megabytes per second of decompression.
     pub decompress_mb_s: f64,
+    /// Error over finite float values, for lossy codecs (lossless rows are checked byte for byte).
+    pub error: Option<LossyError>,
+}
+
+/// How far a lossy codec's output is from the original.
+#[derive(Serialize, Default, Clone, Copy)]
+pub struct LossyError {
+    /// Mean squared error.
+    pub mse: f64,
+    /// Mean relative error over nonzero values.
+    pub mean_rel: f64,
+    /// Largest relative error.
+    pub max_rel: f64,
 }
 
 /// The `bench --json` document.
@@ -50,15 +69,16 @@ pub struct BenchReport {
     pub results: Vec<BenchRow>,
 }
 
-type Compress = Box<dyn Fn(&[u8], usize) -> Result<Vec<u8>>>;
-type Decompress = Box<dyn Fn(&[u8], usize, usize) -> Result<Vec<u8>>>;
+type Compress = Box<dyn Fn(&Sample) -> Result<Vec<u8>>>;
+type Decompress = Box<dyn Fn(&[u8], &Sample) -> Result<Vec<u8>>>;
 
-/// A codec under test: compress(data, width) and decompress(packed, original_len, width).
+/// A codec under test.
 struct Candidate {
     name: String,
     threads: usize,
     compress: Compress,
     decompress: Decompress,
+    lossy: bool,
 }
 
 fn lmc(threads: usize) -> Candidate {
@@ -69,20 +89,37 @@ fn lmc(threads: usize) -> Candidate {
     Candidate {
         name: "lmc".into(),
         threads,
-        compress: Box::new(move |d, w| {
-            Ok(bitlens_codecs::encode(
-                d,
-                Width::from_bytes(w).unwrap_or(Width::W1),
-                &opts,
-            ))
+        compress: Box::new(move |s| {
+            let w = Width::from_bytes(s.width).unwrap_or(Width::W1);
+            Ok(bitlens_codecs::encode(&s.data, w, &opts))
         }),
-        decompress: Box::new(move |p, n, _| {
-            Ok(bitlens_codecs::plmc::decode_with_threads(
-                p,
-                n,
-                Some(threads),
-            )?)
+        decompress: Box::new(move |p, s| {
+            Ok(bitlens_codecs::plmc::decode_with_threads(p, s.data.len(), Some(threads))?)
         }),
+        lossy: false,
+    }
+}
+
+/// A container codec, chosen per tensor as `bitlens compress` would.
+fn container(name: &str, choice: CodecChoice, lossy: bool) -> Candidate {
+    let codec = move |s: &Sample| -> Codec {
+        choice.codec_for(&TensorInfo {
+            name: String::new(),
+            dtype: s.dtype,
+            shape: vec![],
+            data_offsets: (0, 0),
+        })
+    };
+    Candidate {
+        name: name.into(),
+        threads: 1,
+        compress: Box::new(move |s| {
+            let mut out = Vec::new();
+            codec(s).encode_frame(&s.data, None, &mut out);
+            Ok(out)
+        }),
+        decompress: Box::new(move |p, s| Ok(codec(s).decode_frame(p, s.data.len(), None)?)),
+        lossy,
     }
 }
 
@@ -100,25 +137,26 @@ fn peer(
             name.to_owned()
         },
         threads: 1,
-        compress: Box::new(move |d, w| {
-            if grouped && w > 1 {
-                let mut g = vec![0u8; d.len()];
-                byte_group::split(d, w, Transform::None, &mut g);
+        compress: Box::new(move |s| {
+            if grouped && s.width > 1 {
+                let mut g = vec![0u8; s.data.len()];
+                byte_group::split(&s.data, s.width, Transform::None, &mut g);
                 compress(&g)
             } else {
-                compress(d)
+                compress(&s.data)
             }
         }),
-        decompress: Box::new(move |p, n, w| {
-            let out = decompress(p, n)?;
-            if grouped && w > 1 {
+        decompress: Box::new(move |p, s| {
+            let out = decompress(p, s.data.len())?;
+            if grouped && s.width > 1 {
                 let mut m = vec![0u8; out.len()];
-                byte_group::merge(&out, w, Transform::None, &mut m);
+                byte_group::merge(&out, s.width, Transform::None, &mut m);
                 Ok(m)
             } else {
                 Ok(out)
             }
         }),
+        lossy: false,
     }
 }
 
@@ -166,18 +204,26 @@ fn bzip2_decompress(p: &[u8], n: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// All candidates whose name contains one of `filter` (all when empty).
+/// Every candidate, filtered by name (`zstd-3` selects zstd-3 raw and byte-grouped, not zstd-19).
 fn candidates(filter: &[String]) -> Vec<Candidate> {
     let pool = rayon::current_num_threads();
     let mut all = vec![lmc(1)];
     if pool > 1 {
         all.push(lmc(pool));
     }
-    type Peer = (
-        &'static str,
-        fn(&[u8]) -> Result<Vec<u8>>,
-        fn(&[u8], usize) -> Result<Vec<u8>>,
-    );
+    let choice = |name, mantissa_bits| CodecChoice {
+        name,
+        mantissa_bits,
+        norm_block: 512,
+        clusters: 16,
+    };
+    all.push(container("neuzip", choice(CodecName::Neuzip, None), false));
+    for k in [3, 1, 0] {
+        let name = format!("neuzip-k{k}");
+        all.push(container(&name, choice(CodecName::Neuzip, Some(k)), true));
+    }
+    all.push(container("bitsnap-quant", choice(CodecName::BitsnapQuant, None), true));
+    type Peer = (&'static str, fn(&[u8]) -> Result<Vec<u8>>, fn(&[u8], usize) -> Result<Vec<u8>>);
     let peers: [Peer; 6] = [
         ("zstd-1", zstd_at(1), zstd_decompress),
         ("zstd-3", zstd_at(3), zstd_decompress),
@@ -190,7 +236,6 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
         all.push(peer(name, false, c, d));
         all.push(peer(name, true, c, d));
     }
-    // `zstd-3` selects zstd-3 raw and byte-grouped, not zstd-19.
     all.retain(|c| {
         let base = c.name.split(" (").next().unwrap_or(&c.name);
         filter.is_empty() || filter.iter().any(|f| f == base || f == &c.name)
@@ -198,16 +243,79 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
     all
 }
 
+/// Decodes float bit patterns for the error report (`None` for non-float dtypes).
+fn float_values(dtype: Dtype, bytes: &[u8]) -> Option<Vec<f64>> {
+    Some(match dtype {
+        Dtype::BF16 => bytes
+            .chunks_exact(2)
+            .map(|b| f64::from(f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16)))
+            .collect(),
+        Dtype::F16 => bytes
+            .chunks_exact(2)
+            .map(|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64())
+            .collect(),
+        Dtype::F32 => bytes
+            .chunks_exact(4)
+            .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .collect(),
+        _ => return None,
+    })
+}
+
+/// Running error sums of a lossy row.
+#[derive(Default)]
+struct ErrorSums {
+    n: u64,
+    sq: f64,
+    rel: f64,
+    rel_n: u64,
+    max_rel: f64,
+}
+
+impl ErrorSums {
+    fn add(&mut self, dtype: Dtype, original: &[u8], restored: &[u8]) {
+        let (Some(a), Some(b)) = (float_values(dtype, original), float_values(dtype, restored)) else {
+            return;
+        };
+        for (x, y) in a.iter().zip(&b) {
+            if x.is_finite() {
+                let e = (y - x).abs();
+                self.n += 1;
+                self.sq += e * e;
+                if *x != 0.0 {
+                    self.rel += e / x.abs();
+                    self.rel_n += 1;
+                    self.max_rel = self.max_rel.max(e / x.abs());
+                }
+            }
+        }
+    }
+
+    fn report(&self) -> LossyError {
+        LossyError {
+            mse: self.sq / self.n.max(1) as f64,
+            mean_rel: self.rel / self.rel_n.max(1) as f64,
+            max_rel: self.max_rel,
+        }
+    }
+}
+
 fn measure(c: &Candidate, samples: &[Sample]) -> Result<BenchRow> {
     let (mut packed_total, mut raw_total) = (0u64, 0u64);
     let (mut t_comp, mut t_dec) = (0f64, 0f64);
+    let mut errors = ErrorSums::default();
     for s in samples {
         let t0 = Instant::now();
-        let packed = (c.compress)(&s.data, s.width)?;
+        let packed = (c.compress)(s)?;
         let t1 = Instant::now();
-        let restored = (c.decompress)(&packed, s.data.len(), s.width)?;
+        let restored = (c.decompress)(&packed, s)?;
         let t2 = Instant::now();
-        ensure!(restored == s.data, "{} did not round-trip a tensor", c.name);
+        if c.lossy {
+            ensure!(restored.len() == s.data.len(), "{} changed a tensor's length", c.name);
+            errors.add(s.dtype, &s.data, &restored);
+        } else {
+            ensure!(restored == s.data, "{} did not round-trip a tensor", c.name);
+        }
         t_comp += (t1 - t0).as_secs_f64();
         t_dec += (t2 - t1).as_secs_f64();
         packed_total += packed.len() as u64;
@@ -220,6 +328,7 @@ fn measure(c: &Candidate, samples: &[Sample]) -> Result<BenchRow> {
         compressed_bytes: packed_total,
         compress_mb_s: raw_total as f64 / t_comp.max(1e-9) / 1e6,
         decompress_mb_s: raw_total as f64 / t_dec.max(1e-9) / 1e6,
+        error: c.lossy.then(|| errors.report()),
     })
 }
 
@@ -237,6 +346,7 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
                 if !data.is_empty() {
                     samples.push(Sample {
                         data,
+                        dtype: t.dtype,
                         width: t.dtype.lane_bytes(),
                     });
                 }
@@ -255,22 +365,26 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
         writeln!(out, "{} tensors, {}", samples.len(), format::bytes(bytes))?;
         writeln!(
             out,
-            "{:<28} {:>7} {:>8} {:>12} {:>14} {:>14}",
-            "codec", "threads", "ratio", "compressed", "compress MB/s", "decompress MB/s"
+            "{:<24} {:>7} {:>8} {:>10} {:>13} {:>15}  {}",
+            "codec", "threads", "ratio", "compressed", "compress MB/s", "decompress MB/s", "error (lossy)"
         )?;
     }
     for c in candidates(filter) {
         let row = measure(&c, &samples)?;
         if !json {
+            let error = row.error.map_or(String::new(), |e| {
+                format!("MSE {:.2e}, mean rel {:.2e}, max rel {:.2e}", e.mse, e.mean_rel, e.max_rel)
+            });
             writeln!(
                 out,
-                "{:<28} {:>7} {:>8.4} {:>12} {:>14.0} {:>14.0}",
+                "{:<24} {:>7} {:>8.4} {:>10} {:>13.0} {:>15.0}  {}",
                 row.codec,
                 row.threads,
                 row.ratio,
                 format::bytes(row.compressed_bytes),
                 row.compress_mb_s,
-                row.decompress_mb_s
+                row.decompress_mb_s,
+                error
             )?;
             out.flush()?;
         }

@@ -94,7 +94,8 @@ enum Command {
         /// Print one JSON document instead of the table.
         #[arg(long)]
         json: bool,
-        /// Only these codecs (comma-separated): lmc, zstd-1, zstd-3, zstd-19, lz4, deflate, bzip2.
+        /// Only these codecs (comma-separated): lmc, neuzip, neuzip-k3, neuzip-k1, neuzip-k0,
+        /// bitsnap-quant, zstd-1, zstd-3, zstd-19, lz4, deflate, bzip2.
         #[arg(long, value_delimiter = ',')]
         codecs: Vec<String>,
     },

@@ -18,11 +18,13 @@
 //! "NZIP" | version u8 = 1 | format u8 (0 bf16, 1 f16, 2 f32) | k u8 (kept mantissa bits)
 //! | norm_log2 u8 (0 = no normalization; else B = 2^norm_log2, 5..=9) | n u64 (values)
 //! | tail_len u8 | tail bytes (input bytes after the last whole value, verbatim)
-//! | ⌈n / 65536⌉ rANS blocks of biased exponents (crate::rans layout), 65536 values each
 //! | ⌈n·(1+k) / 8⌉ bytes: (sign << k | mantissa) fields of 1 + k bits, LSB-first
 //! | if norm_log2 > 0: ⌈n / B⌉ coefficients of ⌈M / 8⌉ bytes (the max's mantissa field)
 //! |                   u32 escapes, then per escape: u32 value index, raw value (width bytes)
+//! | ⌈n / 65536⌉ rANS blocks of biased exponents (crate::rans layout), 65536 values each
 //! ```
+//! Everything of known size comes first, so the decoder combines each exponent block with its
+//! fields in a single pass.
 
 use crate::error::DecodeError;
 use crate::rans;
@@ -128,6 +130,7 @@ impl FloatFormat {
         }
     }
 
+    #[inline]
     fn bits_of(self, x: f64) -> u32 {
         match self {
             FloatFormat::Bf16 => u32::from(half::bf16::from_f64(x).to_bits()),
@@ -285,9 +288,6 @@ pub fn encode(data: &[u8], settings: &Settings) -> Vec<u8> {
             }
         }
     }
-    for block in exponents.chunks(EXPONENT_BLOCK) {
-        rans::encode_block(block, &mut out);
-    }
     out.extend_from_slice(&fields.finish());
     if lossy {
         out.extend_from_slice(&coefs);
@@ -298,6 +298,9 @@ pub fn encode(data: &[u8], settings: &Settings) -> Vec<u8> {
             f.write(v, &mut raw[..w]);
             out.extend_from_slice(&raw[..w]);
         }
+    }
+    for block in exponents.chunks(EXPONENT_BLOCK) {
+        rans::encode_block(block, &mut out);
     }
     out
 }
@@ -459,60 +462,90 @@ pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError
         });
     }
     let tail = c.take(tail_len)?;
-    let mut exponents = vec![0u8; n];
-    for block in exponents.chunks_mut(EXPONENT_BLOCK) {
-        let used = rans::decode_block(&stream[c.pos..], block, c.pos)?;
-        c.pos += used;
-    }
     let fields = c.take(field_bytes as usize)?;
+    let width = 1 + k;
     let mut out = vec![0u8; expected_len];
+    let blocks = n.div_ceil(EXPONENT_BLOCK);
+    // One 64 Ki exponent block at a time (L2-resident), combined with its fields right after.
+    let mut exps = vec![0u8; n.min(EXPONENT_BLOCK)];
     if !settings.is_lossy() {
-        if f == FloatFormat::Bf16 {
-            for ((o, &e), &sm) in out.chunks_exact_mut(2).zip(&exponents).zip(fields) {
-                let v = (u16::from(sm & 0x80) << 8) | (u16::from(e) << 7) | u16::from(sm & 0x7F);
-                o.copy_from_slice(&v.to_le_bytes());
-            }
-        } else {
-            let width = 1 + k;
-            for (i, (o, &e)) in out.chunks_exact_mut(w).zip(&exponents).enumerate() {
-                let field = read_field(fields, i as u64 * u64::from(width), width);
-                f.write(f.join(field >> k, u32::from(e), field & ((1 << k) - 1)), o);
+        for b in 0..blocks {
+            let first = b * EXPONENT_BLOCK;
+            let count = (n - first).min(EXPONENT_BLOCK);
+            let at = c.pos;
+            let exps = &mut exps[..count];
+            c.pos += rans::decode_block(&stream[at..], exps, at)?;
+            let dst = &mut out[w * first..w * (first + count)];
+            if f == FloatFormat::Bf16 {
+                let sms = &fields[first..first + count];
+                for ((o, &e), &sm) in dst.chunks_exact_mut(2).zip(exps.iter()).zip(sms) {
+                    let v =
+                        (u16::from(sm & 0x80) << 8) | (u16::from(e) << 7) | u16::from(sm & 0x7F);
+                    o.copy_from_slice(&v.to_le_bytes());
+                }
+            } else {
+                for (i, (o, &e)) in dst.chunks_exact_mut(w).zip(exps.iter()).enumerate() {
+                    let field = read_field(fields, (first + i) as u64 * u64::from(width), width);
+                    f.write(f.join(field >> k, u32::from(e), field & ((1 << k) - 1)), o);
+                }
             }
         }
     } else {
         let b = settings.norm_block;
         let cb = f.coef_bytes();
         let coefs = c.take(n.div_ceil(b) * cb)?;
-        let scale = f64::from(1u32 << f.mantissa_bits());
-        let width = 1 + k;
-        for (i, (o, &e)) in out.chunks_exact_mut(w).zip(&exponents).enumerate() {
+        let coef = |block: usize| {
             let mut cm = [0u8; 4];
-            cm[..cb].copy_from_slice(&coefs[i / b * cb..i / b * cb + cb]);
-            let coef_m = u32::from_le_bytes(cm);
-            if coef_m >= 1 << f.mantissa_bits() {
-                return Err(bad(c.pos, "normalization coefficient", u64::from(coef_m)));
-            }
-            let field = read_field(fields, i as u64 * u64::from(width), width);
-            let (s, m) = (field >> k, field & ((1 << k) - 1));
-            let v = if e == 0 {
-                f.join(s, 0, 0)
-            } else {
-                let a = (1.0 + f64::from(m) / f64::from(1u32 << k))
-                    * 2f64.powi(i32::from(e) - f.bias())
-                    * (1.0 + f64::from(coef_m) / scale);
-                f.bits_of(if s == 1 { -a } else { a })
-            };
-            f.write(v, o);
+            cm[..cb].copy_from_slice(&coefs[block * cb..block * cb + cb]);
+            u32::from_le_bytes(cm)
+        };
+        if let Some(bad_block) = (0..n.div_ceil(b)).find(|&i| coef(i) >= 1 << f.mantissa_bits()) {
+            return Err(bad(
+                c.pos,
+                "normalization coefficient",
+                u64::from(coef(bad_block)),
+            ));
         }
         let count = u32::from_le_bytes(c.take(4)?.try_into().expect("4")) as usize;
         if count > n {
             return Err(bad(c.pos - 4, "escape count", count as u64));
         }
-        for _ in 0..count {
-            let rec = c.take(4 + w)?;
+        let escapes = c.take(count * (4 + w))?;
+        let scale = f64::from(1u32 << f.mantissa_bits());
+        let coef_values: Vec<f64> = (0..n.div_ceil(b))
+            .map(|i| 1.0 + f64::from(coef(i)) / scale)
+            .collect();
+        let pow2: Vec<f64> = (0..1i32 << f.exponent_bits())
+            .map(|e| 2f64.powi(e - f.bias()))
+            .collect();
+        let mant: Vec<f64> = (0..1u32 << k)
+            .map(|m| 1.0 + f64::from(m) / f64::from(1u32 << k))
+            .collect();
+        for bi in 0..blocks {
+            let first = bi * EXPONENT_BLOCK;
+            let count = (n - first).min(EXPONENT_BLOCK);
+            let dst = &mut out[w * first..w * (first + count)];
+            let at = c.pos;
+            let exps = &mut exps[..count];
+            c.pos += rans::decode_block(&stream[at..], exps, at)?;
+            for (i, (o, &e)) in dst.chunks_exact_mut(w).zip(exps.iter()).enumerate() {
+                let gi = first + i;
+                let field = read_field(fields, gi as u64 * u64::from(width), width);
+                let (s, m) = (field >> k, field & ((1 << k) - 1));
+                let v = if e == 0 {
+                    f.join(s, 0, 0)
+                } else {
+                    let c = coef_values[gi / b];
+                    let a = mant[m as usize] * pow2[usize::from(e)] * c;
+                    f.bits_of(if s == 1 { -a } else { a })
+                };
+                f.write(v, o);
+            }
+        }
+        for rec in escapes.chunks_exact(4 + w) {
             let i = u32::from_le_bytes(rec[..4].try_into().expect("4")) as usize;
             if i >= n {
-                return Err(bad(c.pos - 4 - w, "escape index", i as u64));
+                return Err(bad(c.pos, "escape index", i as u64));
             }
             out[i * w..i * w + w].copy_from_slice(&rec[4..]);
         }

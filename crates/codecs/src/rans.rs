@@ -140,13 +140,11 @@ pub fn encode_with_table(symbols: &[u8], table: &FreqTable, out: &mut Vec<u8>) {
     }
 }
 
-/// Decoding tables of one block.
-struct DecodeTable {
-    /// Per slot: symbol.
-    sym: Vec<u8>,
-    /// Per slot: `freq << 16 | (slot - cum)`.
-    step: Vec<u32>,
-}
+const SLOTS: usize = PROB_SCALE as usize;
+
+/// Decoding table of one block: per slot `symbol << 24 | freq << 12 | (slot − cum)`. A frequency
+/// of 4096 (a single-symbol block) is handled before any table is built, so 12 bits suffice.
+struct DecodeTable(Box<[u32; SLOTS]>);
 
 fn truncated(offset: usize, needed: usize, available: usize) -> DecodeError {
     DecodeError::Truncated {
@@ -167,13 +165,14 @@ fn bad_table(block: usize, reason: &'static str) -> DecodeError {
 /// returns the bytes the block occupied. `base` is the block's offset in the enclosing stream, used
 /// only in error positions.
 pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, DecodeError> {
-    let get = |pos: usize, n: usize| -> Result<&[u8], DecodeError> {
-        data.get(pos..pos + n)
-            .ok_or_else(|| truncated(base + pos, n, data.len().saturating_sub(pos)))
+    let n = out.len();
+    let get = |pos: usize, len: usize| -> Result<&[u8], DecodeError> {
+        data.get(pos..pos + len)
+            .ok_or_else(|| truncated(base + pos, len, data.len().saturating_sub(pos)))
     };
     let present = u16::from_le_bytes(get(0, 2)?.try_into().expect("2")) as usize;
     if present == 0 {
-        return if out.is_empty() {
+        return if n == 0 {
             Ok(2)
         } else {
             Err(bad_table(base, "empty table for a non-empty block"))
@@ -183,12 +182,10 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
         return Err(bad_table(base, "more than 256 symbols"));
     }
     let entries = get(2, 3 * present)?;
-    let mut table = DecodeTable {
-        sym: vec![0; PROB_SCALE as usize],
-        step: vec![0; PROB_SCALE as usize],
-    };
+    let mut table = DecodeTable(Box::new([0; SLOTS]));
     let mut cum = 0u32;
     let mut last: Option<u8> = None;
+    let mut single = None;
     for e in entries.chunks_exact(3) {
         let s = e[0];
         let f = u32::from(u16::from_le_bytes([e[1], e[2]]));
@@ -198,9 +195,12 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
         if f == 0 || cum + f > PROB_SCALE {
             return Err(bad_table(base, "frequencies do not sum to 4096"));
         }
-        for slot in cum..cum + f {
-            table.sym[slot as usize] = s;
-            table.step[slot as usize] = (f << 16) | (slot - cum);
+        if f == PROB_SCALE {
+            single = Some(s);
+        } else {
+            for slot in cum..cum + f {
+                table.0[slot as usize] = (u32::from(s) << 24) | (f << 12) | (slot - cum);
+            }
         }
         cum += f;
         last = Some(s);
@@ -214,54 +214,65 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
     let mut states = [0u32; LANES];
     for st in &mut states {
         *st = u32::from_le_bytes(get(pos, 4)?.try_into().expect("4"));
-        if *st < RANS_L {
-            return Err(DecodeError::CorruptBitstream {
-                block: base as u64,
-                stream: 0,
-                reason: "initial state below the normalization bound",
-            });
-        }
         pos += 4;
     }
-    let word_bytes = n_words
-        .checked_mul(2)
-        .ok_or_else(|| truncated(base + pos, usize::MAX, data.len() - pos))?;
-    let words = get(pos, word_bytes)?;
-    let mut w = 0usize;
-    let mask = PROB_SCALE - 1;
     let corrupt = |reason| DecodeError::CorruptBitstream {
         block: base as u64,
         stream: 0,
         reason,
     };
-    let mut quads = out.chunks_exact_mut(LANES);
-    for quad in &mut quads {
-        for (o, st) in quad.iter_mut().zip(states.iter_mut()) {
-            let slot = (*st & mask) as usize;
-            *o = table.sym[slot];
-            let step = table.step[slot];
-            *st = (step >> 16) * (*st >> PROB_BITS) + (step & 0xFFFF);
-            if *st < RANS_L {
-                let word = words
-                    .get(w..w + 2)
-                    .ok_or_else(|| corrupt("word stream exhausted"))?;
-                *st = (*st << 16) | u32::from(u16::from_le_bytes([word[0], word[1]]));
+    if states.iter().any(|&s| s < RANS_L) {
+        return Err(corrupt("initial state below the normalization bound"));
+    }
+    let word_bytes = n_words
+        .checked_mul(2)
+        .ok_or_else(|| truncated(base + pos, usize::MAX, data.len() - pos))?;
+    let words = get(pos, word_bytes)?;
+    if let Some(s) = single {
+        // A single-symbol block carries no information beyond its table.
+        if n_words != 0 || states.iter().any(|&x| x != RANS_L) {
+            return Err(corrupt("single-symbol block with a word stream"));
+        }
+        out.fill(s);
+        return Ok(pos);
+    }
+    // The hot loop: no early returns. A corrupt stream that runs out of words reads zeros and
+    // raises `exhausted`, which the checks after the loop turn into an error.
+    let mut w = 0usize;
+    let mut exhausted = false;
+    let mask = PROB_SCALE - 1;
+    let table = &*table.0;
+    macro_rules! step {
+        ($st:expr) => {{
+            let e = table[($st & mask) as usize];
+            $st = ((e >> 12) & 0xFFF) * ($st >> PROB_BITS) + (e & 0xFFF);
+            if $st < RANS_L {
+                let word = match words.get(w..w + 2) {
+                    Some(x) => u32::from(u16::from_le_bytes([x[0], x[1]])),
+                    None => {
+                        exhausted = true;
+                        0
+                    }
+                };
+                $st = ($st << 16) | word;
                 w += 2;
             }
+            (e >> 24) as u8
+        }};
+    }
+    let mut st = states;
+    let mut groups = out.chunks_exact_mut(LANES);
+    for group in &mut groups {
+        for (o, x) in group.iter_mut().zip(st.iter_mut()) {
+            *o = step!(*x);
         }
     }
-    for (o, st) in quads.into_remainder().iter_mut().zip(states.iter_mut()) {
-        let slot = (*st & mask) as usize;
-        *o = table.sym[slot];
-        let step = table.step[slot];
-        *st = (step >> 16) * (*st >> PROB_BITS) + (step & 0xFFFF);
-        if *st < RANS_L {
-            let word = words
-                .get(w..w + 2)
-                .ok_or_else(|| corrupt("word stream exhausted"))?;
-            *st = (*st << 16) | u32::from(u16::from_le_bytes([word[0], word[1]]));
-            w += 2;
-        }
+    for (o, x) in groups.into_remainder().iter_mut().zip(st.iter_mut()) {
+        *o = step!(*x);
+    }
+    let states = st;
+    if exhausted {
+        return Err(corrupt("word stream exhausted"));
     }
     if w != word_bytes || states.iter().any(|&s| s != RANS_L) {
         return Err(corrupt("final states or word count do not match"));

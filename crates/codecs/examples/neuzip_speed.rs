@@ -1,0 +1,43 @@
+//! NeuZip speed on a safetensors file's data section (single thread):
+//! `cargo run --release -p bitlens-codecs --example neuzip_speed -- FILE [bf16|f16|f32] [--lossless]`.
+use bitlens_codecs::neuzip::{self, FloatFormat, Settings};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let file = std::fs::read(&args[1]).expect("read file");
+    let n = u64::from_le_bytes(file[..8].try_into().unwrap()) as usize;
+    let format = match args.get(2).map(String::as_str) {
+        Some("f16") => FloatFormat::F16,
+        Some("f32") => FloatFormat::F32,
+        _ => FloatFormat::Bf16,
+    };
+    let data = &file[8 + n..];
+    let data = &data[..data.len() / 4 * 4];
+    for s in [
+        Settings::lossless(format),
+        Settings {
+            format,
+            mantissa_bits: 3,
+            norm_block: 512,
+        },
+    ] {
+        let t = Instant::now();
+        let packed = neuzip::encode(data, &s);
+        let enc = t.elapsed().as_secs_f64();
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let t = Instant::now();
+            let out = neuzip::decode(&packed, data.len()).unwrap();
+            best = best.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(out);
+        }
+        println!(
+            "k={:2} ratio {:.4}  encode {:.0} MB/s  decode {:.0} MB/s",
+            s.mantissa_bits,
+            packed.len() as f64 / data.len() as f64,
+            data.len() as f64 / enc / 1e6,
+            data.len() as f64 / best / 1e6
+        );
+    }
+}
