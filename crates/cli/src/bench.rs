@@ -94,7 +94,11 @@ fn lmc(threads: usize) -> Candidate {
             Ok(bitlens_codecs::encode(&s.data, w, &opts))
         }),
         decompress: Box::new(move |p, s| {
-            Ok(bitlens_codecs::plmc::decode_with_threads(p, s.data.len(), Some(threads))?)
+            Ok(bitlens_codecs::plmc::decode_with_threads(
+                p,
+                s.data.len(),
+                Some(threads),
+            )?)
         }),
         lossy: false,
     }
@@ -222,8 +226,16 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
         let name = format!("neuzip-k{k}");
         all.push(container(&name, choice(CodecName::Neuzip, Some(k)), true));
     }
-    all.push(container("bitsnap-quant", choice(CodecName::BitsnapQuant, None), true));
-    type Peer = (&'static str, fn(&[u8]) -> Result<Vec<u8>>, fn(&[u8], usize) -> Result<Vec<u8>>);
+    all.push(container(
+        "bitsnap-quant",
+        choice(CodecName::BitsnapQuant, None),
+        true,
+    ));
+    type Peer = (
+        &'static str,
+        fn(&[u8]) -> Result<Vec<u8>>,
+        fn(&[u8], usize) -> Result<Vec<u8>>,
+    );
     let peers: [Peer; 6] = [
         ("zstd-1", zstd_at(1), zstd_decompress),
         ("zstd-3", zstd_at(3), zstd_decompress),
@@ -248,7 +260,11 @@ fn float_values(dtype: Dtype, bytes: &[u8]) -> Option<Vec<f64>> {
     Some(match dtype {
         Dtype::BF16 => bytes
             .chunks_exact(2)
-            .map(|b| f64::from(f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16)))
+            .map(|b| {
+                f64::from(f32::from_bits(
+                    u32::from(u16::from_le_bytes([b[0], b[1]])) << 16,
+                ))
+            })
             .collect(),
         Dtype::F16 => bytes
             .chunks_exact(2)
@@ -274,7 +290,8 @@ struct ErrorSums {
 
 impl ErrorSums {
     fn add(&mut self, dtype: Dtype, original: &[u8], restored: &[u8]) {
-        let (Some(a), Some(b)) = (float_values(dtype, original), float_values(dtype, restored)) else {
+        let (Some(a), Some(b)) = (float_values(dtype, original), float_values(dtype, restored))
+        else {
             return;
         };
         for (x, y) in a.iter().zip(&b) {
@@ -311,7 +328,11 @@ fn measure(c: &Candidate, samples: &[Sample]) -> Result<BenchRow> {
         let restored = (c.decompress)(&packed, s)?;
         let t2 = Instant::now();
         if c.lossy {
-            ensure!(restored.len() == s.data.len(), "{} changed a tensor's length", c.name);
+            ensure!(
+                restored.len() == s.data.len(),
+                "{} changed a tensor's length",
+                c.name
+            );
             errors.add(s.dtype, &s.data, &restored);
         } else {
             ensure!(restored == s.data, "{} did not round-trip a tensor", c.name);
@@ -366,14 +387,23 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
         writeln!(
             out,
             "{:<24} {:>7} {:>8} {:>10} {:>13} {:>15}  {}",
-            "codec", "threads", "ratio", "compressed", "compress MB/s", "decompress MB/s", "error (lossy)"
+            "codec",
+            "threads",
+            "ratio",
+            "compressed",
+            "compress MB/s",
+            "decompress MB/s",
+            "error (lossy)"
         )?;
     }
     for c in candidates(filter) {
         let row = measure(&c, &samples)?;
         if !json {
             let error = row.error.map_or(String::new(), |e| {
-                format!("MSE {:.2e}, mean rel {:.2e}, max rel {:.2e}", e.mse, e.mean_rel, e.max_rel)
+                format!(
+                    "MSE {:.2e}, mean rel {:.2e}, max rel {:.2e}",
+                    e.mse, e.mean_rel, e.max_rel
+                )
             });
             writeln!(
                 out,

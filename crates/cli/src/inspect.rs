@@ -55,6 +55,16 @@ pub struct InspectReport {
 
 /// Runs `inspect` over the inputs and prints the table or JSON to stdout.
 pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
+    let snapshots = inputs
+        .iter()
+        .filter(|p| crate::snapshot_cmd::is_snapshot(p))
+        .count();
+    if snapshots == inputs.len() {
+        return crate::snapshot_cmd::inspect_snapshots(inputs, json);
+    }
+    if snapshots > 0 {
+        anyhow::bail!("give either checkpoints or bitlens snapshots to inspect, not both");
+    }
     let checkpoints: Vec<Checkpoint> = inputs
         .iter()
         .map(|p| Checkpoint::open(p))

@@ -449,3 +449,129 @@ fn summary(verb: &str, t: &Totals, started: Instant) {
         raw as f64 / secs / 1e6
     );
 }
+
+/// True when the file starts with the snapshot magic.
+pub fn is_snapshot(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == bitlens_snapshot::format::MAGIC
+}
+
+/// One tensor of a snapshot, as `inspect` reports it.
+#[derive(serde::Serialize)]
+struct SnapshotTensor {
+    name: String,
+    dtype: Dtype,
+    shape: Vec<u64>,
+    codec: &'static str,
+    delta: bool,
+    bytes: u64,
+    stored_bytes: u64,
+    ratio: f64,
+    frames: usize,
+    /// For lossy codecs: `values`, `mse`, `max_abs`, `max_rel`, `mean_rel`.
+    error: Option<serde_json::Value>,
+}
+
+/// One snapshot file, as `inspect` reports it.
+#[derive(serde::Serialize)]
+struct SnapshotInfo {
+    path: PathBuf,
+    snapshot_size: u64,
+    original_size: u64,
+    ratio: f64,
+    lossy: bool,
+    delta: bool,
+    metadata: Option<Vec<(String, String)>>,
+    tensors: Vec<SnapshotTensor>,
+}
+
+/// `bitlens inspect` on snapshot files: codec, sizes and (lossy) error per tensor.
+pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
+    let mut infos = Vec::new();
+    for path in paths {
+        let src = FileSource::open(path)?;
+        let size = bitlens_tensors::ReadAt::size(&src);
+        let r = SnapshotReader::open(src).with_context(|| path.display().to_string())?;
+        let tensors = r
+            .entries
+            .iter()
+            .zip(&r.header.tensors)
+            .map(|(e, t)| SnapshotTensor {
+                name: e.name.clone(),
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+                codec: e.codec.name(),
+                delta: e.delta,
+                bytes: e.raw_len,
+                stored_bytes: e.stored_len(),
+                ratio: e.stored_len() as f64 / e.raw_len.max(1) as f64,
+                frames: e.frames.len(),
+                error: e.error.map(|r| {
+                    serde_json::json!({"values": r.values, "mse": r.mse, "max_abs": r.max_abs,
+                        "max_rel": r.max_rel, "mean_rel": r.mean_rel})
+                }),
+            })
+            .collect();
+        infos.push(SnapshotInfo {
+            path: path.clone(),
+            snapshot_size: size,
+            original_size: r.original_size(),
+            ratio: size as f64 / r.original_size().max(1) as f64,
+            lossy: r.is_lossy(),
+            delta: r.base.is_some(),
+            metadata: r.header.metadata.clone(),
+            tensors,
+        });
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer(&mut out, &serde_json::json!({ "snapshots": infos }))?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    for s in &infos {
+        writeln!(
+            out,
+            "{}  (snapshot {} of a {} safetensors file, ratio {:.4}{}{})",
+            s.path.display(),
+            format::bytes(s.snapshot_size),
+            format::bytes(s.original_size),
+            s.ratio,
+            if s.lossy { ", LOSSY" } else { "" },
+            if s.delta {
+                ", delta: needs its base"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(
+            out,
+            "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7}  error",
+            "tensor", "dtype", "codec", "bytes", "stored", "ratio"
+        )?;
+        for t in &s.tensors {
+            let error = t.error.as_ref().map_or(String::new(), |e| {
+                format!(
+                    "MSE {:.2e}, max rel {:.2e}",
+                    e["mse"].as_f64().unwrap_or(0.0),
+                    e["max_rel"].as_f64().unwrap_or(0.0)
+                )
+            });
+            writeln!(
+                out,
+                "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7.4}  {}",
+                format::name(&t.name, 44),
+                t.dtype.to_string(),
+                format!("{}{}", t.codec, if t.delta { " Δ" } else { "" }),
+                format::bytes(t.bytes),
+                format::bytes(t.stored_bytes),
+                t.ratio,
+                error
+            )?;
+        }
+    }
+    Ok(())
+}
