@@ -386,14 +386,8 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
         writeln!(out, "{} tensors, {}", samples.len(), format::bytes(bytes))?;
         writeln!(
             out,
-            "{:<24} {:>7} {:>8} {:>10} {:>13} {:>15}  {}",
-            "codec",
-            "threads",
-            "ratio",
-            "compressed",
-            "compress MB/s",
-            "decompress MB/s",
-            "error (lossy)"
+            "{:<24} {:>7} {:>8} {:>10} {:>13} {:>15}  error (lossy)",
+            "codec", "threads", "ratio", "compressed", "compress MB/s", "decompress MB/s",
         )?;
     }
     for c in candidates(filter) {

@@ -33,6 +33,13 @@ fn dtype_size(d: &str) -> Option<usize> {
     })
 }
 
+/// CPU time of the calling thread in seconds (Linux), immune to other processes' load.
+fn thread_cpu() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(s.split_whitespace().next()?.parse::<f64>().ok()? / 1e9)
+}
+
+/// Best wall time of `iters` runs (and, single-threaded, the best CPU time).
 fn best_of<T>(iters: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     let mut best = f64::INFINITY;
     let mut last = None;
@@ -43,6 +50,17 @@ fn best_of<T>(iters: usize, mut f: impl FnMut() -> T) -> (f64, T) {
         last = Some(r);
     }
     (best, last.unwrap())
+}
+
+fn best_cpu(iters: usize, mut f: impl FnMut()) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..iters {
+        let (Some(a), _, Some(b)) = (thread_cpu(), f(), thread_cpu()) else {
+            return f64::NAN;
+        };
+        best = best.min(b - a);
+    }
+    best
 }
 
 fn main() {
@@ -143,91 +161,119 @@ fn main() {
     );
     let ratio = packed.len() as f64 / data.len() as f64;
     let info = plmc::read_header(&packed).unwrap();
-    let bound = lmc::entropy_bound_bytes(data, &info.params) / data.len() as f64;
-    let p64 = Params {
-        block_log2: 16,
-        ..info.params
-    };
-    let bound64 = lmc::entropy_bound_bytes(data, &p64) / data.len() as f64;
-    let bound64_plain = lmc::entropy_bound_bytes(
-        data,
-        &Params {
-            transform: Transform::None,
-            ..p64
-        },
-    ) / data.len() as f64;
-    println!(
-        "ratio {ratio:.5}  | order-0 bound at this block size {bound:.5} (ratio/bound = {:.4})",
-        ratio / bound
-    );
-    println!(
+    let speed_only = args.iter().any(|a| a == "--speed-only");
+    if !speed_only {
+        let bound = lmc::entropy_bound_bytes(data, &info.params) / data.len() as f64;
+        let p64 = Params {
+            block_log2: 16,
+            ..info.params
+        };
+        let bound64 = lmc::entropy_bound_bytes(data, &p64) / data.len() as f64;
+        let bound64_plain = lmc::entropy_bound_bytes(
+            data,
+            &Params {
+                transform: Transform::None,
+                ..p64
+            },
+        ) / data.len() as f64;
+        println!(
+            "ratio {ratio:.5}  | order-0 bound at this block size {bound:.5} (ratio/bound = {:.4})",
+            ratio / bound
+        );
+        println!(
         "      64 KiB-block order-0 bound: {bound64:.5} with this transform, {bound64_plain:.5} plain byte grouping (ratio/plain bound = {:.4})",
         ratio / bound64_plain
     );
-    // Per tensor.
-    let mut per = 0usize;
-    for &(tw, a, b) in &tensors {
-        per += plmc::encode(
-            &data[a..b],
-            Width::from_bytes(tw).unwrap(),
-            &Options {
-                threads: Some(1),
-                ..opts
-            },
-        )
-        .len();
-    }
-    println!(
-        "per-tensor streams: ratio {:.5} (sum of {} PLMC streams incl. headers)",
-        per as f64 / data.len() as f64,
-        tensors.len()
-    );
+        // Per tensor.
+        let mut per = 0usize;
+        for &(tw, a, b) in &tensors {
+            per += plmc::encode(
+                &data[a..b],
+                Width::from_bytes(tw).unwrap(),
+                &Options {
+                    threads: Some(1),
+                    ..opts
+                },
+            )
+            .len();
+        }
+        println!(
+            "per-tensor streams: ratio {:.5} (sum of {} PLMC streams incl. headers)",
+            per as f64 / data.len() as f64,
+            tensors.len()
+        );
 
-    if args.iter().any(|a| a == "--groups") {
-        // Per-group breakdown: each group stream coded alone as width 1.
-        let mut g = vec![0u8; data.len()];
-        bitlens_codecs::byte_group::split(data, w, info.params.transform, &mut g);
-        let e = data.len() / w;
-        for k in 0..w {
-            let s = &g[k * e..(k + 1) * e];
-            let p1 = Params {
-                width: Width::W1,
-                transform: Transform::None,
-                ..info.params
-            };
-            let c = plmc::encode(s, Width::W1, &Options { threads: Some(1), ..opts }).len();
-            let b = lmc::entropy_bound_bytes(s, &p1);
-            println!(
-                "  group {k}: {:.4} bits/byte, bound {:.4} bits/byte",
-                c as f64 * 8.0 / e as f64,
-                b * 8.0 / e as f64
-            );
+        if args.iter().any(|a| a == "--groups") {
+            // Per-group breakdown: each group stream coded alone as width 1.
+            let mut g = vec![0u8; data.len()];
+            bitlens_codecs::byte_group::split(data, w, info.params.transform, &mut g);
+            let e = data.len() / w;
+            for k in 0..w {
+                let s = &g[k * e..(k + 1) * e];
+                let p1 = Params {
+                    width: Width::W1,
+                    transform: Transform::None,
+                    ..info.params
+                };
+                let c = plmc::encode(
+                    s,
+                    Width::W1,
+                    &Options {
+                        threads: Some(1),
+                        ..opts
+                    },
+                )
+                .len();
+                let b = lmc::entropy_bound_bytes(s, &p1);
+                println!(
+                    "  group {k}: {:.4} bits/byte, bound {:.4} bits/byte",
+                    c as f64 * 8.0 / e as f64,
+                    b * 8.0 / e as f64
+                );
+            }
+        }
+        if args.iter().any(|a| a == "--ratio-only") {
+            return;
         }
     }
-    if args.iter().any(|a| a == "--ratio-only") {
-        return;
-    }
-
     // Speed. "compress" reuses the output buffer (encode_into), as decompress writes into a
     // caller buffer (decode_into); "fresh" is encode() returning a new Vec each time (includes
     // the kernel's first-touch page faults on the output).
     let mut t1 = (0.0, 0.0);
     for threads in [1usize, 2] {
+        // Multi-threaded runs use one persistent pool (as an application would), not a pool per
+        // call (`Options::threads = Some(n)` builds one per call).
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         let o = Options {
-            threads: Some(threads),
+            threads: if threads == 1 { Some(1) } else { None },
             ..opts
         };
         let mut buf = Vec::new();
-        let (tc, _) = best_of(iters, || plmc::encode_into(data, width, &o, &mut buf));
+        let (tf, _) = pool.install(|| best_of(iters, || plmc::encode(data, width, &o).len()));
+        let (tc, _) =
+            pool.install(|| best_of(iters, || plmc::encode_into(data, width, &o, &mut buf)));
         assert_eq!(buf, packed, "output differs with {threads} threads");
-        let (tf, _) = best_of(iters, || plmc::encode(data, width, &o).len());
         let mut out = vec![0u8; data.len()];
-        let (td, _) = best_of(iters, || {
-            plmc::decode_into_with_threads(&buf, &mut out, Some(threads)).unwrap()
+        let (td, _) = pool.install(|| {
+            best_of(iters, || {
+                plmc::decode_into_with_threads(&buf, &mut out, o.threads).unwrap()
+            })
         });
         assert!(out == data, "round trip failed");
         if threads == 1 {
             t1 = (tc, td);
+            let cc = best_cpu(iters, || plmc::encode_into(data, width, &o, &mut buf));
+            let cd = best_cpu(iters, || {
+                plmc::decode_into_with_threads(&buf, &mut out, Some(1)).unwrap()
+            });
+            println!(
+                "threads 1 by thread CPU time: compress {:7.1} MB/s   decompress {:7.1} MB/s",
+                mb / cc,
+                mb / cd
+            );
         }
         println!(
             "threads {threads}: compress {:7.1} MB/s (fresh Vec {:7.1})   decompress {:7.1} MB/s{}",
@@ -242,6 +288,9 @@ fn main() {
         );
     }
 
+    if speed_only {
+        return;
+    }
     // Sparse delta: 5 % of elements changed.
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for (label, random_value) in [

@@ -183,7 +183,8 @@ pub fn decode_delta(stream: &[u8], base: &[u8]) -> Result<Vec<u8>, DecodeError> 
         let mask = c.take(n.div_ceil(8))?;
         let count = c.u64()?;
         let set: u64 = mask.iter().map(|b| u64::from(b.count_ones())).sum();
-        if set != count || (!n.is_multiple_of(8) && mask.last().is_some_and(|&b| b >> (n % 8) != 0)) {
+        if set != count || (!n.is_multiple_of(8) && mask.last().is_some_and(|&b| b >> (n % 8) != 0))
+        {
             return Err(bad(c.pos - 8, "changed count vs bitmask", count));
         }
         (Some(mask), count as usize)

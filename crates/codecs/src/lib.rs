@@ -15,11 +15,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bitsnap;
 pub mod byte_group;
 pub mod error;
 pub mod huffman;
 pub mod lmc;
+pub mod neuzip;
 pub mod plmc;
+pub mod rans;
 pub mod rle;
 
 pub use byte_group::Transform;

@@ -228,12 +228,13 @@ impl Encoder {
             bounds[i + 1] = split_point(block.len(), leaves, i + 1);
             h[i] = huffman::histogram(&block[bounds[i]..bounds[i + 1]]);
         }
-        let sum = |a: &[u32; 256], b: &[u32; 256]| -> [u32; 256] {
-            std::array::from_fn(|i| a[i] + b[i])
-        };
+        let sum =
+            |a: &[u32; 256], b: &[u32; 256]| -> [u32; 256] { std::array::from_fn(|i| a[i] + b[i]) };
         if leaves == 2 {
             let whole = sum(&h[0], &h[1]);
-            let split = 1.0 + estimate_bytes(&h[0], bounds[1]) + estimate_bytes(&h[1], bounds[2] - bounds[1]);
+            let split = 1.0
+                + estimate_bytes(&h[0], bounds[1])
+                + estimate_bytes(&h[1], bounds[2] - bounds[1]);
             if split + SPLIT_MARGIN < estimate_bytes(&whole, block.len()) {
                 out.push(KIND_SPLIT);
                 self.encode_leaf(&block[..bounds[1]], &h[0], limit, out);
@@ -262,10 +263,25 @@ impl Encoder {
         for j in 0..2 {
             if half_split[j] {
                 out.push(KIND_SPLIT);
-                self.encode_leaf(&block[bounds[2 * j]..bounds[2 * j + 1]], &h[2 * j], limit, out);
-                self.encode_leaf(&block[bounds[2 * j + 1]..bounds[2 * j + 2]], &h[2 * j + 1], limit, out);
+                self.encode_leaf(
+                    &block[bounds[2 * j]..bounds[2 * j + 1]],
+                    &h[2 * j],
+                    limit,
+                    out,
+                );
+                self.encode_leaf(
+                    &block[bounds[2 * j + 1]..bounds[2 * j + 2]],
+                    &h[2 * j + 1],
+                    limit,
+                    out,
+                );
             } else {
-                self.encode_leaf(&block[bounds[2 * j]..bounds[2 * j + 2]], &halves[j], limit, out);
+                self.encode_leaf(
+                    &block[bounds[2 * j]..bounds[2 * j + 2]],
+                    &halves[j],
+                    limit,
+                    out,
+                );
             }
         }
     }
@@ -352,7 +368,8 @@ fn log2_approx(c: u32) -> f64 {
     let b = x.to_bits();
     let e = ((b >> 23) as i32 - 127) as f32;
     let m = f32::from_bits((b & 0x007F_FFFF) | 0x3F80_0000);
-    let p = -1.741_793_9 + (2.821_202_6 + (-1.469_956_8 + (0.447_179_55 - 0.056_570_851 * m) * m) * m) * m;
+    let p = -1.741_793_9
+        + (2.821_202_6 + (-1.469_956_8 + (0.447_179_55 - 0.056_570_85 * m) * m) * m) * m;
     (e + p) as f64
 }
 

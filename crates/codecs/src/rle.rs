@@ -10,13 +10,23 @@
 //!    `run_value` (the block's most frequent byte) and extends the alphabet with run symbols
 //!    `256 + k`: a maximal run of `L ≥ 1` bytes equal to `run_value` (never crossing a quarter
 //!    boundary, see [`crate::huffman`]) is coded as symbol `256 + k` with `k = ⌊log2 L⌋`,
-//!    followed by `k` raw extra bits holding `L − 2^k` (deflate-style length buckets). The
+//!    followed by `k` raw extra bits (LSB-first) holding `L − 2^k` (deflate-style length
+//!    buckets); a run that would pass the end of its quarter is a
+//!    [`crate::DecodeError::CorruptBitstream`]. The
 //!    `run_value` byte itself is never coded as a literal in such a block. The encoder builds this
 //!    variant only when the most frequent byte covers at least [`RUN_TRY_SHARE`] of the block
 //!    and keeps it only when its exact cost is lower than the plain Huffman block.
 //!
-//! Measured on the bf16 all-MiniLM weights XORed with a copy where 5 % of the elements changed,
-//! see [`crate::lmc`] for the numbers.
+//! Measured (`examples/lmc_speed.rs`) on the bf16 all-MiniLM-L6-v2 data section XORed with a copy
+//! where 5 % of the elements (random positions) changed; ratio = compressed / original:
+//! ```text
+//! change                    plain Huffman only   with run symbols   zstd -3
+//! ±1..8 ulp (small update)  0.14088              0.04078            0.06254
+//! random new value          0.17545              0.09714            0.10097
+//! ```
+//! Plain Huffman is stuck near its 1 bit/byte floor; with run symbols LMC beats zstd -3 on both.
+//! The run variant is never chosen on the (non-sparse) weights themselves, and the
+//! [`RUN_TRY_SHARE`] threshold (0.25, 0.35 and 0.5 tried) changes none of these numbers.
 
 /// The most frequent byte must cover at least this share of a block before the run variant is
 /// tried (below it runs are short and the plain code is already close to entropy).

@@ -380,7 +380,10 @@ fn split_of_a_short_block() {
     let mut out = vec![0u8; 2 * lmc::MIN_SPLIT_HALF - 2];
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
-        Err(DecodeError::BadBlockKind { offset: 0, kind: lmc::KIND_SPLIT })
+        Err(DecodeError::BadBlockKind {
+            offset: 0,
+            kind: lmc::KIND_SPLIT
+        })
     );
     // The same block is fine when the halves are long enough.
     let mut out = vec![0u8; 2 * lmc::MIN_SPLIT_HALF];

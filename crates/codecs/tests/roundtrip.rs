@@ -236,3 +236,26 @@ fn heterogeneous_block_is_split() {
     // Split halves: a Huffman block, then a Raw block (the random half does not shrink).
     assert!(enc.len() < 32_768 + 32_768 / 3, "{}", enc.len());
 }
+
+#[test]
+fn out_of_range_options_are_clamped_not_fatal() {
+    let data = floats(4, 30_000, 11);
+    for (segment_bytes, block_bytes, code_limit, threads) in [
+        (0, 0, 0, Some(0)),
+        (usize::MAX, usize::MAX, 255, Some(3)),
+        (3, 5000, 9, None),
+    ] {
+        let opts = Options {
+            segment_bytes,
+            block_bytes,
+            code_limit,
+            threads,
+            ..Options::default()
+        };
+        let packed = encode(&data, Width::W4, &opts);
+        let info = plmc::read_header(&packed).unwrap();
+        assert_eq!(info.segment_bytes % 4, 0);
+        assert!((12..=20).contains(&info.params.block_log2));
+        assert_eq!(decode(&packed, data.len()).unwrap(), data);
+    }
+}
