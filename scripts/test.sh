@@ -10,8 +10,9 @@ step() { echo; echo "== $*" >&2; }
 step "setup"
 scripts/setup.sh
 
-step "cargo fmt --check"
+step "cargo fmt --check; docs/FORMAT.md matches the codec docs"
 cargo fmt --all -- --check
+python3 scripts/format-doc.py --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked --release -- -D warnings
