@@ -14,14 +14,15 @@ fn main() {
     };
     let data = &file[8 + n..];
     let data = &data[..data.len() / 4 * 4];
-    for s in [
-        Settings::lossless(format),
-        Settings {
+    let mut all = vec![Settings::lossless(format)];
+    if !args.iter().any(|a| a == "--lossless") {
+        all.push(Settings {
             format,
             mantissa_bits: 3,
             norm_block: 512,
-        },
-    ] {
+        });
+    }
+    for s in all {
         let t = Instant::now();
         let packed = neuzip::encode(data, &s);
         let enc = t.elapsed().as_secs_f64();
