@@ -1,0 +1,87 @@
+// Test inputs made from the real weights: reference JSON from the CLI, a perturbed "later
+// checkpoint", a shard set with its index, a directory of checkpoints, and malformed files.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+export const WEIGHTS = path.join(ROOT, '.cache/weights');
+export const BITLENS = process.env.BITLENS_BIN ?? path.join(ROOT, 'target/release/bitlens');
+export const PYTHON = path.join(ROOT, '.venv/bin/python');
+export const SHOTS = process.env.SCREENSHOTS ?? path.join(ROOT, 'target/e2e/screenshots');
+
+/** A fresh temporary directory. */
+export function tempDir() {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-e2e-'));
+}
+
+/** `bitlens inspect --json FILE` parsed. */
+export function inspect(file) {
+  return JSON.parse(execFileSync(BITLENS, ['inspect', '--json', file], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }));
+}
+
+/** `bitlens diff --json A B` parsed. */
+export function diff(a, b) {
+  return JSON.parse(execFileSync(BITLENS, ['diff', '--json', a, b], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }));
+}
+
+/** A copy of `src` with `fraction` of the float values changed (tests/python/perturb.py). */
+export function perturb(src, fraction, out) {
+  execFileSync(PYTHON, [path.join(ROOT, 'tests/python/perturb.py'), src, String(fraction), out]);
+  return out;
+}
+
+function readSafetensors(file) {
+  const buf = fs.readFileSync(file);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  return { header, data: buf.subarray(8 + n) };
+}
+
+function writeSafetensors(file, entries) {
+  const header = {};
+  const parts = [];
+  let off = 0;
+  for (const [name, info, bytes] of entries) {
+    header[name] = { dtype: info.dtype, shape: info.shape, data_offsets: [off, off + bytes.length] };
+    parts.push(bytes);
+    off += bytes.length;
+  }
+  const json = Buffer.from(JSON.stringify(header));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  fs.writeFileSync(file, Buffer.concat([len, json, ...parts]));
+}
+
+/** Splits a safetensors file into `model-0000k-of-00002.safetensors` shards plus an index. */
+export function shardSet(src, dir) {
+  const { header, data } = readSafetensors(src);
+  const names = Object.keys(header).filter((k) => k !== '__metadata__');
+  const half = Math.ceil(names.length / 2);
+  const shards = [names.slice(0, half), names.slice(half)];
+  const weightMap = {};
+  const files = [];
+  shards.forEach((group, i) => {
+    const shard = `model-0000${i + 1}-of-00002.safetensors`;
+    writeSafetensors(path.join(dir, shard), group.map((n) => {
+      const [s, e] = header[n].data_offsets;
+      weightMap[n] = shard;
+      return [n, header[n], data.subarray(s, e)];
+    }));
+    files.push(path.join(dir, shard));
+  });
+  const index = path.join(dir, 'model.safetensors.index.json');
+  fs.writeFileSync(index, JSON.stringify({ metadata: { total_size: data.length }, weight_map: weightMap }));
+  return { index, files, tensors: names.length };
+}
+
+/** Malformed inputs: a huge declared header length, and a file whose data is cut short. */
+export function malformed(dir, valid) {
+  const huge = path.join(dir, 'not-a-checkpoint.safetensors');
+  fs.writeFileSync(huge, Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), Buffer.from('hello world')]));
+  const cut = path.join(dir, 'truncated.safetensors');
+  const bytes = fs.readFileSync(valid);
+  fs.writeFileSync(cut, bytes.subarray(0, bytes.length - 1000));
+  return { huge, cut };
+}

@@ -1,0 +1,19 @@
+//! The app's data and logic that need no browser: they build and are unit-tested on the host.
+//!
+//! - [`format`]: human-readable numbers.
+//! - [`scale`]: chart scales and tick positions.
+//! - [`grouping`]: dropped / picked files → checkpoints (single files, shard sets, directories).
+//! - [`checkpoint`]: a loaded checkpoint: its files, headers, tensor rows and statistics.
+//! - [`compare`]: two checkpoints matched tensor by tensor, and their flip statistics.
+//! - [`table`]: sorting and filtering of the tensor table.
+//! - [`plan`]: splitting the statistics and comparison work into worker tasks.
+//! - [`bits`]: which bit positions are sign / exponent / mantissa.
+
+pub mod bits;
+pub mod checkpoint;
+pub mod compare;
+pub mod format;
+pub mod grouping;
+pub mod plan;
+pub mod scale;
+pub mod table;

@@ -1,0 +1,60 @@
+//! Reading byte ranges of a `Blob` (a `File` is one) with `Blob.slice`, so only the bytes asked
+//! for are ever loaded.
+
+use bitlens_tensors::{Header, HeaderError};
+use js_sys::Uint8Array;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::Blob;
+
+/// Why a header could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The browser failed to read the file (moved, deleted, permission).
+    #[error("the browser could not read the file: {0}")]
+    Browser(String),
+    /// The header is invalid.
+    #[error("{0}")]
+    Header(#[from] HeaderError),
+}
+
+/// A JavaScript error value as text.
+pub fn js_error_text(e: &JsValue) -> String {
+    js_sys::Reflect::get(e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// Reads `[start, end)` of a blob.
+pub async fn read_range(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, ReadError> {
+    let browser = |e: JsValue| ReadError::Browser(js_error_text(&e));
+    let part = blob
+        .slice_with_f64_and_f64(start as f64, end as f64)
+        .map_err(browser)?;
+    let buf = JsFuture::from(part.array_buffer()).await.map_err(browser)?;
+    Ok(Uint8Array::new(&buf).to_vec())
+}
+
+/// Size of a blob in bytes.
+pub fn size(blob: &Blob) -> u64 {
+    blob.size() as u64
+}
+
+/// Reads and validates a safetensors header with two small reads: the 8-byte length, then the
+/// `8 + N` header bytes. The data section is never touched.
+pub async fn read_header(blob: &Blob) -> Result<Header, ReadError> {
+    let file_size = size(blob);
+    if file_size < 8 {
+        return Err(HeaderError::FileTooSmall { file_size }.into());
+    }
+    let first = read_range(blob, 0, 8).await?;
+    let first8: [u8; 8] = first
+        .as_slice()
+        .try_into()
+        .map_err(|_| ReadError::Browser("short read of the first 8 bytes".into()))?;
+    let needed = Header::needed_prefix(first8, file_size)?;
+    let prefix = read_range(blob, 0, needed).await?;
+    Ok(Header::parse(&prefix, file_size)?)
+}

@@ -1,0 +1,226 @@
+//! The analysis run: which statistics are missing, the worker tasks that compute them, progress
+//! in bytes, and throughput and memory figures for the status line.
+
+use crate::model::checkpoint::Checkpoint;
+use crate::model::compare::Comparison;
+use crate::model::plan::{batches, Span};
+use crate::ui::pool::Task;
+use js_sys::{Array, Object, Reflect};
+use std::collections::{HashMap, HashSet};
+use wasm_bindgen::JsValue;
+use web_sys::Blob;
+
+/// What a task computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskKind {
+    /// Statistics of rows of a checkpoint.
+    Stats {
+        /// Checkpoint id.
+        ckpt: u32,
+    },
+    /// Flip statistics of pairs of a comparison.
+    Flips {
+        /// Checkpoint A id.
+        a: u32,
+        /// Checkpoint B id.
+        b: u32,
+    },
+}
+
+/// Progress and bookkeeping of the current analysis run.
+#[derive(Debug, Default)]
+pub struct Jobs {
+    next_task: u32,
+    /// Running or queued tasks.
+    pub tasks: HashMap<u32, TaskKind>,
+    /// Rows `(checkpoint, row)` and pairs `(a, b, pair)` already submitted.
+    queued_rows: HashSet<(u32, usize)>,
+    queued_pairs: HashSet<(u32, u32, usize)>,
+    /// Bytes to read in this run.
+    pub total: u64,
+    /// Bytes read so far in this run.
+    pub done: u64,
+    /// `performance.now()` when the run started.
+    pub started: f64,
+    /// `performance.now()` when the run ended (all tasks done).
+    pub finished: Option<f64>,
+    /// Largest wasm memory reported by a worker, in bytes.
+    pub memory_max: u64,
+    /// The run was cancelled by the user.
+    pub cancelled: bool,
+}
+
+/// `performance.now()` in milliseconds.
+pub fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// Records a `performance.mark` (read by the benchmark script).
+pub fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
+}
+
+fn object(entries: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in entries {
+        let _ = Reflect::set(&o, &(*k).into(), v);
+    }
+    o.into()
+}
+
+impl Jobs {
+    /// True while tasks are queued or running.
+    pub fn running(&self) -> bool {
+        !self.tasks.is_empty()
+    }
+
+    /// Seconds the run took (or has taken so far).
+    pub fn seconds(&self) -> f64 {
+        (self.finished.unwrap_or_else(now) - self.started) / 1000.0
+    }
+
+    fn begin(&mut self, bytes: u64) {
+        if self.tasks.is_empty() {
+            self.total = 0;
+            self.done = 0;
+            self.started = now();
+            self.finished = None;
+            self.cancelled = false;
+            mark("bitlens:stats-start");
+        }
+        self.total += bytes;
+    }
+
+    fn add_task(&mut self, kind: TaskKind, message: impl FnOnce(u32) -> JsValue) -> Task {
+        self.next_task += 1;
+        let id = self.next_task;
+        self.tasks.insert(id, kind);
+        Task {
+            id,
+            message: message(id),
+        }
+    }
+
+    /// Tasks for the rows of `c` that have no statistics and are not queued.
+    pub fn plan_stats(&mut self, c: &Checkpoint, blobs: &[Blob]) -> Vec<Task> {
+        let spans: Vec<Span> = c
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| r.stats.is_none() && !self.queued_rows.contains(&(c.id, *i)))
+            .map(|(i, r)| Span {
+                item: i,
+                file: r.file,
+                offset: r.offset,
+                bytes: r.bytes,
+            })
+            .collect();
+        let mut out = Vec::new();
+        for batch in batches(&spans, true) {
+            let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
+            self.begin(bytes);
+            let list = Array::new();
+            for s in &batch {
+                self.queued_rows.insert((c.id, s.item));
+                list.push(&object(&[
+                    ("item", (s.item as f64).into()),
+                    ("dtype", c.rows[s.item].dtype.to_string().into()),
+                    ("offset", (s.offset as f64).into()),
+                    ("bytes", (s.bytes as f64).into()),
+                ]));
+            }
+            let blob = blobs[batch[0].file].clone();
+            out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |id| {
+                object(&[
+                    ("kind", "stats".into()),
+                    ("task", id.into()),
+                    ("blob", blob.into()),
+                    ("spans", list.into()),
+                ])
+            }));
+        }
+        out
+    }
+
+    /// Tasks for the pairs of `cmp` that have no flip statistics and are not queued.
+    pub fn plan_flips(
+        &mut self,
+        cmp: &Comparison,
+        a: (&Checkpoint, &[Blob]),
+        b: (&Checkpoint, &[Blob]),
+    ) -> Vec<Task> {
+        let spans: Vec<Span> = cmp
+            .pairs
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| p.flips.is_none() && !self.queued_pairs.contains(&(cmp.a, cmp.b, *i)))
+            .map(|(i, p)| Span {
+                item: i,
+                file: 0,
+                offset: 0,
+                bytes: 2 * p.bytes,
+            })
+            .collect();
+        let mut out = Vec::new();
+        for batch in batches(&spans, false) {
+            let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
+            self.begin(bytes);
+            let list = Array::new();
+            for s in &batch {
+                self.queued_pairs.insert((cmp.a, cmp.b, s.item));
+                let p = &cmp.pairs[s.item];
+                let (ra, rb) = (&a.0.rows[p.a_row], &b.0.rows[p.b_row]);
+                list.push(&object(&[
+                    ("item", (s.item as f64).into()),
+                    ("dtype", p.dtype.to_string().into()),
+                    ("a", a.1[ra.file].clone().into()),
+                    ("aOffset", (ra.offset as f64).into()),
+                    ("b", b.1[rb.file].clone().into()),
+                    ("bOffset", (rb.offset as f64).into()),
+                    ("bytes", (p.bytes as f64).into()),
+                ]));
+            }
+            out.push(self.add_task(TaskKind::Flips { a: cmp.a, b: cmp.b }, |id| {
+                object(&[
+                    ("kind", "flips".into()),
+                    ("task", id.into()),
+                    ("spans", list.into()),
+                ])
+            }));
+        }
+        out
+    }
+
+    /// Bytes read; returns nothing.
+    pub fn progress(&mut self, bytes: u64) {
+        self.done += bytes;
+    }
+
+    /// A task ended; returns true when the run is over.
+    pub fn task_done(&mut self, task: u32, memory: u64) -> bool {
+        self.tasks.remove(&task);
+        self.memory_max = self.memory_max.max(memory);
+        if self.tasks.is_empty() && self.finished.is_none() {
+            self.finished = Some(now());
+            mark("bitlens:stats-end");
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Forgets every task (after a cancel or a removal).
+    pub fn cancel(&mut self) {
+        self.tasks.clear();
+        self.queued_rows.clear();
+        self.queued_pairs.clear();
+        if self.finished.is_none() {
+            self.finished = Some(now());
+            self.cancelled = true;
+        }
+    }
+}

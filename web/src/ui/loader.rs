@@ -1,0 +1,123 @@
+//! Files → checkpoints: read and parse shard indexes, group the files (see
+//! [`crate::model::grouping`]), read every shard's header, and build the checkpoints. Each problem
+//! becomes a [`LoadError`] naming the file and the reason; the other files load normally.
+
+use crate::model::checkpoint::{Checkpoint, FileInfo};
+use crate::model::grouping::{self, InputFile};
+use crate::ui::io::blob::{read_header, read_range, size};
+use crate::ui::io::files::Picked;
+use bitlens_tensors::index::MAX_INDEX_LEN;
+use bitlens_tensors::ShardIndex;
+use web_sys::Blob;
+
+/// A file that could not be used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadError {
+    /// The file (or checkpoint) name.
+    pub file: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A checkpoint ready to show, with the blobs of its files (same order as `checkpoint.files`).
+pub struct Loaded {
+    /// The checkpoint.
+    pub checkpoint: Checkpoint,
+    /// Its files' data.
+    pub blobs: Vec<Blob>,
+}
+
+/// What one load produced.
+#[derive(Default)]
+pub struct Outcome {
+    /// Checkpoints in order.
+    pub loaded: Vec<Loaded>,
+    /// Problems, one per bad file.
+    pub errors: Vec<LoadError>,
+}
+
+async fn read_index(blob: &Blob) -> Result<ShardIndex, String> {
+    let len = size(blob);
+    if len > MAX_INDEX_LEN {
+        return Err(format!(
+            "index is {len} bytes, over the limit of {MAX_INDEX_LEN}"
+        ));
+    }
+    let bytes = read_range(blob, 0, len).await.map_err(|e| e.to_string())?;
+    ShardIndex::parse(&bytes).map_err(|e| e.to_string())
+}
+
+/// Loads the given files; checkpoint ids start at `first_id`.
+pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
+    let mut out = Outcome::default();
+    let mut inputs = Vec::with_capacity(picked.len());
+    let mut indexes = Vec::with_capacity(picked.len());
+    for p in &picked {
+        let mut shard_names = None;
+        let mut index = None;
+        if grouping::is_index(&p.path) {
+            match read_index(&p.blob).await {
+                Ok(ix) => {
+                    shard_names = Some(ix.shards.clone());
+                    index = Some(ix);
+                }
+                Err(reason) => out.errors.push(LoadError {
+                    file: p.path.clone(),
+                    reason,
+                }),
+            }
+        }
+        inputs.push(InputFile {
+            path: p.path.clone(),
+            shard_names,
+        });
+        indexes.push(index);
+    }
+    let groups = grouping::group(&inputs);
+    for r in groups.rejected {
+        out.errors.push(LoadError {
+            file: inputs[r.file].path.clone(),
+            reason: r.reason,
+        });
+    }
+    let mut id = first_id;
+    'groups: for g in groups.groups {
+        let mut files = Vec::with_capacity(g.shards.len());
+        let mut blobs = Vec::with_capacity(g.shards.len());
+        for &s in &g.shards {
+            match read_header(&picked[s].blob).await {
+                Ok(header) => {
+                    files.push(FileInfo {
+                        path: picked[s].path.clone(),
+                        header,
+                    });
+                    blobs.push(picked[s].blob.clone());
+                }
+                Err(e) => {
+                    let reason = if g.shards.len() > 1 {
+                        format!("{e} (so checkpoint `{}` was not loaded)", g.name)
+                    } else {
+                        e.to_string()
+                    };
+                    out.errors.push(LoadError {
+                        file: picked[s].path.clone(),
+                        reason,
+                    });
+                    continue 'groups;
+                }
+            }
+        }
+        let index = g.index.and_then(|i| indexes[i].as_ref());
+        match Checkpoint::new(id, g.name.clone(), files, index) {
+            Ok(checkpoint) => {
+                out.loaded.push(Loaded { checkpoint, blobs });
+                id += 1;
+            }
+            Err(e) => out.errors.push(LoadError {
+                file: g.name,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    out
+}

@@ -1,0 +1,202 @@
+//! The page around the views: header with the open / demo buttons, errors, the progress bar with
+//! Cancel, the first-visit welcome panel, the list of loaded checkpoints, and the tabs.
+
+use crate::model::format::{bytes, count, rate};
+use crate::ui::app::{App, Msg, State, Tab};
+use crate::ui::io::files;
+use crate::ui::jobs::{mark, now, Jobs};
+use web_sys::HtmlInputElement;
+use yew::html::Scope;
+use yew::prelude::*;
+
+/// Callback for a file `<input>`: hands its files to the app and clears it.
+fn on_pick(link: &Scope<App>) -> Callback<Event> {
+    let link = link.clone();
+    Callback::from(move |e: Event| {
+        let given = now();
+        mark("bitlens:files-given");
+        let input: HtmlInputElement = e.target_unchecked_into();
+        let picked = files::from_input(&input);
+        input.set_value("");
+        link.send_message(Msg::Given(picked, given));
+    })
+}
+
+/// The header: title, privacy note and the open / demo buttons.
+pub fn header(link: &Scope<App>, s: &State) -> Html {
+    let demo = link.callback(|_| Msg::Demo);
+    let clear = link.callback(|_| Msg::Clear);
+    html! {
+        <header class="top">
+            <div class="brand">
+                <h1>{ "bitlens" }</h1>
+                <span class="tagline">{ "Look inside safetensors checkpoints — in your browser, nothing is uploaded." }</span>
+            </div>
+            <div class="actions">
+                <label class="button" title="One or more .safetensors files, or a shard index with its shards">
+                    { "Open files…" }
+                    <input id="file-input" type="file" multiple=true accept=".safetensors,.json"
+                           onchange={on_pick(link)} />
+                </label>
+                <label class="button" title="A checkpoint directory, or a directory of checkpoints">
+                    { "Open folder…" }
+                    <input id="dir-input" type="file" webkitdirectory=true onchange={on_pick(link)} />
+                </label>
+                <button id="demo-button" class="button" onclick={demo} disabled={s.loading}>{ "Load demo" }</button>
+                if !s.checkpoints.is_empty() {
+                    <button class="button subtle" onclick={clear}>{ "Close all" }</button>
+                }
+            </div>
+        </header>
+    }
+}
+
+/// One line per file that could not be loaded or analysed.
+pub fn errors(link: &Scope<App>, s: &State) -> Html {
+    if s.errors.is_empty() {
+        return Html::default();
+    }
+    html! {
+        <section class="errors" role="alert">
+            { for s.errors.iter().enumerate().map(|(i, e)| html! {
+                <div class="error" data-file={e.file.clone()}>
+                    <strong class="error-file">{ &e.file }</strong>
+                    <span class="error-reason">{ format!(": {}", e.reason) }</span>
+                    <button class="dismiss" title="Dismiss" onclick={link.callback(move |_| Msg::Dismiss(i))}>{ "×" }</button>
+                </div>
+            }) }
+        </section>
+    }
+}
+
+/// This page's own wasm memory in bytes (the main-thread module; workers report theirs).
+fn main_memory() -> u64 {
+    core::arch::wasm32::memory_size::<0>() as u64 * 65_536
+}
+
+/// The progress bar (bytes done / total) with Cancel, or the result line of the last run.
+pub fn progress(link: &Scope<App>, s: &State, jobs: &Jobs, workers: usize) -> Html {
+    let timing = s.table_ms.map(|ms| {
+        html! { <span class="timing" data-table-ms={format!("{ms:.1}")}>{ format!("Tensor table shown {ms:.0} ms after the files were given. ") }</span> }
+    });
+    if s.loading {
+        return html! { <section class="progress" data-state="loading"><span>{ "Reading headers…" }</span></section> };
+    }
+    if jobs.total == 0 {
+        return html! { <section class="progress" data-state="idle">{ timing.unwrap_or_default() }</section> };
+    }
+    let fraction = if jobs.total == 0 {
+        1.0
+    } else {
+        jobs.done as f64 / jobs.total as f64
+    };
+    let secs = jobs.seconds();
+    let state = if jobs.running() {
+        "running"
+    } else if jobs.cancelled {
+        "cancelled"
+    } else {
+        "done"
+    };
+    let mib = jobs.memory_max as f64 / (1 << 20) as f64;
+    let text = match state {
+        "running" => format!(
+            "Analysing in {workers} workers: {} of {} · {}",
+            bytes(jobs.done),
+            bytes(jobs.total),
+            rate(jobs.done, secs)
+        ),
+        "cancelled" => format!(
+            "Cancelled after {} of {}.",
+            bytes(jobs.done),
+            bytes(jobs.total)
+        ),
+        _ => format!(
+            "Analysed {} in {:.2} s ({}) with {workers} workers; peak wasm memory per worker {mib:.0} MiB.",
+            bytes(jobs.done),
+            secs,
+            rate(jobs.done, secs)
+        ),
+    };
+    html! {
+        <section class="progress" data-state={state} data-done={jobs.done.to_string()}
+                 data-total={jobs.total.to_string()} data-seconds={format!("{secs:.4}")}
+                 data-memory={jobs.memory_max.to_string()} data-main-memory={main_memory().to_string()}>
+            <div class="bar" role="progressbar" aria-valuemin="0" aria-valuemax="100"
+                 aria-valuenow={format!("{:.0}", 100.0 * fraction)}>
+                <div class="fill" style={format!("width:{:.2}%", 100.0 * fraction)}></div>
+            </div>
+            <span class="progress-text">{ text }</span>
+            if state == "running" {
+                <button id="cancel-button" class="button" onclick={link.callback(|_| Msg::Cancel)}>{ "Cancel" }</button>
+            }
+            if state == "cancelled" {
+                <button id="resume-button" class="button" onclick={link.callback(|_| Msg::Resume)}>{ "Resume" }</button>
+            }
+            { timing.unwrap_or_default() }
+        </section>
+    }
+}
+
+/// The first-visit panel: what the app does and the demo button.
+pub fn welcome(link: &Scope<App>, s: &State) -> Html {
+    html! {
+        <section class="welcome">
+            <div class="dropzone">
+                <p class="big">{ "Drop checkpoints here" }</p>
+                <p>{ "One or more .safetensors files, a sharded checkpoint (its *.safetensors.index.json with the shards), or whole folders. Several checkpoints of one model are compared step by step." }</p>
+                <p>{ "Headers are read first, so the tensor table appears at once; the data is then streamed in 4 MiB windows through Web Workers running the bitlens core compiled to WebAssembly. Files never leave your machine." }</p>
+                <button id="demo-button-big" class="button primary" disabled={s.loading}
+                        onclick={link.callback(|_| Msg::Demo)}>{ "Try the demo: three steps of a real MiniLM checkpoint" }</button>
+            </div>
+        </section>
+    }
+}
+
+/// The loaded checkpoints, in compare order: select or remove.
+pub fn checkpoints(link: &Scope<App>, s: &State) -> Html {
+    html! {
+        <nav class="checkpoints">
+            { for s.checkpoints.iter().enumerate().map(|(i, c)| {
+                let id = c.id;
+                let active = s.active == Some(id);
+                let status = if c.complete() {
+                    "analysed".to_owned()
+                } else {
+                    format!("{}/{} tensors", c.done, c.rows.len())
+                };
+                html! {
+                    <div class={classes!("checkpoint", active.then_some("active"))} data-id={id.to_string()}>
+                        <button class="select" onclick={link.callback(move |_| Msg::Select(id))}>
+                            <span class="step">{ format!("#{}", i + 1) }</span>
+                            <span class="name">{ &c.name }</span>
+                            <span class="meta">{ format!("{} file{} · {} · {} params · {status}",
+                                c.files.len(), if c.files.len() == 1 { "" } else { "s" },
+                                bytes(c.file_bytes()), count(c.params())) }</span>
+                        </button>
+                        <button class="remove" title="Remove" onclick={link.callback(move |_| Msg::Remove(id))}>{ "×" }</button>
+                    </div>
+                }
+            }) }
+        </nav>
+    }
+}
+
+/// The view tabs.
+pub fn tabs(link: &Scope<App>, s: &State) -> Html {
+    let tab = |t: Tab, label: &'static str, enabled: bool| {
+        let current = s.tab() == t;
+        html! {
+            <button class={classes!("tab", current.then_some("current"))} data-tab={label.to_lowercase()}
+                    disabled={!enabled} onclick={link.callback(move |_| Msg::Tab(t))}>{ label }</button>
+        }
+    };
+    html! {
+        <div class="tabs" role="tablist">
+            { tab(Tab::Summary, "Summary", true) }
+            { tab(Tab::Tensors, "Tensors", true) }
+            { tab(Tab::Detail, "Detail", true) }
+            { tab(Tab::Compare, "Compare", s.checkpoints.len() >= 2) }
+        </div>
+    }
+}

@@ -1,0 +1,201 @@
+//! Compare: checkpoints side by side, step by step (`#1 → #2`, `#2 → #3`, …). For the selected
+//! step: the whole-model flip ratio per bit position (per dtype), a heatmap of tensors × bit
+//! positions, the changed fraction per tensor; over all steps: the flip ratio of each bit position
+//! per step (LMC Fig. 6).
+
+use crate::model::compare::Comparison;
+use crate::model::format::{bytes, count, percent};
+use crate::ui::app::{App, Msg, State};
+use crate::ui::charts::{BarChart, HBarChart, HBarRow, Heatmap, LineChart, Series};
+use crate::ui::shared::Shared;
+use crate::ui::views::bitcharts::{bit_bars, bit_color, role_legend};
+use bitlens_tensors::Dtype;
+use yew::html::Scope;
+use yew::prelude::*;
+
+fn step_name(s: &State, cmp: &Comparison) -> String {
+    let pos = |id: u32| {
+        s.checkpoints
+            .iter()
+            .position(|c| c.id == id)
+            .map_or(0, |p| p + 1)
+    };
+    format!("#{} → #{}", pos(cmp.a), pos(cmp.b))
+}
+
+fn heatmap_for(cmp: &Comparison, dtype: Dtype) -> Html {
+    let pairs: Vec<_> = cmp
+        .pairs
+        .iter()
+        .filter(|p| p.dtype == dtype && p.flips.is_some())
+        .collect();
+    if pairs.is_empty() {
+        return Html::default();
+    }
+    if pairs
+        .iter()
+        .all(|p| p.flips.as_ref().is_some_and(|f| f.changed_lanes == 0))
+    {
+        return html! { <p class="note">{ format!("{dtype}: no bit flipped in any of the {} tensors.", pairs.len()) }</p> };
+    }
+    let bits = pairs[0]
+        .flips
+        .as_ref()
+        .map_or(0, |f| f.bit_flip_ratio.len());
+    let rows: Vec<String> = pairs.iter().map(|p| p.name.clone()).collect();
+    let cols: Vec<String> = (0..bits).rev().map(|b| b.to_string()).collect();
+    let values: Vec<Vec<Option<f64>>> = pairs
+        .iter()
+        .map(|p| {
+            let r = &p.flips.as_ref().expect("filtered").bit_flip_ratio;
+            (0..bits).rev().map(|b| r.get(b).copied()).collect()
+        })
+        .collect();
+    let (_, bands) = bit_bars(dtype, &vec![0.0; bits], "");
+    html! {
+        <Heatmap id={format!("flip-heatmap-{dtype}")}
+                 title={format!("{dtype}: flip ratio per tensor and bit position ({} tensors)", rows.len())}
+                 rows={Shared::new(rows)} cols={Shared::new(cols)} values={Shared::new(values)}
+                 bands={Some(Shared::new(bands))}
+                 x_label="bit position (most significant → least significant)" value_label="flipped" />
+    }
+}
+
+fn over_steps(s: &State) -> Html {
+    if s.comparisons.len() < 2 {
+        return html! {
+            <p class="note">{ "Load three or more checkpoints of one run to see the flip ratio of each bit position over the steps (LMC Fig. 6)." }</p>
+        };
+    }
+    // The dtype with most compared bytes in the first step.
+    let Some(d) = s.comparisons[0]
+        .summary
+        .by_dtype
+        .iter()
+        .max_by_key(|d| d.lanes)
+        .map(|d| d.dtype)
+    else {
+        return html! { <p class="note">{ "Flip ratios over steps appear when the comparisons are done." }</p> };
+    };
+    let names: Vec<String> = s.comparisons.iter().map(|c| step_name(s, c)).collect();
+    let per_step: Vec<Option<Vec<f64>>> = s
+        .comparisons
+        .iter()
+        .map(|c| {
+            c.summary
+                .by_dtype
+                .iter()
+                .find(|x| x.dtype == d)
+                .map(|x| x.bit_flip_ratio.clone())
+        })
+        .collect();
+    let bits = per_step
+        .iter()
+        .flatten()
+        .map(|r| r.len())
+        .max()
+        .unwrap_or(0);
+    let series: Vec<Series> = (0..bits)
+        .rev()
+        .map(|b| Series {
+            name: format!("bit {b}"),
+            color: bit_color(d, b),
+            points: per_step
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.as_ref().and_then(|r| r.get(b)).map(|&v| (i as f64, v)))
+                .collect(),
+        })
+        .collect();
+    html! {
+        <LineChart id="flips-over-steps"
+                   title={format!("{d}: flip ratio of each bit position from step to step (whole model; 0 is drawn at 1e-7)")}
+                   series={Shared::new(series)} x_names={Some(Shared::new(names))}
+                   x_label="step (checkpoint → next checkpoint)" y_label="fraction flipped"
+                   log_y=true log_floor={1e-7} height={320.0} />
+    }
+}
+
+/// The compare view.
+pub fn view(link: &Scope<App>, s: &State) -> Html {
+    if s.comparisons.is_empty() {
+        return html! { <p class="note">{ "Load two or more checkpoints of the same model to compare them." }</p> };
+    }
+    let step = s.step.min(s.comparisons.len() - 1);
+    let cmp = &s.comparisons[step];
+    let name = |id: u32| s.checkpoint(id).map_or("?".to_owned(), |c| c.name.clone());
+    let sum = &cmp.summary;
+    let selector = html! {
+        <div class="steps">
+            { for s.comparisons.iter().enumerate().map(|(i, c)| html! {
+                <button class={classes!("step-button", (i == step).then_some("current"))} data-step={i.to_string()}
+                        onclick={link.callback(move |_| Msg::Step(i))}>
+                    { format!("{}  {} → {}", step_name(s, c), name(c.a), name(c.b)) }
+                </button>
+            }) }
+        </div>
+    };
+    let progress = (!cmp.complete()).then(|| html! {
+        <p class="note pending">{ format!("Comparing… {} of {} tensors done.", cmp.done, cmp.pairs.len()) }</p>
+    });
+    let changed: Vec<HBarRow> = cmp
+        .pairs
+        .iter()
+        .filter_map(|p| {
+            p.flips.as_ref().map(|f| HBarRow {
+                label: p.name.clone(),
+                value: f.changed_fraction,
+            })
+        })
+        .collect();
+    let extras = html! {
+        <>
+            if !cmp.mismatched.is_empty() {
+                <details class="mismatch"><summary>{ format!("{} tensors differ in dtype or shape (not compared)", cmp.mismatched.len()) }</summary>
+                    <ul>{ for cmp.mismatched.iter().map(|m| html! { <li>{ format!("{}: {} vs {}", m.name, m.a, m.b) }</li> }) }</ul>
+                </details>
+            }
+            if !cmp.only_in_a.is_empty() || !cmp.only_in_b.is_empty() {
+                <details class="only"><summary>{ format!("{} tensors only in {}, {} only in {}", cmp.only_in_a.len(), name(cmp.a), cmp.only_in_b.len(), name(cmp.b)) }</summary>
+                    <ul>
+                        { for cmp.only_in_a.iter().map(|n| html! { <li>{ format!("only in {}: {n}", name(cmp.a)) }</li> }) }
+                        { for cmp.only_in_b.iter().map(|n| html! { <li>{ format!("only in {}: {n}", name(cmp.b)) }</li> }) }
+                    </ul>
+                </details>
+            }
+        </>
+    };
+    html! {
+        <section class="compare" data-view="compare" data-step={step.to_string()}>
+            { selector }
+            { progress.unwrap_or_default() }
+            <div class="cards">
+                <div class="card" data-card="compared"><div class="card-label">{ "Tensors compared" }</div>
+                    <div class="card-value">{ format!("{} of {}", sum.tensors, cmp.pairs.len()) }</div></div>
+                <div class="card" data-card="changed"><div class="card-label">{ "Values changed" }</div>
+                    <div class="card-value" data-changed-fraction={sum.changed_fraction.to_string()}>
+                        { format!("{} ({} of {})", percent(sum.changed_fraction), count(sum.changed_lanes), count(sum.lanes)) }</div></div>
+                <div class="card" data-card="delta"><div class="card-label">{ "XOR delta, predicted size" }</div>
+                    <div class="card-value">{ format!("{} of {}", bytes(sum.delta_predicted_bytes), bytes(sum.bytes)) }</div></div>
+            </div>
+            { extras }
+            { for sum.by_dtype.iter().filter(|d| d.changed_lanes > 0).map(|d| {
+                let (bars, bands) = bit_bars(d.dtype, &d.bit_flip_ratio, "flipped in");
+                html! {
+                    <BarChart id={format!("model-flips-{}", d.dtype)}
+                              title={format!("{}: fraction of values whose bit flipped, whole model ({} tensors, {} changed)",
+                                  d.dtype, d.tensors, percent(d.changed_fraction))}
+                              bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
+                              x_label="bit position (most significant → least significant)" y_label="fraction flipped"
+                              legend={role_legend(d.dtype)} />
+                }
+            }) }
+            { over_steps(s) }
+            { for sum.by_dtype.iter().map(|d| heatmap_for(cmp, d.dtype)) }
+            if !changed.is_empty() {
+                <HBarChart id="changed-fraction" title="Fraction of values changed, per tensor"
+                           rows={Shared::new(changed)} x_label="values changed (fraction of the tensor's elements)" color="#d6604d" />
+            }
+        </section>
+    }
+}

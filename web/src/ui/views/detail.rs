@@ -1,0 +1,260 @@
+//! One tensor in detail: bit-position set ratios with sign / exponent / mantissa regions,
+//! sign / exponent / mantissa histograms with their entropies, the value histogram with min / max
+//! / mean / std, byte-group entropies, and the 64 KiB block entropy profile.
+
+use crate::model::bits::BitRole;
+use crate::model::format::{bytes, count, number, percent, shape};
+use crate::ui::app::{App, Msg, State};
+use crate::ui::charts::{Bar, BarChart, LineChart, Series};
+use crate::ui::shared::Shared;
+use crate::ui::views::bitcharts::{bit_bars, role_legend};
+use bitlens_stats::TensorStats;
+use web_sys::HtmlSelectElement;
+use yew::html::Scope;
+use yew::prelude::*;
+
+/// Most points drawn per block-entropy series (longer profiles are sampled evenly).
+const MAX_PROFILE_POINTS: usize = 1500;
+
+/// Most bars drawn for a mantissa histogram (wider ones are summed into this many bins).
+const MAX_MANTISSA_BARS: usize = 128;
+
+fn hist_bars(counts: &[u64], label: impl Fn(usize) -> String, color: &str, what: &str) -> Vec<Bar> {
+    let total: u64 = counts.iter().sum::<u64>().max(1);
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| Bar {
+            label: label(i),
+            value: c as f64,
+            color: color.to_owned(),
+            tip: format!(
+                "{what} {}: {} values ({})",
+                label(i),
+                count(c),
+                percent(c as f64 / total as f64)
+            ),
+        })
+        .collect()
+}
+
+fn float_charts(st: &TensorStats) -> Html {
+    let Some(f) = &st.float else {
+        return html! { <p class="note">{ "No sign / exponent / mantissa fields: not a floating-point tensor." }</p> };
+    };
+    let bias = (1u64 << f.exponent_bits.saturating_sub(1)).saturating_sub(1);
+    // Exponent: show the used range (±1), the rest is empty.
+    let used: Vec<usize> = (0..f.exponent_hist.len())
+        .filter(|&i| f.exponent_hist[i] > 0)
+        .collect();
+    let (lo, hi) = match (used.first(), used.last()) {
+        (Some(&a), Some(&b)) => (a.saturating_sub(1), (b + 1).min(f.exponent_hist.len() - 1)),
+        _ => (0, f.exponent_hist.len().saturating_sub(1)),
+    };
+    let exp_bars = hist_bars(
+        &f.exponent_hist[lo..=hi],
+        |i| (i + lo).to_string(),
+        BitRole::Exponent.color(),
+        "biased exponent",
+    );
+    let mant_counts: Vec<u64> = if f.mantissa_hist.len() > MAX_MANTISSA_BARS {
+        let per = f.mantissa_hist.len() / MAX_MANTISSA_BARS;
+        f.mantissa_hist
+            .chunks(per)
+            .map(|c| c.iter().sum())
+            .collect()
+    } else {
+        f.mantissa_hist.clone()
+    };
+    let per = f.mantissa_hist.len() / mant_counts.len().max(1);
+    let mant_bars = hist_bars(
+        &mant_counts,
+        |i| {
+            if per > 1 {
+                format!("{}–{}", i * per, (i + 1) * per - 1)
+            } else {
+                i.to_string()
+            }
+        },
+        BitRole::Mantissa.color(),
+        "mantissa",
+    );
+    let sign_bars = hist_bars(
+        &f.sign_hist,
+        |i| if i == 0 { "+".into() } else { "−".into() },
+        BitRole::Sign.color(),
+        "sign",
+    );
+    html! {
+        <div class="chart-row three">
+            <BarChart id="sign-hist" title={format!("Sign — entropy {} bits", number(f.sign_entropy, 3))}
+                      bars={Shared::new(sign_bars)} x_label="sign" y_label="values" height={240.0} />
+            <BarChart id="exponent-hist" title={format!("Exponent — entropy {} bits (of {})", number(f.exponent_entropy, 3), f.exponent_bits)}
+                      bars={Shared::new(exp_bars)} x_label={format!("biased exponent (bias {bias})")} y_label="values" height={240.0} />
+            <BarChart id="mantissa-hist" title={format!("Mantissa, leading {} bits — entropy {} bits", f.mantissa_hist_bits, number(f.mantissa_entropy, 3))}
+                      bars={Shared::new(mant_bars)} x_label="mantissa value" y_label="values" height={240.0} />
+        </div>
+    }
+}
+
+fn value_chart(st: &TensorStats) -> Html {
+    let Some(v) = &st.values else {
+        return html! { <p class="note">{ "No value statistics for this dtype." }</p> };
+    };
+    let opt = |x: Option<f64>| x.map_or("–".into(), |x| number(x, 4));
+    let facts = html! {
+        <dl class="facts" data-facts="values">
+            <dt>{ "min" }</dt><dd data-k="min">{ opt(v.min) }</dd>
+            <dt>{ "max" }</dt><dd data-k="max">{ opt(v.max) }</dd>
+            <dt>{ "mean" }</dt><dd data-k="mean">{ opt(v.mean) }</dd>
+            <dt>{ "std" }</dt><dd data-k="std">{ opt(v.std) }</dd>
+            <dt>{ "zeros" }</dt><dd>{ count(v.zeros) }</dd>
+            <dt>{ "NaN" }</dt><dd>{ count(v.nan) }</dd>
+            <dt>{ "±Inf" }</dt><dd>{ format!("{} / {}", count(v.pos_inf), count(v.neg_inf)) }</dd>
+        </dl>
+    };
+    let chart = v.histogram.as_ref().map(|h| {
+        let width = (h.hi - h.lo) / h.counts.len().max(1) as f64;
+        let total: u64 = h.counts.iter().sum::<u64>().max(1);
+        let bars: Vec<Bar> = h
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let a = h.lo + i as f64 * width;
+                Bar {
+                    label: number(a + width / 2.0, 2),
+                    value: c as f64,
+                    color: "#8c6bb1".into(),
+                    tip: format!("[{}, {}): {} values ({})", number(a, 4), number(a + width, 4), count(c), percent(c as f64 / total as f64)),
+                }
+            })
+            .collect();
+        html! {
+            <BarChart id="value-hist" title={format!("Values — {} bins from min to max{}", h.counts.len(), if h.exact { "" } else { " (binned by the top 16 bits)" })}
+                      bars={Shared::new(bars)} x_label="value (bin centre)" y_label="values" height={260.0} />
+        }
+    });
+    html! {
+        <div class="chart-row value-row">
+            { chart.unwrap_or_default() }
+            { facts }
+        </div>
+    }
+}
+
+fn entropy_charts(st: &TensorStats) -> Html {
+    let lanes = st.byte_group_entropy.len();
+    let group_name = |g: usize| {
+        if lanes == 1 {
+            "byte".to_owned()
+        } else if g == lanes - 1 {
+            format!("byte {g} (msb)")
+        } else if g == 0 {
+            "byte 0 (lsb)".to_owned()
+        } else {
+            format!("byte {g}")
+        }
+    };
+    let bars: Vec<Bar> = (0..lanes)
+        .rev()
+        .map(|g| Bar {
+            label: group_name(g),
+            value: st.byte_group_entropy[g],
+            color: "#e08214".into(),
+            tip: format!(
+                "{}: {} bits/byte",
+                group_name(g),
+                number(st.byte_group_entropy[g], 4)
+            ),
+        })
+        .collect();
+    let lane_bytes = lanes.max(1) as f64;
+    let block_mib = st.block_bytes as f64 * lane_bytes / (1 << 20) as f64;
+    let series: Vec<Series> = (0..lanes)
+        .rev()
+        .map(|g| {
+            let blocks = &st.block_entropy[g];
+            let step = blocks.len().div_ceil(MAX_PROFILE_POINTS).max(1);
+            let hue = 30.0 + 300.0 * g as f64 / lanes.max(1) as f64;
+            Series {
+                name: group_name(g),
+                color: format!("hsl({hue:.0},65%,45%)"),
+                points: blocks
+                    .iter()
+                    .enumerate()
+                    .step_by(step)
+                    .map(|(i, &e)| (i as f64 * block_mib, e as f64))
+                    .collect(),
+            }
+        })
+        .collect();
+    html! {
+        <div class="chart-row">
+            <BarChart id="byte-group-entropy" title={format!("Byte-group entropy — all bytes {} bits/byte", number(st.byte_entropy, 4))}
+                      bars={Shared::new(bars)} x_label="byte group" y_label="entropy (bits/byte)"
+                      y_max={Some(8.0)} reference={Some((8.0, AttrValue::from("8 = incompressible")))} height={260.0} />
+            <LineChart id="block-entropy" title={format!("Entropy per 64 KiB block of each byte group ({} blocks); predicted {} of {} ({:.3})",
+                           st.block_entropy.first().map_or(0, |b| b.len()), bytes(st.predicted_bytes), bytes(st.bytes), st.predicted_ratio)}
+                       series={Shared::new(series)} x_label="offset in the tensor (MiB)" y_label="entropy (bits/byte)"
+                       y_range={Some((0.0, 8.0))} height={260.0} />
+        </div>
+    }
+}
+
+/// The detail of the selected tensor of the active checkpoint.
+pub fn view(link: &Scope<App>, s: &State) -> Html {
+    let Some(c) = s.active_checkpoint() else {
+        return html! { <p>{ "No checkpoint selected." }</p> };
+    };
+    let row = s
+        .detail
+        .as_deref()
+        .and_then(|n| c.row_by_name(n))
+        // By default the largest tensor: the most telling one.
+        .or_else(|| (0..c.rows.len()).max_by_key(|&i| (c.rows[i].bytes, std::cmp::Reverse(i))));
+    let Some(ri) = row else {
+        return html! { <p>{ "This checkpoint has no tensors." }</p> };
+    };
+    let r = &c.rows[ri];
+    let onchange = link.callback(|e: Event| {
+        let sel: HtmlSelectElement = e.target_unchecked_into();
+        Msg::Detail(sel.value())
+    });
+    let picker = html! {
+        <select id="tensor-select" {onchange}>
+            { for c.rows.iter().map(|t| html! {
+                <option value={t.name.clone()} selected={t.name == r.name}>{ &t.name }</option>
+            }) }
+        </select>
+    };
+    let body = match r.stats.as_deref() {
+        None => {
+            html! { <p class="note pending">{ "Statistics for this tensor are still being computed…" }</p> }
+        }
+        Some(st) => {
+            let (bars, bands) = bit_bars(r.dtype, &st.bit_set_ratio, "set in");
+            html! {
+                <>
+                    <BarChart id="bit-set-ratio" title="Fraction of values with each bit set"
+                              bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
+                              x_label="bit position (most significant → least significant)" y_label="fraction set"
+                              y_max={Some(1.0)} legend={role_legend(r.dtype)} />
+                    { float_charts(st) }
+                    { value_chart(st) }
+                    { entropy_charts(st) }
+                </>
+            }
+        }
+    };
+    html! {
+        <section class="detail" data-view="detail" data-tensor={r.name.clone()}>
+            <div class="detail-head">
+                <label>{ "Tensor " }{ picker }</label>
+                <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
+                    r.dtype, shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
+            </div>
+            { body }
+        </section>
+    }
+}

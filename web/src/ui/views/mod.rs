@@ -1,0 +1,16 @@
+//! The page's views. Each is a function of the app [`State`](crate::ui::app::State) returning
+//! `Html`; charts inside are components that re-render only when handed new data.
+//!
+//! - [`chrome`]: header and buttons, error list, progress bar, welcome panel, checkpoint list, tabs.
+//! - [`summary`]: whole-checkpoint summary.
+//! - [`table`]: the sortable, filterable tensor table.
+//! - [`detail`]: one tensor's charts.
+//! - [`compare`]: flips between checkpoints.
+//! - [`bitcharts`]: bit-position bars and bands shared by detail, summary and compare.
+
+pub mod bitcharts;
+pub mod chrome;
+pub mod compare;
+pub mod detail;
+pub mod summary;
+pub mod table;

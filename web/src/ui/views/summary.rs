@@ -1,0 +1,108 @@
+//! Whole-checkpoint summary: files, tensors, parameters, bytes, dtype mix, whole-model byte
+//! entropy, the predicted compressed size (64 KiB block-entropy bound, LMC §4.1), and per dtype the
+//! bit-position set ratios and byte-group entropies.
+
+use crate::model::format::{bytes, count, groups, number, percent};
+use crate::ui::app::State;
+use crate::ui::charts::{Bar, BarChart};
+use crate::ui::shared::Shared;
+use crate::ui::views::bitcharts::{bit_bars, role_legend};
+use yew::prelude::*;
+
+fn card(label: &str, value: String, id: &str) -> Html {
+    html! {
+        <div class="card" data-card={id.to_owned()}>
+            <div class="card-label">{ label }</div>
+            <div class="card-value">{ value }</div>
+        </div>
+    }
+}
+
+/// The summary of the active checkpoint.
+pub fn view(s: &State) -> Html {
+    let Some(c) = s.active_checkpoint() else {
+        return html! { <p>{ "No checkpoint selected." }</p> };
+    };
+    let sum = &c.summary;
+    let partial =
+        (!c.complete()).then(|| format!(" (over {} of {} tensors so far)", c.done, c.rows.len()));
+    let mix = c.dtype_mix();
+    let mix_text: Vec<String> = mix
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {}",
+                m.dtype,
+                percent(m.bytes as f64 / c.data_bytes().max(1) as f64)
+            )
+        })
+        .collect();
+    let mix_bars = Shared::new(
+        mix.iter()
+            .map(|m| Bar {
+                label: m.dtype.to_string(),
+                value: m.bytes as f64 / 1e6,
+                color: "#6b8cae".into(),
+                tip: format!(
+                    "{}: {} tensors, {} params, {}",
+                    m.dtype,
+                    m.tensors,
+                    count(m.params),
+                    bytes(m.bytes)
+                ),
+            })
+            .collect::<Vec<_>>(),
+    );
+    let stats_ready = c.done > 0;
+    html! {
+        <section class="summary" data-view="summary">
+            <h2>{ &c.name }</h2>
+            <div class="cards">
+                { card("Files", c.files.len().to_string(), "files") }
+                { card("Tensors", c.rows.len().to_string(), "tensors") }
+                { card("Parameters", count(c.params()), "params") }
+                { card("Size on disk", bytes(c.file_bytes()), "bytes") }
+                { card("Dtype mix (by bytes)", mix_text.join(", "), "dtypes") }
+                { card("Byte entropy (whole model)",
+                       if stats_ready { format!("{:.3} bits/byte{}", sum.byte_entropy, partial.clone().unwrap_or_default()) } else { "computing…".into() },
+                       "entropy") }
+                { card("Predicted compressed size",
+                       if stats_ready { format!("{} ({} of the data){}", bytes(sum.predicted_bytes), percent(sum.predicted_ratio), partial.clone().unwrap_or_default()) } else { "computing…".into() },
+                       "predicted") }
+            </div>
+            <p class="note">{ "Predicted size: the order-0 entropy of each 64 KiB block of each byte group (LMC §4.1), i.e. what a block-adaptive entropy coder over byte-grouped data can reach." }</p>
+            <h3>{ "Files" }</h3>
+            <table class="files">
+                <thead><tr><th>{ "file" }</th><th class="num">{ "size" }</th><th class="num">{ "tensors" }</th><th class="num">{ "header" }</th></tr></thead>
+                <tbody>
+                    { for c.files.iter().map(|f| html! {
+                        <tr>
+                            <td>{ &f.path }</td>
+                            <td class="num">{ bytes(f.header.file_size) }</td>
+                            <td class="num">{ f.header.tensors.len() }</td>
+                            <td class="num">{ bytes(f.header.header_len + 8) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+            <div class="charts">
+                <BarChart id="dtype-mix" title="Bytes per dtype" bars={mix_bars}
+                          x_label="dtype" y_label="size (MB)" height={220.0} />
+                { for sum.by_dtype.iter().map(|d| {
+                    let (bars, bands) = bit_bars(d.dtype, &d.bit_set_ratio, "set in");
+                    html! {
+                        <div class="dtype-block">
+                            <BarChart id={format!("model-bits-{}", d.dtype)}
+                                      title={format!("{}: fraction of values with each bit set ({} tensors; byte-group entropy msb→lsb {} bits/byte; exponent entropy {})",
+                                          d.dtype, d.tensors, groups(&d.byte_group_entropy),
+                                          d.exponent_entropy.map_or("–".into(), |e| format!("{} bits", number(e, 3))))}
+                                      bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
+                                      x_label="bit position (most significant → least significant)"
+                                      y_label="fraction set" y_max={Some(1.0)} legend={role_legend(d.dtype)} />
+                        </div>
+                    }
+                }) }
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,116 @@
+//! The tensor table: one row per tensor (dtype, shape, params, bytes, byte-group entropy,
+//! exponent entropy, predicted ratio, and an "achieved ratio" column filled by the codec panel).
+//! Sortable by clicking a header, filterable by name. Every row carries its exact numbers in
+//! `data-*` attributes (for tests and copy-paste); cells show rounded values.
+
+use crate::model::format::{bytes, count, groups, shape};
+use crate::model::table::SortKey;
+use crate::ui::app::{App, Msg, State};
+use web_sys::HtmlInputElement;
+use yew::html::Scope;
+use yew::prelude::*;
+
+/// Rows rendered at most (the filter narrows larger models).
+const MAX_ROWS: usize = 5000;
+
+fn header_cell(
+    link: &Scope<App>,
+    s: &State,
+    key: SortKey,
+    label: &str,
+    numeric: bool,
+    tip: &str,
+) -> Html {
+    let arrow = if s.table.key == key {
+        if s.table.descending {
+            " ▼"
+        } else {
+            " ▲"
+        }
+    } else {
+        ""
+    };
+    html! {
+        <th class={classes!("sortable", numeric.then_some("num"))} title={tip.to_owned()}
+            data-sort={format!("{key:?}").to_lowercase()}
+            onclick={link.callback(move |_| Msg::Sort(key))}>{ format!("{label}{arrow}") }</th>
+    }
+}
+
+/// The table of the active checkpoint.
+pub fn view(link: &Scope<App>, s: &State) -> Html {
+    let Some(c) = s.active_checkpoint() else {
+        return html! { <p>{ "No checkpoint selected." }</p> };
+    };
+    let order = s.table.apply(&c.rows);
+    let shown = order.len().min(MAX_ROWS);
+    let multi = c.files.len() > 1;
+    let oninput = link.callback(|e: InputEvent| {
+        let input: HtmlInputElement = e.target_unchecked_into();
+        Msg::Filter(input.value())
+    });
+    html! {
+        <section class="tensors" data-view="tensors">
+            <div class="table-tools">
+                <input id="tensor-filter" type="search" placeholder="filter by name…"
+                       value={s.table.filter.clone()} {oninput} />
+                <span class="count">{ format!("{} of {} tensors", order.len(), c.rows.len()) }
+                    if shown < order.len() { { format!(" (first {shown} shown)") } }
+                </span>
+            </div>
+            <div class="table-scroll">
+            <table id="tensor-table">
+                <thead>
+                    <tr>
+                        { header_cell(link, s, SortKey::Order, "#", true, "file order") }
+                        { header_cell(link, s, SortKey::Name, "tensor", false, "name") }
+                        if multi { <th>{ "file" }</th> }
+                        { header_cell(link, s, SortKey::Dtype, "dtype", false, "element type") }
+                        <th>{ "shape" }</th>
+                        { header_cell(link, s, SortKey::Params, "params", true, "elements") }
+                        { header_cell(link, s, SortKey::Bytes, "bytes", true, "bytes of data") }
+                        { header_cell(link, s, SortKey::Entropy, "byte-group entropy", false,
+                            "order-0 entropy of each byte group, most significant first, bits/byte; sorts by the entropy of all bytes") }
+                        { header_cell(link, s, SortKey::ExponentEntropy, "exp. entropy", true, "entropy of the exponent field, bits") }
+                        { header_cell(link, s, SortKey::PredictedRatio, "predicted ratio", true,
+                            "64 KiB block-entropy bound / original size (LMC §4.1)") }
+                        <th class="num" title="compressed / original size from the codec panel">{ "achieved ratio" }</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    { for order.iter().take(MAX_ROWS).map(|&i| {
+                        let r = &c.rows[i];
+                        let st = r.stats.as_deref();
+                        let name = r.name.clone();
+                        let onclick = link.callback(move |_| Msg::Detail(name.clone()));
+                        let group_json = st.map(|s| serde_json::to_string(&s.byte_group_entropy).unwrap_or_default());
+                        html! {
+                            <tr class={classes!("row", st.is_none().then_some("pending"))} {onclick}
+                                data-name={r.name.clone()} data-dtype={r.dtype.to_string()}
+                                data-shape={serde_json::to_string(&r.shape).unwrap_or_default()}
+                                data-params={r.params.to_string()} data-bytes={r.bytes.to_string()}
+                                data-byte-entropy={st.map(|s| s.byte_entropy.to_string())}
+                                data-groups={group_json}
+                                data-exp={st.and_then(|s| s.exponent_entropy).map(|e| e.to_string())}
+                                data-pred-ratio={st.map(|s| s.predicted_ratio.to_string())}
+                                data-pred-bytes={st.map(|s| s.predicted_bytes.to_string())}>
+                                <td class="num dim">{ i + 1 }</td>
+                                <td class="name" title={r.name.clone()}>{ &r.name }</td>
+                                if multi { <td class="file dim">{ &c.files[r.file].path }</td> }
+                                <td>{ r.dtype.to_string() }</td>
+                                <td class="shape">{ shape(&r.shape) }</td>
+                                <td class="num">{ count(r.params) }</td>
+                                <td class="num">{ bytes(r.bytes) }</td>
+                                <td class="groups">{ st.map_or("…".into(), |s| groups(&s.byte_group_entropy)) }</td>
+                                <td class="num">{ st.map_or("…".into(), |s| s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))) }</td>
+                                <td class="num">{ st.map_or("…".into(), |s| format!("{:.3}", s.predicted_ratio)) }</td>
+                                <td class="num dim achieved">{ "–" }</td>
+                            </tr>
+                        }
+                    }) }
+                </tbody>
+            </table>
+            </div>
+        </section>
+    }
+}

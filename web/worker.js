@@ -1,0 +1,178 @@
+// bitlens statistics worker (module worker). Runs the `bitlens-wasm` module and streams File/Blob
+// byte ranges through its accumulators in windows, so a file of any size never sits whole in
+// memory. The page hands out one task at a time (see web/src/ui/pool.rs) and cancels by
+// terminating the worker.
+//
+// Messages in:
+//   {kind: 'stats', task, blob, spans: [{item, dtype, offset, bytes}]}   spans contiguous in blob
+//   {kind: 'flips', task, spans: [{item, dtype, a, aOffset, b, bOffset, bytes}]}   a, b: Blobs
+// Messages out (at most every FLUSH_MS, and once at the end):
+//   {type: 'update', task, bytes, results: [{item, json}]}
+//   {type: 'done', task, bytes, results, memory}
+//   {type: 'error', task, item, message}
+import init, { StatsAccumulator, FlipsAccumulator, memoryBytes } from './bitlens-wasm.js';
+
+const WINDOW = 4 << 20; // bytes per Blob.slice read
+const FLUSH_MS = 100;
+const ready = init({ module_or_path: new URL('./bitlens-wasm_bg.wasm', import.meta.url) });
+
+class Reporter {
+  constructor(task) {
+    this.task = task;
+    this.bytes = 0;
+    this.results = [];
+    this.last = performance.now();
+  }
+  add(bytes) {
+    this.bytes += bytes;
+    this.maybeFlush();
+  }
+  result(item, json) {
+    this.results.push({ item, json });
+    this.maybeFlush();
+  }
+  maybeFlush() {
+    if (performance.now() - this.last >= FLUSH_MS) this.flush('update');
+  }
+  flush(type) {
+    const msg = { type, task: this.task, bytes: this.bytes, results: this.results };
+    if (type === 'done') msg.memory = memoryBytes();
+    self.postMessage(msg);
+    this.bytes = 0;
+    this.results = [];
+    this.last = performance.now();
+  }
+}
+
+// Reads [start, end) of a blob in windows of WINDOW bytes. The range is cut with Blob.slice and
+// streamed with a BYOB reader into one reused buffer: measured in headless Chromium on a 1 GB file,
+// this reads at ~1.7 GB/s, while `await blob.slice(a, b).arrayBuffer()` per 4 MiB window (one IPC
+// round trip and a fresh buffer each) reads at ~0.5 GB/s. Browsers without BYOB streams get the
+// per-window slices.
+class WindowReader {
+  constructor(blob, start, end) {
+    this.blob = blob;
+    this.pos = start;
+    this.end = end;
+    this.buf = new ArrayBuffer(Math.max(1, Math.min(WINDOW, end - start)));
+    try {
+      this.reader = blob.slice(start, end).stream().getReader({ mode: 'byob' });
+    } catch (e) {
+      this.reader = null;
+    }
+  }
+
+  // The next `n` bytes (n ≤ WINDOW) as a view that stays valid until the next call.
+  async next(n) {
+    if (this.reader === null) {
+      const buf = await this.blob.slice(this.pos, this.pos + n).arrayBuffer();
+      if (buf.byteLength !== n) throw new Error(`file ended early at byte ${this.pos + buf.byteLength}`);
+      this.pos += n;
+      return new Uint8Array(buf);
+    }
+    let filled = 0;
+    while (filled < n) {
+      const { done, value } = await this.reader.read(new Uint8Array(this.buf, filled, n - filled));
+      if (value) this.buf = value.buffer;
+      if (done) throw new Error(`file ended early at byte ${this.pos + filled}`);
+      filled += value.byteLength;
+    }
+    this.pos += n;
+    return new Uint8Array(this.buf, 0, n);
+  }
+
+  close() {
+    if (this.reader) this.reader.cancel().catch(() => {});
+  }
+}
+
+// Calls fn(window) for consecutive windows of [start, end) of a blob.
+async function eachWindow(blob, start, end, fn) {
+  const r = new WindowReader(blob, start, end);
+  try {
+    for (let pos = start; pos < end; ) {
+      const w = await r.next(Math.min(WINDOW, end - pos));
+      pos += w.length;
+      fn(w);
+    }
+  } finally {
+    r.close();
+  }
+}
+
+async function runStats(msg, rep) {
+  const { blob, spans } = msg;
+  let si = 0;
+  let acc = null;
+  let need = 0;
+  const finishEmpty = () => {
+    while (si < spans.length && spans[si].bytes === 0) {
+      const a = new StatsAccumulator(spans[si].dtype, 0);
+      rep.result(spans[si].item, a.finish());
+      a.free();
+      si++;
+    }
+  };
+  finishEmpty();
+  if (si === spans.length) return;
+  const start = spans[si].offset;
+  const last = spans[spans.length - 1];
+  await eachWindow(blob, start, last.offset + last.bytes, (w) => {
+    let p = 0;
+    while (p < w.length) {
+      if (acc === null) {
+        acc = new StatsAccumulator(spans[si].dtype, spans[si].bytes);
+        need = spans[si].bytes;
+      }
+      const take = Math.min(need, w.length - p);
+      acc.update(w.subarray(p, p + take));
+      p += take;
+      need -= take;
+      if (need === 0) {
+        rep.result(spans[si].item, acc.finish());
+        acc.free();
+        acc = null;
+        si++;
+        finishEmpty();
+      }
+    }
+    rep.add(w.length);
+  });
+}
+
+async function runFlips(msg, rep) {
+  for (const s of msg.spans) {
+    const acc = new FlipsAccumulator(s.dtype, s.bytes);
+    const ra = new WindowReader(s.a, s.aOffset, s.aOffset + s.bytes);
+    const rb = new WindowReader(s.b, s.bOffset, s.bOffset + s.bytes);
+    try {
+      for (let pos = 0; pos < s.bytes; ) {
+        const n = Math.min(WINDOW, s.bytes - pos);
+        const [a, b] = await Promise.all([ra.next(n), rb.next(n)]);
+        acc.update(a, b);
+        pos += n;
+        rep.add(2 * n);
+      }
+      rep.result(s.item, acc.finish());
+    } finally {
+      ra.close();
+      rb.close();
+      acc.free();
+    }
+  }
+}
+
+self.onmessage = async (event) => {
+  const msg = event.data;
+  const rep = new Reporter(msg.task);
+  try {
+    await ready;
+    if (msg.kind === 'stats') await runStats(msg, rep);
+    else if (msg.kind === 'flips') await runFlips(msg, rep);
+    else throw new Error(`unknown task kind ${msg.kind}`);
+    rep.flush('done');
+  } catch (err) {
+    const message = err && err.message ? err.message : String(err);
+    self.postMessage({ type: 'error', task: msg.task, message });
+  }
+};
