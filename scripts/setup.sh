@@ -26,6 +26,9 @@ fi
 "$root/scripts/python-env.sh"
 "$root/scripts/fetch-weights.sh"
 
+# --- The web app: wasm-bindgen-cli (Cargo.lock version), trunk, Chromium, npm packages ----------
+"$root/scripts/setup-web.sh"
+
 # --- Optional: cargo-fuzz on nightly -------------------------------------------------------------
 if [ "${1:-}" = "--fuzz" ]; then
   if rustup toolchain list | grep -q '^nightly'; then

@@ -28,5 +28,8 @@ step "Python cross-checks (safetensors, numpy) against the CLI"
 cargo build --locked --release -p bitlens-cli
 BITLENS_BIN="$root/target/release/bitlens" .venv/bin/python -m pytest -q tests/python
 
+step "web app (wasm32 lints, wasm tests, trunk build, e2e in Chromium)"
+scripts/test-web.sh
+
 step "fuzz smoke run"
 scripts/fuzz.sh --smoke
