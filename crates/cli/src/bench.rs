@@ -8,12 +8,12 @@
 //! `bitlens compress` chooses them: float-only codecs use LMC for other dtypes.
 
 use crate::format;
-use crate::snapshot_cmd::{CodecChoice, CodecName};
 use crate::source::Checkpoint;
 use anyhow::{ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
 use bitlens_snapshot::Codec;
-use bitlens_tensors::{Dtype, TensorInfo};
+use bitlens_snapshot::{CodecChoice, CodecKind};
+use bitlens_tensors::Dtype;
 use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -106,14 +106,7 @@ fn lmc(threads: usize) -> Candidate {
 
 /// A container codec, chosen per tensor as `bitlens compress` would.
 fn container(name: &str, choice: CodecChoice, lossy: bool) -> Candidate {
-    let codec = move |s: &Sample| -> Codec {
-        choice.codec_for(&TensorInfo {
-            name: String::new(),
-            dtype: s.dtype,
-            shape: vec![],
-            data_offsets: (0, 0),
-        })
-    };
+    let codec = move |s: &Sample| -> Codec { choice.codec_for(s.dtype) };
     Candidate {
         name: name.into(),
         threads: 1,
@@ -215,20 +208,18 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
     if pool > 1 {
         all.push(lmc(pool));
     }
-    let choice = |name, mantissa_bits| CodecChoice {
-        name,
+    let choice = |kind, mantissa_bits| CodecChoice {
         mantissa_bits,
-        norm_block: 512,
-        clusters: 16,
+        ..CodecChoice::new(kind)
     };
-    all.push(container("neuzip", choice(CodecName::Neuzip, None), false));
+    all.push(container("neuzip", choice(CodecKind::Neuzip, None), false));
     for k in [3, 1, 0] {
         let name = format!("neuzip-k{k}");
-        all.push(container(&name, choice(CodecName::Neuzip, Some(k)), true));
+        all.push(container(&name, choice(CodecKind::Neuzip, Some(k)), true));
     }
     all.push(container(
         "bitsnap-quant",
-        choice(CodecName::BitsnapQuant, None),
+        choice(CodecKind::BitsnapQuant, None),
         true,
     ));
     type Peer = (

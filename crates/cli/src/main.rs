@@ -119,8 +119,8 @@ fn run(cli: Cli) -> Result<()> {
             clusters,
             base,
         } => {
-            let choice = snapshot_cmd::CodecChoice {
-                name: codec,
+            let choice = bitlens_snapshot::CodecChoice {
+                kind: codec.into(),
                 mantissa_bits,
                 norm_block,
                 clusters,

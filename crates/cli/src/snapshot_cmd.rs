@@ -9,10 +9,8 @@ use crate::format;
 use crate::progress::Progress;
 use crate::source::{Checkpoint, FileSource, Shard};
 use anyhow::{bail, Context, Result};
-use bitlens_codecs::neuzip::{self, FloatFormat};
-use bitlens_snapshot::{BaseSource, Codec, Entry, SnapshotReader};
-use bitlens_tensors::Header;
-use bitlens_tensors::{Dtype, TensorInfo};
+use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
+use bitlens_tensors::{Dtype, Header};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -36,82 +34,15 @@ pub enum CodecName {
     Stored,
 }
 
-/// The codec choice of a compress run.
-#[derive(Clone, Copy, Debug)]
-pub struct CodecChoice {
-    /// Which codec.
-    pub name: CodecName,
-    /// NeuZip: kept mantissa bits (lossy when below the format's).
-    pub mantissa_bits: Option<u32>,
-    /// NeuZip lossy: normalization block size.
-    pub norm_block: usize,
-    /// BitSnap quant: clusters.
-    pub clusters: u8,
-}
-
-/// The NeuZip / BitSnap float format of a dtype, if it has one.
-pub fn float_format(dtype: Dtype) -> Option<FloatFormat> {
-    match dtype {
-        Dtype::BF16 => Some(FloatFormat::Bf16),
-        Dtype::F16 => Some(FloatFormat::F16),
-        Dtype::F32 => Some(FloatFormat::F32),
-        _ => None,
-    }
-}
-
-impl CodecChoice {
-    /// The codec for one tensor. Codecs made for floats fall back to LMC for other dtypes.
-    pub fn codec_for(&self, t: &TensorInfo) -> Codec {
-        let lmc = Codec::lmc_for_width(t.dtype.lane_bytes());
-        match (self.name, float_format(t.dtype)) {
-            (CodecName::Lmc, _) => lmc,
-            (CodecName::Stored, _) => Codec::Stored,
-            (CodecName::Neuzip, Some(format)) => {
-                let k = self.mantissa_bits.unwrap_or(format.mantissa_bits());
-                let lossy = k < format.mantissa_bits();
-                Codec::NeuZip(neuzip::Settings {
-                    format,
-                    mantissa_bits: k,
-                    norm_block: if lossy { self.norm_block } else { 0 },
-                })
-            }
-            (CodecName::Bitsnap, _) => Codec::BitSnapDelta {
-                width: t.dtype.lane_bytes() as u8,
-                entropy_coded: true,
-            },
-            (CodecName::BitsnapQuant, Some(format)) => Codec::BitSnapQuant {
-                format,
-                clusters: self.clusters,
-            },
-            (CodecName::Neuzip | CodecName::BitsnapQuant, None) => lmc,
+impl From<CodecName> for CodecKind {
+    fn from(n: CodecName) -> Self {
+        match n {
+            CodecName::Lmc => CodecKind::Lmc,
+            CodecName::Neuzip => CodecKind::Neuzip,
+            CodecName::Bitsnap => CodecKind::Bitsnap,
+            CodecName::BitsnapQuant => CodecKind::BitsnapQuant,
+            CodecName::Stored => CodecKind::Stored,
         }
-    }
-
-    /// Rejects combinations that cannot work, with the reason.
-    pub fn check(&self, has_base: bool) -> Result<()> {
-        if let Some(k) = self.mantissa_bits {
-            if self.name != CodecName::Neuzip {
-                bail!("--mantissa-bits applies to --codec neuzip only");
-            }
-            if ![0, 1, 3, 7, 10, 23].contains(&k) {
-                bail!("--mantissa-bits must be 0, 1 or 3 (lossy) or the format's full mantissa");
-            }
-        }
-        if !(32..=512).contains(&self.norm_block) || !self.norm_block.is_power_of_two() {
-            bail!("--norm-block must be 32, 64, 128, 256 or 512");
-        }
-        if !(1..=16).contains(&self.clusters) {
-            bail!("--clusters must be 1..=16 (labels are 4 bits)");
-        }
-        let lossy = self.name == CodecName::BitsnapQuant
-            || (self.name == CodecName::Neuzip && self.mantissa_bits.is_some_and(|k| k <= 3));
-        if lossy && has_base {
-            bail!("lossy codecs do not take --base (a delta must be exact)");
-        }
-        if self.name == CodecName::Bitsnap && !has_base {
-            bail!("--codec bitsnap stores changes against a base: give --base");
-        }
-        Ok(())
     }
 }
 
@@ -147,7 +78,9 @@ pub fn compress(
     codec: CodecChoice,
     base: Option<&Path>,
 ) -> Result<()> {
-    codec.check(base.is_some())?;
+    codec
+        .check(base.is_some())
+        .map_err(|e| anyhow::anyhow!("--codec {}: {e}", codec.kind))?;
     let checkpoint = Checkpoint::open(input)?;
     let base = base.map(Checkpoint::open).transpose()?;
     let started = Instant::now();
@@ -260,7 +193,7 @@ fn compress_shard(
             &shard.source,
             &shard.header,
             base.as_ref(),
-            &|t| codec.codec_for(t),
+            &|t| codec.codec_for(t.dtype),
             CountingWriter {
                 inner: out,
                 count: 0,

@@ -6,11 +6,19 @@
 //! band (in the PLMC header, [`crate::plmc`]).
 //!
 //! ## Layout of an LMC stream of `n` input bytes
+//! The first byte names the layout: `0` = grouped (below), `1` = not grouped (the `n` bytes are
+//! coded as with `w = 1` and no transform; any other value is
+//! [`DecodeError::BadHeader`] `layout`). The encoder writes `0` except for sparse input (at
+//! least half of a 1-in-61 byte sample is zero, e.g. the XOR of two checkpoints), for which it
+//! encodes both and keeps the smaller: grouping codes every changed element's position once per
+//! byte group, which costs more than it saves when the changed bytes are random.
+//!
 //! Group `g` is byte `g` of every whole element after the transform ([`crate::byte_group`]);
 //! each group has `e = n / w` bytes and is cut into blocks of `B` bytes (the last one shorter).
 //! Blocks are stored row by row, so encoder and decoder only ever hold one row (`w × B` bytes,
 //! cache-resident) of grouped data:
 //! ```text
+//! layout u8                            0 = grouped, 1 = not grouped (then w = 1 below)
 //! for r in 0..ceil(e / B):             (w = 1: the input itself is the only group, e = n)
 //!     for g in 0..w:
 //!         block (g, r)                 bytes [r·B, min(e, (r+1)·B)) of group g
@@ -46,16 +54,18 @@
 //! stream (`examples/lmc_speed.rs --ratio-only`), with the 64 KiB order-0 bound of the same
 //! (sign-rotated) grouping. ZipNN on the same files: bf16 0.665, fp16 0.848, fp32 0.819.
 //!
-//! **Block size B = 64 KiB** per group stream (with splitting, code limit 12):
+//! **Block size B = 64 KiB** per group stream (with splitting, code limit 12; speed = bf16,
+//! one thread, MB/s of input by thread CPU time):
 //! ```text
-//! block     bf16      fp16      fp32
-//! 16 KiB    0.66482   0.84795   0.81843
-//! 32 KiB    0.66458   0.84750   0.81830
-//! 64 KiB    0.66450   0.84734   0.81825   <- chosen (best or tied on all three)
-//! 128 KiB   0.66451   0.84735   0.81854
+//! block     bf16      fp16      fp32      compress  decompress
+//! 16 KiB    0.66482   0.84795   0.81843     988      1768
+//! 32 KiB    0.66458   0.84750   0.81830    1094      1897
+//! 64 KiB    0.66450   0.84734   0.81825    1139      1901   <- chosen (best ratio on all three)
+//! 128 KiB   0.66451   0.84735   0.81854    1266      1941
 //! bound     0.66019   0.84468   0.81639   (64 KiB order-0, sign-rotated groups)
 //! ```
-//! Smaller blocks lower the entropy but pay more tables; larger ones adapt less.
+//! Smaller blocks lower the entropy but pay more tables; larger ones adapt less (128 KiB would be
+//! 11 % faster to compress but gives up 0.0003 on fp32, whose margin to ZipNN is the smallest).
 //!
 //! **Code-length limit 12 bits** (the format maximum):
 //! ```text
@@ -66,7 +76,7 @@
 //! 11 bits would let the decoder take five symbols per refill instead of four, but costs fp16
 //! 0.0006 (its 5.5-bit high group has many rare symbols) and would lose to ZipNN there. The
 //! decoder still uses the 5-per-refill loop (2048-entry table) for every block whose longest code
-//! is ≤ 11 bits, which is most blocks.
+//! is ≤ 11 bits.
 //!
 //! **Sign rotation** ([`crate::byte_group::Transform`]) on by default: without it the ratios are
 //! bf16 0.67032, fp16 0.84769, fp32 0.82101 (bounds 0.66526 / 0.84482 / 0.81891).
@@ -75,6 +85,12 @@ use crate::byte_group::{self, Transform};
 use crate::error::DecodeError;
 use crate::huffman::{self, DecodeScratch, EncodeScratch, MAX_SYMBOLS};
 use crate::rle;
+
+/// First byte of an LMC stream: blocks follow the byte-grouped layout of `Params::width`.
+pub const LAYOUT_GROUPED: u8 = 0;
+/// First byte of an LMC stream: the bytes are coded as they are (width 1, no transform), chosen
+/// by the encoder for sparse data where one zero run per element beats one per byte group.
+pub const LAYOUT_BYTES: u8 = 1;
 
 /// Block kind byte: stored verbatim.
 pub const KIND_RAW: u8 = 0;
@@ -167,6 +183,7 @@ impl Params {
 #[derive(Default)]
 pub struct Encoder {
     grouped: Vec<u8>,
+    alt: Vec<u8>,
     scratch: EncodeScratch,
     table: Vec<u8>,
     run_table: Vec<u8>,
@@ -183,10 +200,29 @@ impl Encoder {
     /// Appends the LMC stream of `data` to `out`.
     pub fn encode_into(&mut self, data: &[u8], params: &Params, out: &mut Vec<u8>) {
         let w = params.width.bytes();
+        // Worst case: every block Raw (+1 byte each); reserving it avoids any reallocation.
+        out.reserve(data.len() + data.len() / params.block_bytes() + 2 * w + 64);
+        let start = out.len();
+        out.push(LAYOUT_GROUPED);
+        self.encode_body(data, params, w, out);
+        if w > 1 && looks_sparse(data) {
+            // Sparse (delta) data: also try the ungrouped layout and keep the smaller.
+            let mut alt = std::mem::take(&mut self.alt);
+            alt.clear();
+            alt.push(LAYOUT_BYTES);
+            self.encode_body(data, params, 1, &mut alt);
+            if alt.len() < out.len() - start {
+                out.truncate(start);
+                out.extend_from_slice(&alt);
+            }
+            self.alt = alt;
+        }
+    }
+
+    /// The blocks (and tail) of `data` grouped by `w` (1 = not grouped).
+    fn encode_body(&mut self, data: &[u8], params: &Params, w: usize, out: &mut Vec<u8>) {
         let bs = params.block_bytes();
         let limit = params.limit();
-        // Worst case: every block Raw (+1 byte each); reserving it avoids any reallocation.
-        out.reserve(data.len() + data.len() / bs + 2 * w + 64);
         if w == 1 {
             for block in data.chunks(bs) {
                 self.encode_block(block, limit, out);
@@ -392,6 +428,16 @@ fn estimate_bytes(h: &[u32; 256], n: usize) -> f64 {
     huffman.min(n as f64 + 1.0)
 }
 
+/// At least half of a sample of the bytes (every 61st) is zero.
+fn looks_sparse(data: &[u8]) -> bool {
+    let (mut zeros, mut n) = (0usize, 0usize);
+    for &b in data.iter().step_by(61) {
+        zeros += (b == 0) as usize;
+        n += 1;
+    }
+    2 * zeros >= n && n > 0
+}
+
 fn leb_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
@@ -418,10 +464,27 @@ impl Decoder {
         out: &mut [u8],
         base_offset: u64,
     ) -> Result<(), DecodeError> {
-        let w = params.width.bytes();
         let bs = params.block_bytes();
         let n = out.len();
-        let mut pos = 0usize;
+        let w = match payload.first() {
+            Some(&LAYOUT_GROUPED) => params.width.bytes(),
+            Some(&LAYOUT_BYTES) => 1,
+            Some(&v) => {
+                return Err(DecodeError::BadHeader {
+                    offset: base_offset,
+                    field: "layout",
+                    value: v as u64,
+                })
+            }
+            None => {
+                return Err(DecodeError::Truncated {
+                    offset: base_offset,
+                    needed: 1,
+                    available: 0,
+                })
+            }
+        };
+        let mut pos = 1usize;
         if w == 1 {
             for block in out.chunks_mut(bs) {
                 pos += self.decode_block(&payload[pos..], block, base_offset + pos as u64)?;
@@ -567,7 +630,7 @@ mod tests {
     fn constant_block_is_two_bytes() {
         let p = Params::new(Width::W1);
         let enc = rt(&[7u8; 1000], &p);
-        assert_eq!(enc, vec![KIND_RUN, 7]);
+        assert_eq!(enc, vec![LAYOUT_GROUPED, KIND_RUN, 7]);
     }
 
     #[test]
@@ -584,7 +647,7 @@ mod tests {
             data[i] = (i % 251) as u8 | 1;
         }
         let enc = rt(&data, &Params::new(Width::W1));
-        assert_eq!(enc[0], KIND_HUFFMAN_RUNS);
+        assert_eq!(enc[..2], [LAYOUT_GROUPED, KIND_HUFFMAN_RUNS]);
         // Plain Huffman cannot go below 1 bit per byte.
         assert!(enc.len() < data.len() / 8 / 2, "{}", enc.len());
     }
@@ -603,6 +666,6 @@ mod tests {
         let p = Params::new(Width::W4);
         let enc = rt(&data, &p);
         let blocks = 4 * (data.len() / 4).div_ceil(p.block_bytes());
-        assert_eq!(enc.len(), data.len() + blocks);
+        assert_eq!(enc.len(), 1 + data.len() + blocks);
     }
 }

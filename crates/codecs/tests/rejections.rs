@@ -198,7 +198,7 @@ fn segment_uncompressed_size_must_match() {
 fn bad_block_kind() {
     let (mut p, data) = packed();
     let info = plmc::read_header(&p).unwrap();
-    let first_block = info.payload_offset() as usize;
+    let first_block = info.payload_offset() as usize + 1; // after the layout byte
     p[first_block] = 7;
     assert_eq!(
         decode(&p, data.len()),
@@ -209,9 +209,10 @@ fn bad_block_kind() {
     );
 }
 
-/// A width-1 LMC stream of one Huffman block with the given table and raw body after it.
+/// A width-1 LMC stream (layout byte, then one Huffman block at offset 1) with the given table
+/// and raw body after it.
 fn huffman_block(lengths: &[u8], body: &[u8]) -> Vec<u8> {
-    let mut b = vec![lmc::KIND_HUFFMAN];
+    let mut b = vec![lmc::LAYOUT_GROUPED, lmc::KIND_HUFFMAN];
     huffman::write_table(lengths, &mut b);
     b.extend_from_slice(body);
     b
@@ -228,7 +229,7 @@ fn over_subscribed_code_table() {
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::InvalidCodeTable {
-            block: 0,
+            block: 1,
             reason: "over-subscribed code lengths"
         })
     );
@@ -244,7 +245,7 @@ fn incomplete_code_table() {
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::InvalidCodeTable {
-            block: 0,
+            block: 1,
             reason: "incomplete code lengths"
         })
     );
@@ -253,12 +254,21 @@ fn incomplete_code_table() {
 #[test]
 fn invalid_code_length_code() {
     // 16 code-length-code lengths of 1: over-subscribed before any symbol is read.
-    let block = [lmc::KIND_HUFFMAN, 0x49, 0x92, 0x24, 0x49, 0x92, 0x24];
+    let block = [
+        lmc::LAYOUT_GROUPED,
+        lmc::KIND_HUFFMAN,
+        0x49,
+        0x92,
+        0x24,
+        0x49,
+        0x92,
+        0x24,
+    ];
     let mut out = vec![0u8; 8];
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::InvalidCodeTable {
-            block: 0,
+            block: 1,
             reason: "invalid code-length code"
         })
     );
@@ -281,7 +291,7 @@ fn bit_stream_overrun() {
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::CorruptBitstream {
-            block: 0,
+            block: 1,
             stream: 0,
             reason: "bit stream overrun"
         })
@@ -298,7 +308,7 @@ fn bit_stream_with_unused_bytes() {
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::CorruptBitstream {
-            block: 0,
+            block: 1,
             stream: 2,
             reason: "bit stream has unused bytes"
         })
@@ -324,7 +334,7 @@ fn run_past_the_end_of_a_quarter() {
     lengths[256] = 2;
     lengths[257] = 2;
     lengths[259] = 2;
-    let mut block = vec![lmc::KIND_HUFFMAN_RUNS, 0, 4];
+    let mut block = vec![lmc::LAYOUT_GROUPED, lmc::KIND_HUFFMAN_RUNS, 0, 4];
     huffman::write_table(&lengths, &mut block);
     // Canonical codes: sym 1 = 00, 256 = 01, 257 = 10, 259 = 11 (written bit-reversed).
     // Stream 0 codes one run with k = 3 (8..15 bytes) into a 2-byte quarter.
@@ -334,7 +344,7 @@ fn run_past_the_end_of_a_quarter() {
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::CorruptBitstream {
-            block: 0,
+            block: 1,
             stream: 0,
             reason: "run crosses the end of its quarter"
         })
@@ -343,11 +353,11 @@ fn run_past_the_end_of_a_quarter() {
 
 #[test]
 fn run_symbol_count_out_of_range() {
-    let block = [lmc::KIND_HUFFMAN_RUNS, 0, 0, 0, 0];
+    let block = [lmc::LAYOUT_GROUPED, lmc::KIND_HUFFMAN_RUNS, 0, 0, 0, 0];
     let mut out = vec![0u8; 8];
     assert!(matches!(
         lmc::decode_into(&block, &w1(), &mut out),
-        Err(DecodeError::InvalidCodeTable { block: 0, .. })
+        Err(DecodeError::InvalidCodeTable { block: 1, .. })
     ));
 }
 
@@ -376,12 +386,19 @@ fn every_single_byte_corruption_is_handled() {
 #[test]
 fn split_of_a_short_block() {
     // A split needs halves of at least MIN_SPLIT_HALF bytes.
-    let block = [lmc::KIND_SPLIT, lmc::KIND_RUN, 1, lmc::KIND_RUN, 2];
+    let block = [
+        lmc::LAYOUT_GROUPED,
+        lmc::KIND_SPLIT,
+        lmc::KIND_RUN,
+        1,
+        lmc::KIND_RUN,
+        2,
+    ];
     let mut out = vec![0u8; 2 * lmc::MIN_SPLIT_HALF - 2];
     assert_eq!(
         lmc::decode_into(&block, &w1(), &mut out),
         Err(DecodeError::BadBlockKind {
-            offset: 0,
+            offset: 1,
             kind: lmc::KIND_SPLIT
         })
     );
@@ -390,4 +407,19 @@ fn split_of_a_short_block() {
     lmc::decode_into(&block, &w1(), &mut out).unwrap();
     assert!(out[..lmc::MIN_SPLIT_HALF].iter().all(|&b| b == 1));
     assert!(out[lmc::MIN_SPLIT_HALF..].iter().all(|&b| b == 2));
+}
+
+#[test]
+fn bad_layout_byte() {
+    let (mut p, data) = packed();
+    let at = plmc::read_header(&p).unwrap().payload_offset() as usize;
+    p[at] = 2;
+    assert_eq!(
+        decode(&p, data.len()),
+        Err(DecodeError::BadHeader {
+            offset: at as u64,
+            field: "layout",
+            value: 2
+        })
+    );
 }

@@ -135,7 +135,7 @@ proptest! {
         // Incompressible input costs almost nothing extra: header + table + 1 byte per block.
         let info = plmc::read_header(&packed).unwrap();
         let blocks = (data.len() / w).div_ceil(1 << block_log2) * w + info.segment_count as usize * w;
-        prop_assert!(packed.len() <= data.len() + plmc::HEADER_LEN + 8 * info.segment_count as usize + blocks);
+        prop_assert!(packed.len() <= data.len() + plmc::HEADER_LEN + 9 * info.segment_count as usize + blocks);
     }
 
     #[test]
@@ -229,7 +229,7 @@ fn heterogeneous_block_is_split() {
     }));
     let p = Params::new(Width::W1);
     let enc = lmc::encode(&data, &p);
-    assert_eq!(enc[0], lmc::KIND_SPLIT);
+    assert_eq!(enc[..2], [lmc::LAYOUT_GROUPED, lmc::KIND_SPLIT]);
     let mut out = vec![0u8; data.len()];
     lmc::decode_into(&enc, &p, &mut out).unwrap();
     assert_eq!(out, data);
@@ -258,4 +258,23 @@ fn out_of_range_options_are_clamped_not_fatal() {
         assert!((12..=20).contains(&info.params.block_log2));
         assert_eq!(decode(&packed, data.len()).unwrap(), data);
     }
+}
+
+#[test]
+fn sparse_random_delta_drops_grouping_when_it_pays() {
+    // fp32 XOR delta where 5 % of elements got a random new value: every byte of a changed
+    // element is random, so grouping would code each position four times.
+    let base = floats(4, 100_000, 5);
+    let delta = sparse_delta(&base, 4, 50, 6);
+    let opts = Options {
+        threads: Some(1),
+        ..Options::default()
+    };
+    let packed = encode(&delta, Width::W4, &opts);
+    let info = plmc::read_header(&packed).unwrap();
+    assert_eq!(packed[info.payload_offset() as usize], lmc::LAYOUT_BYTES);
+    assert_eq!(decode(&packed, delta.len()).unwrap(), delta);
+    // The dense weights themselves stay grouped.
+    let packed = encode(&base, Width::W4, &opts);
+    assert_eq!(packed[info.payload_offset() as usize], lmc::LAYOUT_GROUPED);
 }

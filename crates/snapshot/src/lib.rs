@@ -10,6 +10,7 @@
 //! processed in frames of at most [`FRAME_BYTES`]. The byte layout is specified in docs/FORMAT.md
 //! and in [`format`].
 //!
+//! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`] — constants and the (de)serialization of the preamble, index and trailer.
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
@@ -18,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod choice;
 pub mod codec;
 pub mod compress;
 pub mod error;
@@ -25,6 +27,7 @@ pub mod format;
 pub mod reader;
 pub mod writer;
 
+pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
 pub use compress::compress;
 pub use error::SnapshotError;
