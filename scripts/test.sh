@@ -22,7 +22,7 @@ cargo test --workspace --locked --release
 
 step "core crates build for wasm32-unknown-unknown"
 cargo build --locked --release --target wasm32-unknown-unknown \
-  -p bitlens-tensors -p bitlens-stats -p bitlens-codecs --no-default-features
+  -p bitlens-tensors -p bitlens-stats -p bitlens-codecs -p bitlens-snapshot --no-default-features
 
 step "Python cross-checks (safetensors, numpy) against the CLI"
 cargo build --locked --release -p bitlens-cli
