@@ -400,6 +400,28 @@ pub struct Header {
 /// Decodes a NeuZip stream that must hold exactly `expected_len` bytes. The declared size is
 /// checked against what the stream can hold before anything is allocated.
 pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::new();
+    decode_with(stream, expected_len, |len| {
+        out = vec![0u8; len];
+        &mut out[..]
+    })?;
+    Ok(out)
+}
+
+/// [`decode`] into a caller-owned buffer, whose length is the expected output length (repeated
+/// calls then touch no fresh memory).
+pub fn decode_into(stream: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
+    let len = out.len();
+    decode_with(stream, len, |_| out)
+}
+
+/// Decodes after all checks on the declared length; `alloc(len)` provides the output buffer only
+/// once the stream is known to justify `len` bytes.
+fn decode_with<'o>(
+    stream: &[u8],
+    expected_len: usize,
+    alloc: impl FnOnce(usize) -> &'o mut [u8],
+) -> Result<(), DecodeError> {
     let mut c = Cursor {
         data: stream,
         pos: 0,
@@ -464,7 +486,7 @@ pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError
     let tail = c.take(tail_len)?;
     let fields = c.take(field_bytes as usize)?;
     let width = 1 + k;
-    let mut out = vec![0u8; expected_len];
+    let out = alloc(expected_len);
     let blocks = n.div_ceil(EXPONENT_BLOCK);
     // One 64 Ki exponent block at a time (L2-resident), combined with its fields right after.
     let mut exps = vec![0u8; n.min(EXPONENT_BLOCK)];
@@ -557,7 +579,7 @@ pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError
             count: (stream.len() - c.pos) as u64,
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 fn read_field(bytes: &[u8], bit: u64, width: u32) -> u32 {

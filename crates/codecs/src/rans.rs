@@ -250,41 +250,51 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
         out.fill(s);
         return Ok(pos);
     }
-    // Each lane reads from its own zero-padded copy (clamped index), so the hot loop needs no
-    // bounds branch; a lane that runs out of words reads zeros and fails the count check after.
-    let mut lanes: [Vec<u16>; LANES] = Default::default();
+    // Each lane reads its own words; a lane that runs out reads zeros and fails the count check
+    // after the loop, so the hot loop has no early exit. Four explicit lanes keep every state,
+    // table pointer and read position in registers.
+    let mut lane_words: [&[u8]; LANES] = [&[]; LANES];
     let mut at = 0;
-    for (lane, &c) in lanes.iter_mut().zip(&counts) {
-        lane.reserve(c + 1);
-        lane.extend(
-            words[at..at + 2 * c]
-                .chunks_exact(2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]])),
-        );
-        lane.push(0);
+    for (lw, &c) in lane_words.iter_mut().zip(&counts) {
+        *lw = &words[at..at + 2 * c];
         at += 2 * c;
     }
-    let mut read = [0usize; LANES];
     let mask = PROB_SCALE - 1;
     let table = &*table.0;
-    let step = |st: &mut u32, lane: &[u16], r: &mut usize| -> u8 {
+    #[inline(always)]
+    fn step(table: &[u32; SLOTS], mask: u32, st: &mut u32, lane: &[u8], r: &mut usize) -> u8 {
         let e = table[(*st & mask) as usize];
         let x = ((e >> 12) & 0xFFF) * (*st >> PROB_BITS) + (e & 0xFFF);
         let need = x < RANS_L;
-        let word = u32::from(lane[(*r).min(lane.len() - 1)]);
+        let word = match lane.get(*r..*r + 2) {
+            Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
+            None => 0,
+        };
         *st = if need { (x << 16) | word } else { x };
-        *r += usize::from(need);
+        *r += 2 * usize::from(need);
         (e >> 24) as u8
-    };
+    }
+    let [mut s0, mut s1, mut s2, mut s3] = states;
+    let [l0, l1, l2, l3] = lane_words;
+    let (mut r0, mut r1, mut r2, mut r3) = (0usize, 0usize, 0usize, 0usize);
     let mut groups = out.chunks_exact_mut(LANES);
-    for group in &mut groups {
-        for j in 0..LANES {
-            group[j] = step(&mut states[j], &lanes[j], &mut read[j]);
-        }
+    for g in &mut groups {
+        g[0] = step(table, mask, &mut s0, l0, &mut r0);
+        g[1] = step(table, mask, &mut s1, l1, &mut r1);
+        g[2] = step(table, mask, &mut s2, l2, &mut r2);
+        g[3] = step(table, mask, &mut s3, l3, &mut r3);
     }
-    for (j, o) in groups.into_remainder().iter_mut().enumerate() {
-        *o = step(&mut states[j], &lanes[j], &mut read[j]);
+    let rest = groups.into_remainder();
+    let lanes_state = [
+        (&mut s0, l0, &mut r0),
+        (&mut s1, l1, &mut r1),
+        (&mut s2, l2, &mut r2),
+    ];
+    for (o, (st, lane, r)) in rest.iter_mut().zip(lanes_state) {
+        *o = step(table, mask, st, lane, r);
     }
+    let states = [s0, s1, s2, s3];
+    let read = [r0 / 2, r1 / 2, r2 / 2, r3 / 2];
     if read != counts || states.iter().any(|&s| s != RANS_L) {
         return Err(corrupt("final states or word counts do not match"));
     }
