@@ -7,12 +7,12 @@
 //! pool. Container codecs (NeuZip, BitSnap quant) are chosen per tensor exactly as
 //! `bitlens compress` chooses them: float-only codecs use LMC for other dtypes.
 
-use crate::format;
 use crate::source::Checkpoint;
 use anyhow::{ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
 use bitlens_snapshot::Codec;
 use bitlens_snapshot::{CodecChoice, CodecKind};
+use bitlens_stats::format;
 use bitlens_tensors::Dtype;
 use serde::Serialize;
 use std::io::{Read, Write};
@@ -246,27 +246,10 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
     all
 }
 
-/// Decodes float bit patterns for the error report (`None` for non-float dtypes).
+/// Decodes float values for the error report (`None` for non-float dtypes).
 fn float_values(dtype: Dtype, bytes: &[u8]) -> Option<Vec<f64>> {
-    Some(match dtype {
-        Dtype::BF16 => bytes
-            .chunks_exact(2)
-            .map(|b| {
-                f64::from(f32::from_bits(
-                    u32::from(u16::from_le_bytes([b[0], b[1]])) << 16,
-                ))
-            })
-            .collect(),
-        Dtype::F16 => bytes
-            .chunks_exact(2)
-            .map(|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64())
-            .collect(),
-        Dtype::F32 => bytes
-            .chunks_exact(4)
-            .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-            .collect(),
-        _ => return None,
-    })
+    let f = bitlens_snapshot::choice::float_format(dtype)?;
+    Some(bytes.chunks_exact(f.width()).map(|b| f.value(b)).collect())
 }
 
 /// Running error sums of a lossy row.

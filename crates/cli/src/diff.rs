@@ -1,10 +1,10 @@
 //! `bitlens diff`: bit flips and changed elements between two checkpoints, matched by tensor name.
 
 use crate::analyze::{flip_stats, Side};
-use crate::format;
 use crate::progress::Progress;
 use crate::source::{Checkpoint, Shard};
 use anyhow::{Context, Result};
+use bitlens_stats::format;
 use bitlens_stats::FlipSummary;
 use bitlens_tensors::{Dtype, TensorInfo};
 use rayon::prelude::*;

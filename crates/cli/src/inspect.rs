@@ -1,10 +1,10 @@
 //! `bitlens inspect`: per-tensor and whole-model statistics of one or more checkpoints.
 
 use crate::analyze::file_stats;
-use crate::format;
 use crate::progress::Progress;
 use crate::source::Checkpoint;
 use anyhow::Result;
+use bitlens_stats::format;
 use bitlens_stats::{Summary, TensorStats};
 use serde::Serialize;
 use std::io::Write;

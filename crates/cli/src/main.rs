@@ -6,7 +6,6 @@
 mod analyze;
 mod bench;
 mod diff;
-mod format;
 mod inspect;
 mod progress;
 mod snapshot_cmd;

@@ -5,11 +5,11 @@
 //! decompressing that directory restores the shards and the index. A delta (`--base`) is made
 //! against the base checkpoint's shard of the same file name (or the single base file).
 
-use crate::format;
 use crate::progress::Progress;
 use crate::source::{Checkpoint, FileSource, Shard};
 use anyhow::{bail, Context, Result};
 use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
+use bitlens_stats::format;
 use bitlens_tensors::{Dtype, Header};
 use std::fs::File;
 use std::io::{BufWriter, Write};

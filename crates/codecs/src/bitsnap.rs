@@ -26,6 +26,7 @@
 //! | escapes u32 | per escape: index u32, raw value (width bytes)
 //! ```
 
+use crate::cursor::Cursor;
 use crate::error::DecodeError;
 use crate::neuzip::FloatFormat;
 
@@ -40,41 +41,6 @@ fn bad(offset: usize, field: &'static str, value: u64) -> DecodeError {
         offset: offset as u64,
         field,
         value,
-    }
-}
-
-struct Cursor<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let s =
-            self.data
-                .get(self.pos..self.pos.saturating_add(n))
-                .ok_or(DecodeError::Truncated {
-                    offset: self.pos as u64,
-                    needed: n as u64,
-                    available: self.data.len().saturating_sub(self.pos) as u64,
-                })?;
-        self.pos += n;
-        Ok(s)
-    }
-
-    fn u64(&mut self) -> Result<u64, DecodeError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
-    }
-
-    fn finish(&self) -> Result<(), DecodeError> {
-        if self.pos == self.data.len() {
-            Ok(())
-        } else {
-            Err(DecodeError::TrailingBytes {
-                offset: self.pos as u64,
-                count: (self.data.len() - self.pos) as u64,
-            })
-        }
     }
 }
 
@@ -139,10 +105,7 @@ pub fn encode_delta(new: &[u8], base: &[u8], width: usize, entropy_code: bool) -
 
 /// Decodes a delta against `base`; the result has `base.len()` bytes.
 pub fn decode_delta(stream: &[u8], base: &[u8]) -> Result<Vec<u8>, DecodeError> {
-    let mut c = Cursor {
-        data: stream,
-        pos: 0,
-    };
+    let mut c = Cursor::new(stream);
     if c.take(4)? != DELTA_MAGIC {
         return Err(bad(0, "BitSnap delta magic", 0));
     }
@@ -261,24 +224,6 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
-fn read_value(f: FloatFormat, b: &[u8]) -> f64 {
-    match f {
-        FloatFormat::Bf16 => f64::from(f32::from_bits(
-            u32::from(u16::from_le_bytes([b[0], b[1]])) << 16,
-        )),
-        FloatFormat::F16 => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
-        FloatFormat::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-    }
-}
-
-fn write_value(f: FloatFormat, x: f64, out: &mut [u8]) {
-    match f {
-        FloatFormat::Bf16 => out.copy_from_slice(&half::bf16::from_f64(x).to_bits().to_le_bytes()),
-        FloatFormat::F16 => out.copy_from_slice(&half::f16::from_f64(x).to_bits().to_le_bytes()),
-        FloatFormat::F32 => out.copy_from_slice(&(x as f32).to_le_bytes()),
-    }
-}
-
 fn format_code(f: FloatFormat) -> u8 {
     match f {
         FloatFormat::Bf16 => 0,
@@ -302,10 +247,7 @@ pub fn encode_quant(data: &[u8], format: FloatFormat, clusters: usize) -> Vec<u8
     assert!((1..=MAX_CLUSTERS).contains(&clusters));
     let w = format.width();
     let n = data.len() / w;
-    let values: Vec<f64> = data
-        .chunks_exact(w)
-        .map(|b| read_value(format, b))
-        .collect();
+    let values: Vec<f64> = data.chunks_exact(w).map(|b| format.value(b)).collect();
     let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
     let mean = finite.iter().sum::<f64>() / finite.len().max(1) as f64;
     let std = (finite.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>()
@@ -387,10 +329,7 @@ fn round_up(v: f64) -> f32 {
 
 /// Dequantizes a cluster-quantized stream that must hold `expected_len` bytes.
 pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError> {
-    let mut c = Cursor {
-        data: stream,
-        pos: 0,
-    };
+    let mut c = Cursor::new(stream);
     if c.take(4)? != QUANT_MAGIC {
         return Err(bad(0, "BitSnap quant magic", 0));
     }
@@ -450,9 +389,9 @@ pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, Decod
             .get(l)
             .ok_or_else(|| bad(i, "cluster label", l as u64))?;
         let x = a + f64::from(codes[i]) * (b - a) / 255.0;
-        write_value(format, x, &mut out[i * w..i * w + w]);
+        format.put_value(x, &mut out[i * w..i * w + w]);
     }
-    let escapes = u32::from_le_bytes(c.take(4)?.try_into().expect("4")) as usize;
+    let escapes = c.u32()? as usize;
     if escapes > n {
         return Err(bad(c.pos - 4, "escape count", escapes as u64));
     }

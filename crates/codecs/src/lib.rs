@@ -17,6 +17,7 @@
 
 pub mod bitsnap;
 pub mod byte_group;
+mod cursor;
 pub mod error;
 pub mod huffman;
 pub mod lmc;

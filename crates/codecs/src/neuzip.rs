@@ -26,6 +26,7 @@
 //! Everything of known size comes first, so the decoder combines each exponent block with its
 //! fields in a single pass.
 
+use crate::cursor::Cursor;
 use crate::error::DecodeError;
 use crate::rans;
 
@@ -91,6 +92,17 @@ impl FloatFormat {
 
     fn coef_bytes(self) -> usize {
         self.mantissa_bits().div_ceil(8) as usize
+    }
+
+    /// The value of one little-endian element (`width()` bytes) as `f64` (exact).
+    pub fn value(self, b: &[u8]) -> f64 {
+        self.to_f64(self.read(b))
+    }
+
+    /// Writes `x` rounded to this format (to nearest, ties to even) as `width()` little-endian
+    /// bytes.
+    pub fn put_value(self, x: f64, out: &mut [u8]) {
+        self.write(self.bits_of(x), out)
     }
 
     fn read(self, b: &[u8]) -> u32 {
@@ -359,27 +371,6 @@ fn quantize(f: FloatFormat, v: u32, c: f64, k: u32) -> Option<(u32, u32, u32)> {
     Some((s, biased as u32, m))
 }
 
-/// Bounds-checked cursor over the stream.
-struct Cursor<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let s =
-            self.data
-                .get(self.pos..self.pos.saturating_add(n))
-                .ok_or(DecodeError::Truncated {
-                    offset: self.pos as u64,
-                    needed: n as u64,
-                    available: self.data.len().saturating_sub(self.pos) as u64,
-                })?;
-        self.pos += n;
-        Ok(s)
-    }
-}
-
 fn bad(offset: usize, field: &'static str, value: u64) -> DecodeError {
     DecodeError::BadHeader {
         offset: offset as u64,
@@ -422,10 +413,7 @@ fn decode_with<'o>(
     expected_len: usize,
     alloc: impl FnOnce(usize) -> &'o mut [u8],
 ) -> Result<(), DecodeError> {
-    let mut c = Cursor {
-        data: stream,
-        pos: 0,
-    };
+    let mut c = Cursor::new(stream);
     let magic = c.take(4)?;
     if magic != MAGIC {
         return Err(bad(
@@ -458,7 +446,7 @@ fn decode_with<'o>(
             u64::from(k) << 8 | u64::from(norm_log2),
         ));
     }
-    let n = u64::from_le_bytes(c.take(8)?.try_into().expect("8"));
+    let n = c.u64()?;
     let tail_len = c.take(1)?[0] as usize;
     let w = f.width();
     if tail_len >= w {
@@ -528,7 +516,7 @@ fn decode_with<'o>(
                 u64::from(coef(bad_block)),
             ));
         }
-        let count = u32::from_le_bytes(c.take(4)?.try_into().expect("4")) as usize;
+        let count = c.u32()? as usize;
         if count > n {
             return Err(bad(c.pos - 4, "escape count", count as u64));
         }
@@ -573,13 +561,7 @@ fn decode_with<'o>(
         }
     }
     out[n * w..].copy_from_slice(tail);
-    if c.pos != stream.len() {
-        return Err(DecodeError::TrailingBytes {
-            offset: c.pos as u64,
-            count: (stream.len() - c.pos) as u64,
-        });
-    }
-    Ok(())
+    c.finish()
 }
 
 fn read_field(bytes: &[u8], bit: u64, width: u32) -> u32 {
@@ -593,10 +575,7 @@ fn read_field(bytes: &[u8], bit: u64, width: u32) -> u32 {
 
 /// Reads the header of a stream.
 pub fn read_header(stream: &[u8]) -> Result<Header, DecodeError> {
-    let mut c = Cursor {
-        data: stream,
-        pos: 0,
-    };
+    let mut c = Cursor::new(stream);
     let magic = c.take(4)?;
     if magic != MAGIC {
         return Err(bad(0, "NeuZip magic", 0));
@@ -604,7 +583,7 @@ pub fn read_header(stream: &[u8]) -> Result<Header, DecodeError> {
     let head = c.take(4)?;
     let f = FloatFormat::from_code(head[1])
         .ok_or_else(|| bad(5, "float format", u64::from(head[1])))?;
-    let n = u64::from_le_bytes(c.take(8)?.try_into().expect("8"));
+    let n = c.u64()?;
     Ok(Header {
         settings: Settings {
             format: f,

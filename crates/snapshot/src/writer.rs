@@ -62,7 +62,7 @@ impl ErrorSums {
     fn add(&mut self, format: FloatFormat, original: &[u8], decoded: &[u8]) {
         let w = format.width();
         for (o, d) in original.chunks_exact(w).zip(decoded.chunks_exact(w)) {
-            let (x, y) = (value(format, o), value(format, d));
+            let (x, y) = (format.value(o), format.value(d));
             if !x.is_finite() {
                 continue;
             }
@@ -87,16 +87,6 @@ impl ErrorSums {
             max_rel: self.max_rel,
             mean_rel: self.rel / self.rel_count.max(1) as f64,
         }
-    }
-}
-
-fn value(format: FloatFormat, b: &[u8]) -> f64 {
-    match format {
-        FloatFormat::Bf16 => f64::from(f32::from_bits(
-            u32::from(u16::from_le_bytes([b[0], b[1]])) << 16,
-        )),
-        FloatFormat::F16 => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
-        FloatFormat::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
     }
 }
 

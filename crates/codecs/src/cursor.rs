@@ -1,0 +1,57 @@
+//! A bounds-checked little-endian reader over a stream, shared by the NeuZip and BitSnap decoders:
+//! every read names the offset and the bytes that were missing.
+
+use crate::error::DecodeError;
+
+/// Reads fields from the front of a byte stream.
+pub(crate) struct Cursor<'a> {
+    pub data: &'a [u8],
+    pub pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Cursor { data, pos: 0 }
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let s =
+            self.data
+                .get(self.pos..self.pos.saturating_add(n))
+                .ok_or(DecodeError::Truncated {
+                    offset: self.pos as u64,
+                    needed: n as u64,
+                    available: self.data.len().saturating_sub(self.pos) as u64,
+                })?;
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// The next little-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+
+    /// The next little-endian `u64`.
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+
+    /// Fails unless the whole stream was consumed.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        if self.pos == self.data.len() {
+            Ok(())
+        } else {
+            Err(DecodeError::TrailingBytes {
+                offset: self.pos as u64,
+                count: (self.data.len() - self.pos) as u64,
+            })
+        }
+    }
+}
