@@ -7,9 +7,12 @@
 use crate::progress::Progress;
 use crate::source::FileSource;
 use anyhow::{Context, Result};
-use bitlens_stats::{split_ranges, Accumulator, FlipAccumulator, FlipStats, TensorStats};
-use bitlens_tensors::{source::for_each_window, Header, ReadAt, TensorInfo};
+use bitlens_stats::{
+    split_ranges, Accumulator, FlipAccumulator, FlipStats, StatsError, TensorStats,
+};
+use bitlens_tensors::{source::for_each_window, Dtype, Header, ReadAt, TensorInfo};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::path::Path;
 
 /// Bytes read per window.
@@ -43,6 +46,25 @@ pub fn file_stats(
         .collect()
 }
 
+/// Accumulates a tensor of `len` bytes in block-aligned parts on the rayon pool and merges the
+/// parts in order; `part` accumulates one byte range.
+fn in_parts<A: Send>(
+    dtype: Dtype,
+    len: u64,
+    part: impl Fn(Range<u64>) -> Result<A> + Sync + Send,
+    merge: fn(A, A) -> Result<A, StatsError>,
+) -> Result<A> {
+    let parts: Vec<A> = split_ranges(dtype, len, part_bytes(len))
+        .into_par_iter()
+        .map(part)
+        .collect::<Result<_>>()?;
+    let mut parts = parts.into_iter();
+    let first = parts
+        .next()
+        .expect("split_ranges returns at least one range");
+    Ok(parts.try_fold(first, merge)?)
+}
+
 fn tensor_stats(
     src: &FileSource,
     header: &Header,
@@ -51,9 +73,10 @@ fn tensor_stats(
 ) -> Result<TensorStats> {
     let (base, _) = header.file_range(t);
     let len = t.byte_len();
-    let parts: Vec<Accumulator> = split_ranges(t.dtype, len, part_bytes(len))
-        .into_par_iter()
-        .map(|r| -> Result<Accumulator> {
+    let acc = in_parts(
+        t.dtype,
+        len,
+        |r| {
             let mut acc = Accumulator::for_range(t.dtype, len, r.clone())?;
             for_each_window(
                 src,
@@ -67,13 +90,10 @@ fn tensor_stats(
                 },
             )?;
             Ok(acc)
-        })
-        .collect::<Result<_>>()?;
-    let mut parts = parts.into_iter();
-    let first = parts
-        .next()
-        .expect("split_ranges returns at least one range");
-    Ok(parts.try_fold(first, Accumulator::merge)?.finish()?)
+        },
+        Accumulator::merge,
+    )?;
+    Ok(acc.finish()?)
 }
 
 /// One side of a comparison: a tensor and the file it lives in.
@@ -92,9 +112,10 @@ pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<FlipStats> 
     let (base_b, _) = b.header.file_range(b.tensor);
     let dtype = a.tensor.dtype;
     let len = a.tensor.byte_len();
-    let parts: Vec<FlipAccumulator> = split_ranges(dtype, len, part_bytes(len))
-        .into_par_iter()
-        .map(|r| -> Result<FlipAccumulator> {
+    let acc = in_parts(
+        dtype,
+        len,
+        |r| {
             let mut acc = FlipAccumulator::for_range(dtype, len, r.clone())?;
             let mut buf_b = vec![0u8; WINDOW.min((r.end - r.start) as usize)];
             let mut pos = r.start;
@@ -113,11 +134,8 @@ pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<FlipStats> 
                 },
             )?;
             Ok(acc)
-        })
-        .collect::<Result<_>>()?;
-    let mut parts = parts.into_iter();
-    let first = parts
-        .next()
-        .expect("split_ranges returns at least one range");
-    Ok(parts.try_fold(first, FlipAccumulator::merge)?.finish()?)
+        },
+        FlipAccumulator::merge,
+    )?;
+    Ok(acc.finish()?)
 }
