@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the web app: sets up what is missing, then format and clippy of the web crates for
 # wasm32, the wasm API's tests compiled to WebAssembly (run in node), the Trunk build of the app,
-# and the end-to-end tests in headless Chromium against the built app (checked against the CLI).
+# and the end-to-end tests in headless Chromium against the built app (checked against the CLI:
+# statistics, and the codec features — page snapshots restored by `bitlens decompress`, CLI
+# snapshots restored in the page, byte for byte).
 # Idempotent. Wasm builds use target/web so they never wait on the native build's lock.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -6,11 +6,29 @@
 // Messages in:
 //   {kind: 'stats', task, blob, spans: [{item, dtype, offset, bytes}]}   spans contiguous in blob
 //   {kind: 'flips', task, spans: [{item, dtype, a, aOffset, b, bOffset, bytes}]}   a, b: Blobs
+//   {kind: 'compress', task, blob, base?, options}     safetensors Blob → snapshot Blob
+//   {kind: 'decompress', task, blob, base?}            snapshot Blob → safetensors Blob
+//   {kind: 'snapshot-info', task, blob}                a snapshot's index
+//   {kind: 'roundtrip', task, blob, offset, bytes, dtype, codecs: [{label, codec, mantissa_bits?}]}
+// The codec kinds read synchronously with FileReaderSync over Blob.slice (the core's streaming
+// compressor pulls frames through a ReadAt) and fold the output chunks into a Blob as they come,
+// so neither the input nor the output is ever whole in wasm memory.
 // Messages out (at most every FLUSH_MS, and once at the end):
 //   {type: 'update', task, bytes, results: [{item, json}]}
 //   {type: 'done', task, bytes, results, memory}
 //   {type: 'error', task, item, message}
-import init, { StatsAccumulator, FlipsAccumulator, memoryBytes } from './bitlens-wasm.js';
+//   codec kinds: {type: 'progress', task, done, total}, then
+//   {type: 'done', task, bytes: 0, results: [], memory, json, blob?}
+import init, {
+  StatsAccumulator,
+  FlipsAccumulator,
+  memoryBytes,
+  compressSnapshot,
+  decompressSnapshot,
+  openSnapshot,
+  codecRoundtrip,
+  peerCodecRoundtrip,
+} from './bitlens-wasm.js';
 
 const WINDOW = 4 << 20; // bytes per Blob.slice read
 const FLUSH_MS = 100;
@@ -162,6 +180,94 @@ async function runFlips(msg, rep) {
   }
 }
 
+// A synchronous `read(offset, length) -> Uint8Array` over a Blob (workers only).
+function syncReader(blob) {
+  const fr = new FileReaderSync();
+  return (offset, length) => new Uint8Array(fr.readAsArrayBuffer(blob.slice(offset, offset + length)));
+}
+
+// Collects output chunks into a Blob, folding every few chunks so JS memory stays small.
+class BlobSink {
+  constructor(type) {
+    this.type = type;
+    this.blob = new Blob([], { type });
+    this.parts = [];
+    this.bytes = 0;
+  }
+  push(chunk) {
+    this.parts.push(chunk);
+    this.bytes += chunk.length;
+    if (this.parts.length >= 4) this.fold();
+  }
+  fold() {
+    this.blob = new Blob([this.blob, ...this.parts], { type: this.type });
+    this.parts = [];
+  }
+  finish() {
+    this.fold();
+    return this.blob;
+  }
+}
+
+// Posts progress at most every FLUSH_MS.
+function progressPoster(task, total) {
+  let last = 0;
+  return (done) => {
+    const t = performance.now();
+    if (t - last >= FLUSH_MS || done >= total) {
+      last = t;
+      self.postMessage({ type: 'progress', task, done, total });
+    }
+  };
+}
+
+function runCompress(msg) {
+  const sink = new BlobSink('application/octet-stream');
+  const json = compressSnapshot(
+    syncReader(msg.blob),
+    msg.blob.size,
+    msg.options,
+    msg.base ? syncReader(msg.base) : undefined,
+    msg.base ? msg.base.size : 0,
+    (chunk) => sink.push(chunk),
+    progressPoster(msg.task, msg.blob.size),
+  );
+  return { json, blob: sink.finish() };
+}
+
+function runDecompress(msg) {
+  const sink = new BlobSink('application/octet-stream');
+  const info = JSON.parse(openSnapshot(syncReader(msg.blob), msg.blob.size));
+  decompressSnapshot(
+    syncReader(msg.blob),
+    msg.blob.size,
+    msg.base ? syncReader(msg.base) : undefined,
+    msg.base ? msg.base.size : 0,
+    (chunk) => sink.push(chunk),
+    progressPoster(msg.task, info.original_size),
+  );
+  return { json: JSON.stringify(info), blob: sink.finish() };
+}
+
+function runRoundtrip(msg) {
+  const data = syncReader(msg.blob)(msg.offset, msg.bytes);
+  const now = () => performance.now();
+  const rows = [];
+  for (const c of msg.codecs) {
+    let row;
+    if (c.codec.startsWith('peer:')) row = peerRoundtrip(c.codec.slice(5), data, now);
+    else row = JSON.parse(codecRoundtrip(JSON.stringify({ codec: c.codec, mantissa_bits: c.mantissa_bits ?? null }), msg.dtype, data, now));
+    rows.push({ label: c.label, ...row });
+    self.postMessage({ type: 'progress', task: msg.task, done: rows.length, total: msg.codecs.length });
+  }
+  return { json: JSON.stringify(rows) };
+}
+
+// Peers compiled into the module (wasm32 builds of pure-Rust codecs), by name.
+function peerRoundtrip(name, data, now) {
+  return JSON.parse(peerCodecRoundtrip(name, data, now));
+}
+
 self.onmessage = async (event) => {
   const msg = event.data;
   const rep = new Reporter(msg.task);
@@ -169,7 +275,17 @@ self.onmessage = async (event) => {
     await ready;
     if (msg.kind === 'stats') await runStats(msg, rep);
     else if (msg.kind === 'flips') await runFlips(msg, rep);
-    else throw new Error(`unknown task kind ${msg.kind}`);
+    else if (['compress', 'decompress', 'snapshot-info', 'roundtrip'].includes(msg.kind)) {
+      const t0 = performance.now();
+      let out;
+      if (msg.kind === 'compress') out = runCompress(msg);
+      else if (msg.kind === 'decompress') out = runDecompress(msg);
+      else if (msg.kind === 'snapshot-info') out = { json: openSnapshot(syncReader(msg.blob), msg.blob.size) };
+      else out = runRoundtrip(msg);
+      const seconds = (performance.now() - t0) / 1e3;
+      self.postMessage({ type: 'done', task: msg.task, bytes: 0, results: [], memory: memoryBytes(), seconds, ...out });
+      return;
+    } else throw new Error(`unknown task kind ${msg.kind}`);
     rep.flush('done');
   } catch (err) {
     const message = err && err.message ? err.message : String(err);

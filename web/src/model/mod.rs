@@ -4,6 +4,7 @@
 //! - [`scale`]: chart scales and tick positions.
 //! - [`grouping`]: dropped / picked files → checkpoints (single files, shard sets, directories).
 //! - [`checkpoint`]: a loaded checkpoint: its files, headers, tensor rows and statistics.
+//! - [`codec`]: codec presets, compression options and the snapshot results of the codec panel.
 //! - [`compare`]: two checkpoints matched tensor by tensor, and their flip statistics.
 //! - [`table`]: sorting and filtering of the tensor table.
 //! - [`plan`]: splitting the statistics and comparison work into worker tasks.
@@ -11,6 +12,7 @@
 
 pub mod bits;
 pub mod checkpoint;
+pub mod codec;
 pub mod compare;
 pub mod format;
 pub mod grouping;

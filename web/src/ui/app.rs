@@ -5,8 +5,13 @@
 //! statistics between consecutive checkpoints) → the [`Pool`] runs them and results fill the views.
 
 use crate::model::checkpoint::Checkpoint;
+use crate::model::codec::{
+    options_json, output_name, preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow,
+    SnapshotInfo, COMPARISON, PRESETS,
+};
 use crate::model::compare::{steps, Comparison};
 use crate::model::table::{self, SortKey};
+use crate::ui::codec::{CodecEvent, CodecRunner, Job, JobKind};
 use crate::ui::io::demo;
 use crate::ui::io::files::{self, Dropped, Picked};
 use crate::ui::jobs::{mark, now, Jobs, TaskKind};
@@ -14,8 +19,9 @@ use crate::ui::loader::{self, LoadError, Outcome};
 use crate::ui::pool::{Pool, PoolEvent};
 use crate::ui::views;
 use bitlens_stats::{FlipStats, TensorStats};
-use std::collections::HashMap;
-use web_sys::{Blob, DragEvent};
+use std::collections::{BTreeMap, HashMap};
+use wasm_bindgen::JsValue;
+use web_sys::{Blob, DragEvent, Url};
 use yew::prelude::*;
 
 /// The views of the main panel.
@@ -29,6 +35,64 @@ pub enum Tab {
     Detail,
     /// Checkpoint comparison.
     Compare,
+    /// Compress checkpoints, decompress snapshots.
+    Codecs,
+}
+
+/// A finished download: object URL, file name, size, seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// `blob:` URL of the file.
+    pub url: String,
+    /// Suggested file name.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Seconds the worker took.
+    pub seconds: f64,
+    /// The worker's wasm memory in bytes afterwards.
+    pub memory: u64,
+}
+
+/// The last compression of a checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompressRun {
+    /// The snapshot to download.
+    pub output: Output,
+    /// Preset of the whole file.
+    pub preset: &'static Preset,
+    /// Name of the base checkpoint, for deltas.
+    pub base: Option<String>,
+    /// Sizes and entries.
+    pub result: Compressed,
+    /// Entry index by tensor name.
+    pub by_name: HashMap<String, usize>,
+}
+
+impl CompressRun {
+    /// The entry of a tensor.
+    pub fn entry(&self, name: &str) -> Option<&EntryInfo> {
+        self.by_name.get(name).map(|&i| &self.result.entries[i])
+    }
+}
+
+/// A snapshot file opened in the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotFile {
+    /// Id (unique among snapshots).
+    pub id: u32,
+    /// File name.
+    pub name: String,
+    /// Its data.
+    pub blob: Blob,
+    /// Its index, once read.
+    pub info: Option<SnapshotInfo>,
+    /// The checkpoint chosen as its base (deltas).
+    pub base: Option<u32>,
+    /// The decompressed file.
+    pub output: Option<Output>,
+    /// Why reading or decoding failed.
+    pub error: Option<String>,
 }
 
 /// Everything the views show.
@@ -58,7 +122,24 @@ pub struct State {
     pub drag: bool,
     /// Milliseconds from files given to tensor table on the page, for the last load.
     pub table_ms: Option<f64>,
+    /// Snapshot files opened for decompression.
+    pub snapshots: Vec<SnapshotFile>,
+    /// Codec preset id for whole files (LMC when empty).
+    pub preset: String,
+    /// Base checkpoint for compression (XOR deltas).
+    pub base: Option<u32>,
+    /// Per-tensor codec overrides, by checkpoint id.
+    pub overrides: HashMap<u32, BTreeMap<String, &'static Preset>>,
+    /// The last compression of each checkpoint.
+    pub compressed: HashMap<u32, CompressRun>,
+    /// Codec comparisons by (checkpoint, tensor).
+    pub roundtrips: HashMap<(u32, String), Vec<RoundtripRow>>,
+    /// The codec job running.
+    pub codec_job: Option<Job>,
+    /// Error of the last codec job.
+    pub codec_error: Option<String>,
     next_id: u32,
+    next_snapshot: u32,
 }
 
 impl State {
@@ -76,6 +157,16 @@ impl State {
     /// The open tab (Summary by default).
     pub fn tab(&self) -> Tab {
         self.tab.unwrap_or(Tab::Summary)
+    }
+
+    /// The preset chosen for whole files.
+    pub fn preset(&self) -> &'static Preset {
+        preset_by_id(&self.preset).unwrap_or(&PRESETS[0])
+    }
+
+    /// A tensor's codec override in a checkpoint.
+    pub fn override_of(&self, ckpt: u32, tensor: &str) -> Option<&'static Preset> {
+        self.overrides.get(&ckpt)?.get(tensor).copied()
     }
 }
 
@@ -119,6 +210,24 @@ pub enum Msg {
     Dismiss(usize),
     /// Drag state changed.
     Drag(bool),
+    /// Choose the whole-file codec preset.
+    SetPreset(String),
+    /// Choose the base checkpoint for compression.
+    SetBase(Option<u32>),
+    /// Compress the active checkpoint.
+    Compress,
+    /// Stop the codec job.
+    CodecCancel,
+    /// The codec worker reported.
+    Codec(CodecEvent),
+    /// Choose a snapshot's base checkpoint.
+    SnapshotBase(u32, Option<u32>),
+    /// Decompress a snapshot.
+    Decompress(u32),
+    /// Set (or clear) a tensor's codec override in the active checkpoint.
+    SetOverride(String, Option<String>),
+    /// Run the codec comparison on a tensor of the active checkpoint.
+    CompareCodecs(String),
 }
 
 /// The root component.
@@ -126,7 +235,21 @@ pub struct App {
     state: State,
     jobs: Jobs,
     pool: Pool,
+    codec: CodecRunner,
+    /// Snapshots whose index is still to be read.
+    pending_info: Vec<u32>,
     pending_table: Option<f64>,
+}
+
+/// An object URL for a blob.
+fn object_url(blob: &Blob) -> String {
+    Url::create_object_url_with_blob(blob).unwrap_or_default()
+}
+
+fn revoke(output: Option<&Output>) {
+    if let Some(o) = output {
+        let _ = Url::revoke_object_url(&o.url);
+    }
 }
 
 impl App {
@@ -297,9 +420,327 @@ impl App {
         }
     }
 
+    fn codec_failed(&mut self, file: String, message: String) {
+        self.state.codec_error = Some(message.clone());
+        self.state.errors.push(LoadError {
+            file,
+            reason: message,
+        });
+    }
+
+    fn start_compress(&mut self) {
+        self.state.codec_error = None;
+        let Some(c) = self.state.active_checkpoint() else {
+            return;
+        };
+        let (id, name) = (c.id, c.name.clone());
+        let Some(blob) = self.state.blobs.get(&id).and_then(|b| b.first()).cloned() else {
+            return;
+        };
+        if c.files.len() != 1 {
+            return self.codec_failed(
+                name,
+                "compressing in the page takes one .safetensors file; this checkpoint is sharded"
+                    .into(),
+            );
+        }
+        let base = self.state.base.filter(|&b| b != id);
+        let base_blob = base
+            .and_then(|b| self.state.blobs.get(&b))
+            .filter(|b| b.len() == 1)
+            .map(|b| b[0].clone());
+        if base.is_some() && base_blob.is_none() {
+            return self.codec_failed(name, "the base must be a single-file checkpoint".into());
+        }
+        let empty = BTreeMap::new();
+        let overrides = self.state.overrides.get(&id).unwrap_or(&empty);
+        let options = options_json(self.state.preset(), overrides);
+        let total = blob.size();
+        let fields = [
+            ("blob", JsValue::from(blob)),
+            ("base", base_blob.map_or(JsValue::UNDEFINED, JsValue::from)),
+            ("options", JsValue::from(options)),
+        ];
+        if let Err(e) = self.codec.start(
+            JobKind::Compress { ckpt: id },
+            "compress",
+            &fields,
+            total,
+            now(),
+        ) {
+            self.codec_failed(name, e);
+        }
+    }
+
+    fn start_decompress(&mut self, snap: u32) {
+        self.state.codec_error = None;
+        let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) else {
+            return;
+        };
+        s.error = None;
+        let (name, blob, base) = (s.name.clone(), s.blob.clone(), s.base);
+        let total = s.info.as_ref().map_or(0.0, |i| i.original_size as f64);
+        let base_blob = base
+            .and_then(|b| self.state.blobs.get(&b))
+            .and_then(|b| b.first())
+            .cloned();
+        let fields = [
+            ("blob", JsValue::from(blob)),
+            ("base", base_blob.map_or(JsValue::UNDEFINED, JsValue::from)),
+        ];
+        if let Err(e) = self.codec.start(
+            JobKind::Decompress { snap },
+            "decompress",
+            &fields,
+            total,
+            now(),
+        ) {
+            self.codec_failed(name, e);
+        }
+    }
+
+    fn start_roundtrip(&mut self, tensor: String) {
+        self.state.codec_error = None;
+        let Some(c) = self.state.active_checkpoint() else {
+            return;
+        };
+        let id = c.id;
+        let Some(row) = c.rows.iter().find(|r| r.name == tensor) else {
+            return;
+        };
+        let Some(blob) = self
+            .state
+            .blobs
+            .get(&id)
+            .and_then(|b| b.get(row.file))
+            .cloned()
+        else {
+            return;
+        };
+        let codecs = js_sys::Array::new();
+        for (label, codec, k) in COMPARISON {
+            let o = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&o, &"label".into(), &label.into());
+            let _ = js_sys::Reflect::set(&o, &"codec".into(), &codec.into());
+            let k = k.map_or(JsValue::NULL, JsValue::from);
+            let _ = js_sys::Reflect::set(&o, &"mantissa_bits".into(), &k);
+            codecs.push(&o);
+        }
+        let fields = [
+            ("blob", JsValue::from(blob)),
+            ("offset", JsValue::from(row.offset as f64)),
+            ("bytes", JsValue::from(row.bytes as f64)),
+            ("dtype", JsValue::from(row.dtype.to_string())),
+            ("codecs", codecs.into()),
+        ];
+        let kind = JobKind::Roundtrip { ckpt: id, tensor };
+        let total = COMPARISON.len() as f64;
+        if let Err(e) = self.codec.start(kind, "roundtrip", &fields, total, now()) {
+            self.codec_failed("codec comparison".into(), e);
+        }
+    }
+
+    /// Starts reading the next pending snapshot index, if the worker is free.
+    fn next_info(&mut self) {
+        if self.codec.busy() {
+            return;
+        }
+        while let Some(snap) = self.pending_info.pop() {
+            let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
+                continue;
+            };
+            let (name, blob) = (s.name.clone(), s.blob.clone());
+            let total = blob.size();
+            let fields = [("blob", JsValue::from(blob))];
+            if let Err(e) = self.codec.start(
+                JobKind::Info { snap },
+                "snapshot-info",
+                &fields,
+                total,
+                now(),
+            ) {
+                self.codec_failed(name, e);
+            }
+            return;
+        }
+    }
+
+    fn snapshot_name(&self, snap: u32) -> String {
+        self.state
+            .snapshots
+            .iter()
+            .find(|s| s.id == snap)
+            .map_or("snapshot".into(), |s| s.name.clone())
+    }
+
+    fn on_codec(&mut self, event: CodecEvent) {
+        match event {
+            CodecEvent::Progress { job, done, total } => {
+                if let Some(j) = self.codec.job.as_mut().filter(|j| j.id == job) {
+                    j.done = done;
+                    if total > 0.0 {
+                        j.total = total;
+                    }
+                }
+            }
+            CodecEvent::Done {
+                job,
+                json,
+                blob,
+                seconds,
+                memory,
+            } => {
+                let Some(j) = self.codec.current(Some(job)).cloned() else {
+                    return;
+                };
+                self.codec.job = None;
+                self.on_codec_done(j.kind, &json, blob, (seconds, memory as u64));
+                self.next_info();
+            }
+            CodecEvent::Failed { job, message } => {
+                let Some(j) = self.codec.current(job).cloned() else {
+                    return;
+                };
+                if job.is_none() {
+                    self.codec.cancel();
+                }
+                self.codec.job = None;
+                let file = match &j.kind {
+                    JobKind::Compress { ckpt } => self
+                        .state
+                        .checkpoint(*ckpt)
+                        .map_or("checkpoint".into(), |c| c.name.clone()),
+                    JobKind::Info { snap } | JobKind::Decompress { snap } => {
+                        let name = self.snapshot_name(*snap);
+                        if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == *snap) {
+                            s.error = Some(message.clone());
+                        }
+                        name
+                    }
+                    JobKind::Roundtrip { tensor, .. } => tensor.clone(),
+                };
+                self.codec_failed(file, message);
+                self.next_info();
+            }
+        }
+        self.state.codec_job = self.codec.job.clone();
+    }
+
+    /// A finished job: `cost` is the worker's (seconds, wasm memory bytes).
+    fn on_codec_done(&mut self, kind: JobKind, json: &str, blob: Option<Blob>, cost: (f64, u64)) {
+        let (seconds, memory) = cost;
+        match kind {
+            JobKind::Compress { ckpt } => {
+                let name = self
+                    .state
+                    .checkpoint(ckpt)
+                    .map(|c| c.files[0].path.clone())
+                    .unwrap_or_default();
+                match (serde_json::from_str::<Compressed>(json), blob) {
+                    (Ok(result), Some(blob)) => {
+                        let by_name = result
+                            .entries
+                            .iter()
+                            .enumerate()
+                            .map(|(i, e)| (e.name.clone(), i))
+                            .collect();
+                        let base = if result.delta {
+                            self.state
+                                .base
+                                .and_then(|b| self.state.checkpoint(b))
+                                .map(|c| c.name.clone())
+                        } else {
+                            None
+                        };
+                        let run = CompressRun {
+                            output: Output {
+                                url: object_url(&blob),
+                                name: output_name(&name, true),
+                                bytes: result.out_bytes,
+                                seconds,
+                                memory,
+                            },
+                            preset: self.state.preset(),
+                            base,
+                            result,
+                            by_name,
+                        };
+                        if let Some(old) = self.state.compressed.insert(ckpt, run) {
+                            revoke(Some(&old.output));
+                        }
+                    }
+                    (Err(e), _) => self.codec_failed(name, format!("result unreadable: {e}")),
+                    (_, None) => self.codec_failed(name, "the worker sent no snapshot".into()),
+                }
+            }
+            JobKind::Info { snap } => {
+                let info = serde_json::from_str::<SnapshotInfo>(json);
+                let checkpoints: Vec<(u32, u64)> = self
+                    .state
+                    .checkpoints
+                    .iter()
+                    .filter(|c| c.files.len() == 1)
+                    .map(|c| (c.id, c.files[0].header.file_size))
+                    .collect();
+                if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
+                    match info {
+                        Ok(info) => {
+                            if let Some(size) = info.base_file_size {
+                                s.base = checkpoints.iter().find(|c| c.1 == size).map(|c| c.0);
+                            }
+                            s.info = Some(info);
+                        }
+                        Err(e) => s.error = Some(format!("index unreadable: {e}")),
+                    }
+                }
+            }
+            JobKind::Decompress { snap } => {
+                if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
+                    if let Some(blob) = blob {
+                        revoke(s.output.as_ref());
+                        s.output = Some(Output {
+                            url: object_url(&blob),
+                            name: output_name(&s.name, false),
+                            bytes: blob.size() as u64,
+                            seconds,
+                            memory,
+                        });
+                    }
+                }
+            }
+            JobKind::Roundtrip { ckpt, tensor } => {
+                match serde_json::from_str::<Vec<RoundtripRow>>(json) {
+                    Ok(rows) => {
+                        self.state.roundtrips.insert((ckpt, tensor), rows);
+                    }
+                    Err(e) => self.codec_failed(tensor, format!("result unreadable: {e}")),
+                }
+            }
+        }
+    }
+
     fn on_loaded(&mut self, outcome: Outcome, given: f64) {
         self.state.loading = false;
         self.state.errors.extend(outcome.errors);
+        for (name, blob) in outcome.snapshots {
+            let id = self.state.next_snapshot;
+            self.state.next_snapshot += 1;
+            self.state.snapshots.push(SnapshotFile {
+                id,
+                name,
+                blob,
+                info: None,
+                base: None,
+                output: None,
+                error: None,
+            });
+            self.pending_info.insert(0, id);
+            if self.state.tab.is_none() || self.state.checkpoints.is_empty() {
+                self.state.tab = Some(Tab::Codecs);
+            }
+        }
+        self.next_info();
+        self.state.codec_job = self.codec.job.clone();
         let first_new = outcome.loaded.first().map(|l| l.checkpoint.id);
         for l in outcome.loaded {
             self.state.next_id = self.state.next_id.max(l.checkpoint.id + 1);
@@ -332,6 +773,8 @@ impl Component for App {
             },
             jobs: Jobs::default(),
             pool: Pool::new(ctx.link().callback(Msg::Pool)),
+            codec: CodecRunner::new(ctx.link().callback(Msg::Codec)),
+            pending_info: Vec::new(),
             pending_table: None,
         }
     }
@@ -392,6 +835,13 @@ impl Component for App {
                 self.jobs.cancel();
                 self.state.checkpoints.retain(|c| c.id != id);
                 self.state.blobs.remove(&id);
+                if let Some(r) = self.state.compressed.remove(&id) {
+                    revoke(Some(&r.output));
+                }
+                self.state.overrides.remove(&id);
+                if self.state.base == Some(id) {
+                    self.state.base = None;
+                }
                 if self.state.active == Some(id) {
                     self.state.active = self.state.checkpoints.first().map(|c| c.id);
                 }
@@ -409,6 +859,18 @@ impl Component for App {
                 self.state.active = None;
                 self.state.detail = None;
                 self.state.tab = None;
+                self.codec.cancel();
+                self.state.codec_job = None;
+                self.pending_info.clear();
+                for s in self.state.snapshots.drain(..) {
+                    revoke(s.output.as_ref());
+                }
+                for (_, r) in self.state.compressed.drain() {
+                    revoke(Some(&r.output));
+                }
+                self.state.overrides.clear();
+                self.state.roundtrips.clear();
+                self.state.base = None;
             }
             Msg::Select(id) => self.state.active = Some(id),
             Msg::Tab(t) => self.state.tab = Some(t),
@@ -429,6 +891,47 @@ impl Component for App {
                     return false;
                 }
                 self.state.drag = on;
+            }
+            Msg::SetPreset(id) => self.state.preset = id,
+            Msg::SetBase(b) => self.state.base = b,
+            Msg::Compress => {
+                self.start_compress();
+                self.state.codec_job = self.codec.job.clone();
+            }
+            Msg::CodecCancel => {
+                self.codec.cancel();
+                self.state.codec_job = None;
+                self.state.codec_error = Some("cancelled".into());
+                self.next_info();
+                self.state.codec_job = self.codec.job.clone();
+            }
+            Msg::Codec(e) => self.on_codec(e),
+            Msg::SnapshotBase(snap, base) => {
+                if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
+                    s.base = base;
+                }
+            }
+            Msg::Decompress(snap) => {
+                self.start_decompress(snap);
+                self.state.codec_job = self.codec.job.clone();
+            }
+            Msg::SetOverride(tensor, preset) => {
+                let Some(id) = self.state.active else {
+                    return false;
+                };
+                let map = self.state.overrides.entry(id).or_default();
+                match preset.as_deref().and_then(preset_by_id) {
+                    Some(p) => {
+                        map.insert(tensor, p);
+                    }
+                    None => {
+                        map.remove(&tensor);
+                    }
+                }
+            }
+            Msg::CompareCodecs(tensor) => {
+                self.start_roundtrip(tensor);
+                self.state.codec_job = self.codec.job.clone();
             }
         }
         true
@@ -466,7 +969,7 @@ impl Component for App {
                 { views::chrome::header(link, s) }
                 { views::chrome::errors(link, s) }
                 { views::chrome::progress(link, s, &self.jobs, self.pool.size()) }
-                if s.checkpoints.is_empty() {
+                if s.checkpoints.is_empty() && s.snapshots.is_empty() {
                     { views::chrome::welcome(link, s) }
                 } else {
                     { views::chrome::checkpoints(link, s) }
@@ -477,6 +980,7 @@ impl Component for App {
                             Tab::Tensors => views::table::view(link, s),
                             Tab::Detail => views::detail::view(link, s),
                             Tab::Compare => views::compare::view(link, s),
+                            Tab::Codecs => views::codecs::view(link, s),
                         } }
                     </main>
                 }

@@ -1,6 +1,7 @@
 //! Files → checkpoints: read and parse shard indexes, group the files (see
 //! [`crate::model::grouping`]), read every shard's header, and build the checkpoints. Each problem
-//! becomes a [`LoadError`] naming the file and the reason; the other files load normally.
+//! becomes a [`LoadError`] naming the file and the reason; the other files load normally. Files that
+//! start with the snapshot magic `BITLENS\0` are set aside as snapshots for the codec panel.
 
 use crate::model::checkpoint::{Checkpoint, FileInfo};
 use crate::model::grouping::{self, InputFile};
@@ -34,6 +35,19 @@ pub struct Outcome {
     pub loaded: Vec<Loaded>,
     /// Problems, one per bad file.
     pub errors: Vec<LoadError>,
+    /// Snapshot files (`BITLENS\0` magic): path and data.
+    pub snapshots: Vec<(String, Blob)>,
+}
+
+/// The first bytes of a bitlens snapshot.
+const SNAPSHOT_MAGIC: &[u8; 8] = b"BITLENS\0";
+
+/// True when the blob starts with the snapshot magic.
+async fn is_snapshot(blob: &Blob) -> bool {
+    size(blob) >= 8
+        && read_range(blob, 0, 8)
+            .await
+            .is_ok_and(|b| b == SNAPSHOT_MAGIC)
 }
 
 async fn read_index(blob: &Blob) -> Result<ShardIndex, String> {
@@ -50,6 +64,15 @@ async fn read_index(blob: &Blob) -> Result<ShardIndex, String> {
 /// Loads the given files; checkpoint ids start at `first_id`.
 pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
     let mut out = Outcome::default();
+    let mut rest = Vec::with_capacity(picked.len());
+    for p in picked {
+        if !grouping::is_index(&p.path) && is_snapshot(&p.blob).await {
+            out.snapshots.push((p.path, p.blob));
+        } else {
+            rest.push(p);
+        }
+    }
+    let picked = rest;
     let mut inputs = Vec::with_capacity(picked.len());
     let mut indexes = Vec::with_capacity(picked.len());
     for p in &picked {

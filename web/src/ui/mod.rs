@@ -4,6 +4,7 @@
 //! - [`io`]: reading `Blob`s, collecting dropped / picked files, fetching the demo.
 //! - [`loader`]: files → parsed headers → checkpoints, with one error per bad file.
 //! - [`pool`]: the Web Worker pool that runs the statistics.
+//! - [`codec`]: the codec worker (compress, decompress, codec comparison), one job at a time.
 //! - [`jobs`]: turning missing statistics into worker tasks and worker results into state.
 //! - [`views`]: summary, tensor table, tensor detail, compare, and the page chrome.
 //! - [`charts`]: SVG chart components.
@@ -11,6 +12,7 @@
 
 pub mod app;
 pub mod charts;
+pub mod codec;
 pub mod io;
 pub mod jobs;
 pub mod loader;

@@ -33,9 +33,9 @@ pub fn header(link: &Scope<App>, s: &State) -> Html {
                 <span class="tagline">{ "Look inside safetensors checkpoints — in your browser, nothing is uploaded." }</span>
             </div>
             <div class="actions">
-                <label class="button" title="One or more .safetensors files, or a shard index with its shards">
+                <label class="button" title="One or more .safetensors files, a shard index with its shards, or .bls snapshots">
                     { "Open files…" }
-                    <input id="file-input" type="file" multiple=true accept=".safetensors,.json"
+                    <input id="file-input" type="file" multiple=true accept=".safetensors,.json,.bls"
                            onchange={on_pick(link)} />
                 </label>
                 <label class="button" title="A checkpoint directory, or a directory of checkpoints">
@@ -43,7 +43,7 @@ pub fn header(link: &Scope<App>, s: &State) -> Html {
                     <input id="dir-input" type="file" webkitdirectory=true onchange={on_pick(link)} />
                 </label>
                 <button id="demo-button" class="button" onclick={demo} disabled={s.loading}>{ "Load demo" }</button>
-                if !s.checkpoints.is_empty() {
+                if !s.checkpoints.is_empty() || !s.snapshots.is_empty() {
                     <button class="button subtle" onclick={clear}>{ "Close all" }</button>
                 }
             </div>
@@ -197,6 +197,7 @@ pub fn tabs(link: &Scope<App>, s: &State) -> Html {
             { tab(Tab::Tensors, "Tensors", true) }
             { tab(Tab::Detail, "Detail", true) }
             { tab(Tab::Compare, "Compare", s.checkpoints.len() >= 2) }
+            { tab(Tab::Codecs, "Codecs", true) }
         </div>
     }
 }

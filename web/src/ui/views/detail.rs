@@ -1,13 +1,19 @@
 //! One tensor in detail: bit-position set ratios with sign / exponent / mantissa regions,
 //! sign / exponent / mantissa histograms with their entropies, the value histogram with min / max
-//! / mean / std, byte-group entropies, and the 64 KiB block entropy profile.
+//! / mean / std, byte-group entropies, and the 64 KiB block entropy profile. On top: the tensor's
+//! codec override for compression, and a comparison of every codec on this tensor.
 
 use crate::model::bits::BitRole;
+use crate::model::checkpoint::TensorRow;
+use crate::model::codec::{RoundtripRow, PRESETS};
 use crate::model::format::{bytes, count, number, percent, shape};
 use crate::ui::app::{App, Msg, State};
+use crate::ui::charts::hbars::{HBarChart, HBarRow};
 use crate::ui::charts::{Bar, BarChart, LineChart, Series};
+use crate::ui::codec::JobKind;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
+use crate::ui::views::codecs::job_progress;
 use bitlens_stats::TensorStats;
 use web_sys::HtmlSelectElement;
 use yew::html::Scope;
@@ -254,7 +260,93 @@ pub fn view(link: &Scope<App>, s: &State) -> Html {
                 <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
                     r.dtype, shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
             </div>
+            { codec_section(link, s, c.id, r) }
             { body }
         </section>
+    }
+}
+
+/// Per-tensor codec override and the codec comparison on this tensor.
+fn codec_section(link: &Scope<App>, s: &State, ckpt: u32, r: &TensorRow) -> Html {
+    let name = r.name.clone();
+    let current = s.override_of(ckpt, &r.name);
+    let on_override = {
+        let name = name.clone();
+        link.callback(move |e: Event| {
+            let sel: HtmlSelectElement = e.target_unchecked_into();
+            let v = sel.value();
+            Msg::SetOverride(name.clone(), (!v.is_empty()).then_some(v))
+        })
+    };
+    let on_compare = link.callback(move |_| Msg::CompareCodecs(name.clone()));
+    let running = s.codec_job.as_ref();
+    let mine = running.filter(|j| matches!(&j.kind, JobKind::Roundtrip { ckpt: c, tensor } if *c == ckpt && *tensor == r.name));
+    let rows = s.roundtrips.get(&(ckpt, r.name.clone()));
+    html! {
+        <div class="codec-compare" data-panel="codec-compare">
+            <div class="codec-tools">
+                <label title="Compression in the Codecs view uses this codec for this tensor">{ "Codec for this tensor " }
+                    <select id="override-select" onchange={on_override}>
+                        <option value="" selected={current.is_none()}>{ format!("as the whole file ({})", s.preset().label) }</option>
+                        { for PRESETS.iter().map(|p| html! {
+                            <option value={p.id} selected={current.is_some_and(|c| c.id == p.id)}>{ p.label }</option>
+                        }) }
+                    </select>
+                </label>
+                <button id="compare-codecs" class="button" disabled={running.is_some()} onclick={on_compare}>
+                    { "Compare codecs on this tensor" }</button>
+            </div>
+            if let Some(j) = mine {
+                { job_progress(link, j, "Comparing codecs") }
+            }
+            if let Some(rows) = rows {
+                { comparison(rows) }
+            }
+        </div>
+    }
+}
+
+fn comparison(rows: &[RoundtripRow]) -> Html {
+    let max_enc = rows.iter().map(|r| r.encode_mbps()).fold(1e-9, f64::max);
+    let max_dec = rows.iter().map(|r| r.decode_mbps()).fold(1e-9, f64::max);
+    let bar = |v: f64, max: f64, class: &str| {
+        html! {
+            <div class="inline-bar"><div class={classes!("inline-fill", class.to_owned())}
+                 style={format!("width:{:.1}%", 100.0 * (v / max).clamp(0.0, 1.0))}></div>
+                 <span>{ format!("{v:.0}") }</span></div>
+        }
+    };
+    let hrows: Vec<HBarRow> = rows
+        .iter()
+        .map(|r| HBarRow {
+            label: r.label.clone(),
+            value: r.ratio.min(1.0),
+        })
+        .collect();
+    html! {
+        <div class="comparison">
+            <HBarChart id="codec-ratio" title="Compressed size of this tensor (fraction of the original), per codec"
+                       rows={Shared::new(hrows)} x_label="compressed / original" color="#4a7bd0" />
+            <table id="codec-comparison">
+                <thead><tr><th>{ "codec" }</th><th class="num">{ "ratio" }</th><th class="num">{ "saved" }</th>
+                    <th>{ "compress MB/s" }</th><th>{ "decompress MB/s" }</th><th class="num">{ "max rel. error" }</th><th class="num">{ "MSE" }</th></tr></thead>
+                <tbody>
+                    { for rows.iter().map(|r| html! {
+                        <tr data-label={r.label.clone()} data-codec={r.codec.clone()} data-ratio={r.ratio.to_string()}
+                            data-enc-mbps={format!("{:.2}", r.encode_mbps())} data-dec-mbps={format!("{:.2}", r.decode_mbps())}
+                            data-lossy={r.lossy.to_string()} data-max-rel={r.error.map(|e| e.max_rel.to_string())}>
+                            <td>{ &r.label }{ if r.lossy { html! { <span class="tag">{ "lossy" }</span> } } else { Html::default() } }</td>
+                            <td class="num">{ format!("{:.4}", r.ratio) }</td>
+                            <td class="num">{ percent(1.0 - r.ratio) }</td>
+                            <td>{ bar(r.encode_mbps(), max_enc, "enc") }</td>
+                            <td>{ bar(r.decode_mbps(), max_dec, "dec") }</td>
+                            <td class="num">{ r.error.map_or("exact".into(), |e| number(e.max_rel, 3)) }</td>
+                            <td class="num">{ r.error.map_or("0".into(), |e| number(e.mse, 3)) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+            <p class="note">{ "Each codec compresses and decompresses this tensor in the worker (64 MiB frames for the bitlens codecs, one block for the peers); lossless results are checked byte for byte. Peers are the pure-Rust crates that build for wasm32: lz4_flex, miniz_oxide (deflate) and ruzstd (zstd; it implements only its fastest level)." }</p>
+        </div>
     }
 }

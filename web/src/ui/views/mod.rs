@@ -6,10 +6,12 @@
 //! - [`table`]: the sortable, filterable tensor table.
 //! - [`detail`]: one tensor's charts.
 //! - [`compare`]: flips between checkpoints.
+//! - [`codecs`]: compress checkpoints into snapshots, decompress snapshots.
 //! - [`bitcharts`]: bit-position bars and bands shared by detail, summary and compare.
 
 pub mod bitcharts;
 pub mod chrome;
+pub mod codecs;
 pub mod compare;
 pub mod detail;
 pub mod summary;

@@ -3,7 +3,7 @@
 //! Sortable by clicking a header, filterable by name. Every row carries its exact numbers in
 //! `data-*` attributes (for tests and copy-paste); cells show rounded values.
 
-use crate::model::format::{bytes, count, groups, shape};
+use crate::model::format::{bytes, count, groups, number, shape};
 use crate::model::table::SortKey;
 use crate::ui::app::{App, Msg, State};
 use web_sys::HtmlInputElement;
@@ -45,6 +45,7 @@ pub fn view(link: &Scope<App>, s: &State) -> Html {
     let order = s.table.apply(&c.rows);
     let shown = order.len().min(MAX_ROWS);
     let multi = c.files.len() > 1;
+    let run = s.compressed.get(&c.id);
     let oninput = link.callback(|e: InputEvent| {
         let input: HtmlInputElement = e.target_unchecked_into();
         Msg::Filter(input.value())
@@ -74,12 +75,19 @@ pub fn view(link: &Scope<App>, s: &State) -> Html {
                         { header_cell(link, s, SortKey::ExponentEntropy, "exp. entropy", true, "entropy of the exponent field, bits") }
                         { header_cell(link, s, SortKey::PredictedRatio, "predicted ratio", true,
                             "64 KiB block-entropy bound / original size (LMC §4.1)") }
-                        <th class="num" title="compressed / original size from the codec panel">{ "achieved ratio" }</th>
+                        <th class="num" title="compressed / original size of the last compression in the Codecs view; lossy tensors show their max relative error">{ "achieved ratio" }</th>
                     </tr>
                 </thead>
                 <tbody>
                     { for order.iter().take(MAX_ROWS).map(|&i| {
                         let r = &c.rows[i];
+                        let achieved = run.and_then(|run| run.entry(&r.name));
+                        let err = achieved.and_then(|e| e.error);
+                        let achieved_title = achieved.map(|e| match err {
+                            Some(er) => format!("{}: {} of {} bytes; MSE {}, max relative error {}",
+                                e.codec, e.stored_bytes, e.bytes, number(er.mse, 3), number(er.max_rel, 3)),
+                            None => format!("{}{}: {} of {} bytes", e.codec, if e.delta { " (XOR delta)" } else { "" }, e.stored_bytes, e.bytes),
+                        });
                         let st = r.stats.as_deref();
                         let name = r.name.clone();
                         let onclick = link.callback(move |_| Msg::Detail(name.clone()));
@@ -93,7 +101,11 @@ pub fn view(link: &Scope<App>, s: &State) -> Html {
                                 data-groups={group_json}
                                 data-exp={st.and_then(|s| s.exponent_entropy).map(|e| e.to_string())}
                                 data-pred-ratio={st.map(|s| s.predicted_ratio.to_string())}
-                                data-pred-bytes={st.map(|s| s.predicted_bytes.to_string())}>
+                                data-pred-bytes={st.map(|s| s.predicted_bytes.to_string())}
+                                data-achieved={achieved.map(|e| e.ratio.to_string())}
+                                data-codec={achieved.map(|e| e.codec.clone())}
+                                data-mse={err.map(|e| e.mse.to_string())}
+                                data-max-rel={err.map(|e| e.max_rel.to_string())}>
                                 <td class="num dim">{ i + 1 }</td>
                                 <td class="name" title={r.name.clone()}>{ &r.name }</td>
                                 if multi { <td class="file dim">{ &c.files[r.file].path }</td> }
@@ -104,7 +116,11 @@ pub fn view(link: &Scope<App>, s: &State) -> Html {
                                 <td class="groups">{ st.map_or("…".into(), |s| groups(&s.byte_group_entropy)) }</td>
                                 <td class="num">{ st.map_or("…".into(), |s| s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))) }</td>
                                 <td class="num">{ st.map_or("…".into(), |s| format!("{:.3}", s.predicted_ratio)) }</td>
-                                <td class="num dim achieved">{ "–" }</td>
+                                <td class="num achieved" title={achieved_title}>{ achieved.map_or("–".into(), |e| format!("{:.3}", e.ratio)) }
+                                    if let Some(er) = err {
+                                        <span class="err dim">{ format!(" ±{}", number(er.max_rel, 2)) }</span>
+                                    }
+                                </td>
                             </tr>
                         }
                     }) }

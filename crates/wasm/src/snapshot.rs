@@ -1,0 +1,614 @@
+//! Compressed snapshots in the page: [`compress_snapshot`] turns a safetensors file into a `.bls`
+//! snapshot, [`open_snapshot`] reads a snapshot's index, [`decompress_snapshot`] writes the original
+//! file back (every checksum verified), and [`codec_roundtrip`] / [`peer_codec_roundtrip`] time one
+//! codec on one tensor.
+//!
+//! Files are never held whole in wasm memory: the caller passes a synchronous read function
+//! `read(offset, length) -> Uint8Array` (in a worker, `FileReaderSync` over `Blob.slice`), and the
+//! output goes to `on_chunk(Uint8Array)` in chunks of at most [`CHUNK_BYTES`], which the worker
+//! folds into a `Blob`. Errors are the core crate's typed messages.
+
+use crate::convert::{to_json, to_u64};
+use bitlens_snapshot::{
+    BaseSource, ChoiceError, Codec, CodecChoice, CodecKind, Entry, SnapshotError, SnapshotReader,
+};
+use bitlens_tensors::{Dtype, Header, ReadAt, SourceError, TensorInfo};
+use js_sys::{Function, Uint8Array};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::Write;
+use wasm_bindgen::prelude::*;
+
+/// Output bytes gathered before they are handed to JavaScript.
+pub const CHUNK_BYTES: usize = 8 << 20;
+
+/// Reads shorter than this are served from a read-ahead window of this size: every read is a
+/// round trip to the browser's file backend, and a checkpoint has many small tensors.
+pub const READ_AHEAD: usize = 16 << 20;
+
+/// A [`ReadAt`] over a JavaScript function `read(offset, length) -> Uint8Array`, with a
+/// read-ahead window for small reads.
+pub struct JsSource {
+    read: Function,
+    size: u64,
+    /// Start offset and bytes of the read-ahead window.
+    window: RefCell<(u64, Vec<u8>)>,
+}
+
+impl JsSource {
+    /// A source of `size` bytes read through `read`.
+    pub fn new(read: Function, size: f64) -> Result<JsSource, JsError> {
+        Ok(JsSource {
+            read,
+            size: to_u64(size, "file size")?,
+            window: RefCell::new((0, Vec::new())),
+        })
+    }
+
+    /// Reads `buf.len()` bytes at `offset` with one call of the JavaScript function.
+    fn read_direct(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        let got = self
+            .read
+            .call2(
+                &JsValue::NULL,
+                &JsValue::from_f64(offset as f64),
+                &JsValue::from_f64(buf.len() as f64),
+            )
+            .map_err(|e| backend(offset, buf.len(), js_text(&e)))?;
+        let arr: Uint8Array = got
+            .dyn_into()
+            .map_err(|_| backend(offset, buf.len(), "read did not return bytes".into()))?;
+        if arr.length() as usize != buf.len() {
+            return Err(backend(
+                offset,
+                buf.len(),
+                format!("got {} bytes", arr.length()),
+            ));
+        }
+        arr.copy_to(buf);
+        Ok(())
+    }
+}
+
+fn backend(offset: u64, len: usize, what: String) -> SourceError {
+    SourceError::Backend {
+        offset,
+        len: len as u64,
+        source: std::io::Error::other(what),
+    }
+}
+
+impl ReadAt for JsSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        bitlens_tensors::source::check_bounds(offset, buf.len(), self.size)?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if buf.len() >= READ_AHEAD / 2 {
+            return self.read_direct(offset, buf);
+        }
+        let mut w = self.window.borrow_mut();
+        let end = offset + buf.len() as u64;
+        if offset < w.0 || end > w.0 + w.1.len() as u64 {
+            let len = (self.size - offset).min(READ_AHEAD as u64) as usize;
+            w.1.resize(len, 0);
+            w.0 = offset;
+            if let Err(e) = self.read_direct(offset, &mut w.1) {
+                w.1.clear();
+                return Err(e);
+            }
+        }
+        let at = (offset - w.0) as usize;
+        buf.copy_from_slice(&w.1[at..at + buf.len()]);
+        Ok(())
+    }
+}
+
+/// Text of a thrown JavaScript value.
+fn js_text(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            js_sys::Reflect::get(e, &"message".into())
+                .ok()
+                .and_then(|m| m.as_string())
+        })
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// A [`Write`] that hands chunks of at most [`CHUNK_BYTES`] to a JavaScript function.
+struct JsSink {
+    on_chunk: Function,
+    buf: Vec<u8>,
+    written: u64,
+}
+
+impl JsSink {
+    fn new(on_chunk: Function) -> Self {
+        JsSink {
+            on_chunk,
+            buf: Vec::with_capacity(CHUNK_BYTES),
+            written: 0,
+        }
+    }
+
+    fn emit(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let arr = Uint8Array::from(self.buf.as_slice());
+        self.on_chunk
+            .call1(&JsValue::NULL, &arr)
+            .map_err(|e| std::io::Error::other(js_text(&e)))?;
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl Write for JsSink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let mut rest = data;
+        while !rest.is_empty() {
+            let n = rest.len().min(CHUNK_BYTES - self.buf.len());
+            self.buf.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if self.buf.len() == CHUNK_BYTES {
+                self.emit()?;
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.emit()
+    }
+}
+
+/// Reads and validates a safetensors header through a source.
+fn read_header(src: &JsSource) -> Result<Header, JsError> {
+    let mut first8 = [0u8; 8];
+    src.read_exact_at(0, &mut first8)?;
+    let needed = Header::needed_prefix(first8, src.size)?;
+    let mut prefix = vec![0u8; needed as usize];
+    src.read_exact_at(0, &mut prefix)?;
+    Ok(Header::parse(&prefix, src.size)?)
+}
+
+/// One tensor's codec choice as the page sends it.
+#[derive(Deserialize, Clone, Copy)]
+struct ChoiceJson<'a> {
+    /// Codec family name (`lmc`, `neuzip`, `bitsnap`, `bitsnap-quant`, `stored`).
+    codec: &'a str,
+    /// NeuZip kept mantissa bits (lossy when below the format's).
+    #[serde(default)]
+    mantissa_bits: Option<u32>,
+}
+
+impl ChoiceJson<'_> {
+    fn parse(&self, has_base: bool) -> Result<CodecChoice, ChoiceError> {
+        let kind: CodecKind = self.codec.parse()?;
+        let mut choice = CodecChoice::new(kind);
+        choice.mantissa_bits = self.mantissa_bits;
+        choice.check(has_base)?;
+        Ok(choice)
+    }
+}
+
+/// Compression options: one choice for the file and per-tensor overrides.
+#[derive(Deserialize)]
+struct OptionsJson<'a> {
+    #[serde(borrow, flatten)]
+    whole: ChoiceJson<'a>,
+    #[serde(borrow, default)]
+    overrides: HashMap<String, ChoiceJson<'a>>,
+}
+
+/// An error report as JSON.
+#[derive(Serialize)]
+struct ErrorJson {
+    values: u64,
+    mse: f64,
+    max_abs: f64,
+    max_rel: f64,
+    mean_rel: f64,
+}
+
+/// One entry of a snapshot as JSON.
+#[derive(Serialize)]
+struct EntryJson<'a> {
+    name: &'a str,
+    codec: &'static str,
+    lossy: bool,
+    delta: bool,
+    bytes: u64,
+    stored_bytes: u64,
+    ratio: f64,
+    error: Option<ErrorJson>,
+}
+
+fn entries_json(entries: &[Entry]) -> Vec<EntryJson<'_>> {
+    entries
+        .iter()
+        .map(|e| {
+            let stored = e.stored_len();
+            EntryJson {
+                name: &e.name,
+                codec: e.codec.name(),
+                lossy: e.codec.is_lossy(),
+                delta: e.delta,
+                bytes: e.raw_len,
+                stored_bytes: stored,
+                ratio: if e.raw_len == 0 {
+                    1.0
+                } else {
+                    stored as f64 / e.raw_len as f64
+                },
+                error: e.error.map(|r| ErrorJson {
+                    values: r.values,
+                    mse: r.mse,
+                    max_abs: r.max_abs,
+                    max_rel: r.max_rel,
+                    mean_rel: r.mean_rel,
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The JSON document [`compress_snapshot`] returns.
+#[derive(Serialize)]
+struct CompressJson<'a> {
+    in_bytes: u64,
+    out_bytes: u64,
+    lossy: bool,
+    delta: bool,
+    entries: Vec<EntryJson<'a>>,
+}
+
+/// Compresses the safetensors file behind `read` (`size` bytes) into a snapshot written to
+/// `on_chunk`, calling `on_progress(input bytes done)` after every batch of frames.
+///
+/// `options` is JSON `{codec, mantissa_bits?, overrides?: {tensor: {codec, mantissa_bits?}}}`.
+/// With `base_read` (and `base_size`), tensors the base also has are stored as XOR deltas.
+/// Returns JSON `{in_bytes, out_bytes, lossy, delta, entries: [{name, codec, lossy, delta, bytes,
+/// stored_bytes, ratio, error: {values, mse, max_abs, max_rel, mean_rel} | null}]}`.
+#[wasm_bindgen(js_name = compressSnapshot)]
+pub fn compress_snapshot(
+    read: Function,
+    size: f64,
+    options: &str,
+    base_read: Option<Function>,
+    base_size: f64,
+    on_chunk: Function,
+    on_progress: Function,
+) -> Result<String, JsError> {
+    let src = JsSource::new(read, size)?;
+    let header = read_header(&src)?;
+    let base = match base_read {
+        Some(f) => {
+            let b = JsSource::new(f, base_size)?;
+            let h = read_header(&b)?;
+            Some((b, h))
+        }
+        None => None,
+    };
+    let base_src = base
+        .as_ref()
+        .map(|(src, header)| BaseSource { src, header });
+    let opts: OptionsJson =
+        serde_json::from_str(options).map_err(|e| JsError::new(&format!("options: {e}")))?;
+    let has_base = base_src.is_some();
+    let whole = opts.whole.parse(has_base)?;
+    let mut overrides: HashMap<&str, CodecChoice> = HashMap::new();
+    for (name, c) in &opts.overrides {
+        let choice = c
+            .parse(has_base)
+            .map_err(|e| JsError::new(&format!("tensor `{name}`: {e}")))?;
+        overrides.insert(name.as_str(), choice);
+    }
+    let codec_for = |t: &TensorInfo| -> Codec {
+        overrides
+            .get(t.name.as_str())
+            .unwrap_or(&whole)
+            .codec_for(t.dtype)
+    };
+    let mut progress = |done: u64| {
+        let _ = on_progress.call1(&JsValue::NULL, &JsValue::from_f64(done as f64));
+    };
+    let (mut sink, entries) = bitlens_snapshot::compress(
+        &src,
+        &header,
+        base_src.as_ref(),
+        &codec_for,
+        JsSink::new(on_chunk),
+        &mut progress,
+    )?;
+    sink.flush()
+        .map_err(|e| JsError::new(&format!("output: {e}")))?;
+    to_json(&CompressJson {
+        in_bytes: src.size,
+        out_bytes: sink.written,
+        lossy: entries.iter().any(|e| e.codec.is_lossy()),
+        delta: entries.iter().any(|e| e.delta),
+        entries: entries_json(&entries),
+    })
+}
+
+/// The JSON document [`open_snapshot`] returns.
+#[derive(Serialize)]
+struct InfoJson<'a> {
+    size: u64,
+    original_size: u64,
+    lossy: bool,
+    delta: bool,
+    base_file_size: Option<u64>,
+    entries: Vec<EntryJson<'a>>,
+}
+
+/// Reads a snapshot's trailer and index. Returns JSON `{size, original_size, lossy, delta,
+/// base_file_size, entries: [...]}` (entries as in [`compress_snapshot`]).
+#[wasm_bindgen(js_name = openSnapshot)]
+pub fn open_snapshot(read: Function, size: f64) -> Result<String, JsError> {
+    let src = JsSource::new(read, size)?;
+    let total = src.size;
+    let reader = SnapshotReader::open(src)?;
+    to_json(&InfoJson {
+        size: total,
+        original_size: reader.original_size(),
+        lossy: reader.is_lossy(),
+        delta: reader.base.is_some(),
+        base_file_size: reader.base.map(|b| b.file_size),
+        entries: entries_json(&reader.entries),
+    })
+}
+
+/// Decodes the snapshot behind `read` into the original file, written to `on_chunk`; with
+/// `base_read` for a delta snapshot. `on_progress(output bytes done)` follows the output. Every
+/// checksum (tensors, stored header, base) is verified; a mismatch is the core's typed error.
+#[wasm_bindgen(js_name = decompressSnapshot)]
+pub fn decompress_snapshot(
+    read: Function,
+    size: f64,
+    base_read: Option<Function>,
+    base_size: f64,
+    on_chunk: Function,
+    on_progress: Function,
+) -> Result<f64, JsError> {
+    let reader = SnapshotReader::open(JsSource::new(read, size)?)?;
+    let base = match base_read {
+        Some(f) => {
+            let b = JsSource::new(f, base_size)?;
+            let h = read_header(&b)?;
+            Some((b, h))
+        }
+        None => None,
+    };
+    let base_src = base
+        .as_ref()
+        .map(|(src, header)| BaseSource { src, header });
+    let mut sink = JsSink::new(on_chunk);
+    let mut done = 0u64;
+    let mut last_report = 0u64;
+    reader.decode_all(base_src.as_ref(), &mut |bytes| {
+        sink.write_all(bytes)
+            .map_err(|e| SnapshotError::Misuse(format!("output: {e}")))?;
+        done += bytes.len() as u64;
+        if done - last_report >= 16 << 20 {
+            last_report = done;
+            let _ = on_progress.call1(&JsValue::NULL, &JsValue::from_f64(done as f64));
+        }
+        Ok(())
+    })?;
+    sink.flush()
+        .map_err(|e| JsError::new(&format!("output: {e}")))?;
+    let _ = on_progress.call1(&JsValue::NULL, &JsValue::from_f64(done as f64));
+    Ok(sink.written as f64)
+}
+
+/// True when `first8` is the snapshot magic `BITLENS\0`.
+#[wasm_bindgen(js_name = isSnapshot)]
+pub fn is_snapshot(first8: &[u8]) -> bool {
+    first8 == bitlens_snapshot::format::MAGIC
+}
+
+/// The JSON document [`codec_roundtrip`] returns.
+#[derive(Serialize)]
+struct RoundtripJson {
+    codec: &'static str,
+    lossy: bool,
+    bytes: u64,
+    stored_bytes: u64,
+    ratio: f64,
+    encode_seconds: f64,
+    decode_seconds: f64,
+    error: Option<ErrorJson>,
+}
+
+/// Compresses and decompresses one tensor's bytes (`dtype`) with a codec choice (JSON
+/// `{codec, mantissa_bits?}`), frame by frame as in a snapshot, timing both with `now()`
+/// (`performance.now`, milliseconds). Lossless codecs must give the bytes back exactly; lossy ones
+/// report their error. Returns JSON `{codec, lossy, bytes, stored_bytes, ratio, encode_seconds,
+/// decode_seconds, error}`.
+#[wasm_bindgen(js_name = codecRoundtrip)]
+pub fn codec_roundtrip(
+    choice: &str,
+    dtype: &str,
+    data: &[u8],
+    now: Function,
+) -> Result<String, JsError> {
+    let c: ChoiceJson =
+        serde_json::from_str(choice).map_err(|e| JsError::new(&format!("choice: {e}")))?;
+    let dtype: Dtype = crate::convert::to_dtype(dtype)?;
+    let codec = c.parse(false)?.codec_for(dtype);
+    let clock = || {
+        now.call0(&JsValue::NULL)
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    };
+    let frame = bitlens_snapshot::FRAME_BYTES;
+    let t0 = clock();
+    let mut payloads = Vec::new();
+    for raw in data.chunks(frame) {
+        let mut out = Vec::new();
+        codec.encode_frame(raw, None, &mut out);
+        payloads.push(out);
+    }
+    let t1 = clock();
+    let mut decoded = Vec::with_capacity(data.len());
+    for (p, raw) in payloads.iter().zip(data.chunks(frame)) {
+        let d = codec
+            .decode_frame(p, raw.len(), None)
+            .map_err(|e| JsError::new(&format!("{} decode: {e}", codec.name())))?;
+        decoded.extend_from_slice(&d);
+    }
+    let t2 = clock();
+    let stored: u64 = payloads.iter().map(|p| p.len() as u64).sum();
+    let error = if codec.is_lossy() {
+        Some(value_error(dtype, data, &decoded))
+    } else {
+        if decoded != data {
+            return Err(JsError::new(&format!(
+                "{} did not give the bytes back",
+                codec.name()
+            )));
+        }
+        None
+    };
+    to_json(&RoundtripJson {
+        codec: codec.name(),
+        lossy: codec.is_lossy(),
+        bytes: data.len() as u64,
+        stored_bytes: stored,
+        ratio: if data.is_empty() {
+            1.0
+        } else {
+            stored as f64 / data.len() as f64
+        },
+        encode_seconds: (t1 - t0) / 1e3,
+        decode_seconds: (t2 - t1) / 1e3,
+        error,
+    })
+}
+
+/// Error of lossy float values (finite values only; relative errors over the nonzero ones).
+fn value_error(dtype: Dtype, a: &[u8], b: &[u8]) -> ErrorJson {
+    let w = dtype.lane_bytes();
+    let value = |c: &[u8]| -> f64 {
+        match dtype {
+            Dtype::F32 => f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64,
+            Dtype::BF16 => f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16) as f64,
+            Dtype::F16 => f16_to_f64(u16::from_le_bytes([c[0], c[1]])),
+            _ => f64::NAN,
+        }
+    };
+    let (mut n, mut se, mut max_abs, mut max_rel, mut sum_rel, mut nz) =
+        (0u64, 0.0, 0.0f64, 0.0f64, 0.0, 0u64);
+    for (x, y) in a.chunks_exact(w).zip(b.chunks_exact(w)) {
+        let (x, y) = (value(x), value(y));
+        if !x.is_finite() || !y.is_finite() {
+            continue;
+        }
+        let d = (x - y).abs();
+        n += 1;
+        se += d * d;
+        max_abs = max_abs.max(d);
+        if x != 0.0 {
+            let r = d / x.abs();
+            max_rel = max_rel.max(r);
+            sum_rel += r;
+            nz += 1;
+        }
+    }
+    ErrorJson {
+        values: n,
+        mse: if n == 0 { 0.0 } else { se / n as f64 },
+        max_abs,
+        max_rel,
+        mean_rel: if nz == 0 { 0.0 } else { sum_rel / nz as f64 },
+    }
+}
+
+/// IEEE half precision bits to `f64`.
+fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let man = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * man * 2f64.powi(-24),
+        31 => {
+            if man == 0.0 {
+                sign * f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
+        _ => sign * (1.0 + man / 1024.0) * 2f64.powi(exp - 15),
+    }
+}
+
+/// Compresses and decompresses `data` with a peer codec compiled into the module (`lz4`: lz4_flex
+/// block format; `deflate`: miniz_oxide level 6; `zstd`: ruzstd at its fastest level, the only one
+/// it implements), timing both with `now()` (milliseconds), checking the bytes come back. Returns
+/// the same JSON as [`codec_roundtrip`].
+#[wasm_bindgen(js_name = peerCodecRoundtrip)]
+pub fn peer_codec_roundtrip(name: &str, data: &[u8], now: Function) -> Result<String, JsError> {
+    let clock = || {
+        now.call0(&JsValue::NULL)
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    };
+    let t0 = clock();
+    let (label, packed): (&'static str, Vec<u8>) = match name {
+        "lz4" => ("lz4_flex", lz4_flex::block::compress_prepend_size(data)),
+        "deflate" => ("deflate", miniz_oxide::deflate::compress_to_vec(data, 6)),
+        "zstd" => (
+            "zstd",
+            ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest),
+        ),
+        _ => return Err(JsError::new(&format!("unknown peer codec `{name}`"))),
+    };
+    let t1 = clock();
+    let unpacked = match name {
+        "lz4" => lz4_flex::block::decompress_size_prepended(&packed)
+            .map_err(|e| JsError::new(&format!("lz4_flex: {e}")))?,
+        "deflate" => miniz_oxide::inflate::decompress_to_vec(&packed)
+            .map_err(|e| JsError::new(&format!("deflate: {e:?}")))?,
+        _ => {
+            use std::io::Read;
+            let mut src: &[u8] = &packed;
+            let mut dec = ruzstd::decoding::StreamingDecoder::new(&mut src)
+                .map_err(|e| JsError::new(&format!("zstd: {e}")))?;
+            let mut out = Vec::with_capacity(data.len());
+            dec.read_to_end(&mut out)
+                .map_err(|e| JsError::new(&format!("zstd: {e}")))?;
+            out
+        }
+    };
+    let t2 = clock();
+    if unpacked != data {
+        return Err(JsError::new(&format!(
+            "{label} did not give the bytes back"
+        )));
+    }
+    to_json(&RoundtripJson {
+        codec: label,
+        lossy: false,
+        bytes: data.len() as u64,
+        stored_bytes: packed.len() as u64,
+        ratio: if data.is_empty() {
+            1.0
+        } else {
+            packed.len() as f64 / data.len() as f64
+        },
+        encode_seconds: (t1 - t0) / 1e3,
+        decode_seconds: (t2 - t1) / 1e3,
+        error: None,
+    })
+}

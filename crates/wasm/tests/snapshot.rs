@@ -1,0 +1,174 @@
+//! The snapshot API run as WebAssembly (in node): compressing through JavaScript read / chunk
+//! callbacks gives the same bytes as the core's `compress` called directly, decompressing restores
+//! the original, and a corrupt snapshot fails with the core's typed message.
+#![cfg(target_arch = "wasm32")]
+
+use bitlens_snapshot::{CodecChoice, CodecKind, SnapshotReader};
+use bitlens_tensors::Header;
+use bitlens_wasm::{codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot};
+use js_sys::{Function, Uint8Array};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// A safetensors file with a BF16 tensor `a` and an F32 tensor `b`, smooth-ish values.
+fn file() -> Vec<u8> {
+    let n = 3000usize;
+    let json = format!(
+        r#"{{"a":{{"dtype":"BF16","shape":[{n}],"data_offsets":[0,{}]}},"b":{{"dtype":"F32","shape":[{n}],"data_offsets":[{},{}]}}}}"#,
+        2 * n,
+        2 * n,
+        6 * n
+    );
+    let mut out = (json.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(json.as_bytes());
+    for i in 0..n {
+        let v = ((i as f32) * 0.37).sin() * 0.05;
+        out.extend_from_slice(&((v.to_bits() >> 16) as u16).to_le_bytes());
+    }
+    for i in 0..n {
+        let v = ((i as f32) * 0.11).cos() * 0.02;
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// A JavaScript `read(offset, length)` over `bytes`, and the closure keeping it alive.
+fn reader(bytes: Rc<Vec<u8>>) -> (Function, Closure<dyn FnMut(f64, f64) -> Uint8Array>) {
+    let c = Closure::<dyn FnMut(f64, f64) -> Uint8Array>::new(move |off: f64, len: f64| {
+        let (a, b) = (off as usize, off as usize + len as usize);
+        Uint8Array::from(&bytes[a..b])
+    });
+    (c.as_ref().unchecked_ref::<Function>().clone(), c)
+}
+
+/// `on_chunk`, the closure keeping it alive, and the bytes it collected.
+type Collector = (
+    Function,
+    Closure<dyn FnMut(Uint8Array)>,
+    Rc<RefCell<Vec<u8>>>,
+);
+
+/// A JavaScript `on_chunk(bytes)` collecting into a vector.
+fn collector() -> Collector {
+    let out = Rc::new(RefCell::new(Vec::new()));
+    let o = out.clone();
+    let c = Closure::<dyn FnMut(Uint8Array)>::new(move |a: Uint8Array| {
+        o.borrow_mut().extend_from_slice(&a.to_vec())
+    });
+    (c.as_ref().unchecked_ref::<Function>().clone(), c, out)
+}
+
+fn ignore() -> Function {
+    Function::new_no_args("")
+}
+
+fn compress_js(src: &Rc<Vec<u8>>, options: &str) -> (String, Vec<u8>) {
+    let (read, _keep) = reader(src.clone());
+    let (chunk, _keep2, out) = collector();
+    let json = compress_snapshot(read, src.len() as f64, options, None, 0.0, chunk, ignore())
+        .unwrap_or_else(|_| panic!("compress"));
+    let bytes = out.borrow().clone();
+    (json, bytes)
+}
+
+#[wasm_bindgen_test]
+fn compress_matches_the_core_and_round_trips() {
+    let src = Rc::new(file());
+    let (json, snap) = compress_js(&src, r#"{"codec":"lmc"}"#);
+    // The core called directly writes the same bytes.
+    let header = {
+        let n = u64::from_le_bytes(src[..8].try_into().unwrap()) as usize + 8;
+        Header::parse(&src[..n], src.len() as u64).unwrap()
+    };
+    let choice = CodecChoice::new(CodecKind::Lmc);
+    let (direct, entries) = bitlens_snapshot::compress(
+        &src.as_slice(),
+        &header,
+        None,
+        &|t| choice.codec_for(t.dtype),
+        Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(snap, direct);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["out_bytes"].as_u64().unwrap(), snap.len() as u64);
+    assert_eq!(
+        v["entries"][0]["stored_bytes"].as_u64().unwrap(),
+        entries[0].stored_len()
+    );
+    // Index and decompression through the API.
+    let snap = Rc::new(snap);
+    let (read, _keep) = reader(snap.clone());
+    let info: serde_json::Value = serde_json::from_str(
+        &open_snapshot(read.clone(), snap.len() as f64).unwrap_or_else(|_| panic!("open")),
+    )
+    .unwrap();
+    assert_eq!(info["original_size"].as_u64().unwrap(), src.len() as u64);
+    let (chunk, _keep2, out) = collector();
+    decompress_snapshot(read, snap.len() as f64, None, 0.0, chunk, ignore())
+        .unwrap_or_else(|_| panic!("decompress"));
+    assert_eq!(*out.borrow(), *src);
+    assert!(SnapshotReader::open(snap.as_slice()).is_ok());
+}
+
+#[wasm_bindgen_test]
+fn overrides_and_lossy_errors() {
+    let src = Rc::new(file());
+    let (json, _) = compress_js(
+        &src,
+        r#"{"codec":"lmc","overrides":{"a":{"codec":"neuzip","mantissa_bits":1}}}"#,
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["lossy"], true);
+    assert!(v["entries"][0]["error"]["max_rel"].as_f64().unwrap() > 0.0);
+    assert!(v["entries"][1]["error"].is_null());
+    assert_eq!(v["entries"][1]["codec"], "lmc");
+    let now = Function::new_no_args("return 0");
+    let rt: serde_json::Value = serde_json::from_str(
+        &codec_roundtrip(
+            r#"{"codec":"neuzip","mantissa_bits":3}"#,
+            "BF16",
+            &src[src.len() - 18000..src.len() - 12000],
+            now,
+        )
+        .unwrap_or_else(|_| panic!("roundtrip")),
+    )
+    .unwrap();
+    assert_eq!(rt["lossy"], true);
+}
+
+#[wasm_bindgen_test]
+fn corrupt_snapshots_fail_with_the_core_message() {
+    let src = Rc::new(file());
+    let (_, mut snap) = compress_js(&src, r#"{"codec":"stored"}"#);
+    // Flip a data byte (inside tensor `b`'s frame, stored as is).
+    let mid = snap.len() / 2;
+    snap[mid] ^= 0x55;
+    let expected = {
+        let r = SnapshotReader::open(snap.as_slice()).unwrap();
+        r.decode_all(None, &mut |_| Ok(())).unwrap_err().to_string()
+    };
+    let snap = Rc::new(snap);
+    let (read, _keep) = reader(snap.clone());
+    let (chunk, _keep2, _) = collector();
+    let err = decompress_snapshot(read, snap.len() as f64, None, 0.0, chunk, ignore()).unwrap_err();
+    let msg = js_sys::Error::from(wasm_bindgen::JsValue::from(err)).message();
+    assert_eq!(String::from(msg), expected);
+    // Bad options are errors too.
+    let (read, _keep) = reader(src.clone());
+    let (chunk, _keep2, _) = collector();
+    assert!(compress_snapshot(
+        read,
+        src.len() as f64,
+        r#"{"codec":"bitsnap"}"#,
+        None,
+        0.0,
+        chunk,
+        ignore()
+    )
+    .is_err());
+}

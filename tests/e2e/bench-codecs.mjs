@@ -1,0 +1,86 @@
+// LMC compression speed in the page vs the native CLI (a benchmark, not a test: it prints numbers
+// and asserts nothing). In headless Chromium it compresses FILE with LMC in the codec worker RUNS
+// times (the whole path: FileReaderSync reads, 64 MiB frames, output chunks folded into a Blob) and
+// reports input MB / worker seconds; it also times `codecRoundtrip` (compute only, no I/O) on the
+// file's largest tensor. Native figures come from `bitlens --threads 1 bench FILE --codecs lmc --json`
+// run by scripts/bench-web.sh in the same run. Last, like `bitlens bench`, every tensor through LMC in
+// memory (compute only) with the same module in the page.
+//
+//   node tests/e2e/bench-codecs.mjs FILE     (RUNS=5 by default)
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer } from './serve.mjs';
+import { launch } from './browser.mjs';
+import { ROOT } from './fixtures.mjs';
+
+const file = process.argv[2];
+const runs = Number(process.env.RUNS ?? 5);
+const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
+const server = await startServer(DIST, 0);
+const url = `http://127.0.0.1:${server.address().port}/`;
+const context = await launch();
+const page = await context.newPage();
+await page.goto(url);
+await page.waitForSelector('#file-input', { state: 'attached' });
+await page.setInputFiles('#file-input', file);
+await page.waitForSelector('.progress[data-state=done]', { timeout: 600_000 }); // statistics done: the cores are free
+await page.click('[data-tab=codecs]');
+const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const speeds = [];
+for (let r = 0; r < runs; r++) {
+  const before = await page.evaluate(() => document.querySelector('#compress-result')?.dataset.seconds ?? null);
+  await page.click('#compress-button');
+  await page.waitForFunction((b) => {
+    const e = document.querySelector('#compress-result');
+    return e && e.dataset.seconds !== b && !document.querySelector('.codec-progress');
+  }, before, { timeout: 600_000 });
+  const m = await page.$eval('#compress-result', (e) => ({ ...e.dataset }));
+  const mbps = Number(m.in) / Number(m.seconds) / 1e6;
+  speeds.push(mbps);
+  console.log(`page LMC compress run ${r + 1}: ${(Number(m.in) / 1e6).toFixed(1)} MB → ${(Number(m.out) / 1e6).toFixed(1)} MB (ratio ${Number(m.ratio).toFixed(4)}) in ${Number(m.seconds).toFixed(3)} s = ${mbps.toFixed(0)} MB/s`);
+}
+console.log(`page LMC compress median of ${runs}: ${med(speeds).toFixed(0)} MB/s (best ${Math.max(...speeds).toFixed(0)})`);
+// Compute only: the largest tensor through codecRoundtrip (LMC), as in the Detail view.
+await page.click('[data-tab=tensors]');
+await page.click('th[data-sort=bytes]');
+const name = await page.$eval('#tensor-table tbody tr', (tr) => tr.dataset.name);
+await page.click(`#tensor-table tbody tr[data-name="${name}"]`);
+await page.click('#compare-codecs');
+await page.waitForSelector('#codec-comparison', { timeout: 600_000 });
+const lmc = await page.$eval('#codec-comparison tr[data-label="bitlens LMC"]', (tr) => ({ ...tr.dataset }));
+console.log(`page LMC on ${name} (compute only, one run): compress ${Number(lmc.encMbps).toFixed(0)} MB/s, decompress ${Number(lmc.decMbps).toFixed(0)} MB/s`);
+// Like `bitlens bench`: every tensor in memory through LMC (codecRoundtrip, frame by frame),
+// compute only, in the page's main thread with the workers' module. The input is linked into dist/.
+const link = path.join(DIST, 'bench-input.safetensors');
+fs.rmSync(link, { force: true });
+fs.symlinkSync(path.resolve(file), link);
+try {
+  const whole = await page.evaluate(async (runs) => {
+    const m = await import('/bitlens-wasm.js');
+    await m.default({ module_or_path: '/bitlens-wasm_bg.wasm' });
+    const bytes = new Uint8Array(await (await fetch('/bench-input.safetensors')).arrayBuffer());
+    const n = Number(m.headerPrefixLen(bytes.subarray(0, 8), bytes.length));
+    const h = JSON.parse(m.parseHeader(bytes.subarray(0, n), bytes.length));
+    const now = () => performance.now();
+    const out = [];
+    for (let r = 0; r < runs; r++) {
+      let enc = 0, dec = 0, raw = 0, stored = 0;
+      for (const t of h.tensors) {
+        const [a, b] = t.data_offsets;
+        const res = JSON.parse(m.codecRoundtrip('{"codec":"lmc"}', t.dtype, bytes.subarray(h.data_start + a, h.data_start + b), now));
+        enc += res.encode_seconds;
+        dec += res.decode_seconds;
+        raw += res.bytes;
+        stored += res.stored_bytes;
+      }
+      out.push({ enc: raw / enc / 1e6, dec: raw / dec / 1e6, ratio: stored / raw });
+    }
+    return out;
+  }, runs);
+  whole.forEach((w, i) => console.log(`page LMC codec only (as bitlens bench) run ${i + 1}: compress ${w.enc.toFixed(0)} MB/s, decompress ${w.dec.toFixed(0)} MB/s, ratio ${w.ratio.toFixed(4)}`));
+  console.log(`page LMC codec only median of ${runs}: compress ${med(whole.map((w) => w.enc)).toFixed(0)} MB/s`);
+} finally {
+  fs.rmSync(link, { force: true });
+}
+await context.close();
+server.close();

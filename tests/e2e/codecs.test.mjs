@@ -1,0 +1,303 @@
+// End-to-end tests of the codec features in headless Chromium: compressing real weights in the page
+// (lossless LMC, lossy NeuZip with its error shown, an XOR delta against a second checkpoint, a
+// per-tensor codec override), decompressing snapshots made by the CLI, a corrupt snapshot's typed
+// error, and the codec comparison on one tensor. Every download is checked against the native CLI
+// byte for byte (`bitlens decompress` of the page's snapshot, the page's restore of the CLI's).
+//
+//   node --test tests/e2e/        (after `trunk build --release` and `cargo build --release -p bitlens-cli`)
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer } from './serve.mjs';
+import { launch } from './browser.mjs';
+import { ROOT, WEIGHTS, SHOTS, BITLENS, tempDir, perturb } from './fixtures.mjs';
+
+const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
+const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
+const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
+const QUERY = 'encoder.layer.0.attention.self.query.weight';
+
+let server;
+let context;
+let url;
+let tmp;
+
+before(async () => {
+  assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST} has no built app: run trunk build --release`);
+  server = await startServer(DIST, 0);
+  url = `http://127.0.0.1:${server.address().port}/`;
+  context = await launch();
+  tmp = tempDir();
+  fs.mkdirSync(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  await context?.close();
+  server?.close();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+function cli(...args) {
+  return execFileSync(BITLENS, args, { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function sameBytes(a, b, what) {
+  const x = fs.readFileSync(a);
+  const y = fs.readFileSync(b);
+  assert.equal(x.length, y.length, `${what}: ${x.length} vs ${y.length} bytes`);
+  assert.ok(x.equals(y), `${what}: bytes differ`);
+}
+
+async function openApp() {
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(m.text());
+  });
+  await page.goto(url);
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  return page;
+}
+
+/** Clicks a download link and saves the file to `out`. */
+async function download(page, selector, out) {
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  await dl.saveAs(out);
+  return { out, suggested: dl.suggestedFilename() };
+}
+
+/** Selects the option of `select` whose text is `text`. */
+async function selectByText(page, select, text) {
+  const value = await page.$eval(select, (s, t) => [...s.options].find((o) => o.textContent.trim() === t)?.value, text);
+  assert.ok(value !== undefined, `${select} has an option ${text}`);
+  await page.selectOption(select, value);
+}
+
+/** Picks a codec preset (and a base checkpoint by name, or none) and compresses the active checkpoint. */
+async function compress(page, preset, baseName = null) {
+  await page.click('[data-tab=codecs]');
+  await page.selectOption('#codec-select', preset);
+  if (baseName) await selectByText(page, '#base-select', `XOR delta against ${baseName}`);
+  else await page.selectOption('#base-select', '');
+  const before = await page.evaluate(() => document.querySelector('#compress-result')?.dataset.seconds ?? null);
+  await page.click('#compress-button');
+  await page.waitForFunction((b) => {
+    const r = document.querySelector('#compress-result');
+    return r && r.dataset.seconds !== b && !document.querySelector('.codec-progress');
+  }, before, { timeout: 300_000 });
+  return page.$eval('#compress-result', (r) => ({ ...r.dataset }));
+}
+
+test('compress a real file in the page (LMC): the CLI restores it byte for byte', { timeout: 300_000 }, async () => {
+  const page = await openApp();
+  await page.setInputFiles('#file-input', BF16);
+  await page.waitForSelector('#tensor-table tbody tr');
+  await page.click('[data-tab=codecs]');
+  // The progress bar shows while the worker runs.
+  await page.click('#compress-button');
+  await page.waitForSelector('#compress-result', { timeout: 300_000 });
+  const r = await page.$eval('#compress-result', (e) => ({ ...e.dataset }));
+  assert.equal(r.preset, 'lmc');
+  assert.equal(Number(r.in), fs.statSync(BF16).size);
+  const { out, suggested } = await download(page, '#compress-download', path.join(tmp, 'page-lmc.bls'));
+  assert.equal(suggested, 'minilm-bf16.bls');
+  assert.equal(fs.statSync(out).size, Number(r.out));
+  assert.ok(Number(r.ratio) < 0.9 && Number(r.ratio) > 0.3, `ratio ${r.ratio}`);
+  await page.screenshot({ path: path.join(SHOTS, 'codecs-compress-lmc.png'), fullPage: true });
+  // The CLI decompresses the page's snapshot to the original bytes...
+  const restored = path.join(tmp, 'restored-lmc.safetensors');
+  cli('decompress', out, '-o', restored);
+  sameBytes(restored, BF16, 'CLI restore of the page snapshot');
+  // ...and writes the very same snapshot itself.
+  const native = path.join(tmp, 'cli-lmc.bls');
+  cli('compress', BF16, '-o', native, '--codec', 'lmc');
+  sameBytes(out, native, 'page snapshot vs CLI snapshot');
+  // The tensor table's achieved ratio column matches `bitlens inspect --json` of the snapshot.
+  const ref = JSON.parse(cli('inspect', out, '--json')).snapshots[0].tensors;
+  await page.click('[data-tab=tensors]');
+  const rows = await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  const byName = new Map(rows.map((x) => [x.name, x]));
+  for (const t of ref) {
+    const row = byName.get(t.name);
+    assert.ok(row, t.name);
+    assert.equal(row.codec, t.codec, t.name);
+    assert.ok(Math.abs(Number(row.achieved) - t.ratio) < 1e-12, `${t.name}: ${row.achieved} vs ${t.ratio}`);
+  }
+  await page.screenshot({ path: path.join(SHOTS, 'tensors-achieved-ratio.png') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('lossy NeuZip (3 mantissa bits) shows each tensor error; the CLI reads the snapshot', { timeout: 300_000 }, async () => {
+  const page = await openApp();
+  await page.setInputFiles('#file-input', BF16);
+  await page.waitForSelector('#tensor-table tbody tr');
+  const r = await compress(page, 'neuzip-k3');
+  assert.equal(r.lossy, 'true');
+  const errs = await page.$$eval('#error-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  assert.ok(errs.length > 0, 'lossy tensors listed');
+  assert.ok(errs.some((e) => Number(e.maxRel) > 0), 'some values changed');
+  const ref = JSON.parse(cli('inspect', (await download(page, '#compress-download', path.join(tmp, 'page-k3.bls'))).out, '--json')).snapshots[0];
+  assert.equal(ref.lossy, true);
+  const refByName = new Map(ref.tensors.map((t) => [t.name, t]));
+  for (const e of errs) {
+    const t = refByName.get(e.name);
+    assert.ok(t && t.error, e.name);
+    assert.ok(Number(e.maxRel) >= 0 && Number(e.maxRel) < 0.1, `${e.name} max rel ${e.maxRel}`);
+    assert.ok(Math.abs(Number(e.mse) - t.error.mse) <= 1e-9 * Math.max(1, t.error.mse), `${e.name} mse`);
+  }
+  await page.screenshot({ path: path.join(SHOTS, 'codecs-compress-neuzip-k3.png'), fullPage: true });
+  // The tensor table shows the error too.
+  await page.click('[data-tab=tensors]');
+  const q = await page.$eval(`#tensor-table tbody tr[data-name="${QUERY}"]`, (tr) => ({ ...tr.dataset }));
+  assert.ok(Number(q.maxRel) > 0, 'max rel error in the table');
+  const restored = path.join(tmp, 'restored-k3.safetensors');
+  cli('decompress', path.join(tmp, 'page-k3.bls'), '-o', restored);
+  assert.equal(fs.statSync(restored).size, fs.statSync(BF16).size);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a CLI snapshot decompresses in the page byte for byte; a corrupt one shows its error', { timeout: 300_000 }, async () => {
+  const bls = path.join(tmp, 'cli-f32.bls');
+  cli('compress', F32, '-o', bls);
+  const page = await openApp();
+  await page.setInputFiles('#file-input', bls);
+  await page.waitForSelector('.snapshot[data-delta=false] .decompress-button');
+  await page.click('.snapshot .decompress-button');
+  await page.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
+  const { out, suggested } = await download(page, '.snapshot .decompress-download', path.join(tmp, 'page-f32.safetensors'));
+  assert.equal(suggested, 'cli-f32.safetensors');
+  sameBytes(out, F32, 'page restore of the CLI snapshot');
+  await page.screenshot({ path: path.join(SHOTS, 'codecs-decompress.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  // One flipped byte in a frame: the typed checksum / frame error, named after the tensor.
+  const bytes = fs.readFileSync(bls);
+  bytes[bytes.length >> 1] ^= 0xff;
+  const corrupt = path.join(tmp, 'corrupt.bls');
+  fs.writeFileSync(corrupt, bytes);
+  let cliMessage = '';
+  try {
+    cli('decompress', corrupt, '-o', path.join(tmp, 'corrupt.out'));
+  } catch (e) {
+    cliMessage = String(e.stderr);
+  }
+  const page2 = await openApp();
+  await page2.setInputFiles('#file-input', corrupt);
+  await page2.waitForSelector('.snapshot .decompress-button');
+  await page2.click('.snapshot .decompress-button');
+  await page2.waitForSelector('.snapshot-error', { timeout: 300_000 });
+  const text = await page2.textContent('.snapshot-error');
+  assert.match(text, /tensor `[^`]+`: (checksum mismatch|frame)/);
+  assert.ok(cliMessage.includes(text), `page: ${text}\nCLI: ${cliMessage}`);
+  assert.equal(await page2.locator('.snapshot .decompress-download').count(), 0);
+  // A cut trailer: the snapshot cannot even be opened.
+  const cut = path.join(tmp, 'cut.bls');
+  fs.writeFileSync(cut, bytes.subarray(0, bytes.length - 10));
+  await page2.setInputFiles('#file-input', cut);
+  await page2.waitForSelector('.snapshot[data-name="cut.bls"] .snapshot-error');
+  assert.match(await page2.textContent('.snapshot[data-name="cut.bls"] .snapshot-error'), /not a bitlens snapshot|truncated|corrupt/);
+  await page2.screenshot({ path: path.join(SHOTS, 'codecs-corrupt.png'), fullPage: true });
+  await page2.close();
+});
+
+test('XOR delta against a second loaded checkpoint, both ways through the CLI', { timeout: 300_000 }, async () => {
+  const later = perturb(BF16, 0.1, path.join(tmp, 'minilm-bf16-later.safetensors'));
+  const page = await openApp();
+  await page.setInputFiles('#file-input', [BF16, later]);
+  await page.waitForSelector('.checkpoint >> nth=1');
+  await page.click('.checkpoint:has(.name:has-text("later")) .select');
+  const r = await compress(page, 'lmc', 'minilm-bf16.safetensors');
+  assert.equal(r.delta, 'true');
+  const { out } = await download(page, '#compress-download', path.join(tmp, 'page-delta.bls'));
+  const restored = path.join(tmp, 'restored-delta.safetensors');
+  cli('decompress', out, '-o', restored, '--base', BF16);
+  sameBytes(restored, later, 'CLI restore of the page delta');
+  // A delta is much smaller than the whole file.
+  const whole = path.join(tmp, 'later-whole.bls');
+  cli('compress', later, '-o', whole);
+  assert.ok(fs.statSync(out).size < fs.statSync(whole).size, 'delta smaller than whole');
+  await page.screenshot({ path: path.join(SHOTS, 'codecs-delta.png'), fullPage: true });
+  await page.close();
+  // The CLI's delta, restored in the page with the base picked among the loaded checkpoints.
+  const cliDelta = path.join(tmp, 'cli-delta.bls');
+  cli('compress', later, '-o', cliDelta, '--base', BF16);
+  const page2 = await openApp();
+  await page2.setInputFiles('#file-input', [BF16, cliDelta]);
+  await page2.waitForSelector('.snapshot[data-delta=true] .snapshot-base');
+  await selectByText(page2, '.snapshot .snapshot-base', 'minilm-bf16.safetensors');
+  await page2.click('.snapshot .decompress-button');
+  await page2.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
+  const got = await download(page2, '.snapshot .decompress-download', path.join(tmp, 'page-delta-restored.safetensors'));
+  sameBytes(got.out, later, 'page restore of the CLI delta');
+  assert.deepEqual(page2.errors, []);
+  await page2.close();
+});
+
+test('codec comparison on one tensor, and a per-tensor codec override', { timeout: 300_000 }, async () => {
+  const page = await openApp();
+  await page.setInputFiles('#file-input', BF16);
+  await page.waitForSelector('#tensor-table tbody tr');
+  await page.click(`#tensor-table tbody tr[data-name="${QUERY}"]`);
+  await page.waitForSelector('#compare-codecs');
+  await page.click('#compare-codecs');
+  await page.waitForSelector('#codec-comparison', { timeout: 300_000 });
+  const rows = await page.$$eval('#codec-comparison tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  const labels = rows.map((r) => r.label);
+  for (const l of ['bitlens LMC', 'NeuZip lossless', 'NeuZip k=3', 'NeuZip k=1', 'NeuZip k=0', 'BitSnap quantized', 'lz4_flex']) {
+    assert.ok(labels.includes(l), `${l} in ${labels}`);
+  }
+  for (const r of rows) {
+    assert.ok(Number(r.ratio) > 0 && Number(r.encMbps) > 0 && Number(r.decMbps) > 0, JSON.stringify(r));
+    if (r.lossy === 'true') assert.ok(Number(r.maxRel) > 0, `${r.label} error shown`);
+    else assert.equal(r.maxRel, undefined, r.label);
+  }
+  const lmc = rows.find((r) => r.label === 'bitlens LMC');
+  const lz4 = rows.find((r) => r.label === 'lz4_flex');
+  assert.ok(Number(lmc.ratio) < Number(lz4.ratio), 'LMC beats lz4 on bf16 weights');
+  assert.equal(await page.locator('[data-chart=codec-ratio] rect.bar').count(), rows.length);
+  await page.screenshot({ path: path.join(SHOTS, 'detail-codec-comparison.png'), fullPage: true });
+  // Override: this tensor lossy NeuZip k=3, the rest LMC.
+  await page.selectOption('#override-select', 'neuzip-k3');
+  await compress(page, 'lmc');
+  assert.equal(await page.getAttribute('[data-overrides]', 'data-overrides'), '1');
+  await page.click('[data-tab=tensors]');
+  const table = await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  const q = table.find((t) => t.name === QUERY);
+  assert.match(q.codec, /^neuzip/);
+  assert.ok(Number(q.maxRel) > 0);
+  assert.ok(table.filter((t) => t.name !== QUERY).every((t) => t.codec === 'lmc' && t.maxRel === undefined));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a 1.09 GB file: progress, Cancel, then a full run in bounded wasm memory', { timeout: 600_000 }, async (t) => {
+  const big = path.join(WEIGHTS, 'big-bf16.safetensors');
+  if (!fs.existsSync(big)) {
+    t.skip('no .cache/weights/big-bf16.safetensors (scripts/bench-web.sh makes it)');
+    return;
+  }
+  const page = await openApp();
+  await page.setInputFiles('#file-input', big);
+  await page.waitForSelector('#tensor-table tbody tr');
+  await page.click('#cancel-button').catch(() => {}); // statistics are not needed here
+  await page.click('[data-tab=codecs]');
+  await page.click('#compress-button');
+  await page.waitForFunction(() => Number(document.querySelector('.codec-progress')?.dataset.done) > 0, null, { timeout: 120_000 });
+  await page.screenshot({ path: path.join(SHOTS, 'codecs-progress.png') });
+  await page.click('#codec-cancel');
+  await page.waitForSelector('.codec-progress', { state: 'detached' });
+  assert.equal(await page.locator('#compress-result').count(), 0, 'no result after Cancel');
+  await page.click('#compress-button');
+  await page.waitForSelector('#compress-result', { timeout: 600_000 });
+  const r = await page.$eval('#compress-result', (e) => ({ ...e.dataset }));
+  assert.equal(Number(r.in), fs.statSync(big).size);
+  const mib = Number(r.memory) / (1 << 20);
+  assert.ok(mib <= 512, `codec worker wasm memory ${mib} MiB`);
+  console.log(`# 1.09 GB LMC in the page: ${Number(r.mbps).toFixed(0)} MB/s, ratio ${Number(r.ratio).toFixed(4)}, worker wasm memory ${mib.toFixed(0)} MiB`);
+  await page.close();
+});

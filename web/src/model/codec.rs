@@ -1,0 +1,300 @@
+//! Codec choices and results of the codec panel: the presets the page offers, the options JSON the
+//! worker's `compressSnapshot` takes, and the JSON documents it returns (snapshot entries, snapshot
+//! index, codec round trips on one tensor).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One codec choice as the wasm API takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Choice {
+    /// Codec family (`lmc`, `neuzip`, `bitsnap`, `bitsnap-quant`, `stored`).
+    pub codec: String,
+    /// NeuZip kept mantissa bits (lossy when below the format's).
+    pub mantissa_bits: Option<u32>,
+}
+
+/// A codec preset of the page: id (value of the `<select>`), label, choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// Stable id used in the page (`lmc`, `neuzip-k3`, ...).
+    pub id: &'static str,
+    /// What the user reads.
+    pub label: &'static str,
+    /// Codec family.
+    pub codec: &'static str,
+    /// NeuZip kept mantissa bits.
+    pub mantissa_bits: Option<u32>,
+    /// Needs a base checkpoint.
+    pub needs_base: bool,
+    /// Stores values lossily.
+    pub lossy: bool,
+}
+
+impl Preset {
+    /// The choice this preset stands for.
+    pub fn choice(&self) -> Choice {
+        Choice {
+            codec: self.codec.to_owned(),
+            mantissa_bits: self.mantissa_bits,
+        }
+    }
+}
+
+const fn preset(
+    id: &'static str,
+    label: &'static str,
+    codec: &'static str,
+    mantissa_bits: Option<u32>,
+    needs_base: bool,
+    lossy: bool,
+) -> Preset {
+    Preset {
+        id,
+        label,
+        codec,
+        mantissa_bits,
+        needs_base,
+        lossy,
+    }
+}
+
+/// Every preset, the default (LMC) first.
+pub const PRESETS: [Preset; 8] = [
+    preset("lmc", "LMC (lossless)", "lmc", None, false, false),
+    preset("neuzip", "NeuZip (lossless)", "neuzip", None, false, false),
+    preset(
+        "neuzip-k3",
+        "NeuZip lossy, 3 mantissa bits",
+        "neuzip",
+        Some(3),
+        false,
+        true,
+    ),
+    preset(
+        "neuzip-k1",
+        "NeuZip lossy, 1 mantissa bit",
+        "neuzip",
+        Some(1),
+        false,
+        true,
+    ),
+    preset(
+        "neuzip-k0",
+        "NeuZip lossy, 0 mantissa bits",
+        "neuzip",
+        Some(0),
+        false,
+        true,
+    ),
+    preset(
+        "bitsnap-quant",
+        "BitSnap quantized (lossy)",
+        "bitsnap-quant",
+        None,
+        false,
+        true,
+    ),
+    preset(
+        "stored",
+        "Stored (no compression)",
+        "stored",
+        None,
+        false,
+        false,
+    ),
+    preset(
+        "bitsnap",
+        "BitSnap delta (needs a base)",
+        "bitsnap",
+        None,
+        true,
+        false,
+    ),
+];
+
+/// The preset with this id.
+pub fn preset_by_id(id: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.id == id)
+}
+
+/// The options JSON of `compressSnapshot`: one choice for the file, per-tensor overrides.
+pub fn options_json(whole: &Preset, overrides: &BTreeMap<String, &'static Preset>) -> String {
+    #[derive(Serialize)]
+    struct Options<'a> {
+        codec: &'a str,
+        mantissa_bits: Option<u32>,
+        overrides: BTreeMap<&'a str, Choice>,
+    }
+    serde_json::to_string(&Options {
+        codec: whole.codec,
+        mantissa_bits: whole.mantissa_bits,
+        overrides: overrides
+            .iter()
+            .map(|(k, p)| (k.as_str(), p.choice()))
+            .collect(),
+    })
+    .expect("plain data serializes")
+}
+
+/// Error of a lossily stored tensor against the original.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct ValueError {
+    /// Finite values compared.
+    pub values: u64,
+    /// Mean squared error.
+    pub mse: f64,
+    /// Largest absolute error.
+    pub max_abs: f64,
+    /// Largest relative error.
+    pub max_rel: f64,
+    /// Mean relative error.
+    pub mean_rel: f64,
+}
+
+/// One tensor of a snapshot.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct EntryInfo {
+    /// Tensor name.
+    pub name: String,
+    /// Codec name.
+    pub codec: String,
+    /// Stored lossily.
+    pub lossy: bool,
+    /// Stored as an XOR delta against the base.
+    pub delta: bool,
+    /// Original bytes.
+    pub bytes: u64,
+    /// Bytes in the snapshot.
+    pub stored_bytes: u64,
+    /// `stored_bytes / bytes`.
+    pub ratio: f64,
+    /// Error of lossy tensors.
+    pub error: Option<ValueError>,
+}
+
+/// What `compressSnapshot` returns.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Compressed {
+    /// Input bytes.
+    pub in_bytes: u64,
+    /// Snapshot bytes.
+    pub out_bytes: u64,
+    /// Some tensor is lossy.
+    pub lossy: bool,
+    /// Some tensor is a delta.
+    pub delta: bool,
+    /// Per tensor, in file order.
+    pub entries: Vec<EntryInfo>,
+}
+
+/// What `openSnapshot` returns.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct SnapshotInfo {
+    /// Snapshot size.
+    pub size: u64,
+    /// Size of the original file.
+    pub original_size: u64,
+    /// Some tensor is lossy.
+    pub lossy: bool,
+    /// A delta against a base checkpoint.
+    pub delta: bool,
+    /// Size of the base file, for deltas.
+    pub base_file_size: Option<u64>,
+    /// Per tensor.
+    pub entries: Vec<EntryInfo>,
+}
+
+/// One codec run on one tensor (`codecRoundtrip`, or a peer codec).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RoundtripRow {
+    /// What the page calls it.
+    pub label: String,
+    /// Codec name.
+    pub codec: String,
+    /// Lossy.
+    pub lossy: bool,
+    /// Original bytes.
+    pub bytes: u64,
+    /// Compressed bytes.
+    pub stored_bytes: u64,
+    /// `stored_bytes / bytes`.
+    pub ratio: f64,
+    /// Seconds to compress.
+    pub encode_seconds: f64,
+    /// Seconds to decompress.
+    pub decode_seconds: f64,
+    /// Error of lossy codecs.
+    pub error: Option<ValueError>,
+}
+
+impl RoundtripRow {
+    /// Compression speed in MB/s (decimal).
+    pub fn encode_mbps(&self) -> f64 {
+        self.bytes as f64 / self.encode_seconds.max(1e-9) / 1e6
+    }
+
+    /// Decompression speed in MB/s (decimal).
+    pub fn decode_mbps(&self) -> f64 {
+        self.bytes as f64 / self.decode_seconds.max(1e-9) / 1e6
+    }
+}
+
+/// The codecs the comparison panel runs on a tensor: `(label, codec, mantissa_bits)`; codecs named
+/// `peer:*` are the pure-Rust peers compiled into the module.
+pub const COMPARISON: [(&str, &str, Option<u32>); 9] = [
+    ("bitlens LMC", "lmc", None),
+    ("NeuZip lossless", "neuzip", None),
+    ("NeuZip k=3", "neuzip", Some(3)),
+    ("NeuZip k=1", "neuzip", Some(1)),
+    ("NeuZip k=0", "neuzip", Some(0)),
+    ("BitSnap quantized", "bitsnap-quant", None),
+    ("lz4_flex", "peer:lz4", None),
+    ("deflate (miniz_oxide, level 6)", "peer:deflate", None),
+    ("zstd (ruzstd, fastest)", "peer:zstd", None),
+];
+
+/// The file name of a download: `model.safetensors` → `model.bls` and back.
+pub fn output_name(input: &str, compress: bool) -> String {
+    let base = input.rsplit('/').next().unwrap_or(input);
+    if compress {
+        let stem = base.strip_suffix(".safetensors").unwrap_or(base);
+        format!("{stem}.bls")
+    } else {
+        let stem = base.strip_suffix(".bls").unwrap_or(base);
+        format!("{stem}.safetensors")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_with_overrides() {
+        let mut o = BTreeMap::new();
+        o.insert("a.weight".to_owned(), preset_by_id("neuzip-k3").unwrap());
+        let json = options_json(preset_by_id("lmc").unwrap(), &o);
+        assert_eq!(
+            json,
+            r#"{"codec":"lmc","mantissa_bits":null,"overrides":{"a.weight":{"codec":"neuzip","mantissa_bits":3}}}"#
+        );
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(output_name("dir/model.safetensors", true), "model.bls");
+        assert_eq!(output_name("model.bls", false), "model.safetensors");
+        assert_eq!(output_name("x", true), "x.bls");
+    }
+
+    #[test]
+    fn parses_entries() {
+        let c: Compressed = serde_json::from_str(
+            r#"{"in_bytes":10,"out_bytes":5,"lossy":true,"delta":false,"entries":[{"name":"t","codec":"neuzip","lossy":true,"delta":false,"bytes":8,"stored_bytes":4,"ratio":0.5,"error":{"values":4,"mse":0.1,"max_abs":0.2,"max_rel":0.3,"mean_rel":0.05}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.entries[0].error.unwrap().max_rel, 0.3);
+        assert!(PRESETS.iter().filter(|p| p.lossy).all(|p| !p.needs_base));
+    }
+}

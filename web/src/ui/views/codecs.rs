@@ -1,0 +1,234 @@
+//! The Codecs view: compress the active checkpoint into a `.bls` snapshot (codec for the whole
+//! file, optional base checkpoint for deltas, progress with Cancel, sizes, ratio, speed, download,
+//! and the error of lossy tensors), and decompress opened snapshots (base choice for deltas,
+//! download of the original file, the typed error of a corrupt snapshot).
+
+use crate::model::codec::PRESETS;
+use crate::model::format::{bytes, number, rate};
+use crate::ui::app::{App, Msg, Output, State};
+use crate::ui::codec::{Job, JobKind};
+use crate::ui::jobs::now;
+use web_sys::HtmlSelectElement;
+use yew::html::Scope;
+use yew::prelude::*;
+
+/// The progress bar of the running codec job, with Cancel.
+pub fn job_progress(link: &Scope<App>, job: &Job, what: &str) -> Html {
+    let fraction = if job.total > 0.0 {
+        (job.done / job.total).min(1.0)
+    } else {
+        0.0
+    };
+    let secs = (now() - job.started) / 1e3;
+    let units = if matches!(job.kind, JobKind::Roundtrip { .. }) {
+        format!("{} of {} codecs", job.done, job.total)
+    } else {
+        format!(
+            "{} of {} · {}",
+            bytes(job.done as u64),
+            bytes(job.total as u64),
+            rate(job.done as u64, secs)
+        )
+    };
+    html! {
+        <div class="codec-progress" data-state="running" data-done={job.done.to_string()}
+             data-total={job.total.to_string()}>
+            <div class="bar" role="progressbar" aria-valuemin="0" aria-valuemax="100"
+                 aria-valuenow={format!("{:.0}", 100.0 * fraction)}>
+                <div class="fill" style={format!("width:{:.2}%", 100.0 * fraction)}></div>
+            </div>
+            <span class="progress-text">{ format!("{what}: {units}") }</span>
+            <button id="codec-cancel" class="button" onclick={link.callback(|_| Msg::CodecCancel)}>{ "Cancel" }</button>
+        </div>
+    }
+}
+
+fn download(id: Option<&str>, class: &str, o: &Output) -> Html {
+    html! {
+        <a id={id.map(str::to_owned)} class={classes!("button", "primary", "download", class.to_owned())} href={o.url.clone()} download={o.name.clone()}
+           data-bytes={o.bytes.to_string()}>{ format!("Download {} ({})", o.name, bytes(o.bytes)) }</a>
+    }
+}
+
+fn compress_panel(link: &Scope<App>, s: &State) -> Html {
+    let Some(c) = s.active_checkpoint() else {
+        return html! { <p class="note">{ "Open a .safetensors checkpoint to compress it." }</p> };
+    };
+    let id = c.id;
+    let preset = s.preset();
+    let on_preset = link.callback(|e: Event| {
+        let sel: HtmlSelectElement = e.target_unchecked_into();
+        Msg::SetPreset(sel.value())
+    });
+    let on_base = link.callback(|e: Event| {
+        let sel: HtmlSelectElement = e.target_unchecked_into();
+        Msg::SetBase(sel.value().parse().ok())
+    });
+    let running = s.codec_job.as_ref();
+    let overrides = s.overrides.get(&id).map_or(0, |o| o.len());
+    let run = s.compressed.get(&id);
+    html! {
+        <section class="codec-panel" data-panel="compress">
+            <h2>{ format!("Compress {}", c.name) }</h2>
+            <div class="codec-tools">
+                <label>{ "Codec " }
+                    <select id="codec-select" onchange={on_preset}>
+                        { for PRESETS.iter().map(|p| html! {
+                            <option value={p.id} selected={p.id == preset.id}>{ p.label }</option>
+                        }) }
+                    </select>
+                </label>
+                <label>{ "Base " }
+                    <select id="base-select" onchange={on_base}>
+                        <option value="" selected={s.base.is_none()}>{ "none (whole file)" }</option>
+                        { for s.checkpoints.iter().filter(|b| b.id != id).map(|b| html! {
+                            <option value={b.id.to_string()} selected={s.base == Some(b.id)}>
+                                { format!("XOR delta against {}", b.name) }</option>
+                        }) }
+                    </select>
+                </label>
+                <button id="compress-button" class="button primary" disabled={running.is_some()}
+                        onclick={link.callback(|_| Msg::Compress)}>{ "Compress" }</button>
+                if overrides > 0 {
+                    <span class="note" data-overrides={overrides.to_string()}>
+                        { format!("{overrides} tensor override{} (Detail view)", if overrides == 1 { "" } else { "s" }) }</span>
+                }
+            </div>
+            <p class="note">{ "Runs in a Web Worker, streaming the file in 64 MiB frames; the snapshot is collected as a Blob, never whole in wasm memory. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas; lossy codecs take no base." }</p>
+            if let Some(j) = running.filter(|j| j.kind == JobKind::Compress { ckpt: id }) {
+                { job_progress(link, j, "Compressing") }
+            }
+            if let Some(r) = run {
+                { compress_result(r) }
+            }
+        </section>
+    }
+}
+
+fn compress_result(r: &crate::ui::app::CompressRun) -> Html {
+    let res = &r.result;
+    let ratio = res.out_bytes as f64 / res.in_bytes.max(1) as f64;
+    let mbps = res.in_bytes as f64 / r.output.seconds.max(1e-9) / 1e6;
+    let lossy: Vec<_> = res.entries.iter().filter(|e| e.error.is_some()).collect();
+    html! {
+        <div id="compress-result" data-in={res.in_bytes.to_string()} data-out={res.out_bytes.to_string()}
+             data-ratio={ratio.to_string()} data-seconds={r.output.seconds.to_string()}
+             data-mbps={format!("{mbps:.1}")} data-preset={r.preset.id} data-lossy={res.lossy.to_string()}
+             data-delta={res.delta.to_string()} data-memory={r.output.memory.to_string()}>
+            <div class="cards">
+                <div class="card"><div class="card-label">{ "in" }</div><div class="card-value">{ bytes(res.in_bytes) }</div></div>
+                <div class="card"><div class="card-label">{ "out" }</div><div class="card-value">{ bytes(res.out_bytes) }</div></div>
+                <div class="card"><div class="card-label">{ "ratio (out / in)" }</div><div class="card-value">{ format!("{ratio:.4}") }</div></div>
+                <div class="card"><div class="card-label">{ "speed" }</div><div class="card-value">{ format!("{mbps:.0} MB/s") }</div></div>
+            </div>
+            <p>
+                { format!("{} in {:.2} s{}. ", r.preset.label, r.output.seconds,
+                    r.base.as_ref().map_or(String::new(), |b| format!(", XOR delta against {b}"))) }
+                { download(Some("compress-download"), "compress-download", &r.output) }
+            </p>
+            <p class="note">{ format!("Per-tensor ratios are in the Tensors view (achieved ratio). Wasm memory of the codec worker: {:.0} MiB.",
+                r.output.memory as f64 / (1u64 << 20) as f64) }</p>
+            if !lossy.is_empty() {
+                <h3>{ "Error of the lossy tensors" }</h3>
+                <div class="table-scroll">
+                <table id="error-table">
+                    <thead><tr><th>{ "tensor" }</th><th>{ "codec" }</th><th class="num">{ "ratio" }</th>
+                        <th class="num">{ "MSE" }</th><th class="num">{ "max abs" }</th>
+                        <th class="num">{ "max rel" }</th><th class="num">{ "mean rel" }</th></tr></thead>
+                    <tbody>
+                        { for lossy.iter().map(|e| {
+                            let er = e.error.expect("filtered");
+                            html! {
+                                <tr data-name={e.name.clone()} data-mse={er.mse.to_string()} data-max-rel={er.max_rel.to_string()}>
+                                    <td class="name">{ &e.name }</td><td>{ &e.codec }</td>
+                                    <td class="num">{ format!("{:.4}", e.ratio) }</td>
+                                    <td class="num">{ number(er.mse, 3) }</td>
+                                    <td class="num">{ number(er.max_abs, 3) }</td>
+                                    <td class="num">{ number(er.max_rel, 3) }</td>
+                                    <td class="num">{ number(er.mean_rel, 3) }</td>
+                                </tr>
+                            }
+                        }) }
+                    </tbody>
+                </table>
+                </div>
+            }
+        </div>
+    }
+}
+
+fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
+    if s.snapshots.is_empty() {
+        return html! {
+            <section class="codec-panel" data-panel="snapshots">
+                <h2>{ "Decompress" }</h2>
+                <p class="note">{ "Open or drop a .bls snapshot (files are recognised by their BITLENS magic) to restore the original .safetensors file." }</p>
+            </section>
+        };
+    }
+    html! {
+        <section class="codec-panel" data-panel="snapshots">
+            <h2>{ "Decompress" }</h2>
+            { for s.snapshots.iter().map(|f| {
+                let snap = f.id;
+                let on_base = link.callback(move |e: Event| {
+                    let sel: HtmlSelectElement = e.target_unchecked_into();
+                    Msg::SnapshotBase(snap, sel.value().parse().ok())
+                });
+                let running = s.codec_job.as_ref();
+                let mine = running.filter(|j| matches!(j.kind, JobKind::Decompress { snap: x } | JobKind::Info { snap: x } if x == snap));
+                let info = f.info.as_ref();
+                html! {
+                    <div class="snapshot" data-name={f.name.clone()} data-id={snap.to_string()}
+                         data-delta={info.map(|i| i.delta.to_string())} data-lossy={info.map(|i| i.lossy.to_string())}>
+                        <h3>{ &f.name }</h3>
+                        if let Some(i) = info {
+                            <p class="meta">{ format!("{} tensors · {} → {} original (ratio {:.4}){}{}",
+                                i.entries.len(), bytes(i.size), bytes(i.original_size),
+                                i.size as f64 / i.original_size.max(1) as f64,
+                                if i.lossy { " · lossy" } else { "" },
+                                if i.delta { " · XOR delta: needs its base checkpoint" } else { "" }) }</p>
+                            if i.delta {
+                                <label>{ "Base " }
+                                    <select class="snapshot-base" onchange={on_base}>
+                                        <option value="" selected={f.base.is_none()}>{ "choose a loaded checkpoint…" }</option>
+                                        { for s.checkpoints.iter().map(|c| html! {
+                                            <option value={c.id.to_string()} selected={f.base == Some(c.id)}>{ c.name.clone() }</option>
+                                        }) }
+                                    </select>
+                                </label>
+                            }
+                            <button class="button primary decompress-button"
+                                    disabled={running.is_some() || (i.delta && f.base.is_none())}
+                                    onclick={link.callback(move |_| Msg::Decompress(snap))}>{ "Decompress" }</button>
+                        } else if f.error.is_none() {
+                            <p class="meta">{ "Reading the index…" }</p>
+                        }
+                        if let Some(j) = mine.filter(|j| matches!(j.kind, JobKind::Decompress { .. })) {
+                            { job_progress(link, j, "Decompressing") }
+                        }
+                        if let Some(e) = &f.error {
+                            <p class="snapshot-error">{ e.clone() }</p>
+                        }
+                        if let Some(o) = &f.output {
+                            <p class="decompressed" data-seconds={o.seconds.to_string()} data-memory={o.memory.to_string()}>
+                                { format!("Restored {} in {:.2} s ({}), every checksum verified. ", bytes(o.bytes), o.seconds, rate(o.bytes, o.seconds)) }
+                                { download(None, "decompress-download", o) }
+                            </p>
+                        }
+                    </div>
+                }
+            }) }
+        </section>
+    }
+}
+
+/// The Codecs view.
+pub fn view(link: &Scope<App>, s: &State) -> Html {
+    html! {
+        <section class="codecs" data-view="codecs">
+            { compress_panel(link, s) }
+            { snapshots_panel(link, s) }
+        </section>
+    }
+}
