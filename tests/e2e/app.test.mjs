@@ -3,51 +3,19 @@
 // native CLI (`bitlens inspect --json`, `bitlens diff --json`) on the same real weights.
 //
 //   node --test tests/e2e/        (after `trunk build --release` and `cargo build --release -p bitlens-cli`)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startServer } from './serve.mjs';
-import { launch } from './browser.mjs';
-import { ROOT, WEIGHTS, SHOTS, tempDir, inspect, diff, perturb, shardSet, malformed } from './fixtures.mjs';
+import { useApp } from './harness.mjs';
+import { ROOT, WEIGHTS, SHOTS, inspect, diff, perturb, shardSet, malformed } from './fixtures.mjs';
 
-const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
 const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
 const QUERY = 'encoder.layer.0.attention.self.query.weight';
 
-let server;
-let context;
-let url;
-let tmp;
-
-before(async () => {
-  assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST} has no built app: run trunk build --release`);
-  server = await startServer(DIST, 0);
-  url = `http://127.0.0.1:${server.address().port}/`;
-  context = await launch();
-  tmp = tempDir();
-  fs.mkdirSync(SHOTS, { recursive: true });
-});
-
-after(async () => {
-  await context?.close();
-  server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-
-/** A page of the app with console errors collected. */
-async function openApp() {
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(m.text());
-  });
-  await page.goto(url);
-  await page.waitForSelector('#file-input', { state: 'attached' });
-  return page;
-}
+const app = useApp();
+const openApp = app.openApp;
 
 async function waitDone(page, timeout = 120_000) {
   await page.waitForSelector('.progress[data-state=done]', { timeout });
@@ -147,7 +115,7 @@ test('tensor detail charts render the tensor statistics', { timeout: 120_000 }, 
 });
 
 test('two checkpoints: compare view matches bitlens diff --json', { timeout: 180_000 }, async () => {
-  const later = perturb(BF16, 0.1, path.join(tmp, 'minilm-bf16-later.safetensors'));
+  const later = perturb(BF16, 0.1, path.join(app.tmp, 'minilm-bf16-later.safetensors'));
   const ref = diff(BF16, later);
   const page = await openApp();
   await page.setInputFiles('#file-input', [BF16, later]);
@@ -174,7 +142,7 @@ test('two checkpoints: compare view matches bitlens diff --json', { timeout: 180
 
 test('malformed files show a message naming the file; the rest keeps working', { timeout: 60_000 }, async () => {
   const demo0 = path.join(ROOT, 'web/demo/minilm-demo-step0.safetensors');
-  const bad = malformed(tmp, demo0);
+  const bad = malformed(app.tmp, demo0);
   const page = await openApp();
   await page.setInputFiles('#file-input', [bad.huge, demo0, bad.cut]);
   await page.waitForSelector('.error >> nth=1');
@@ -194,7 +162,7 @@ test('malformed files show a message naming the file; the rest keeps working', {
 
 test('a shard set with its index, and a directory of checkpoints', { timeout: 60_000 }, async () => {
   const demo = (i) => path.join(ROOT, `web/demo/minilm-demo-step${i}.safetensors`);
-  const shardDir = path.join(tmp, 'sharded');
+  const shardDir = path.join(app.tmp, 'sharded');
   fs.mkdirSync(shardDir, { recursive: true });
   const set = shardSet(demo(0), shardDir);
   const page = await openApp();
@@ -206,7 +174,7 @@ test('a shard set with its index, and a directory of checkpoints', { timeout: 60
   assert.equal(await page.locator('#tensor-table tbody tr').count(), set.tensors);
   assert.equal(await page.locator('#tensor-table thead th', { hasText: 'file' }).count(), 1);
   // A directory holding two checkpoint directories → two checkpoints, compared.
-  const runs = path.join(tmp, 'run');
+  const runs = path.join(app.tmp, 'run');
   for (const [i, step] of [[0, 'step-100'], [1, 'step-200']]) {
     fs.mkdirSync(path.join(runs, step), { recursive: true });
     fs.copyFileSync(demo(i), path.join(runs, step, 'model.safetensors'));

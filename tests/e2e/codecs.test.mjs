@@ -5,39 +5,20 @@
 // byte for byte (`bitlens decompress` of the page's snapshot, the page's restore of the CLI's).
 //
 //   node --test tests/e2e/        (after `trunk build --release` and `cargo build --release -p bitlens-cli`)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startServer } from './serve.mjs';
-import { launch } from './browser.mjs';
-import { ROOT, WEIGHTS, SHOTS, BITLENS, tempDir, perturb } from './fixtures.mjs';
+import { useApp } from './harness.mjs';
+import { WEIGHTS, SHOTS, BITLENS, perturb } from './fixtures.mjs';
 
-const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
 const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
 const QUERY = 'encoder.layer.0.attention.self.query.weight';
 
-let server;
-let context;
-let url;
-let tmp;
-
-before(async () => {
-  assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST} has no built app: run trunk build --release`);
-  server = await startServer(DIST, 0);
-  url = `http://127.0.0.1:${server.address().port}/`;
-  context = await launch();
-  tmp = tempDir();
-  fs.mkdirSync(SHOTS, { recursive: true });
-});
-
-after(async () => {
-  await context?.close();
-  server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
+const app = useApp();
+const openApp = app.openApp;
 
 function cli(...args) {
   return execFileSync(BITLENS, args, { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -48,18 +29,6 @@ function sameBytes(a, b, what) {
   const y = fs.readFileSync(b);
   assert.equal(x.length, y.length, `${what}: ${x.length} vs ${y.length} bytes`);
   assert.ok(x.equals(y), `${what}: bytes differ`);
-}
-
-async function openApp() {
-  const page = await context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(m.text());
-  });
-  await page.goto(url);
-  await page.waitForSelector('#file-input', { state: 'attached' });
-  return page;
 }
 
 /** Clicks a download link and saves the file to `out`. */
@@ -102,17 +71,17 @@ test('compress a real file in the page (LMC): the CLI restores it byte for byte'
   const r = await page.$eval('#compress-result', (e) => ({ ...e.dataset }));
   assert.equal(r.preset, 'lmc');
   assert.equal(Number(r.in), fs.statSync(BF16).size);
-  const { out, suggested } = await download(page, '#compress-download', path.join(tmp, 'page-lmc.bls'));
+  const { out, suggested } = await download(page, '#compress-download', path.join(app.tmp, 'page-lmc.bls'));
   assert.equal(suggested, 'minilm-bf16.bls');
   assert.equal(fs.statSync(out).size, Number(r.out));
   assert.ok(Number(r.ratio) < 0.9 && Number(r.ratio) > 0.3, `ratio ${r.ratio}`);
   await page.screenshot({ path: path.join(SHOTS, 'codecs-compress-lmc.png'), fullPage: true });
   // The CLI decompresses the page's snapshot to the original bytes...
-  const restored = path.join(tmp, 'restored-lmc.safetensors');
+  const restored = path.join(app.tmp, 'restored-lmc.safetensors');
   cli('decompress', out, '-o', restored);
   sameBytes(restored, BF16, 'CLI restore of the page snapshot');
   // ...and writes the very same snapshot itself.
-  const native = path.join(tmp, 'cli-lmc.bls');
+  const native = path.join(app.tmp, 'cli-lmc.bls');
   cli('compress', BF16, '-o', native, '--codec', 'lmc');
   sameBytes(out, native, 'page snapshot vs CLI snapshot');
   // The tensor table's achieved ratio column matches `bitlens inspect --json` of the snapshot.
@@ -140,7 +109,7 @@ test('lossy NeuZip (3 mantissa bits) shows each tensor error; the CLI reads the 
   const errs = await page.$$eval('#error-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
   assert.ok(errs.length > 0, 'lossy tensors listed');
   assert.ok(errs.some((e) => Number(e.maxRel) > 0), 'some values changed');
-  const ref = JSON.parse(cli('inspect', (await download(page, '#compress-download', path.join(tmp, 'page-k3.bls'))).out, '--json')).snapshots[0];
+  const ref = JSON.parse(cli('inspect', (await download(page, '#compress-download', path.join(app.tmp, 'page-k3.bls'))).out, '--json')).snapshots[0];
   assert.equal(ref.lossy, true);
   const refByName = new Map(ref.tensors.map((t) => [t.name, t]));
   for (const e of errs) {
@@ -154,22 +123,22 @@ test('lossy NeuZip (3 mantissa bits) shows each tensor error; the CLI reads the 
   await page.click('[data-tab=tensors]');
   const q = await page.$eval(`#tensor-table tbody tr[data-name="${QUERY}"]`, (tr) => ({ ...tr.dataset }));
   assert.ok(Number(q.maxRel) > 0, 'max rel error in the table');
-  const restored = path.join(tmp, 'restored-k3.safetensors');
-  cli('decompress', path.join(tmp, 'page-k3.bls'), '-o', restored);
+  const restored = path.join(app.tmp, 'restored-k3.safetensors');
+  cli('decompress', path.join(app.tmp, 'page-k3.bls'), '-o', restored);
   assert.equal(fs.statSync(restored).size, fs.statSync(BF16).size);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
 
 test('a CLI snapshot decompresses in the page byte for byte; a corrupt one shows its error', { timeout: 300_000 }, async () => {
-  const bls = path.join(tmp, 'cli-f32.bls');
+  const bls = path.join(app.tmp, 'cli-f32.bls');
   cli('compress', F32, '-o', bls);
   const page = await openApp();
   await page.setInputFiles('#file-input', bls);
   await page.waitForSelector('.snapshot[data-delta=false] .decompress-button');
   await page.click('.snapshot .decompress-button');
   await page.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
-  const { out, suggested } = await download(page, '.snapshot .decompress-download', path.join(tmp, 'page-f32.safetensors'));
+  const { out, suggested } = await download(page, '.snapshot .decompress-download', path.join(app.tmp, 'page-f32.safetensors'));
   assert.equal(suggested, 'cli-f32.safetensors');
   sameBytes(out, F32, 'page restore of the CLI snapshot');
   await page.screenshot({ path: path.join(SHOTS, 'codecs-decompress.png'), fullPage: true });
@@ -178,11 +147,11 @@ test('a CLI snapshot decompresses in the page byte for byte; a corrupt one shows
   // One flipped byte in a frame: the typed checksum / frame error, named after the tensor.
   const bytes = fs.readFileSync(bls);
   bytes[bytes.length >> 1] ^= 0xff;
-  const corrupt = path.join(tmp, 'corrupt.bls');
+  const corrupt = path.join(app.tmp, 'corrupt.bls');
   fs.writeFileSync(corrupt, bytes);
   let cliMessage = '';
   try {
-    cli('decompress', corrupt, '-o', path.join(tmp, 'corrupt.out'));
+    cli('decompress', corrupt, '-o', path.join(app.tmp, 'corrupt.out'));
   } catch (e) {
     cliMessage = String(e.stderr);
   }
@@ -196,7 +165,7 @@ test('a CLI snapshot decompresses in the page byte for byte; a corrupt one shows
   assert.ok(cliMessage.includes(text), `page: ${text}\nCLI: ${cliMessage}`);
   assert.equal(await page2.locator('.snapshot .decompress-download').count(), 0);
   // A cut trailer: the snapshot cannot even be opened.
-  const cut = path.join(tmp, 'cut.bls');
+  const cut = path.join(app.tmp, 'cut.bls');
   fs.writeFileSync(cut, bytes.subarray(0, bytes.length - 10));
   await page2.setInputFiles('#file-input', cut);
   await page2.waitForSelector('.snapshot[data-name="cut.bls"] .snapshot-error');
@@ -206,25 +175,25 @@ test('a CLI snapshot decompresses in the page byte for byte; a corrupt one shows
 });
 
 test('XOR delta against a second loaded checkpoint, both ways through the CLI', { timeout: 300_000 }, async () => {
-  const later = perturb(BF16, 0.1, path.join(tmp, 'minilm-bf16-later.safetensors'));
+  const later = perturb(BF16, 0.1, path.join(app.tmp, 'minilm-bf16-later.safetensors'));
   const page = await openApp();
   await page.setInputFiles('#file-input', [BF16, later]);
   await page.waitForSelector('.checkpoint >> nth=1');
   await page.click('.checkpoint:has(.name:has-text("later")) .select');
   const r = await compress(page, 'lmc', 'minilm-bf16.safetensors');
   assert.equal(r.delta, 'true');
-  const { out } = await download(page, '#compress-download', path.join(tmp, 'page-delta.bls'));
-  const restored = path.join(tmp, 'restored-delta.safetensors');
+  const { out } = await download(page, '#compress-download', path.join(app.tmp, 'page-delta.bls'));
+  const restored = path.join(app.tmp, 'restored-delta.safetensors');
   cli('decompress', out, '-o', restored, '--base', BF16);
   sameBytes(restored, later, 'CLI restore of the page delta');
   // A delta is much smaller than the whole file.
-  const whole = path.join(tmp, 'later-whole.bls');
+  const whole = path.join(app.tmp, 'later-whole.bls');
   cli('compress', later, '-o', whole);
   assert.ok(fs.statSync(out).size < fs.statSync(whole).size, 'delta smaller than whole');
   await page.screenshot({ path: path.join(SHOTS, 'codecs-delta.png'), fullPage: true });
   await page.close();
   // The CLI's delta, restored in the page with the base picked among the loaded checkpoints.
-  const cliDelta = path.join(tmp, 'cli-delta.bls');
+  const cliDelta = path.join(app.tmp, 'cli-delta.bls');
   cli('compress', later, '-o', cliDelta, '--base', BF16);
   const page2 = await openApp();
   await page2.setInputFiles('#file-input', [BF16, cliDelta]);
@@ -232,7 +201,7 @@ test('XOR delta against a second loaded checkpoint, both ways through the CLI', 
   await selectByText(page2, '.snapshot .snapshot-base', 'minilm-bf16.safetensors');
   await page2.click('.snapshot .decompress-button');
   await page2.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
-  const got = await download(page2, '.snapshot .decompress-download', path.join(tmp, 'page-delta-restored.safetensors'));
+  const got = await download(page2, '.snapshot .decompress-download', path.join(app.tmp, 'page-delta-restored.safetensors'));
   sameBytes(got.out, later, 'page restore of the CLI delta');
   assert.deepEqual(page2.errors, []);
   await page2.close();

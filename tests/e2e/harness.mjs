@@ -1,0 +1,43 @@
+// The shared setup of the e2e test files: serve the built app (dist/) on 127.0.0.1 with COOP/COEP,
+// launch headless Chromium, make a temp dir, and open pages of the app with console errors
+// collected. `useApp()` registers the node:test hooks and returns the live handles.
+import { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer } from './serve.mjs';
+import { launch } from './browser.mjs';
+import { ROOT, SHOTS, tempDir } from './fixtures.mjs';
+
+const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
+
+/** Registers before/after hooks; the returned object's `tmp` and `openApp()` work inside tests. */
+export function useApp() {
+  const app = { server: null, context: null, url: null, tmp: null };
+  before(async () => {
+    assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST} has no built app: run trunk build --release`);
+    app.server = await startServer(DIST, 0);
+    app.url = `http://127.0.0.1:${app.server.address().port}/`;
+    app.context = await launch();
+    app.tmp = tempDir();
+    fs.mkdirSync(SHOTS, { recursive: true });
+  });
+  after(async () => {
+    await app.context?.close();
+    app.server?.close();
+    if (app.tmp) fs.rmSync(app.tmp, { recursive: true, force: true });
+  });
+  /** A page of the app with console errors collected in `page.errors`. */
+  app.openApp = async () => {
+    const page = await app.context.newPage();
+    page.errors = [];
+    page.on('pageerror', (e) => page.errors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') page.errors.push(m.text());
+    });
+    await page.goto(app.url);
+    await page.waitForSelector('#file-input', { state: 'attached' });
+    return page;
+  };
+  return app;
+}
