@@ -56,70 +56,13 @@ pub fn group_len(len: usize, width: usize) -> usize {
     len / width.max(1)
 }
 
-macro_rules! split_impl {
-    ($name:ident, $t:ty, $w:expr) => {
-        fn $name<const ROT: bool>(src: &[u8], dst: &mut [u8]) {
-            let n = src.len() / $w;
-            let (groups, tail) = dst.split_at_mut(n * $w);
-            let mut outs: [&mut [u8]; $w] = Default::default();
-            let mut rest = groups;
-            for o in outs.iter_mut() {
-                let (a, b) = rest.split_at_mut(n);
-                *o = a;
-                rest = b;
-            }
-            let (elems, src_tail) = src.split_at(n * $w);
-            for (i, c) in elems.chunks_exact($w).enumerate() {
-                let mut v = <$t>::from_le_bytes(c.try_into().unwrap());
-                if ROT {
-                    v = v.rotate_left(1);
-                }
-                let b = v.to_le_bytes();
-                for k in 0..$w {
-                    outs[k][i] = b[k];
-                }
-            }
-            tail.copy_from_slice(src_tail);
-        }
-    };
-}
-
-macro_rules! merge_impl {
-    ($name:ident, $t:ty, $w:expr) => {
-        fn $name<const ROT: bool>(src: &[u8], dst: &mut [u8]) {
-            let n = src.len() / $w;
-            let (groups, src_tail) = src.split_at(n * $w);
-            let mut ins: [&[u8]; $w] = [&[]; $w];
-            let mut rest = groups;
-            for g in ins.iter_mut() {
-                let (a, b) = rest.split_at(n);
-                *g = a;
-                rest = b;
-            }
-            let (elems, tail) = dst.split_at_mut(n * $w);
-            for (i, c) in elems.chunks_exact_mut($w).enumerate() {
-                let mut b = [0u8; $w];
-                for k in 0..$w {
-                    b[k] = ins[k][i];
-                }
-                let mut v = <$t>::from_le_bytes(b);
-                if ROT {
-                    v = v.rotate_right(1);
-                }
-                c.copy_from_slice(&v.to_le_bytes());
-            }
-            tail.copy_from_slice(src_tail);
-        }
-    };
-}
-
-split_impl!(split4, u32, 4);
-split_impl!(split8, u64, 8);
-merge_impl!(merge4, u32, 4);
-merge_impl!(merge8, u64, 8);
-
-// Width 2 is the hot case (bf16/fp16). The portable x86-64 baseline has no byte shuffle, so
-// eight elements are handled per step with 64-bit SWAR arithmetic (two loads, two stores).
+// ---------------------------------------------------------------------------------------------
+// Kernels. Each takes the whole elements only: `w` group slices of `n` bytes and `n · w` element
+// bytes. Two builds of each width: a portable one (64-bit SWAR for width 2, since the x86-64
+// baseline's SSE2 has no byte shuffle LLVM will use; plain loops otherwise) and one that LLVM
+// vectorizes, run through `crate::cpu` with AVX2 (measured single-thread, bf16 width 2: merge
+// 0.22 → 0.045 ns per element, split 0.23 → 0.09; fp32 width 4: merge 0.82 → 0.15, split
+// 0.95 → 0.18).
 
 /// Rotates each of the four 16-bit lanes of `x` left by one bit.
 #[inline(always)]
@@ -149,12 +92,10 @@ fn spread_even(x: u64) -> u64 {
     (x | (x << 8)) & 0x00FF_00FF_00FF_00FF
 }
 
-fn split2<const ROT: bool>(src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / 2;
-    let (groups, tail) = dst.split_at_mut(2 * n);
-    let (g0, g1) = groups.split_at_mut(n);
-    let (elems, src_tail) = src.split_at(2 * n);
-    let (c_src, r_src) = elems.as_chunks::<16>();
+/// Width 2 with 64-bit SWAR: eight elements per step.
+#[inline(always)]
+fn split2_swar<const ROT: bool>(src: &[u8], g0: &mut [u8], g1: &mut [u8]) {
+    let (c_src, r_src) = src.as_chunks::<16>();
     let (c0, r0) = g0.as_chunks_mut::<8>();
     let (c1, r1) = g1.as_chunks_mut::<8>();
     for ((c, a), b) in c_src.iter().zip(c0.iter_mut()).zip(c1.iter_mut()) {
@@ -175,15 +116,12 @@ fn split2<const ROT: bool>(src: &[u8], dst: &mut [u8]) {
         *a = v as u8;
         *b = (v >> 8) as u8;
     }
-    tail.copy_from_slice(src_tail);
 }
 
-fn merge2<const ROT: bool>(src: &[u8], dst: &mut [u8]) {
-    let n = src.len() / 2;
-    let (groups, src_tail) = src.split_at(2 * n);
-    let (g0, g1) = groups.split_at(n);
-    let (elems, tail) = dst.split_at_mut(2 * n);
-    let (c_dst, r_dst) = elems.as_chunks_mut::<16>();
+/// Inverse of [`split2_swar`].
+#[inline(always)]
+fn merge2_swar<const ROT: bool>(g0: &[u8], g1: &[u8], dst: &mut [u8]) {
+    let (c_dst, r_dst) = dst.as_chunks_mut::<16>();
     let (c0, r0) = g0.as_chunks::<8>();
     let (c1, r1) = g1.as_chunks::<8>();
     for ((c, a), b) in c_dst.iter_mut().zip(c0.iter()).zip(c1.iter()) {
@@ -205,7 +143,124 @@ fn merge2<const ROT: bool>(src: &[u8], dst: &mut [u8]) {
         }
         c.copy_from_slice(&v.to_le_bytes());
     }
-    tail.copy_from_slice(src_tail);
+}
+
+/// Plain loops over 16 elements at a time, written so that LLVM vectorizes them: bytes are
+/// gathered into local arrays first, then whole elements are built, rotated and scattered.
+macro_rules! lane_kernels {
+    ($split:ident, $merge:ident, $t:ty, $w:literal) => {
+        #[inline(always)]
+        fn $split<const ROT: bool>(src: &[u8], g: [&mut [u8]; $w]) {
+            let (chunks, rest) = src.as_chunks::<{ 16 * $w }>();
+            for (i, c) in chunks.iter().enumerate() {
+                let mut outs = [[0u8; 16]; $w];
+                for e in 0..16 {
+                    let mut v = <$t>::from_le_bytes(c[e * $w..e * $w + $w].try_into().unwrap());
+                    if ROT {
+                        v = v.rotate_left(1);
+                    }
+                    let b = v.to_le_bytes();
+                    for k in 0..$w {
+                        outs[k][e] = b[k];
+                    }
+                }
+                for k in 0..$w {
+                    g[k][i * 16..i * 16 + 16].copy_from_slice(&outs[k]);
+                }
+            }
+            let done = chunks.len() * 16;
+            for (e, c) in rest.chunks_exact($w).enumerate() {
+                let mut v = <$t>::from_le_bytes(c.try_into().unwrap());
+                if ROT {
+                    v = v.rotate_left(1);
+                }
+                for (k, b) in v.to_le_bytes().into_iter().enumerate() {
+                    g[k][done + e] = b;
+                }
+            }
+        }
+
+        #[inline(always)]
+        fn $merge<const ROT: bool>(g: [&[u8]; $w], dst: &mut [u8]) {
+            let (chunks, rest) = dst.as_chunks_mut::<{ 16 * $w }>();
+            for (i, c) in chunks.iter_mut().enumerate() {
+                let mut ins = [[0u8; 16]; $w];
+                for k in 0..$w {
+                    ins[k].copy_from_slice(&g[k][i * 16..i * 16 + 16]);
+                }
+                let mut vals = [0 as $t; 16];
+                for e in 0..16 {
+                    let mut v: $t = 0;
+                    for k in 0..$w {
+                        v |= (ins[k][e] as $t) << (8 * k);
+                    }
+                    vals[e] = if ROT { v.rotate_right(1) } else { v };
+                }
+                for e in 0..16 {
+                    c[e * $w..e * $w + $w].copy_from_slice(&vals[e].to_le_bytes());
+                }
+            }
+            let done = chunks.len() * 16;
+            for (e, c) in rest.chunks_exact_mut($w).enumerate() {
+                let mut v: $t = 0;
+                for k in 0..$w {
+                    v |= (g[k][done + e] as $t) << (8 * k);
+                }
+                if ROT {
+                    v = v.rotate_right(1);
+                }
+                c.copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    };
+}
+
+lane_kernels!(split2_vec, merge2_vec, u16, 2);
+lane_kernels!(split4_vec, merge4_vec, u32, 4);
+lane_kernels!(split8_vec, merge8_vec, u64, 8);
+
+/// Splits whole elements into `groups` (`groups.len()` = width 2, 4 or 8).
+#[inline(always)]
+fn split_kernel<const VEC: bool>(src: &[u8], rot: bool, groups: &mut [&mut [u8]]) {
+    match (groups, rot) {
+        ([a, b], false) if !VEC => split2_swar::<false>(src, a, b),
+        ([a, b], true) if !VEC => split2_swar::<true>(src, a, b),
+        ([a, b], false) => split2_vec::<false>(src, [a, b]),
+        ([a, b], true) => split2_vec::<true>(src, [a, b]),
+        ([a, b, c, d], false) => split4_vec::<false>(src, [a, b, c, d]),
+        ([a, b, c, d], true) => split4_vec::<true>(src, [a, b, c, d]),
+        ([a, b, c, d, e, f, g, h], false) => split8_vec::<false>(src, [a, b, c, d, e, f, g, h]),
+        ([a, b, c, d, e, f, g, h], true) => split8_vec::<true>(src, [a, b, c, d, e, f, g, h]),
+        (g, _) => unreachable!("byte groups of width {}", g.len()),
+    }
+}
+
+/// Merges whole elements from `groups` (`groups.len()` = width 2, 4 or 8).
+#[inline(always)]
+fn merge_kernel<const VEC: bool>(groups: &[&[u8]], rot: bool, dst: &mut [u8]) {
+    match (groups, rot) {
+        (&[a, b], false) if !VEC => merge2_swar::<false>(a, b, dst),
+        (&[a, b], true) if !VEC => merge2_swar::<true>(a, b, dst),
+        (&[a, b], false) => merge2_vec::<false>([a, b], dst),
+        (&[a, b], true) => merge2_vec::<true>([a, b], dst),
+        (&[a, b, c, d], false) => merge4_vec::<false>([a, b, c, d], dst),
+        (&[a, b, c, d], true) => merge4_vec::<true>([a, b, c, d], dst),
+        (&[a, b, c, d, e, f, g, h], false) => merge8_vec::<false>([a, b, c, d, e, f, g, h], dst),
+        (&[a, b, c, d, e, f, g, h], true) => merge8_vec::<true>([a, b, c, d, e, f, g, h], dst),
+        (g, _) => unreachable!("byte groups of width {}", g.len()),
+    }
+}
+
+crate::cpu::dispatch! {
+    /// [`split_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2.
+    fn split_dispatch(src: &[u8], rot: bool, groups: &mut [&mut [u8]]) -> ()
+        = [split_kernel::<false>] / split_v3[split_kernel::<true>];
+}
+
+crate::cpu::dispatch! {
+    /// [`merge_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2.
+    fn merge_dispatch(groups: &[&[u8]], rot: bool, dst: &mut [u8]) -> ()
+        = [merge_kernel::<false>] / merge_v3[merge_kernel::<true>];
 }
 
 /// Splits `src` (elements of `width` bytes) into byte groups written to `dst`, applying
@@ -221,17 +276,27 @@ pub fn split(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
         dst.len(),
         "byte_group::split: buffers differ in length"
     );
-    let rot = transform == Transform::SignRotate;
-    match (width, rot) {
-        (1, _) => dst.copy_from_slice(src),
-        (2, false) => split2::<false>(src, dst),
-        (2, true) => split2::<true>(src, dst),
-        (4, false) => split4::<false>(src, dst),
-        (4, true) => split4::<true>(src, dst),
-        (8, false) => split8::<false>(src, dst),
-        (8, true) => split8::<true>(src, dst),
-        _ => panic!("byte_group::split: unsupported width {width}"),
+    assert!(
+        matches!(width, 1 | 2 | 4 | 8),
+        "byte_group::split: unsupported width {width}"
+    );
+    let n = group_len(src.len(), width);
+    let (groups, tail) = dst.split_at_mut(n * width);
+    let (elems, src_tail) = src.split_at(n * width);
+    tail.copy_from_slice(src_tail);
+    if width == 1 {
+        groups.copy_from_slice(elems);
+        return;
     }
+    let mut parts: [&mut [u8]; 8] = Default::default();
+    for (p, g) in parts.iter_mut().zip(groups.chunks_exact_mut(n.max(1))) {
+        *p = g;
+    }
+    split_dispatch(
+        elems,
+        transform == Transform::SignRotate,
+        &mut parts[..width],
+    );
 }
 
 /// Inverse of [`split`]: merges the group layout in `src` back into elements in `dst`, undoing
@@ -245,17 +310,45 @@ pub fn merge(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
         dst.len(),
         "byte_group::merge: buffers differ in length"
     );
-    let rot = transform == Transform::SignRotate;
-    match (width, rot) {
-        (1, _) => dst.copy_from_slice(src),
-        (2, false) => merge2::<false>(src, dst),
-        (2, true) => merge2::<true>(src, dst),
-        (4, false) => merge4::<false>(src, dst),
-        (4, true) => merge4::<true>(src, dst),
-        (8, false) => merge8::<false>(src, dst),
-        (8, true) => merge8::<true>(src, dst),
-        _ => panic!("byte_group::merge: unsupported width {width}"),
+    assert!(
+        matches!(width, 1 | 2 | 4 | 8),
+        "byte_group::merge: unsupported width {width}"
+    );
+    let n = group_len(src.len(), width);
+    let (groups, src_tail) = src.split_at(n * width);
+    let (elems, tail) = dst.split_at_mut(n * width);
+    tail.copy_from_slice(src_tail);
+    let mut parts: [&[u8]; 8] = [&[]; 8];
+    for (p, g) in parts.iter_mut().zip(groups.chunks_exact(n.max(1))) {
+        *p = g;
     }
+    merge_groups(&parts[..width], transform, elems);
+}
+
+/// Merges whole elements from separate group slices: `groups[k]` holds byte `k` of every element
+/// (after `transform`), all groups `dst.len() / groups.len()` bytes long. Lets a decoder merge
+/// groups that live in different buffers (a decoded block beside a raw block still in the input)
+/// without gathering them first.
+///
+/// # Panics
+/// If there are not 1, 2, 4 or 8 groups, or a group's length is not `dst.len() / groups.len()`
+/// (programming errors).
+pub fn merge_groups(groups: &[&[u8]], transform: Transform, dst: &mut [u8]) {
+    let w = groups.len();
+    assert!(
+        matches!(w, 1 | 2 | 4 | 8),
+        "byte_group::merge_groups: unsupported width {w}"
+    );
+    let n = dst.len() / w;
+    assert!(
+        dst.len().is_multiple_of(w) && groups.iter().all(|g| g.len() == n),
+        "byte_group::merge_groups: group lengths do not match the output"
+    );
+    if w == 1 {
+        dst.copy_from_slice(groups[0]);
+        return;
+    }
+    merge_dispatch(groups, transform == Transform::SignRotate, dst);
 }
 
 #[cfg(test)]
@@ -284,6 +377,33 @@ mod tests {
         let mut back = [0u8; 2];
         merge(&dst, 2, Transform::SignRotate, &mut back);
         assert_eq!(back, src);
+    }
+
+    #[test]
+    fn portable_and_vector_kernels_agree() {
+        let src: Vec<u8> = (0..8 * 203u32).map(|i| (i * 37 + 11) as u8).collect();
+        for w in [2usize, 4, 8] {
+            let n = src.len() / w;
+            let elems = &src[..n * w];
+            for rot in [false, true] {
+                let mut a = vec![0u8; n * w];
+                let mut b = vec![0u8; n * w];
+                {
+                    let mut pa: Vec<&mut [u8]> = a.chunks_exact_mut(n).collect();
+                    split_kernel::<false>(elems, rot, &mut pa);
+                    let mut pb: Vec<&mut [u8]> = b.chunks_exact_mut(n).collect();
+                    split_kernel::<true>(elems, rot, &mut pb);
+                }
+                assert_eq!(a, b, "split width {w} rot {rot}");
+                let groups: Vec<&[u8]> = a.chunks_exact(n).collect();
+                let mut m0 = vec![0u8; n * w];
+                let mut m1 = vec![0u8; n * w];
+                merge_kernel::<false>(&groups, rot, &mut m0);
+                merge_kernel::<true>(&groups, rot, &mut m1);
+                assert_eq!(m0, elems, "merge width {w} rot {rot}");
+                assert_eq!(m1, elems, "vector merge width {w} rot {rot}");
+            }
+        }
     }
 
     #[test]

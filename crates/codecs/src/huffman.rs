@@ -341,7 +341,9 @@ impl<'a> BitOut<'a> {
 }
 
 /// LSB-first bit reader over one stream; reads past the end see zero bits (the caller checks
-/// [`BitIn::consumed`] against the stream length afterwards).
+/// [`BitIn::consumed`] against the stream length afterwards). `Copy`, so hot loops can keep each
+/// lane in locals (registers) instead of behind a reference.
+#[derive(Clone, Copy)]
 struct BitIn<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -390,14 +392,35 @@ impl<'a> BitIn<'a> {
             self.refill_slow()
         }
     }
-    /// Decodes one symbol; requires `nbits` ≥ the table's bit count.
+    /// A reader positioned `bit` bits into `buf`, with ≥ 56 bits loaded.
+    fn at(buf: &'a [u8], bit: u64) -> Self {
+        let mut r = BitIn {
+            buf,
+            pos: (bit / 8) as usize,
+            bits: 0,
+            nbits: 0,
+        };
+        r.refill();
+        r.skip((bit % 8) as u32);
+        r
+    }
+    /// Refills when fewer than `need` bits are loaded.
     #[inline(always)]
-    fn sym<const MASK: usize>(&mut self, table: &[u16; TABLE_SIZE]) -> u16 {
-        let e = table[(self.bits as usize) & MASK & (TABLE_SIZE - 1)];
-        let l = (e & 15) as u32;
-        self.bits >>= l;
-        self.nbits -= l;
-        e >> 4
+    fn refill_if(&mut self, need: u32) {
+        if self.nbits < need {
+            self.refill();
+        }
+    }
+    /// The next `bits` bits, as a table index.
+    #[inline(always)]
+    fn index(&self, bits: u32) -> usize {
+        (self.bits as usize) & ((1 << bits) - 1) & (TABLE_SIZE - 1)
+    }
+    /// Drops `n` loaded bits.
+    #[inline(always)]
+    fn skip(&mut self, n: u32) {
+        self.bits >>= n;
+        self.nbits -= n;
     }
     #[inline(always)]
     fn take(&mut self, n: u32) -> u32 {
@@ -763,9 +786,10 @@ pub fn encode_runs(
 // ---------------------------------------------------------------------------------------------
 // Block decoding
 
-/// Reusable decoder state (the 8 KiB lookup table).
+/// Reusable decoder state (the 8 KiB single-symbol and 16 KiB multi-symbol lookup tables).
 pub struct DecodeScratch {
     table: Box<[u16; TABLE_SIZE]>,
+    multi: Box<[u32; TABLE_SIZE]>,
     lengths: [u8; MAX_SYMBOLS],
 }
 
@@ -773,19 +797,128 @@ impl Default for DecodeScratch {
     fn default() -> Self {
         DecodeScratch {
             table: Box::new([0u16; TABLE_SIZE]),
+            multi: Box::new([0u32; TABLE_SIZE]),
             lengths: [0u8; MAX_SYMBOLS],
         }
     }
 }
 
-/// Parses table and stream sizes of a Huffman block body starting at `data[0]`; returns
-/// (header bytes consumed, stream sizes, table bits).
+/// Most symbols one multi-symbol table entry decodes.
+const MULTI_MAX: usize = 3;
+
+/// `REVERSED_12[v]`: the 12 low bits of `v` in reverse order (x86-64 has no bit-reverse
+/// instruction; this makes the multi-symbol table build ~4× faster).
+static REVERSED_12: [u16; TABLE_SIZE] = {
+    let mut t = [0u16; TABLE_SIZE];
+    let mut v = 0;
+    while v < TABLE_SIZE {
+        t[v] = ((v as u32).reverse_bits() >> (32 - MAX_CODE_LEN)) as u16;
+        v += 1;
+    }
+    t
+};
+
+/// Builds the multi-symbol table of a byte code (`lengths`: 256 entries, a complete code of at
+/// most `bits` bits whose lengths are counted in `counts`), indexed by the next `bits` bits.
+/// Entry `i` holds the up to [`MULTI_MAX`] symbols whose codes lie wholly inside the bits `i`:
+/// bytes 0..=2 the symbols, bits 24..=29 the bits they use, bits 30..=31 their count (so the
+/// decoder stores the entry as it is and shifts by `entry >> 24`, whose count bits a 64-bit
+/// shift ignores).
+///
+/// Every slot is written exactly once. Slots are enumerated by the symbol sequence they start
+/// with: for each first symbol `a` and each second symbol `b` that fits after it, the slots
+/// of each fitting third symbol `c` (every `2^(la+lb+lc)`-th slot); then the slots of `ab` whose
+/// remaining `r` bits begin a code longer than `r` (in canonical order those are the `r`-bit
+/// prefixes from `prefixes[r]` on, the space that codes of length ≤ `r` leave over), which keep
+/// two symbols; likewise for the slots of `a` that hold only `a`.
+fn build_multi_table(
+    lengths: &[u8],
+    counts: &[u32; MAX_CODE_LEN as usize + 1],
+    bits: u32,
+    multi: &mut [u32; TABLE_SIZE],
+) {
+    let mut codes = [0u32; 256];
+    encode_codes(&lengths[..256], &mut codes);
+    // Used symbols as (reversed code, length, symbol), in canonical order (length, symbol).
+    let mut start = [0usize; MAX_CODE_LEN as usize + 2];
+    for l in 1..=MAX_CODE_LEN as usize {
+        start[l + 1] = start[l] + counts[l] as usize;
+    }
+    let mut used = [(0u32, 0u32, 0u32); 256];
+    for (sym, &c) in codes.iter().enumerate() {
+        let l = (c & 15) as usize;
+        if l > 0 {
+            used[start[l]] = (c >> 4, l as u32, sym as u32);
+            start[l] += 1;
+        }
+    }
+    let used = &used[..start[MAX_CODE_LEN as usize]];
+    // prefixes[r]: how many r-bit (MSB-first) prefixes codes of length ≤ r cover.
+    let mut prefixes = [0u32; MAX_CODE_LEN as usize + 1];
+    for r in 1..=bits as usize {
+        prefixes[r] = 2 * prefixes[r - 1] + counts[r];
+    }
+    let size = 1usize << bits;
+    // Slots `prefix | x << u` whose next code does not fit the remaining bits.
+    let fill_long = |multi: &mut [u32; TABLE_SIZE], prefix: u32, u: u32, entry: u32| {
+        let r = bits - u;
+        if r == 0 {
+            multi[prefix as usize] = entry;
+            return;
+        }
+        for v in prefixes[r as usize]..1 << r {
+            let rev = (REVERSED_12[v as usize] >> (MAX_CODE_LEN - r)) as u32;
+            multi[(prefix | rev << u) as usize & (TABLE_SIZE - 1)] = entry;
+        }
+    };
+    for &(ca, la, sa) in used {
+        let ea = sa;
+        for &(cb, lb, sb) in used {
+            let u2 = la + lb;
+            if u2 > bits {
+                break;
+            }
+            let c2 = ca | cb << la;
+            let eab = ea | sb << 8;
+            for &(cc, lc, sc) in used {
+                let u3 = u2 + lc;
+                if u3 > bits {
+                    break;
+                }
+                let entry = eab | sc << 16 | 3 << 30 | u3 << 24;
+                for slot in multi[..size]
+                    .iter_mut()
+                    .skip((c2 | cc << u2) as usize)
+                    .step_by(1 << u3)
+                {
+                    *slot = entry;
+                }
+            }
+            fill_long(multi, c2, u2, eab | 2 << 30 | u2 << 24);
+        }
+        fill_long(multi, ca, la, ea | 1 << 30 | la << 24);
+    }
+}
+
+/// How a block's codes are looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    /// One symbol per lookup (`symbol << 4 | length` entries).
+    Single,
+    /// Up to [`MULTI_MAX`] symbols per lookup ([`build_multi_table`] entries).
+    Multi,
+}
+
+/// Parses table and stream sizes of a Huffman block body starting at `data[0]`, checks that the
+/// code is complete and builds the lookup table; returns (header bytes consumed, stream sizes,
+/// table bits, lookup). Byte codes (`nsym` = 256) whose mean length under their own distribution
+/// is at most half the table bits get the multi-symbol table.
 fn read_header(
     data: &[u8],
     nsym: usize,
     scratch: &mut DecodeScratch,
     block_off: u64,
-) -> Result<(usize, [usize; 4], u32), DecodeError> {
+) -> Result<(usize, [usize; 4], u32, Lookup), DecodeError> {
     let lengths = &mut scratch.lengths[..nsym];
     let table_bytes = read_table(data, lengths).map_err(|reason| {
         if reason == "code table runs past the end of the block" {
@@ -801,14 +934,38 @@ fn read_header(
             }
         }
     })?;
-    let max = lengths.iter().copied().max().unwrap_or(0) as u32;
-    let bits = if max <= 11 { 11 } else { MAX_CODE_LEN };
-    build_decode_table(lengths, bits, &mut scratch.table[..]).map_err(|reason| {
-        DecodeError::InvalidCodeTable {
-            block: block_off,
-            reason,
-        }
-    })?;
+    let invalid = |reason| DecodeError::InvalidCodeTable {
+        block: block_off,
+        reason,
+    };
+    let mut counts = [0u32; MAX_CODE_LEN as usize + 1];
+    for &l in lengths.iter() {
+        counts[l as usize] += 1;
+    }
+    counts[0] = 0;
+    // Kraft sum and mean length (under 2^-length), both scaled by 2^12.
+    let (mut kraft, mut mean) = (0u64, 0u64);
+    for (l, &c) in counts.iter().enumerate().skip(1) {
+        kraft += (c as u64) << (MAX_CODE_LEN as usize - l);
+        mean += (c as u64 * l as u64) << (MAX_CODE_LEN as usize - l);
+    }
+    match kraft.cmp(&(1 << MAX_CODE_LEN)) {
+        std::cmp::Ordering::Greater => return Err(invalid("over-subscribed code lengths")),
+        std::cmp::Ordering::Less => return Err(invalid("incomplete code lengths")),
+        std::cmp::Ordering::Equal => {}
+    }
+    let bits = if counts[MAX_CODE_LEN as usize] == 0 {
+        11
+    } else {
+        MAX_CODE_LEN
+    };
+    let lookup = if nsym == 256 && 2 * mean <= (bits as u64) << MAX_CODE_LEN {
+        build_multi_table(lengths, &counts, bits, &mut scratch.multi);
+        Lookup::Multi
+    } else {
+        build_decode_table(lengths, bits, &mut scratch.table[..]).map_err(invalid)?;
+        Lookup::Single
+    };
     let mut pos = table_bytes;
     let mut sizes = [0usize; 4];
     for s in sizes.iter_mut() {
@@ -818,7 +975,7 @@ fn read_header(
             available: data.len() as u64,
         })? as usize;
     }
-    Ok((pos, sizes, bits))
+    Ok((pos, sizes, bits, lookup))
 }
 
 fn split_streams(
@@ -875,81 +1032,297 @@ pub fn decode_plain(
     data_off: u64,
     block_off: u64,
 ) -> Result<usize, DecodeError> {
-    let (pos, sizes, bits) = read_header(data, 256, scratch, block_off)?;
-    let (streams, end) = split_streams(data, pos, sizes, data_off)?;
-    let table: &[u16; TABLE_SIZE] = &scratch.table;
-    if bits <= 11 {
-        decode4::<5, 0x7ff>(table, streams, out, block_off)?;
-    } else {
-        decode4::<4, 0xfff>(table, streams, out, block_off)?;
+    let (pos, sizes, bits, lookup) = read_header(data, 256, scratch, block_off)?;
+    let total: usize = sizes.iter().sum();
+    if total > data.len() - pos {
+        return Err(DecodeError::Truncated {
+            offset: data_off + pos as u64,
+            needed: total as u64,
+            available: (data.len() - pos) as u64,
+        });
     }
-    Ok(end)
+    let streams = &data[pos..pos + total];
+    let lanes = Lanes::new(sizes, out.len());
+    let done = match lookup {
+        Lookup::Multi => kernels::decode_multi(bits, &scratch.multi, streams, &lanes, out),
+        Lookup::Single => kernels::decode_single(bits, &scratch.table, streams, &lanes, out),
+    };
+    for j in 0..4 {
+        let (bp, p) = done[j];
+        let stream = &streams[lanes.input[j]..lanes.input[j + 1]];
+        let mut r = BitIn::at(stream, bp - 8 * lanes.input[j] as u64);
+        let o = &mut out[p..lanes.output[j + 1]];
+        match lookup {
+            Lookup::Multi => {
+                let lengths = &scratch.lengths;
+                for x in o.iter_mut() {
+                    r.refill_if(bits);
+                    let sym = scratch.multi[r.index(bits)] as u8;
+                    r.skip(lengths[sym as usize] as u32);
+                    *x = sym;
+                }
+            }
+            Lookup::Single => {
+                for x in o.iter_mut() {
+                    r.refill_if(bits);
+                    let e = scratch.table[r.index(bits)];
+                    r.skip((e & 15) as u32);
+                    *x = (e >> 4) as u8;
+                }
+            }
+        }
+        check_end(&r, j, block_off)?;
+    }
+    Ok(pos + total)
 }
 
-/// Four-stream lockstep decoder: `K` symbols per stream per refill, table index mask `MASK`.
-fn decode4<const K: usize, const MASK: usize>(
-    table: &[u16; TABLE_SIZE],
-    streams: [&[u8]; 4],
-    out: &mut [u8],
-    block_off: u64,
-) -> Result<(), DecodeError> {
-    let qs = quarters(out.len());
-    let (o0, rest) = out.split_at_mut(qs[0]);
-    let (o1, rest) = rest.split_at_mut(qs[1]);
-    let (o2, o3) = rest.split_at_mut(qs[2]);
-    let mut r = [
-        BitIn::new(streams[0]),
-        BitIn::new(streams[1]),
-        BitIn::new(streams[2]),
-        BitIn::new(streams[3]),
-    ];
-    let done;
-    {
-        let (c0, _) = o0.as_chunks_mut::<K>();
-        let (c1, _) = o1.as_chunks_mut::<K>();
-        let (c2, _) = o2.as_chunks_mut::<K>();
-        let (c3, _) = o3.as_chunks_mut::<K>();
-        let [r0, r1, r2, r3] = &mut r;
-        let mut i = 0;
-        for (((x0, x1), x2), x3) in c0
-            .iter_mut()
-            .zip(c1.iter_mut())
-            .zip(c2.iter_mut())
-            .zip(c3.iter_mut())
-        {
-            if !(r0.can_refill_fast()
-                && r1.can_refill_fast()
-                && r2.can_refill_fast()
-                && r3.can_refill_fast())
-            {
-                break;
-            }
-            r0.refill_fast();
-            r1.refill_fast();
-            r2.refill_fast();
-            r3.refill_fast();
-            for k in 0..K {
-                x0[k] = r0.sym::<MASK>(table) as u8;
-                x1[k] = r1.sym::<MASK>(table) as u8;
-                x2[k] = r2.sym::<MASK>(table) as u8;
-                x3[k] = r3.sym::<MASK>(table) as u8;
-            }
-            i += 1;
+/// Where the four streams of a block start in its stream bytes, and the quarters they decode
+/// to in its output (`input[4]`, `output[4]`: the ends).
+struct Lanes {
+    input: [usize; 5],
+    output: [usize; 5],
+}
+
+impl Lanes {
+    fn new(sizes: [usize; 4], n: usize) -> Lanes {
+        let q = quarters(n);
+        let mut l = Lanes {
+            input: [0; 5],
+            output: [0; 5],
+        };
+        for j in 0..4 {
+            l.input[j + 1] = l.input[j] + sizes[j];
+            l.output[j + 1] = l.output[j] + q[j];
         }
-        done = i * K;
+        l
     }
-    let outs: [&mut [u8]; 4] = [o0, o1, o2, o3];
-    let need = if MASK == 0x7ff { 11 } else { 12 };
-    for (j, (o, rd)) in outs.into_iter().zip(r.iter_mut()).enumerate() {
-        for x in o[done..].iter_mut() {
-            if rd.nbits < need {
-                rd.refill();
+}
+
+/// The hot loops of block decoding, compiled for the baseline and for x86-64-v3 ([`crate::cpu`]).
+///
+/// Each lane (stream `j` and its output quarter) is decoded in rounds of `K` table lookups
+/// (`K · bits` ≤ 55), the four lanes interleaved so their dependency chains overlap. A round
+/// loads 8 stream bytes at the lane's bit position, shifts off the bits already used and sets a
+/// sentinel bit 63; after the lookups, the sentinel has moved down by exactly the bits consumed,
+/// so the position advances by `leading_zeros` (no per-lookup bookkeeping). Rounds run in
+/// batches whose count is computed up front so that no round reads past its stream or writes past
+/// its quarter (a multi-symbol round stores 4 bytes per lookup, up to 3 past the symbols it
+/// keeps). The caller decodes what is left of each lane one symbol at a time.
+mod kernels {
+    use super::{Lanes, MULTI_MAX, TABLE_SIZE};
+
+    /// Stream bytes a round may advance (⌈55 / 8⌉ bits, rounded up from any bit offset).
+    const ROUND_INPUT: usize = 7;
+
+    #[inline(always)]
+    fn load(streams: &[u8], bp: u64) -> u64 {
+        let at = (bp >> 3) as usize;
+        let v = u64::from_le_bytes(streams[at..at + 8].try_into().unwrap());
+        (v >> (bp & 7)) | 1 << 63
+    }
+
+    /// Bytes a multi-symbol round may write past its lane's position: K ≤ 5 lookups, each
+    /// storing a whole 4-byte entry at most 3 bytes after the previous one (3·4 + 4).
+    const MULTI_ROOM: usize = 16;
+
+    /// The first [`MULTI_ROOM`] bytes of `out`.
+    #[inline(always)]
+    fn window(out: &mut [u8]) -> &mut [u8; MULTI_ROOM] {
+        (&mut out[..MULTI_ROOM]).try_into().unwrap()
+    }
+
+    /// Stores the symbols of multi-symbol entry `e` at `q` of the round's window (`q` ≤ 12).
+    #[inline(always)]
+    fn put(w: &mut [u8; MULTI_ROOM], q: usize, e: u32) {
+        let q = q.min(MULTI_ROOM - 4);
+        w[q..q + 4].copy_from_slice(&e.to_le_bytes());
+    }
+
+    /// Rounds every lane can still run without leaving its stream or quarter.
+    #[inline(always)]
+    fn safe_rounds(lanes: &Lanes, state: &[(u64, usize); 4], room: usize, advance: usize) -> usize {
+        let mut n = usize::MAX;
+        for (j, &(bp, p)) in state.iter().enumerate() {
+            let at = (bp >> 3) as usize;
+            let (in_end, out_end) = (lanes.input[j + 1], lanes.output[j + 1]);
+            if at + 8 > in_end || p + room > out_end {
+                return 0;
             }
-            *x = rd.sym::<MASK>(table) as u8;
+            n = n
+                .min((in_end - at - 8) / ROUND_INPUT + 1)
+                .min((out_end - p - room) / advance + 1);
         }
-        check_end(rd, j, block_off)?;
+        n
     }
-    Ok(())
+
+    #[inline(always)]
+    fn multi_lanes<const K: usize, const MASK: usize>(
+        multi: &[u32; TABLE_SIZE],
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+    ) -> [(u64, usize); 4] {
+        let mut st: [(u64, usize); 4] =
+            std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
+        loop {
+            let n = safe_rounds(lanes, &st, MULTI_ROOM, MULTI_MAX * K);
+            if n == 0 {
+                return st;
+            }
+            let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+            for _ in 0..n {
+                let mut x0 = load(streams, b0);
+                let mut x1 = load(streams, b1);
+                let mut x2 = load(streams, b2);
+                let mut x3 = load(streams, b3);
+                // Lanes are in order and every window ends inside its own quarter.
+                let (a, rest) = out.split_at_mut(p1);
+                let (b, rest) = rest.split_at_mut(p2 - p1);
+                let (c, d) = rest.split_at_mut(p3 - p2);
+                let w0 = window(&mut a[p0..]);
+                let w1 = window(b);
+                let w2 = window(c);
+                let w3 = window(d);
+                let (mut q0, mut q1, mut q2, mut q3) = (0usize, 0usize, 0usize, 0usize);
+                for _ in 0..K {
+                    let e0 = multi[x0 as usize & MASK];
+                    let e1 = multi[x1 as usize & MASK];
+                    let e2 = multi[x2 as usize & MASK];
+                    let e3 = multi[x3 as usize & MASK];
+                    put(w0, q0, e0);
+                    put(w1, q1, e1);
+                    put(w2, q2, e2);
+                    put(w3, q3, e3);
+                    q0 += (e0 >> 30) as usize;
+                    q1 += (e1 >> 30) as usize;
+                    q2 += (e2 >> 30) as usize;
+                    q3 += (e3 >> 30) as usize;
+                    x0 >>= (e0 >> 24) & 63;
+                    x1 >>= (e1 >> 24) & 63;
+                    x2 >>= (e2 >> 24) & 63;
+                    x3 >>= (e3 >> 24) & 63;
+                }
+                p0 += q0;
+                p1 += q1;
+                p2 += q2;
+                p3 += q3;
+                b0 += x0.leading_zeros() as u64;
+                b1 += x1.leading_zeros() as u64;
+                b2 += x2.leading_zeros() as u64;
+                b3 += x3.leading_zeros() as u64;
+            }
+            st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
+        }
+    }
+
+    #[inline(always)]
+    fn single_lanes<const K: usize, const MASK: usize>(
+        table: &[u16; TABLE_SIZE],
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+    ) -> [(u64, usize); 4] {
+        let mut st: [(u64, usize); 4] =
+            std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
+        loop {
+            let n = safe_rounds(lanes, &st, K, K);
+            if n == 0 {
+                return st;
+            }
+            let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+            for _ in 0..n {
+                let mut x0 = load(streams, b0);
+                let mut x1 = load(streams, b1);
+                let mut x2 = load(streams, b2);
+                let mut x3 = load(streams, b3);
+                let o0: &mut [u8; K] = (&mut out[p0..p0 + K]).try_into().unwrap();
+                for o in o0.iter_mut() {
+                    let e = table[x0 as usize & MASK];
+                    *o = (e >> 4) as u8;
+                    x0 >>= e & 15;
+                }
+                let o1: &mut [u8; K] = (&mut out[p1..p1 + K]).try_into().unwrap();
+                for o in o1.iter_mut() {
+                    let e = table[x1 as usize & MASK];
+                    *o = (e >> 4) as u8;
+                    x1 >>= e & 15;
+                }
+                let o2: &mut [u8; K] = (&mut out[p2..p2 + K]).try_into().unwrap();
+                for o in o2.iter_mut() {
+                    let e = table[x2 as usize & MASK];
+                    *o = (e >> 4) as u8;
+                    x2 >>= e & 15;
+                }
+                let o3: &mut [u8; K] = (&mut out[p3..p3 + K]).try_into().unwrap();
+                for o in o3.iter_mut() {
+                    let e = table[x3 as usize & MASK];
+                    *o = (e >> 4) as u8;
+                    x3 >>= e & 15;
+                }
+                b0 += x0.leading_zeros() as u64;
+                b1 += x1.leading_zeros() as u64;
+                b2 += x2.leading_zeros() as u64;
+                b3 += x3.leading_zeros() as u64;
+                p0 += K;
+                p1 += K;
+                p2 += K;
+                p3 += K;
+            }
+            st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
+        }
+    }
+
+    #[inline(always)]
+    fn decode_multi_impl(
+        bits: u32,
+        multi: &[u32; TABLE_SIZE],
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+    ) -> [(u64, usize); 4] {
+        if bits <= 11 {
+            multi_lanes::<5, 0x7ff>(multi, streams, lanes, out)
+        } else {
+            multi_lanes::<4, 0xfff>(multi, streams, lanes, out)
+        }
+    }
+
+    #[inline(always)]
+    fn decode_single_impl(
+        bits: u32,
+        table: &[u16; TABLE_SIZE],
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+    ) -> [(u64, usize); 4] {
+        if bits <= 11 {
+            single_lanes::<5, 0x7ff>(table, streams, lanes, out)
+        } else {
+            single_lanes::<4, 0xfff>(table, streams, lanes, out)
+        }
+    }
+
+    crate::cpu::dispatch! {
+        /// Runs the multi-symbol rounds; returns each lane's (bit position, output position).
+        pub(super) fn decode_multi(
+            bits: u32,
+            multi: &[u32; TABLE_SIZE],
+            streams: &[u8],
+            lanes: &Lanes,
+            out: &mut [u8],
+        ) -> [(u64, usize); 4] = decode_multi_impl / decode_multi_v3;
+    }
+
+    crate::cpu::dispatch! {
+        /// Runs the one-symbol rounds; returns each lane's (bit position, output position).
+        pub(super) fn decode_single(
+            bits: u32,
+            table: &[u16; TABLE_SIZE],
+            streams: &[u8],
+            lanes: &Lanes,
+            out: &mut [u8],
+        ) -> [(u64, usize); 4] = decode_single_impl / decode_single_v3;
+    }
 }
 
 /// Decodes a Huffman-with-runs block body (starting at `run_value`) into `out`. Returns the
@@ -976,7 +1349,7 @@ pub fn decode_runs(
             reason: "run symbol count out of range 1..=21",
         });
     }
-    let (pos, sizes, bits) = read_header(&data[2..], 256 + nrun, scratch, block_off)?;
+    let (pos, sizes, bits, _) = read_header(&data[2..], 256 + nrun, scratch, block_off)?;
     let (streams, end) = split_streams(data, pos + 2, sizes, data_off)?;
     let mask = (1usize << bits) - 1;
     let table: &[u16; TABLE_SIZE] = &scratch.table;

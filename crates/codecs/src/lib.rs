@@ -12,11 +12,12 @@
 //! assert!(packed.len() < data.len());
 //! assert_eq!(decode(&packed, data.len()).unwrap(), data);
 //! ```
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod bitsnap;
 pub mod byte_group;
+mod cpu;
 mod cursor;
 pub mod error;
 pub mod huffman;

@@ -499,12 +499,32 @@ impl Decoder {
             let (elems, tail) = out.split_at_mut(e * w);
             let res = (|| {
                 for row in elems.chunks_mut(row_bytes) {
-                    let g = &mut grouped[..row.len()];
-                    for block in g.chunks_mut(row.len() / w) {
-                        pos +=
-                            self.decode_block(&payload[pos..], block, base_offset + pos as u64)?;
+                    let n = row.len() / w;
+                    // Raw blocks are merged straight from the payload; the others are decoded
+                    // into the row buffer first.
+                    let mut raw_at = [None; 8];
+                    for (k, block) in grouped[..row.len()].chunks_mut(n).enumerate() {
+                        if payload.get(pos) == Some(&KIND_RAW) && payload.len() - pos > n {
+                            raw_at[k] = Some(pos + 1);
+                            pos += 1 + n;
+                        } else {
+                            pos += self.decode_block(
+                                &payload[pos..],
+                                block,
+                                base_offset + pos as u64,
+                            )?;
+                        }
                     }
-                    byte_group::merge(g, w, params.transform, row);
+                    let mut groups: [&[u8]; 8] = [&[]; 8];
+                    for (k, (g, block)) in
+                        groups.iter_mut().zip(grouped.chunks(n)).take(w).enumerate()
+                    {
+                        *g = match raw_at[k] {
+                            Some(at) => &payload[at..at + n],
+                            None => block,
+                        };
+                    }
+                    byte_group::merge_groups(&groups[..w], params.transform, row);
                 }
                 let rest = &payload[pos..];
                 if rest.len() < tail.len() {
