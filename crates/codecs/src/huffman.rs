@@ -656,11 +656,7 @@ pub fn encode_plain(
     if scratch.plain.len() < 4 * cap {
         scratch.plain.resize(4 * cap, 0);
     }
-    let sizes = if max_len <= 11 {
-        encode4::<5>(block, qs, &codes, &mut scratch.plain, cap)
-    } else {
-        encode4::<4>(block, qs, &codes, &mut scratch.plain, cap)
-    };
+    let sizes = encode_lanes_dispatch(max_len <= 11, block, qs, &codes, &mut scratch.plain, cap);
     for &s in &sizes {
         put_leb128(s as u32, out);
     }
@@ -670,66 +666,83 @@ pub fn encode_plain(
 }
 
 /// Encodes the four quarters of `block` into `buf` (stream j at `j * cap`), `K` symbols per
-/// stream between flushes (K · max code length ≤ 56). Returns the stream sizes.
-fn encode4<const K: usize>(
+/// flush (K · max code length ≤ 55, so a flush never has 8 whole bytes and needs no branch).
+/// Unlike decoding, encoding has no long dependency chain to hide (code lookups depend only on
+/// the input), so the quarters are coded one after the other: one lane's state fits in
+/// registers, where four interleaved lanes spilled (measured: 14.7 → 7 instructions per symbol).
+/// Returns the stream sizes.
+#[inline(always)]
+fn encode_lanes<const K: usize>(
     block: &[u8],
     qs: [usize; 4],
     codes: &[u32; 256],
     buf: &mut [u8],
     cap: usize,
 ) -> [usize; 4] {
-    let (b0, rest) = block.split_at(qs[0]);
-    let (b1, rest) = rest.split_at(qs[1]);
-    let (b2, b3) = rest.split_at(qs[2]);
-    let mut pos = [0, cap, 2 * cap, 3 * cap];
-    let mut bits = [0u64; 4];
-    let mut nb = [0u32; 4];
-    let (c0, _) = b0.as_chunks::<K>();
-    let (c1, _) = b1.as_chunks::<K>();
-    let (c2, _) = b2.as_chunks::<K>();
-    let (c3, _) = b3.as_chunks::<K>();
-    for (((x0, x1), x2), x3) in c0.iter().zip(c1).zip(c2).zip(c3) {
-        for k in 0..K {
-            let e0 = codes[x0[k] as usize];
-            let e1 = codes[x1[k] as usize];
-            let e2 = codes[x2[k] as usize];
-            let e3 = codes[x3[k] as usize];
-            bits[0] |= ((e0 >> 4) as u64) << nb[0];
-            nb[0] += e0 & 15;
-            bits[1] |= ((e1 >> 4) as u64) << nb[1];
-            nb[1] += e1 & 15;
-            bits[2] |= ((e2 >> 4) as u64) << nb[2];
-            nb[2] += e2 & 15;
-            bits[3] |= ((e3 >> 4) as u64) << nb[3];
-            nb[3] += e3 & 15;
-        }
-        for j in 0..4 {
-            flush(buf, &mut pos[j], &mut bits[j], &mut nb[j]);
-        }
-    }
-    let done = c0.len() * K;
-    let parts: [&[u8]; 4] = [b0, b1, b2, b3];
+    // Code bits and lengths in separate tables: two loads instead of a load, a shift and a mask.
+    let bits_of: [u64; 256] = std::array::from_fn(|s| (codes[s] >> 4) as u64);
+    let len_of: [u8; 256] = std::array::from_fn(|s| (codes[s] & 15) as u8);
     let mut sizes = [0usize; 4];
-    for j in 0..4 {
-        for &b in &parts[j][done..] {
-            let e = codes[b as usize];
-            bits[j] |= ((e >> 4) as u64) << nb[j];
-            nb[j] += e & 15;
-            flush(buf, &mut pos[j], &mut bits[j], &mut nb[j]);
+    let mut start = 0;
+    for (j, size) in sizes.iter_mut().enumerate() {
+        let part = &block[start..start + qs[j]];
+        start += qs[j];
+        let out = &mut buf[j * cap..(j + 1) * cap];
+        let (mut pos, mut bits, mut nb) = (0usize, 0u64, 0u32);
+        let (chunks, rest) = part.as_chunks::<K>();
+        for c in chunks {
+            for &b in c {
+                bits |= bits_of[b as usize] << nb;
+                nb += len_of[b as usize] as u32;
+            }
+            flush(out, &mut pos, &mut bits, &mut nb);
         }
-        flush(buf, &mut pos[j], &mut bits[j], &mut nb[j]);
-        sizes[j] = pos[j] + (nb[j] > 0) as usize - j * cap;
+        for &b in rest {
+            bits |= bits_of[b as usize] << nb;
+            nb += len_of[b as usize] as u32;
+        }
+        flush(out, &mut pos, &mut bits, &mut nb);
+        *size = pos + (nb > 0) as usize;
+        out[pos..pos + 8].copy_from_slice(&bits.to_le_bytes());
     }
     sizes
 }
 
-/// Stores the bit buffer at `pos`, advances past its whole bytes and keeps the rest.
+#[inline(always)]
+fn encode_lanes_impl(
+    k5: bool,
+    block: &[u8],
+    qs: [usize; 4],
+    codes: &[u32; 256],
+    buf: &mut [u8],
+    cap: usize,
+) -> [usize; 4] {
+    if k5 {
+        encode_lanes::<5>(block, qs, codes, buf, cap)
+    } else {
+        encode_lanes::<4>(block, qs, codes, buf, cap)
+    }
+}
+
+crate::cpu::dispatch! {
+    /// [`encode_lanes`] with 5 (`k5`, codes ≤ 11 bits) or 4 symbols per flush.
+    fn encode_lanes_dispatch(
+        k5: bool,
+        block: &[u8],
+        qs: [usize; 4],
+        codes: &[u32; 256],
+        buf: &mut [u8],
+        cap: usize,
+    ) -> [usize; 4] = encode_lanes_impl / encode_lanes_v3;
+}
+
+/// Stores the bit buffer at `pos`, advances past its whole bytes and keeps the rest (`nb` ≤ 63
+/// on entry, so at most 7 whole bytes).
 #[inline(always)]
 fn flush(buf: &mut [u8], pos: &mut usize, bits: &mut u64, nb: &mut u32) {
     buf[*pos..*pos + 8].copy_from_slice(&bits.to_le_bytes());
-    let bytes = *nb >> 3;
-    *pos += bytes as usize;
-    *bits = if bytes == 8 { 0 } else { *bits >> (bytes * 8) };
+    *pos += (*nb >> 3) as usize;
+    *bits >>= *nb & 56;
     *nb &= 7;
 }
 
