@@ -457,8 +457,8 @@ fn looks_incompressible(block: &[u8]) -> bool {
     }
     let n = (words.len() * 8) as u32;
     let mut s = 0f64;
-    for i in 0..256 {
-        let c = h[0][i] + h[1][i] + h[2][i] + h[3][i];
+    for ((a, b), (c, d)) in h[0].iter().zip(&h[1]).zip(h[2].iter().zip(&h[3])) {
+        let c = a + b + c + d;
         if c > 0 {
             s += c as f64 * log2_approx(c);
         }
