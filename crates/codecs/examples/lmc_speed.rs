@@ -33,10 +33,14 @@ fn dtype_size(d: &str) -> Option<usize> {
     })
 }
 
-/// CPU time of the calling thread in seconds (Linux), immune to other processes' load.
+/// CPU time of the calling thread in seconds, immune to other processes' scheduling.
 fn thread_cpu() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(s.split_whitespace().next()?.parse::<f64>().ok()? / 1e9)
+    Some(
+        cpu_time::ThreadTime::try_now()
+            .ok()?
+            .as_duration()
+            .as_secs_f64(),
+    )
 }
 
 /// Best wall time of `iters` runs (and, single-threaded, the best CPU time).

@@ -899,12 +899,9 @@ fn build_multi_table(
                     break;
                 }
                 let entry = eab | sc << 16 | 3 << 30 | u3 << 24;
-                for slot in multi[..size]
-                    .iter_mut()
-                    .skip((c2 | cc << u2) as usize)
-                    .step_by(1 << u3)
-                {
-                    *slot = entry;
+                let at = (c2 | cc << u2) as usize;
+                for chunk in multi[..size].chunks_exact_mut(1 << u3) {
+                    chunk[at] = entry;
                 }
             }
             fill_long(multi, c2, u2, eab | 2 << 30 | u2 << 24);
