@@ -406,6 +406,19 @@ pub fn decode_into(stream: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
     decode_with(stream, len, |_| out)
 }
 
+/// [`decode`] into a reused `Vec`: resized to `expected_len` only once the stream is known to
+/// justify it (its capacity is kept between calls).
+pub fn decode_into_vec(
+    stream: &[u8],
+    expected_len: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), DecodeError> {
+    decode_with(stream, expected_len, |len| {
+        out.resize(len, 0);
+        &mut out[..]
+    })
+}
+
 /// Decodes after all checks on the declared length; `alloc(len)` provides the output buffer only
 /// once the stream is known to justify `len` bytes.
 fn decode_with<'o>(

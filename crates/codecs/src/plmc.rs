@@ -483,6 +483,15 @@ pub fn decode_with_threads(
     Ok(out)
 }
 
+/// Checks a PLMC stream's header and that it could decode to `expected_len` bytes at all
+/// ([`DecodeError::TooLarge`] otherwise), without decoding: what a caller sizing its own output
+/// buffer must call first.
+pub fn check(stream: &[u8], expected_len: usize) -> Result<StreamInfo, DecodeError> {
+    let info = read_header(stream)?;
+    check_len(stream, &info, expected_len)?;
+    Ok(info)
+}
+
 /// Decompresses a PLMC stream into `out`, whose length must be the original length.
 pub fn decode_into(stream: &[u8], out: &mut [u8]) -> Result<(), DecodeError> {
     decode_into_with_threads(stream, out, None)

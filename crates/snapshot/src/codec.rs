@@ -191,18 +191,30 @@ impl Codec {
     /// Encodes one frame into `out` (cleared first); `base` holds the base tensor's bytes at the
     /// same position for delta frames.
     pub fn encode_frame(&self, raw: &[u8], base: Option<&[u8]>, out: &mut Vec<u8>) {
+        self.encode_frame_with(raw, base, out, &mut Vec::new());
+    }
+
+    /// [`Codec::encode_frame`] with a caller-owned scratch buffer for the XOR of delta frames, so
+    /// that repeated calls allocate nothing.
+    pub fn encode_frame_with(
+        &self,
+        raw: &[u8],
+        base: Option<&[u8]>,
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+    ) {
         out.clear();
         if let Codec::BitSnapDelta {
             width,
             entropy_coded,
         } = self
         {
-            let zeros;
             let base = match base {
                 Some(b) => b,
                 None => {
-                    zeros = vec![0u8; raw.len()];
-                    &zeros
+                    scratch.clear();
+                    scratch.resize(raw.len(), 0);
+                    &scratch[..]
                 }
             };
             out.extend(bitsnap::encode_delta(
@@ -213,11 +225,11 @@ impl Codec {
             ));
             return;
         }
-        let xored;
         let input = match base {
             Some(b) => {
-                xored = raw.iter().zip(b).map(|(a, b)| a ^ b).collect::<Vec<u8>>();
-                &xored[..]
+                scratch.clear();
+                scratch.extend(raw.iter().zip(b).map(|(a, b)| a ^ b));
+                &scratch[..]
             }
             None => raw,
         };
@@ -244,23 +256,41 @@ impl Codec {
         raw_len: usize,
         base: Option<&[u8]>,
     ) -> Result<Vec<u8>, DecodeError> {
+        let mut out = Vec::new();
+        self.decode_frame_into(payload, raw_len, base, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Codec::decode_frame`] into a reused buffer: on success `out` holds exactly the frame's
+    /// `raw_len` bytes. `out` grows only after the payload has been checked to justify `raw_len`
+    /// bytes, and keeps its capacity between calls (no fresh pages for every frame).
+    pub fn decode_frame_into(
+        &self,
+        payload: &[u8],
+        raw_len: usize,
+        base: Option<&[u8]>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
         if let Codec::BitSnapDelta { .. } = self {
-            return match base {
-                Some(b) => bitsnap::decode_delta(payload, b),
-                None => bitsnap::decode_delta(payload, &vec![0u8; raw_len.min(payload.len() * 64)])
-                    .and_then(|v| {
-                        if v.len() == raw_len {
-                            Ok(v)
-                        } else {
-                            Err(DecodeError::LengthMismatch {
-                                expected: raw_len as u64,
-                                actual: v.len() as u64,
-                            })
-                        }
-                    }),
+            *out = match base {
+                Some(b) => bitsnap::decode_delta(payload, b)?,
+                None => {
+                    let v = bitsnap::decode_delta(
+                        payload,
+                        &vec![0u8; raw_len.min(payload.len() * 64)],
+                    )?;
+                    if v.len() != raw_len {
+                        return Err(DecodeError::LengthMismatch {
+                            expected: raw_len as u64,
+                            actual: v.len() as u64,
+                        });
+                    }
+                    v
+                }
             };
+            return Ok(());
         }
-        let mut out = match self {
+        match self {
             Codec::Stored => {
                 if payload.len() != raw_len {
                     return Err(DecodeError::LengthMismatch {
@@ -268,18 +298,23 @@ impl Codec {
                         actual: payload.len() as u64,
                     });
                 }
-                payload.to_vec()
+                out.clear();
+                out.extend_from_slice(payload);
             }
-            Codec::Lmc { .. } => bitlens_codecs::decode(payload, raw_len)?,
-            Codec::NeuZip(_) => neuzip::decode(payload, raw_len)?,
-            Codec::BitSnapQuant { .. } => bitsnap::decode_quant(payload, raw_len)?,
+            Codec::Lmc { .. } => {
+                bitlens_codecs::plmc::check(payload, raw_len)?;
+                out.resize(raw_len, 0);
+                bitlens_codecs::decode_into(payload, out)?;
+            }
+            Codec::NeuZip(_) => neuzip::decode_into_vec(payload, raw_len, out)?,
+            Codec::BitSnapQuant { .. } => *out = bitsnap::decode_quant(payload, raw_len)?,
             Codec::BitSnapDelta { .. } => unreachable!("handled above"),
-        };
+        }
         if let Some(b) = base {
             for (o, b) in out.iter_mut().zip(b) {
                 *o ^= b;
             }
         }
-        Ok(out)
+        Ok(())
     }
 }

@@ -62,19 +62,32 @@ fn read_vec<R: ReadAt + ?Sized>(
     offset: u64,
     len: u64,
 ) -> Result<Vec<u8>, SnapshotError> {
+    let mut buf = Vec::new();
+    read_into(src, what, offset, len, &mut buf)?;
+    Ok(buf)
+}
+
+/// Reads `len` bytes at `offset` into `buf` (resized to `len`, capacity kept), after checking
+/// that they lie inside the source: allocation never exceeds the source's size.
+fn read_into<R: ReadAt + ?Sized>(
+    src: &R,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+    buf: &mut Vec<u8>,
+) -> Result<(), SnapshotError> {
     let size = src.size();
-    let end = offset.checked_add(len).filter(|&e| e <= size);
-    let Some(end) = end else {
+    if offset.checked_add(len).is_none_or(|e| e > size) {
         return Err(SnapshotError::Truncated {
             what,
             offset,
             end: offset.saturating_add(len),
             size,
         });
-    };
-    let mut buf = vec![0u8; (end - offset) as usize];
-    src.read_exact_at(offset, &mut buf)?;
-    Ok(buf)
+    }
+    buf.resize(len as usize, 0);
+    src.read_exact_at(offset, buf)?;
+    Ok(())
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -288,6 +301,8 @@ impl<R: Source> SnapshotReader<R> {
         }
         let mut verifier = Verifier::default();
         let mut pending: std::collections::VecDeque<usize> = which.iter().copied().collect();
+        // Buffers per frame of a batch, reused from batch to batch.
+        let mut slots: Vec<FrameSlot> = Vec::new();
         let mut done = 0;
         while done < work.len() || !pending.is_empty() {
             // Tensors with no frames (empty) are verified as soon as they come up.
@@ -308,16 +323,20 @@ impl<R: Source> SnapshotReader<R> {
                 batch_bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
                 end += 1;
             }
-            let decoded = self.decode_batch(&work[done..end], base)?;
-            for (w, (bytes, base_bytes)) in work[done..end].iter().zip(decoded) {
+            let batch = &work[done..end];
+            if slots.len() < batch.len() {
+                slots.resize_with(batch.len(), FrameSlot::default);
+            }
+            self.decode_batch(batch, base, &mut slots[..batch.len()])?;
+            for (w, slot) in batch.iter().zip(&slots) {
                 let e = &self.entries[w.tensor];
-                verifier.update(&bytes, base_bytes.as_deref());
+                verifier.update(&slot.out, w.base_tensor.map(|_| &slot.base[..]));
                 let last = w.frame + 1 == e.frames.len();
                 if last {
                     verifier.verify(e)?;
                     pending.pop_front();
                 }
-                sink(&bytes)?;
+                sink(&slot.out)?;
             }
             done = end;
         }
@@ -359,48 +378,78 @@ impl<R: Source> SnapshotReader<R> {
         Ok((base.header.file_range(theirs).0, theirs))
     }
 
-    fn decode_one(&self, w: &Work, base: Option<&BaseSource>) -> Result<Decoded, SnapshotError> {
+    /// Decodes one frame into its slot: the payload, the base bytes (deltas) and the output.
+    fn decode_one(
+        &self,
+        w: &Work,
+        base: Option<&BaseSource>,
+        slot: &mut FrameSlot,
+    ) -> Result<(), SnapshotError> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
-        let payload = read_vec(&self.src, "frame", f.offset, f.stored_len)?;
+        read_into(
+            &self.src,
+            "frame",
+            f.offset,
+            f.stored_len,
+            &mut slot.payload,
+        )?;
         let base_bytes = match (w.base_tensor, base) {
             (Some((start, _)), Some(b)) => {
-                Some(read_vec(b.src, "base tensor", start + w.offset, f.raw_len)?)
+                read_into(
+                    b.src,
+                    "base tensor",
+                    start + w.offset,
+                    f.raw_len,
+                    &mut slot.base,
+                )?;
+                Some(&slot.base[..])
             }
             _ => None,
         };
-        let out = e
-            .codec
-            .decode_frame(&payload, f.raw_len as usize, base_bytes.as_deref())
+        e.codec
+            .decode_frame_into(&slot.payload, f.raw_len as usize, base_bytes, &mut slot.out)
             .map_err(|source| SnapshotError::Frame {
                 tensor: e.name.clone(),
                 frame: w.frame,
                 offset: f.offset,
                 source,
-            })?;
-        Ok((out, base_bytes))
+            })
     }
 
-    /// Decodes consecutive frames, in parallel with feature `parallel`.
+    /// Decodes consecutive frames into `slots` (one each), in parallel with feature `parallel`.
     fn decode_batch(
         &self,
         work: &[Work],
         base: Option<&BaseSource>,
-    ) -> Result<Vec<Decoded>, SnapshotError> {
+        slots: &mut [FrameSlot],
+    ) -> Result<(), SnapshotError> {
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
-            work.par_iter().map(|w| self.decode_one(w, base)).collect()
+            work.par_iter()
+                .zip(slots.par_iter_mut())
+                .try_for_each(|(w, slot)| self.decode_one(w, base, slot))
         }
         #[cfg(not(feature = "parallel"))]
         {
-            work.iter().map(|w| self.decode_one(w, base)).collect()
+            work.iter()
+                .zip(slots.iter_mut())
+                .try_for_each(|(w, slot)| self.decode_one(w, base, slot))
         }
     }
 }
 
-/// A decoded frame and, for deltas, the base bytes it was XORed with.
-type Decoded = (Vec<u8>, Option<Vec<u8>>);
+/// Reused buffers for decoding one frame.
+#[derive(Default)]
+struct FrameSlot {
+    /// The stored payload.
+    payload: Vec<u8>,
+    /// The base tensor's bytes at the frame's position (deltas).
+    base: Vec<u8>,
+    /// The decoded original bytes.
+    out: Vec<u8>,
+}
 
 /// One frame to decode.
 #[derive(Clone, Copy)]

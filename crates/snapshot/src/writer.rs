@@ -45,6 +45,20 @@ pub struct SnapshotWriter<W: Write> {
     base_hashers: Vec<Xxh3>,
     fed: Vec<u64>,
     errors: Vec<ErrorSums>,
+    /// One set of buffers per frame of a batch, kept between batches so that encoding touches no
+    /// fresh memory after the first batch.
+    slots: Vec<FrameSlot>,
+}
+
+/// Reused buffers for encoding one frame.
+#[derive(Default)]
+struct FrameSlot {
+    /// The encoded payload.
+    payload: Vec<u8>,
+    /// What a lossy payload decodes to.
+    decoded: Vec<u8>,
+    /// The XOR of a delta frame with its base.
+    scratch: Vec<u8>,
 }
 
 /// Running error sums of a lossy tensor.
@@ -145,6 +159,7 @@ impl<W: Write> SnapshotWriter<W> {
             base_hashers: (0..n).map(|_| Xxh3::new()).collect(),
             fed: vec![0; n],
             errors: vec![ErrorSums::default(); n],
+            slots: Vec::new(),
         })
     }
 
@@ -183,20 +198,24 @@ impl<W: Write> SnapshotWriter<W> {
             }
             fed[job.tensor] = after;
         }
-        let payloads = encode_all(&self.entries, jobs)?;
-        for (job, (payload, decoded)) in jobs.iter().zip(payloads) {
+        if self.slots.len() < jobs.len() {
+            self.slots.resize_with(jobs.len(), FrameSlot::default);
+        }
+        encode_all(&self.entries, jobs, &mut self.slots[..jobs.len()])?;
+        for (job, slot) in jobs.iter().zip(&self.slots) {
+            let payload = &slot.payload;
             // A lossy tensor's checksum covers what decoding will produce.
-            match (&decoded, self.entries[job.tensor].codec.value_format()) {
-                (Some(d), Some(format)) => {
-                    self.hashers[job.tensor].update(d);
-                    self.errors[job.tensor].add(format, job.raw, d);
+            match self.entries[job.tensor].codec.value_format() {
+                Some(format) if self.entries[job.tensor].codec.is_lossy() => {
+                    self.hashers[job.tensor].update(&slot.decoded);
+                    self.errors[job.tensor].add(format, job.raw, &slot.decoded);
                 }
                 _ => self.hashers[job.tensor].update(job.raw),
             }
             if let Some(b) = job.base {
                 self.base_hashers[job.tensor].update(b);
             }
-            self.out.write_all(&payload)?;
+            self.out.write_all(payload)?;
             self.entries[job.tensor].frames.push(Frame {
                 offset: self.pos,
                 stored_len: payload.len() as u64,
@@ -260,37 +279,47 @@ fn check_plans_match(header: &Header, plans: &[TensorPlan]) -> Result<(), Snapsh
     Ok(())
 }
 
-/// An encoded frame and, for lossy codecs, what it decodes to.
-type Encoded = (Vec<u8>, Option<Vec<u8>>);
-
-fn encode_one(entries: &[Entry], job: &FrameJob) -> Result<Encoded, SnapshotError> {
+/// Encodes one frame into its slot (and, for lossy codecs, decodes it back into the slot).
+fn encode_one(
+    entries: &[Entry],
+    job: &FrameJob,
+    slot: &mut FrameSlot,
+) -> Result<(), SnapshotError> {
     let e = &entries[job.tensor];
-    let mut payload = Vec::new();
-    e.codec.encode_frame(job.raw, job.base, &mut payload);
-    let decoded = if e.codec.is_lossy() {
-        let d = e
-            .codec
-            .decode_frame(&payload, job.raw.len(), job.base)
+    e.codec
+        .encode_frame_with(job.raw, job.base, &mut slot.payload, &mut slot.scratch);
+    if e.codec.is_lossy() {
+        e.codec
+            .decode_frame_into(&slot.payload, job.raw.len(), job.base, &mut slot.decoded)
             .map_err(|err| {
                 SnapshotError::Misuse(format!(
                     "tensor `{}`: own lossy frame does not decode: {err}",
                     e.name
                 ))
             })?;
-        Some(d)
-    } else {
-        None
-    };
-    Ok((payload, decoded))
+    }
+    Ok(())
 }
 
 #[cfg(feature = "parallel")]
-fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Result<Vec<Encoded>, SnapshotError> {
+fn encode_all(
+    entries: &[Entry],
+    jobs: &[FrameJob],
+    slots: &mut [FrameSlot],
+) -> Result<(), SnapshotError> {
     use rayon::prelude::*;
-    jobs.par_iter().map(|j| encode_one(entries, j)).collect()
+    jobs.par_iter()
+        .zip(slots.par_iter_mut())
+        .try_for_each(|(j, slot)| encode_one(entries, j, slot))
 }
 
 #[cfg(not(feature = "parallel"))]
-fn encode_all(entries: &[Entry], jobs: &[FrameJob]) -> Result<Vec<Encoded>, SnapshotError> {
-    jobs.iter().map(|j| encode_one(entries, j)).collect()
+fn encode_all(
+    entries: &[Entry],
+    jobs: &[FrameJob],
+    slots: &mut [FrameSlot],
+) -> Result<(), SnapshotError> {
+    jobs.iter()
+        .zip(slots.iter_mut())
+        .try_for_each(|(j, slot)| encode_one(entries, j, slot))
 }
