@@ -14,6 +14,7 @@
 
 /// Environment variable that, set to `baseline`, keeps every kernel on its portable build (so
 /// the test suite can cover both builds on one machine).
+#[cfg(target_arch = "x86_64")]
 pub const CPU_ENV: &str = "BITLENS_CPU";
 
 /// Whether the x86-64-v3 kernels run: the CPU has AVX2, BMI1/2 and LZCNT, and [`CPU_ENV`] is not

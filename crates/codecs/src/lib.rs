@@ -30,4 +30,6 @@ pub mod rle;
 pub use byte_group::Transform;
 pub use error::DecodeError;
 pub use lmc::{Params, Width};
-pub use plmc::{decode, decode_into, encode, encode_into, Options, StreamInfo};
+pub use plmc::{
+    decode, decode_into, encode, encode_into, Options, StreamDecoder, StreamEncoder, StreamInfo,
+};

@@ -133,40 +133,156 @@ pub fn encode(data: &[u8], width: Width, opts: &Options) -> Vec<u8> {
 /// [`encode`] into a caller-owned buffer: `out` is cleared and receives the stream, reusing its
 /// capacity (repeated calls then touch no fresh memory).
 pub fn encode_into(data: &[u8], width: Width, opts: &Options, out: &mut Vec<u8>) {
-    let w = width.bytes();
-    let seg = effective_segment_bytes(opts, w);
-    let params = Params {
-        width,
-        transform: if w == 1 {
-            Transform::None
-        } else {
-            opts.transform
-        },
-        block_log2: block_log2(opts),
-        code_limit: opts.code_limit,
-    };
-    let segments: Vec<&[u8]> = data.chunks(seg).collect();
-    let mut meta = Vec::with_capacity(HEADER_LEN + SEGMENT_ENTRY_LEN * segments.len());
-    meta.extend_from_slice(&MAGIC);
-    meta.push(VERSION);
-    meta.push(w as u8);
-    meta.push(params.transform.to_byte());
-    meta.push(params.block_log2);
-    meta.extend_from_slice(&(data.len() as u64).to_le_bytes());
-    meta.extend_from_slice(&(seg as u32).to_le_bytes());
-    meta.extend_from_slice(&(segments.len() as u32).to_le_bytes());
-    for s in &segments {
-        meta.extend_from_slice(&[0; 4]); // compressed length, patched below
-        meta.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    }
-    encode_segments(&segments, &params, opts.threads, meta, out);
+    let mut enc = StreamEncoder::new(data.len() as u64, width, opts, out);
+    enc.push(data);
+    enc.finish();
 }
 
-/// Writes the segment's compressed length into its table entry.
-fn patch_table(buf: &mut [u8], sizes: &[usize]) {
-    for (i, &c) in sizes.iter().enumerate() {
-        let at = HEADER_LEN + i * SEGMENT_ENTRY_LEN;
-        buf[at..at + 4].copy_from_slice(&(c as u32).to_le_bytes());
+/// Builds one PLMC stream from its input given in pieces (e.g. a snapshot frame read window by
+/// window), so the whole input never has to be in memory. The stream is written straight into
+/// the caller's buffer: the header and segment table are reserved up front (the total length is
+/// known) and each segment's compressed size is patched in as it is coded. The bytes are
+/// identical to [`encode`] of the concatenated input, for any piece sizes and thread counts.
+pub struct StreamEncoder<'o> {
+    out: &'o mut Vec<u8>,
+    params: Params,
+    segment_bytes: usize,
+    total_len: u64,
+    pushed: u64,
+    next_segment: usize,
+    #[cfg(feature = "parallel")]
+    pool: Option<rayon::ThreadPool>,
+    #[cfg(feature = "parallel")]
+    serial: bool,
+}
+
+impl<'o> StreamEncoder<'o> {
+    /// Starts a stream of `total_len` input bytes of `width`-byte elements in `out` (cleared; its
+    /// capacity is reused). `opts` as for [`encode`]; with `opts.threads = Some(n > 1)` one pool is
+    /// built for the whole stream.
+    pub fn new(total_len: u64, width: Width, opts: &Options, out: &'o mut Vec<u8>) -> Self {
+        let w = width.bytes();
+        let seg = effective_segment_bytes(opts, w);
+        let params = Params {
+            width,
+            transform: if w == 1 {
+                Transform::None
+            } else {
+                opts.transform
+            },
+            block_log2: block_log2(opts),
+            code_limit: opts.code_limit,
+        };
+        let count = total_len.div_ceil(seg as u64) as usize;
+        out.clear();
+        out.reserve(HEADER_LEN + SEGMENT_ENTRY_LEN * count);
+        out.extend_from_slice(&MAGIC);
+        out.push(VERSION);
+        out.push(w as u8);
+        out.push(params.transform.to_byte());
+        out.push(params.block_log2);
+        out.extend_from_slice(&total_len.to_le_bytes());
+        out.extend_from_slice(&(seg as u32).to_le_bytes());
+        out.extend_from_slice(&(count as u32).to_le_bytes());
+        for i in 0..count as u64 {
+            let ulen = (total_len - i * seg as u64).min(seg as u64) as u32;
+            out.extend_from_slice(&[0; 4]); // compressed length, patched in push()
+            out.extend_from_slice(&ulen.to_le_bytes());
+        }
+        StreamEncoder {
+            out,
+            params,
+            segment_bytes: seg,
+            total_len,
+            pushed: 0,
+            next_segment: 0,
+            #[cfg(feature = "parallel")]
+            pool: match opts.threads {
+                Some(n) if n > 1 => rayon::ThreadPoolBuilder::new().num_threads(n).build().ok(),
+                _ => None,
+            },
+            #[cfg(feature = "parallel")]
+            serial: matches!(opts.threads, Some(0) | Some(1)),
+        }
+    }
+
+    /// Size of every segment but the last: pieces other than the last must be multiples of it.
+    pub fn segment_bytes(&self) -> usize {
+        self.segment_bytes
+    }
+
+    /// Codes the next piece of the input.
+    ///
+    /// # Panics
+    /// If the pieces add up to more than the total length, or a piece follows one that was not a
+    /// whole number of segments (programming errors).
+    pub fn push(&mut self, data: &[u8]) {
+        assert!(
+            self.pushed.is_multiple_of(self.segment_bytes as u64),
+            "plmc::StreamEncoder: a piece followed a partial segment"
+        );
+        assert!(
+            self.pushed + data.len() as u64 <= self.total_len,
+            "plmc::StreamEncoder: more input than the declared total"
+        );
+        self.pushed += data.len() as u64;
+        let segments: Vec<&[u8]> = data.chunks(self.segment_bytes).collect();
+        #[cfg(feature = "parallel")]
+        if !self.serial && segments.len() > 1 {
+            return self.push_parallel(&segments);
+        }
+        let params = self.params;
+        for seg in segments {
+            let start = self.out.len();
+            with_encoder(|enc| enc.encode_into(seg, &params, self.out));
+            self.record(self.out.len() - start);
+        }
+    }
+
+    /// Codes the segments in parallel into pooled buffers, then appends them in order.
+    #[cfg(feature = "parallel")]
+    fn push_parallel(&mut self, segments: &[&[u8]]) {
+        use rayon::prelude::*;
+        let params = self.params;
+        let encode = || -> Vec<Vec<u8>> {
+            segments
+                .par_iter()
+                .map(|s| {
+                    with_encoder(|enc| {
+                        let mut v = take_buffer();
+                        enc.encode_into(s, &params, &mut v);
+                        v
+                    })
+                })
+                .collect()
+        };
+        let encoded = match &self.pool {
+            Some(pool) => pool.install(encode),
+            None => encode(),
+        };
+        for e in &encoded {
+            self.out.extend_from_slice(e);
+            self.record(e.len());
+        }
+        return_buffers(encoded);
+    }
+
+    /// Writes the compressed length of the next segment into its table entry.
+    fn record(&mut self, compressed: usize) {
+        let at = HEADER_LEN + self.next_segment * SEGMENT_ENTRY_LEN;
+        self.out[at..at + 4].copy_from_slice(&(compressed as u32).to_le_bytes());
+        self.next_segment += 1;
+    }
+
+    /// Ends the stream.
+    ///
+    /// # Panics
+    /// If less input was pushed than the declared total (a programming error).
+    pub fn finish(self) {
+        assert_eq!(
+            self.pushed, self.total_len,
+            "plmc::StreamEncoder: less input than the declared total"
+        );
     }
 }
 
@@ -189,83 +305,6 @@ fn with_decoder<R>(f: impl FnOnce(&mut lmc::Decoder) -> R) -> R {
         Ok(mut d) => f(&mut d),
         Err(_) => f(&mut lmc::Decoder::new()),
     })
-}
-
-/// Encodes the segments one after the other straight into `out` (after `meta`).
-fn encode_segments_seq(segments: &[&[u8]], params: &Params, meta: Vec<u8>, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(&meta);
-    let sizes: Vec<usize> = with_encoder(|enc| {
-        segments
-            .iter()
-            .map(|s| {
-                let start = out.len();
-                enc.encode_into(s, params, out);
-                out.len() - start
-            })
-            .collect()
-    });
-    patch_table(out, &sizes);
-}
-
-/// Encodes the segments in parallel, then copies them into place in parallel. `out` is resized
-/// without rewriting bytes it already has (no memset when a buffer is reused), or freshly
-/// allocated zeroed (lazily mapped) when too small.
-#[cfg(feature = "parallel")]
-fn encode_segments(
-    segments: &[&[u8]],
-    params: &Params,
-    threads: Option<usize>,
-    mut meta: Vec<u8>,
-    out: &mut Vec<u8>,
-) {
-    use rayon::prelude::*;
-    if matches!(threads, Some(0) | Some(1)) || segments.len() <= 1 {
-        return encode_segments_seq(segments, params, meta, out);
-    }
-    let pool = match threads {
-        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
-            Ok(pool) => Some(pool),
-            Err(_) => return encode_segments_seq(segments, params, meta, out),
-        },
-        None => None,
-    };
-    let encoded: Vec<Vec<u8>> = in_pool(&pool, || {
-        segments
-            .par_iter()
-            .map(|s| {
-                with_encoder(|enc| {
-                    let mut v = take_buffer();
-                    enc.encode_into(s, params, &mut v);
-                    v
-                })
-            })
-            .collect()
-    });
-    let sizes: Vec<usize> = encoded.iter().map(|e| e.len()).collect();
-    patch_table(&mut meta, &sizes);
-    let total = meta.len() + sizes.iter().sum::<usize>();
-    if out.len() >= total {
-        out.truncate(total);
-    } else if out.capacity() >= total {
-        out.resize(total, 0);
-    } else {
-        *out = vec![0u8; total];
-    }
-    let (head, mut rest) = out.split_at_mut(meta.len());
-    head.copy_from_slice(&meta);
-    let mut slots: Vec<(&mut [u8], &[u8])> = Vec::with_capacity(encoded.len());
-    for e in &encoded {
-        let (a, b) = rest.split_at_mut(e.len());
-        slots.push((a, e));
-        rest = b;
-    }
-    in_pool(&pool, || {
-        slots
-            .into_par_iter()
-            .for_each(|(dst, src)| dst.copy_from_slice(src))
-    });
-    return_buffers(encoded);
 }
 
 /// Segment output buffers kept between parallel encodes (fresh multi-MiB allocations cost page
@@ -297,26 +336,6 @@ fn return_buffers(bufs: Vec<Vec<u8>>) {
             p.push(b);
         }
     }
-}
-
-/// Runs `f` on `pool`, or on the current (global) pool.
-#[cfg(feature = "parallel")]
-fn in_pool<R: Send>(pool: &Option<rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
-    match pool {
-        Some(p) => p.install(f),
-        None => f(),
-    }
-}
-
-#[cfg(not(feature = "parallel"))]
-fn encode_segments(
-    segments: &[&[u8]],
-    params: &Params,
-    _threads: Option<usize>,
-    meta: Vec<u8>,
-    out: &mut Vec<u8>,
-) {
-    encode_segments_seq(segments, params, meta, out)
 }
 
 fn read_u32(stream: &[u8], off: usize) -> Result<u32, DecodeError> {
@@ -390,10 +409,9 @@ fn max_decoded_len(stream_len: usize, block_log2: u8) -> u64 {
     (stream_len as u64 / 2).saturating_mul(1u64 << block_log2) + 8
 }
 
-/// One validated segment: payload range in the stream and output range.
+/// One validated segment: payload range in the stream and output length.
 struct Segment {
     payload: std::ops::Range<usize>,
-    out_start: usize,
     out_len: usize,
 }
 
@@ -409,7 +427,6 @@ fn read_segments(stream: &[u8], info: &StreamInfo) -> Result<Vec<Segment>, Decod
     }
     let mut segs = Vec::with_capacity(count);
     let mut pos = table_end as usize;
-    let mut out_start = 0usize;
     for i in 0..count {
         let entry = HEADER_LEN + i * SEGMENT_ENTRY_LEN;
         let clen = read_u32(stream, entry)? as usize;
@@ -448,11 +465,9 @@ fn read_segments(stream: &[u8], info: &StreamInfo) -> Result<Vec<Segment>, Decod
         }
         segs.push(Segment {
             payload: pos..pos + clen,
-            out_start,
             out_len: ulen as usize,
         });
         pos += clen;
-        out_start += ulen as usize;
     }
     if pos != stream.len() {
         return Err(DecodeError::TrailingBytes {
@@ -533,16 +548,26 @@ fn decode_checked(
     threads: Option<usize>,
 ) -> Result<(), DecodeError> {
     let segs = read_segments(stream, info)?;
+    decode_segments(stream, &info.params, &segs, out, threads)
+}
+
+/// Decodes consecutive `segs` into `out` (exactly their total output length).
+fn decode_segments(
+    stream: &[u8],
+    params: &Params,
+    segs: &[Segment],
+    out: &mut [u8],
+    threads: Option<usize>,
+) -> Result<(), DecodeError> {
     // Split `out` into the segments' disjoint output ranges.
     let mut jobs: Vec<(&Segment, &mut [u8])> = Vec::with_capacity(segs.len());
     let mut rest = out;
-    for s in &segs {
+    for s in segs {
         let (a, b) = rest.split_at_mut(s.out_len);
-        debug_assert_eq!(s.out_start + s.out_len + b.len(), info.total_len as usize);
         jobs.push((s, a));
         rest = b;
     }
-    let params = &info.params;
+    debug_assert!(rest.is_empty());
     let one = |(s, o): (&Segment, &mut [u8])| {
         with_decoder(|dec| {
             dec.decode_into(
@@ -554,6 +579,67 @@ fn decode_checked(
         })
     };
     run_jobs(jobs, threads, one)
+}
+
+/// Decodes a PLMC stream a window of whole segments at a time, so the output never has to be in
+/// memory at once (a snapshot frame is decoded, checksummed and written window by window). The
+/// whole stream (header, segment table, every length bound) is validated before the first window.
+pub struct StreamDecoder<'s> {
+    stream: &'s [u8],
+    params: Params,
+    segments: Vec<Segment>,
+    next: usize,
+    threads: Option<usize>,
+}
+
+impl<'s> StreamDecoder<'s> {
+    /// Opens `stream`, whose original length must be `expected_len`; `threads` as in
+    /// [`Options::threads`].
+    pub fn new(
+        stream: &'s [u8],
+        expected_len: usize,
+        threads: Option<usize>,
+    ) -> Result<Self, DecodeError> {
+        let info = check(stream, expected_len)?;
+        let segments = read_segments(stream, &info)?;
+        Ok(StreamDecoder {
+            stream,
+            params: info.params,
+            segments,
+            next: 0,
+            threads,
+        })
+    }
+
+    /// Decodes the next whole segments, as many as fit in `max_bytes` of output (at least one),
+    /// into `out`, which is resized to their length. Returns `Ok(false)`, with `out` empty, once
+    /// every segment has been decoded.
+    pub fn next_window(
+        &mut self,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, DecodeError> {
+        let first = self.next;
+        let mut bytes = 0;
+        while self.next < self.segments.len()
+            && (self.next == first || bytes + self.segments[self.next].out_len <= max_bytes)
+        {
+            bytes += self.segments[self.next].out_len;
+            self.next += 1;
+        }
+        out.resize(bytes, 0);
+        if first == self.next {
+            return Ok(false);
+        }
+        decode_segments(
+            self.stream,
+            &self.params,
+            &self.segments[first..self.next],
+            out,
+            self.threads,
+        )?;
+        Ok(true)
+    }
 }
 
 #[cfg(feature = "parallel")]

@@ -101,6 +101,11 @@ fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
     })
 }
 
+/// The segment size a PLMC stream declares.
+fn enc_segment(stream: &[u8]) -> usize {
+    plmc::read_header(stream).unwrap().segment_bytes as usize
+}
+
 fn options(segment_bytes: usize, block_bytes: usize, threads: usize) -> Options {
     Options {
         segment_bytes,
@@ -136,6 +141,37 @@ proptest! {
         let info = plmc::read_header(&packed).unwrap();
         let blocks = (data.len() / w).div_ceil(1 << block_log2) * w + info.segment_count as usize * w;
         prop_assert!(packed.len() <= data.len() + plmc::HEADER_LEN + 9 * info.segment_count as usize + blocks);
+    }
+
+    #[test]
+    fn streaming_matches_one_shot(
+        (data, w) in data_strategy(),
+        segment in prop::sample::select(vec![8usize, 1000, 4096]),
+        pieces in 1usize..5,
+        window in 1usize..30_000,
+        threads in 1usize..3,
+    ) {
+        let width = Width::from_bytes(w).unwrap();
+        let opts = options(segment, 1 << 12, threads);
+        let whole = encode(&data, width, &opts);
+        // Pieces of whole segments (the last takes the rest) give the same bytes.
+        let mut streamed = vec![0xEE; 7];
+        let mut enc = plmc::StreamEncoder::new(data.len() as u64, width, &opts, &mut streamed);
+        let step = enc.segment_bytes() * pieces;
+        for piece in data.chunks(step) {
+            enc.push(piece);
+        }
+        enc.finish();
+        prop_assert!(streamed == whole, "pieces change the stream");
+        // Windows of whole segments decode to the input, in order.
+        let mut dec = plmc::StreamDecoder::new(&whole, data.len(), Some(threads)).unwrap();
+        let mut out = Vec::new();
+        let mut back = Vec::new();
+        while dec.next_window(window, &mut out).unwrap() {
+            prop_assert!(!out.is_empty() && (out.len() <= window || out.len() <= enc_segment(&whole)));
+            back.extend_from_slice(&out);
+        }
+        prop_assert!(back == data, "windows differ from the input");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{Entry, FRAME_BYTES};
+use crate::format::{Entry, FRAME_BYTES, STREAM_WINDOW};
 use crate::reader::{BaseSource, Source};
 use crate::writer::{FrameJob, SnapshotWriter, TensorPlan};
 use bitlens_tensors::{Header, TensorInfo};
@@ -42,11 +42,10 @@ impl Batch {
     }
 }
 
-/// Most raw bytes in one batch of frames (encoded in parallel with feature `parallel`). One full
-/// frame already runs on every thread (PLMC codes its 1 MiB segments in parallel), so batching
-/// only gathers small tensors; a batch never exceeds one frame's size, which bounds memory at one
-/// frame of input plus its output.
-const BATCH_BYTES: u64 = FRAME_BYTES as u64;
+/// Most raw bytes in one batch of frames (encoded in parallel with feature `parallel`). LMC
+/// frames larger than a window are streamed on their own ([`STREAM_WINDOW`]); batches gather the
+/// smaller frames, up to one window, which bounds memory at one window of input plus its output.
+const BATCH_BYTES: u64 = STREAM_WINDOW as u64;
 
 /// Compresses the safetensors file `src` (whose parsed header is `header`) into `out`.
 ///
@@ -91,6 +90,20 @@ pub fn compress<W: Write>(
             let n = (end - pos).min(FRAME_BYTES as u64) as usize;
             if batch.bytes > 0 && batch.bytes + n as u64 > BATCH_BYTES {
                 flush(&mut writer, &mut batch, progress)?;
+            }
+            if n > STREAM_WINDOW && matches!(writer.codec_of(i), Some(Codec::Lmc { .. })) {
+                let frame_start = pos;
+                writer.write_streamed_frame(i, n, &mut |off, raw, base_bytes| {
+                    src.read_exact_at(frame_start + off, raw)?;
+                    if let (Some((b_start, b)), Some(bb)) = (base_start, base_bytes) {
+                        b.src
+                            .read_exact_at(b_start + (frame_start - start) + off, bb)?;
+                    }
+                    Ok(())
+                })?;
+                progress(n as u64);
+                pos += n as u64;
+                continue;
             }
             let (raw, base_bytes) = batch.push(i, n, base_start.is_some());
             src.read_exact_at(pos, raw)?;

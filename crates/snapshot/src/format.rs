@@ -35,6 +35,12 @@ pub const TRAILER_LEN: u64 = 32;
 /// Largest frame: a tensor is encoded in frames of this many bytes (the last one shorter).
 /// Fixed, so the output never depends on the thread count.
 pub const FRAME_BYTES: usize = 64 << 20;
+
+/// Window in which LMC frames larger than it are read, coded, checksummed and written, in both
+/// directions (not part of the format: any window gives the same bytes). A whole number of PLMC
+/// segments for every element width; 16 segments keep every thread of a pool busy while bounding
+/// memory at a window of input plus one frame's compressed payload.
+pub const STREAM_WINDOW: usize = 16 << 20;
 /// Smallest possible index entry (empty name, no params, no frames).
 const MIN_ENTRY_LEN: u64 = 4 + 1 + 2 + 1 + 8 + 8 + 8 + 4;
 /// Size of one frame record in the index.

@@ -31,9 +31,9 @@ pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
 pub use compress::compress;
 pub use error::SnapshotError;
-pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES};
+pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
 pub use reader::{BaseSource, SnapshotReader, Source};
-pub use writer::{FrameJob, SnapshotWriter, TensorPlan};
+pub use writer::{FrameJob, SnapshotWriter, TensorPlan, WindowReader};
 
 /// xxh3-64 of a byte string: the checksum used throughout the container.
 pub fn checksum(bytes: &[u8]) -> u64 {

@@ -2,10 +2,14 @@
 //! verifying every checksum, the stored header and (for deltas) the base.
 //!
 //! Allocation is bounded by the input: the index is read only after its length is checked against
-//! the file size, and a frame is decoded into at most [`FRAME_BYTES`] of memory.
+//! the file size, and a frame is decoded into at most [`crate::format::FRAME_BYTES`] of memory;
+//! LMC frames larger than [`STREAM_WINDOW`] are decoded, checksummed and handed over one window at
+//! a time, so they need only their compressed payload and one window.
 
+use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{self, BaseRef, Entry, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, TRAILER_LEN};
+use crate::format::{self, BaseRef, Entry, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN};
+use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::{Header, ReadAt, TensorInfo};
 
 use xxhash_rust::xxh3::Xxh3;
@@ -301,8 +305,9 @@ impl<R: Source> SnapshotReader<R> {
         }
         let mut verifier = Verifier::default();
         let mut pending: std::collections::VecDeque<usize> = which.iter().copied().collect();
-        // Buffers per frame of a batch, reused from batch to batch.
+        // Buffers per frame of a batch, reused from batch to batch, and of streamed frames.
         let mut slots: Vec<FrameSlot> = Vec::new();
+        let mut window = FrameSlot::default();
         let mut done = 0;
         while done < work.len() || !pending.is_empty() {
             // Tensors with no frames (empty) are verified as soon as they come up.
@@ -317,9 +322,27 @@ impl<R: Source> SnapshotReader<R> {
             if done == work.len() {
                 break;
             }
+            let streamed = |w: &Work| {
+                let e = &self.entries[w.tensor];
+                matches!(e.codec, Codec::Lmc { .. })
+                    && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
+            };
+            if streamed(&work[done]) {
+                let w = &work[done];
+                let last = w.frame + 1 == self.entries[w.tensor].frames.len();
+                self.stream_one(w, base, &mut window, &mut verifier, last, sink)?;
+                if last {
+                    pending.pop_front();
+                }
+                done += 1;
+                continue;
+            }
             let mut end = done;
             let mut batch_bytes = 0;
-            while end < work.len() && (end == done || batch_bytes < FRAME_BYTES as u64) {
+            while end < work.len()
+                && !streamed(&work[end])
+                && (end == done || batch_bytes < STREAM_WINDOW as u64)
+            {
                 batch_bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
                 end += 1;
             }
@@ -376,6 +399,67 @@ impl<R: Source> SnapshotReader<R> {
             });
         }
         Ok((base.header.file_range(theirs).0, theirs))
+    }
+
+    /// Decodes one LMC frame window by window ([`STREAM_WINDOW`]): each window is XORed with its
+    /// base bytes (deltas), checksummed and handed to `sink`; with `last`, the tensor's checksums
+    /// are verified before its final window is handed over. `slot` holds the reused buffers.
+    fn stream_one(
+        &self,
+        w: &Work,
+        base: Option<&BaseSource>,
+        slot: &mut FrameSlot,
+        verifier: &mut Verifier,
+        last: bool,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        let e = &self.entries[w.tensor];
+        let f = e.frames[w.frame];
+        let frame_error = |source| SnapshotError::Frame {
+            tensor: e.name.clone(),
+            frame: w.frame,
+            offset: f.offset,
+            source,
+        };
+        read_into(
+            &self.src,
+            "frame",
+            f.offset,
+            f.stored_len,
+            &mut slot.payload,
+        )?;
+        let mut dec =
+            StreamDecoder::new(&slot.payload, f.raw_len as usize, None).map_err(frame_error)?;
+        let mut off = 0u64;
+        while dec
+            .next_window(STREAM_WINDOW, &mut slot.out)
+            .map_err(frame_error)?
+        {
+            let n = slot.out.len() as u64;
+            let base_bytes = match (w.base_tensor, base) {
+                (Some((start, _)), Some(b)) => {
+                    read_into(
+                        b.src,
+                        "base tensor",
+                        start + w.offset + off,
+                        n,
+                        &mut slot.base,
+                    )?;
+                    for (o, b) in slot.out.iter_mut().zip(&slot.base) {
+                        *o ^= b;
+                    }
+                    Some(&slot.base[..])
+                }
+                _ => None,
+            };
+            verifier.update(&slot.out, base_bytes);
+            off += n;
+            if last && off == f.raw_len {
+                verifier.verify(e)?;
+            }
+            sink(&slot.out)?;
+        }
+        Ok(())
     }
 
     /// Decodes one frame into its slot: the payload, the base bytes (deltas) and the output.

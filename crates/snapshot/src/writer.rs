@@ -4,9 +4,10 @@
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{
-    self, BaseRef, Entry, ErrorReport, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES,
+    self, BaseRef, Entry, ErrorReport, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
 };
 use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::{Options, StreamEncoder};
 use bitlens_tensors::Header;
 use std::io::Write;
 use xxhash_rust::xxh3::Xxh3;
@@ -48,6 +49,22 @@ pub struct SnapshotWriter<W: Write> {
     /// One set of buffers per frame of a batch, kept between batches so that encoding touches no
     /// fresh memory after the first batch.
     slots: Vec<FrameSlot>,
+    /// Buffers of streamed frames (the window's bytes, its base, their XOR, the payload).
+    window: StreamBuffers,
+}
+
+/// How [`SnapshotWriter::write_streamed_frame`] pulls a window: `(offset in the frame, the
+/// frame's bytes there, the base tensor's bytes there for deltas)`.
+pub type WindowReader<'r> =
+    dyn FnMut(u64, &mut [u8], Option<&mut [u8]>) -> Result<(), SnapshotError> + 'r;
+
+/// Reused buffers of [`SnapshotWriter::write_streamed_frame`].
+#[derive(Default)]
+struct StreamBuffers {
+    raw: Vec<u8>,
+    base: Vec<u8>,
+    scratch: Vec<u8>,
+    payload: Vec<u8>,
 }
 
 /// Reused buffers for encoding one frame.
@@ -160,6 +177,7 @@ impl<W: Write> SnapshotWriter<W> {
             fed: vec![0; n],
             errors: vec![ErrorSums::default(); n],
             slots: Vec::new(),
+            window: StreamBuffers::default(),
         })
     }
 
@@ -170,33 +188,12 @@ impl<W: Write> SnapshotWriter<W> {
     pub fn write_frames(&mut self, jobs: &[FrameJob]) -> Result<(), SnapshotError> {
         let mut fed = self.fed.clone();
         for job in jobs {
-            let entry = self.entries.get(job.tensor).ok_or_else(|| {
-                SnapshotError::Misuse(format!("no tensor #{} in the plan", job.tensor))
-            })?;
-            let after = fed[job.tensor] + job.raw.len() as u64;
-            let is_last = after == entry.raw_len;
-            if job.raw.is_empty()
-                || after > entry.raw_len
-                || (!is_last && job.raw.len() != FRAME_BYTES)
-                || job.raw.len() > FRAME_BYTES
-            {
-                return Err(SnapshotError::Misuse(format!(
-                    "tensor `{}`: frame of {} bytes at {} (tensor has {}, frames are {FRAME_BYTES} bytes)",
-                    entry.name,
-                    job.raw.len(),
-                    fed[job.tensor],
-                    entry.raw_len
-                )));
+            if job.base.is_some_and(|b| b.len() != job.raw.len()) {
+                return Err(SnapshotError::Misuse(
+                    "base bytes must have the frame's length".into(),
+                ));
             }
-            if entry.delta != job.base.is_some()
-                || job.base.is_some_and(|b| b.len() != job.raw.len())
-            {
-                return Err(SnapshotError::Misuse(format!(
-                    "tensor `{}`: base bytes must be given exactly for delta tensors, same length",
-                    entry.name
-                )));
-            }
-            fed[job.tensor] = after;
+            self.check_frame(&mut fed, job.tensor, job.raw.len(), job.base.is_some())?;
         }
         if self.slots.len() < jobs.len() {
             self.slots.resize_with(jobs.len(), FrameSlot::default);
@@ -223,6 +220,100 @@ impl<W: Write> SnapshotWriter<W> {
             });
             self.pos += payload.len() as u64;
         }
+        self.fed = fed;
+        Ok(())
+    }
+
+    /// The codec planned for tensor `tensor`.
+    pub fn codec_of(&self, tensor: usize) -> Option<Codec> {
+        self.entries.get(tensor).map(|e| e.codec)
+    }
+
+    /// Checks that a frame of `len` bytes of tensor `tensor` (with base bytes or not) comes next
+    /// and counts it in `fed`.
+    fn check_frame(
+        &self,
+        fed: &mut [u64],
+        tensor: usize,
+        len: usize,
+        with_base: bool,
+    ) -> Result<(), SnapshotError> {
+        let entry = self
+            .entries
+            .get(tensor)
+            .ok_or_else(|| SnapshotError::Misuse(format!("no tensor #{tensor} in the plan")))?;
+        let after = fed[tensor] + len as u64;
+        let is_last = after == entry.raw_len;
+        if len == 0
+            || after > entry.raw_len
+            || (!is_last && len != FRAME_BYTES)
+            || len > FRAME_BYTES
+        {
+            return Err(SnapshotError::Misuse(format!(
+                "tensor `{}`: frame of {len} bytes at {} (tensor has {}, frames are {FRAME_BYTES} bytes)",
+                entry.name, fed[tensor], entry.raw_len
+            )));
+        }
+        if entry.delta != with_base {
+            return Err(SnapshotError::Misuse(format!(
+                "tensor `{}`: base bytes must be given exactly for delta tensors",
+                entry.name
+            )));
+        }
+        fed[tensor] = after;
+        Ok(())
+    }
+
+    /// Encodes and appends the next frame (`raw_len` bytes) of a tensor whose codec is LMC,
+    /// pulling its bytes window by window ([`STREAM_WINDOW`]): `read(offset, raw, base)` fills
+    /// `raw` with the frame's bytes at `offset` (and `base`, for delta tensors, with the base
+    /// tensor's bytes there). Only a window of input and the frame's compressed payload are ever in
+    /// memory; the bytes written are those [`SnapshotWriter::write_frames`] would write.
+    pub fn write_streamed_frame(
+        &mut self,
+        tensor: usize,
+        raw_len: usize,
+        read: &mut WindowReader,
+    ) -> Result<(), SnapshotError> {
+        let mut fed = self.fed.clone();
+        let delta = self.entries.get(tensor).is_some_and(|e| e.delta);
+        self.check_frame(&mut fed, tensor, raw_len, delta)?;
+        let Codec::Lmc { width } = self.entries[tensor].codec else {
+            return Err(SnapshotError::Misuse(format!(
+                "tensor `{}`: only LMC frames are streamed",
+                self.entries[tensor].name
+            )));
+        };
+        let w = &mut self.window;
+        let mut payload = std::mem::take(&mut w.payload);
+        let mut enc = StreamEncoder::new(raw_len as u64, width, &Options::default(), &mut payload);
+        let mut off = 0;
+        while off < raw_len {
+            let n = (raw_len - off).min(STREAM_WINDOW);
+            w.raw.resize(n, 0);
+            w.base.resize(if delta { n } else { 0 }, 0);
+            read(off as u64, &mut w.raw, delta.then_some(&mut w.base[..]))?;
+            self.hashers[tensor].update(&w.raw);
+            if delta {
+                self.base_hashers[tensor].update(&w.base);
+                w.scratch.clear();
+                w.scratch
+                    .extend(w.raw.iter().zip(&w.base).map(|(a, b)| a ^ b));
+                enc.push(&w.scratch);
+            } else {
+                enc.push(&w.raw);
+            }
+            off += n;
+        }
+        enc.finish();
+        self.out.write_all(&payload)?;
+        self.entries[tensor].frames.push(Frame {
+            offset: self.pos,
+            stored_len: payload.len() as u64,
+            raw_len: raw_len as u64,
+        });
+        self.pos += payload.len() as u64;
+        self.window.payload = payload;
         self.fed = fed;
         Ok(())
     }

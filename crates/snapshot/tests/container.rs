@@ -1,6 +1,9 @@
 //! Round trips through the container and one test per rejection rule.
 
-use bitlens_snapshot::{compress, BaseSource, Codec, SnapshotError, SnapshotReader, FRAME_BYTES};
+use bitlens_snapshot::{
+    compress, BaseSource, Codec, FrameJob, SnapshotError, SnapshotReader, SnapshotWriter,
+    TensorPlan, FRAME_BYTES, STREAM_WINDOW,
+};
 use bitlens_tensors::{read_header, Dtype, Header};
 use proptest::prelude::*;
 
@@ -368,4 +371,60 @@ proptest! {
             prop_assert_eq!(unpack(&snap, None).unwrap(), file.clone());
         }
     }
+}
+
+/// LMC frames larger than the streaming window are coded window by window: the snapshot is the
+/// one whole-frame coding writes, deltas round-trip, and a corrupt window is caught.
+#[test]
+fn streamed_frames_match_whole_frames() {
+    let n = STREAM_WINDOW * 2 + 4_098; // three windows of bf16 weights, odd tail
+    let weights = weights_bf16(21, n / 2);
+    let file = safetensors(
+        &[
+            ("small", Dtype::BF16, vec![500], weights_bf16(22, 500)),
+            ("big", Dtype::BF16, vec![n as u64 / 2], weights.clone()),
+        ],
+        true,
+    );
+    let snap = pack(&file, Codec::lmc_for_width(2), None);
+    assert_eq!(unpack(&snap, None).unwrap(), file);
+
+    // The same snapshot written frame by frame, in memory, with no streaming.
+    let header = read_header(&file).unwrap();
+    let plans = header
+        .tensors
+        .iter()
+        .map(|t| TensorPlan {
+            name: t.name.clone(),
+            codec: Codec::lmc_for_width(2),
+            raw_len: t.byte_len(),
+            delta: false,
+        })
+        .collect();
+    let prefix = &file[..header.data_start() as usize];
+    let mut w = SnapshotWriter::new(Vec::new(), prefix, plans, None).unwrap();
+    for (i, t) in header.tensors.iter().enumerate() {
+        let (s, e) = header.file_range(t);
+        w.write_frames(&[FrameJob {
+            tensor: i,
+            raw: &file[s as usize..e as usize],
+            base: None,
+        }])
+        .unwrap();
+    }
+    let (whole, _) = w.finish().unwrap();
+    assert!(whole == snap, "streaming changed the snapshot bytes");
+
+    // A delta against a changed copy, streamed both ways.
+    let next = changed(&file, 30, 23);
+    let delta = pack(&next, Codec::lmc_for_width(2), Some(&file));
+    assert_eq!(unpack(&delta, Some(&file)).unwrap(), next);
+
+    // A flipped byte deep inside the big frame's payload is an error, never a wrong file.
+    let reader = SnapshotReader::open(snap.clone()).unwrap();
+    let big = &reader.entries[reader.find("big").unwrap()];
+    let f = big.frames[0];
+    let mut bad = snap.clone();
+    bad[(f.offset + f.stored_len * 3 / 4) as usize] ^= 0x5A;
+    assert!(unpack(&bad, None).is_err());
 }
