@@ -4,8 +4,11 @@
 # the statistics throughput of the whole in-page pass (2 workers on this machine), and the wasm
 # memory of the workers and the page while processing it and a 2.2 GB file. RUNS=3 by default.
 # Then LMC compression in the page vs the native CLI on minilm-bf16 in the same run: the whole in-page
-# path (codec worker, File → .bls Blob) vs `bitlens --threads 1 compress`, and codec only (every tensor
-# in memory, as `bitlens --threads 1 bench --codecs lmc`). ONLY=codecs skips the statistics part.
+# path (codec worker, File → .bls Blob) with the single-threaded build (page not cross-origin
+# isolated) and with the threaded build (isolated page, when scripts/build-web.sh made it) vs
+# `bitlens --threads 1 compress`, and codec only (every tensor in memory, as `bitlens --threads 1
+# bench --codecs lmc`); with the statistics part, also one compression of the 2.2 GB file per build
+# (speed, codec worker wasm memory). ONLY=codecs skips the statistics part and the 2.2 GB file.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -14,7 +17,7 @@ w=.cache/weights
 if [ "${ONLY:-}" != codecs ]; then
 [ -s $w/big-bf16.safetensors ] || .venv/bin/python tests/python/make_big_bf16.py $w/minilm-bf16.safetensors $w/big-bf16.safetensors
 [ -s $w/big2-bf16.safetensors ] || .venv/bin/python tests/python/make_big_bf16.py $w/minilm-bf16.safetensors $w/big2-bf16.safetensors $((2 << 30))
-CARGO_TARGET_DIR="$root/target/web" trunk build --release >/dev/null 2>&1
+CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
 cat $w/big-bf16.safetensors $w/big2-bf16.safetensors > /dev/null  # warm page cache, as the native benchmark
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 node tests/e2e/bench.mjs $w/big-bf16.safetensors $w/big2-bf16.safetensors
@@ -23,7 +26,7 @@ fi
 echo
 echo "== LMC compression: page vs native (single thread), $w/minilm-bf16.safetensors"
 CARGO_TARGET_DIR="$root/target" cargo build --locked --release -p bitlens-cli >/dev/null 2>&1
-CARGO_TARGET_DIR="$root/target/web" trunk build --release >/dev/null 2>&1
+CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
 f=$w/minilm-bf16.safetensors
 cat $f > /dev/null
 out="$(mktemp -d)"
@@ -35,4 +38,6 @@ for i in 1 2 3; do
   echo "native bench: $(target/release/bitlens --threads 1 bench $f --codecs lmc --json 2>/dev/null | grep -o '"compress_mb_s":[0-9.]*,"decompress_mb_s":[0-9.]*')"
 done
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-RUNS=${RUNS:-5} node tests/e2e/bench-codecs.mjs $f
+big=""
+[ "${ONLY:-}" = codecs ] || big=$w/big2-bf16.safetensors
+RUNS=${RUNS:-5} BIG=$big node tests/e2e/bench-codecs.mjs $f

@@ -3,10 +3,15 @@
 # Idempotent and safe to re-run. Network use: crates.io, Debian apt, npm, PyPI (nothing else).
 #
 #   scripts/setup-web.sh           everything: build tools, Chromium, npm packages, test weights
-#   scripts/setup-web.sh --build   only what building the app needs (wasm32 target, wasm-bindgen, trunk)
+#   scripts/setup-web.sh --build   only what building the app needs (wasm32 target, wasm-bindgen, trunk,
+#                                  nightly's rust-src for the threaded build)
 #
 # What and why:
 # - the wasm32-unknown-unknown target of the stable toolchain;
+# - where a nightly toolchain is installed: its rust-src component and wasm32 target, which the
+#   threaded build of the codec module needs (`-Z build-std`, scripts/build-web.sh). Nightly itself
+#   is never installed (RUSTUP_AUTO_INSTALL=0 on these machines); without it, or when rustup cannot
+#   add them, this goes on quietly and scripts/build-web.sh builds the app single-threaded only;
 # - wasm-bindgen-cli at exactly the `wasm-bindgen` version in Cargo.lock (the CLI and the crate must
 #   match; Trunk.toml `[tools] wasm_bindgen` names the same version and trunk runs offline);
 # - trunk (any installed version is used; else 0.21.14, the newest that stable rustc builds);
@@ -25,6 +30,19 @@ command -v cargo >/dev/null || { say "cargo not found: install Rust with rustup 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding target wasm32-unknown-unknown"
   rustup target add wasm32-unknown-unknown
+fi
+
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
+    say "adding rust-src to nightly (threaded build of the codec module)"
+    rustup component add rust-src --toolchain nightly >/dev/null 2>&1 ||
+      say "could not add rust-src to nightly: the threaded build will be skipped"
+  fi
+  if ! rustup target list --toolchain nightly --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    say "adding target wasm32-unknown-unknown to nightly (threaded build of the codec module)"
+    rustup target add wasm32-unknown-unknown --toolchain nightly >/dev/null 2>&1 ||
+      say "could not add wasm32 to nightly: the threaded build will be skipped"
+  fi
 fi
 
 want_bindgen="$(awk '/^name = "wasm-bindgen"$/ { getline; print; exit }' Cargo.lock | sed 's/[^0-9.]//g')"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Every test of the web app: sets up what is missing, then format and clippy of the web crates for
-# wasm32, the wasm API's tests compiled to WebAssembly (run in node), the Trunk build of the app,
-# and the end-to-end tests in headless Chromium against the built app (checked against the CLI:
-# statistics, and the codec features — page snapshots restored by `bitlens decompress`, CLI
-# snapshots restored in the page, byte for byte).
+# wasm32 (and of the threaded codec module, where nightly exists), the wasm API's tests compiled to
+# WebAssembly (run in node), the app's build (scripts/build-web.sh: Trunk, plus the threaded module
+# when nightly with rust-src exists — said clearly when skipped), and the end-to-end tests in
+# headless Chromium against the built app (checked against the CLI: statistics, and the codec
+# features — page snapshots, single files and shard sets, restored by `bitlens decompress`, CLI
+# snapshots restored in the page, byte for byte; the threaded build on a cross-origin isolated page,
+# the single-threaded fallback without isolation). The 1.09 GB test is opt-in: BITLENS_E2E_BIG=1.
 # Idempotent. Wasm builds use target/web so they never wait on the native build's lock.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,12 +24,20 @@ step "cargo clippy for wasm32 (web crates, warnings are errors)"
 cargo clippy --locked --release --target wasm32-unknown-unknown -p bitlens-web -p bitlens-wasm \
   --all-targets -- -D warnings
 
+step "clippy of the threaded codec module (nightly, feature threads)"
+scripts/build-web.sh --clippy
+
 step "wasm API tests as WebAssembly (node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --locked --release --target wasm32-unknown-unknown -p bitlens-wasm
 
-step "trunk build --release"
-trunk build --release
+step "build the app (trunk build --release, then the threaded codec module)"
+scripts/build-web.sh
+if [ -f dist/threads/bitlens-wasm_bg.wasm ]; then
+  echo "test-web: threaded build made: the e2e tests check it on a cross-origin isolated page" >&2
+else
+  echo "test-web: threaded build SKIPPED (no nightly with rust-src): only the single-threaded app is tested" >&2
+fi
 
 step "native CLI (reference numbers for the e2e tests)"
 CARGO_TARGET_DIR="$root/target" cargo build --locked --release -p bitlens-cli

@@ -1,38 +1,67 @@
-// bitlens statistics worker (module worker). Runs the `bitlens-wasm` module and streams File/Blob
-// byte ranges through its accumulators in windows, so a file of any size never sits whole in
-// memory. The page hands out one task at a time (see web/src/ui/pool.rs) and cancels by
-// terminating the worker.
+// bitlens worker (module worker). Runs the `bitlens-wasm` module and streams File/Blob byte ranges
+// through it in windows, so a file of any size never sits whole in memory. Two roles:
+//
+// - statistics (`worker.js`): the page's pool (web/src/ui/pool.rs) hands out one task at a time
+//   and cancels by terminating the worker. Always the single-threaded build.
+// - codec (`worker.js?role=codec`, web/src/ui/codec.rs): compress / decompress / snapshot index /
+//   codec round trips. It loads the threaded build (`threads/bitlens-wasm.js`, made by
+//   scripts/build-web.sh) when the page is cross-origin isolated (`crossOriginIsolated` and
+//   `SharedArrayBuffer`) and starts its rayon pool here, inside the worker (on the main thread a
+//   rayon call would busy-wait); otherwise, or when that build is missing or fails to start, the
+//   single-threaded build. It reports which one with a `ready` message.
 //
 // Messages in:
 //   {kind: 'stats', task, blob, spans: [{item, dtype, offset, bytes}]}   spans contiguous in blob
 //   {kind: 'flips', task, spans: [{item, dtype, a, aOffset, b, bOffset, bytes}]}   a, b: Blobs
-//   {kind: 'compress', task, blob, base?, options}     safetensors Blob → snapshot Blob
-//   {kind: 'decompress', task, blob, base?}            snapshot Blob → safetensors Blob
+//   {kind: 'compress', task, files: [{blob, base?}], options}   safetensors Blobs → snapshot Blobs
+//   {kind: 'decompress', task, files: [{blob, base?}]}          snapshot Blobs → safetensors Blobs
 //   {kind: 'snapshot-info', task, blob}                a snapshot's index
 //   {kind: 'roundtrip', task, blob, offset, bytes, dtype, codecs: [{label, codec, mantissa_bits?}]}
 // The codec kinds read synchronously with FileReaderSync over Blob.slice (the core's streaming
 // compressor pulls frames through a ReadAt) and fold the output chunks into a Blob as they come,
-// so neither the input nor the output is ever whole in wasm memory.
+// so neither the input nor the output is ever whole in wasm memory. Files are done one after
+// another; compress stops at the first failure (as the CLI does), decompress reports a failed
+// file and goes on with the next.
 // Messages out (at most every FLUSH_MS, and once at the end):
 //   {type: 'update', task, bytes, results: [{item, json}]}
 //   {type: 'done', task, bytes, results, memory}
 //   {type: 'error', task, item, message}
-//   codec kinds: {type: 'progress', task, done, total}, then
-//   {type: 'done', task, bytes: 0, results: [], memory, json, blob?}
-import init, {
-  StatsAccumulator,
-  FlipsAccumulator,
-  memoryBytes,
-  compressSnapshot,
-  decompressSnapshot,
-  openSnapshot,
-  codecRoundtrip,
-  peerCodecRoundtrip,
-} from './bitlens-wasm.js';
-
+//   codec role: {type: 'ready', build: 'threads' | 'single', threads, reason?} once, then per job
+//   {type: 'progress', task, done, total}, per file of compress / decompress
+//   {type: 'file', task, file, json, blob, seconds, memory} or {type: 'file', task, file, error},
+//   and last {type: 'done', task, bytes: 0, results: [], memory, seconds, json?}
 const WINDOW = 4 << 20; // bytes per Blob.slice read
 const FLUSH_MS = 100;
-const ready = init({ module_or_path: new URL('./bitlens-wasm_bg.wasm', import.meta.url) });
+const CODEC = new URL(import.meta.url).searchParams.get('role') === 'codec';
+
+// The module: the threaded build for the codec worker of an isolated page, else single-threaded.
+async function load() {
+  let reason = CODEC ? null : 'statistics worker';
+  if (CODEC && !(self.crossOriginIsolated && typeof SharedArrayBuffer === 'function')) {
+    reason = 'the page is not cross-origin isolated (no SharedArrayBuffer)';
+  } else if (CODEC) {
+    try {
+      const m = await import('./threads/bitlens-wasm.js');
+      await m.default({ module_or_path: new URL('./threads/bitlens-wasm_bg.wasm', import.meta.url) });
+      await m.initThreadPool(Math.max(1, navigator.hardwareConcurrency || 1));
+      return { m, build: 'threads', threads: m.threadCount(), reason: null };
+    } catch (e) {
+      reason = `threaded build unavailable: ${e && e.message ? e.message : e}`;
+    }
+  }
+  const m = await import('./bitlens-wasm.js');
+  await m.default({ module_or_path: new URL('./bitlens-wasm_bg.wasm', import.meta.url) });
+  return { m, build: 'single', threads: 1, reason };
+}
+
+const ready = load();
+let wasm = null; // the module's exports, once loaded
+if (CODEC) {
+  ready.then(
+    (r) => self.postMessage({ type: 'ready', build: r.build, threads: r.threads, reason: r.reason }),
+    (e) => self.postMessage({ type: 'error', task: 0, message: `cannot load the module: ${e && e.message ? e.message : e}` }),
+  );
+}
 
 class Reporter {
   constructor(task) {
@@ -54,7 +83,7 @@ class Reporter {
   }
   flush(type) {
     const msg = { type, task: this.task, bytes: this.bytes, results: this.results };
-    if (type === 'done') msg.memory = memoryBytes();
+    if (type === 'done') msg.memory = wasm.memoryBytes();
     self.postMessage(msg);
     this.bytes = 0;
     this.results = [];
@@ -125,7 +154,7 @@ async function runStats(msg, rep) {
   let need = 0;
   const finishEmpty = () => {
     while (si < spans.length && spans[si].bytes === 0) {
-      const a = new StatsAccumulator(spans[si].dtype, 0);
+      const a = new wasm.StatsAccumulator(spans[si].dtype, 0);
       rep.result(spans[si].item, a.finish());
       a.free();
       si++;
@@ -139,7 +168,7 @@ async function runStats(msg, rep) {
     let p = 0;
     while (p < w.length) {
       if (acc === null) {
-        acc = new StatsAccumulator(spans[si].dtype, spans[si].bytes);
+        acc = new wasm.StatsAccumulator(spans[si].dtype, spans[si].bytes);
         need = spans[si].bytes;
       }
       const take = Math.min(need, w.length - p);
@@ -160,7 +189,7 @@ async function runStats(msg, rep) {
 
 async function runFlips(msg, rep) {
   for (const s of msg.spans) {
-    const acc = new FlipsAccumulator(s.dtype, s.bytes);
+    const acc = new wasm.FlipsAccumulator(s.dtype, s.bytes);
     const ra = new WindowReader(s.a, s.aOffset, s.aOffset + s.bytes);
     const rb = new WindowReader(s.b, s.bOffset, s.bOffset + s.bytes);
     try {
@@ -209,44 +238,73 @@ class BlobSink {
   }
 }
 
-// Posts progress at most every FLUSH_MS.
-function progressPoster(task, total) {
-  let last = 0;
-  return (done) => {
-    const t = performance.now();
-    if (t - last >= FLUSH_MS || done >= total) {
-      last = t;
-      self.postMessage({ type: 'progress', task, done, total });
-    }
-  };
+// Posts progress (units done of `total`, over every file of the job) at most every FLUSH_MS.
+class Progress {
+  constructor(task, total) {
+    this.task = task;
+    this.total = total;
+    this.base = 0; // units of the files already done
+    this.last = 0;
+  }
+  // A callback for the current file: `done` counts from its start.
+  file() {
+    return (done) => {
+      const t = performance.now();
+      const all = this.base + done;
+      if (t - this.last >= FLUSH_MS || all >= this.total) {
+        this.last = t;
+        self.postMessage({ type: 'progress', task: this.task, done: all, total: this.total });
+      }
+    };
+  }
 }
 
-function runCompress(msg) {
+function compressOne(file, options, onProgress) {
   const sink = new BlobSink('application/octet-stream');
-  const json = compressSnapshot(
-    syncReader(msg.blob),
-    msg.blob.size,
-    msg.options,
-    msg.base ? syncReader(msg.base) : undefined,
-    msg.base ? msg.base.size : 0,
+  const json = wasm.compressSnapshot(
+    syncReader(file.blob),
+    file.blob.size,
+    options,
+    file.base ? syncReader(file.base) : undefined,
+    file.base ? file.base.size : 0,
     (chunk) => sink.push(chunk),
-    progressPoster(msg.task, msg.blob.size),
+    onProgress,
   );
   return { json, blob: sink.finish() };
 }
 
-function runDecompress(msg) {
+function decompressOne(file, onProgress) {
   const sink = new BlobSink('application/octet-stream');
-  const info = JSON.parse(openSnapshot(syncReader(msg.blob), msg.blob.size));
-  decompressSnapshot(
-    syncReader(msg.blob),
-    msg.blob.size,
-    msg.base ? syncReader(msg.base) : undefined,
-    msg.base ? msg.base.size : 0,
+  const info = wasm.openSnapshot(syncReader(file.blob), file.blob.size);
+  wasm.decompressSnapshot(
+    syncReader(file.blob),
+    file.blob.size,
+    file.base ? syncReader(file.base) : undefined,
+    file.base ? file.base.size : 0,
     (chunk) => sink.push(chunk),
-    progressPoster(msg.task, info.original_size),
+    onProgress,
   );
-  return { json: JSON.stringify(info), blob: sink.finish() };
+  return { json: info, blob: sink.finish() };
+}
+
+// Compresses or decompresses every file of the job, posting each result as it is ready.
+function runFiles(msg) {
+  const compress = msg.kind === 'compress';
+  const total = compress ? msg.files.reduce((n, f) => n + f.blob.size, 0) : msg.total;
+  const progress = new Progress(msg.task, total);
+  msg.files.forEach((file, i) => {
+    const t0 = performance.now();
+    try {
+      const out = compress ? compressOne(file, msg.options, progress.file()) : decompressOne(file, progress.file());
+      const seconds = (performance.now() - t0) / 1e3;
+      progress.base += compress ? file.blob.size : out.blob.size;
+      self.postMessage({ type: 'file', task: msg.task, file: i, seconds, memory: wasm.memoryBytes(), ...out });
+    } catch (err) {
+      if (compress) throw err;
+      self.postMessage({ type: 'file', task: msg.task, file: i, error: errorText(err) });
+    }
+  });
+  return {};
 }
 
 function runRoundtrip(msg) {
@@ -255,40 +313,37 @@ function runRoundtrip(msg) {
   const rows = [];
   for (const c of msg.codecs) {
     let row;
-    if (c.codec.startsWith('peer:')) row = peerRoundtrip(c.codec.slice(5), data, now);
-    else row = JSON.parse(codecRoundtrip(JSON.stringify({ codec: c.codec, mantissa_bits: c.mantissa_bits ?? null }), msg.dtype, data, now));
+    if (c.codec.startsWith('peer:')) row = JSON.parse(wasm.peerCodecRoundtrip(c.codec.slice(5), data, now));
+    else row = JSON.parse(wasm.codecRoundtrip(JSON.stringify({ codec: c.codec, mantissa_bits: c.mantissa_bits ?? null }), msg.dtype, data, now));
     rows.push({ label: c.label, ...row });
     self.postMessage({ type: 'progress', task: msg.task, done: rows.length, total: msg.codecs.length });
   }
   return { json: JSON.stringify(rows) };
 }
 
-// Peers compiled into the module (wasm32 builds of pure-Rust codecs), by name.
-function peerRoundtrip(name, data, now) {
-  return JSON.parse(peerCodecRoundtrip(name, data, now));
+function errorText(err) {
+  return err && err.message ? err.message : String(err);
 }
 
 self.onmessage = async (event) => {
   const msg = event.data;
   const rep = new Reporter(msg.task);
   try {
-    await ready;
+    wasm = (await ready).m;
     if (msg.kind === 'stats') await runStats(msg, rep);
     else if (msg.kind === 'flips') await runFlips(msg, rep);
     else if (['compress', 'decompress', 'snapshot-info', 'roundtrip'].includes(msg.kind)) {
       const t0 = performance.now();
       let out;
-      if (msg.kind === 'compress') out = runCompress(msg);
-      else if (msg.kind === 'decompress') out = runDecompress(msg);
-      else if (msg.kind === 'snapshot-info') out = { json: openSnapshot(syncReader(msg.blob), msg.blob.size) };
+      if (msg.kind === 'compress' || msg.kind === 'decompress') out = runFiles(msg);
+      else if (msg.kind === 'snapshot-info') out = { json: wasm.openSnapshot(syncReader(msg.blob), msg.blob.size) };
       else out = runRoundtrip(msg);
       const seconds = (performance.now() - t0) / 1e3;
-      self.postMessage({ type: 'done', task: msg.task, bytes: 0, results: [], memory: memoryBytes(), seconds, ...out });
+      self.postMessage({ type: 'done', task: msg.task, bytes: 0, results: [], memory: wasm.memoryBytes(), seconds, ...out });
       return;
     } else throw new Error(`unknown task kind ${msg.kind}`);
     rep.flush('done');
   } catch (err) {
-    const message = err && err.message ? err.message : String(err);
-    self.postMessage({ type: 'error', task: msg.task, message });
+    self.postMessage({ type: 'error', task: msg.task, message: errorText(err) });
   }
 };

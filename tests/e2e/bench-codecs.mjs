@@ -1,10 +1,12 @@
 // LMC compression speed in the page vs the native CLI (a benchmark, not a test: it prints numbers
 // and asserts nothing). In headless Chromium it compresses FILE with LMC in the codec worker RUNS
-// times (the whole path: FileReaderSync reads, 64 MiB frames, output chunks folded into a Blob) and
-// reports input MB / worker seconds; it also times `codecRoundtrip` (compute only, no I/O) on the
-// file's largest tensor. Native figures come from `bitlens --threads 1 bench FILE --codecs lmc --json`
-// run by scripts/bench-web.sh in the same run. Last, like `bitlens bench`, every tensor through LMC in
-// memory (compute only) with the same module in the page.
+// times (the whole path: File → .bls Blob, reads, frames, output chunks folded into a Blob) and
+// reports input MB / worker seconds, once per build of the codec module: single-threaded (page not
+// cross-origin isolated) and wasm threads (isolated page; when dist/threads exists). It also times
+// `codecRoundtrip` (compute only, no I/O) on the file's largest tensor. Native figures come from
+// `bitlens --threads 1 compress` / `bench` run by scripts/bench-web.sh in the same run. Last, like
+// `bitlens bench`, every tensor through LMC in memory (compute only) with the single-threaded module
+// in the page. With BIG=FILE2, one compression of FILE2 per build (speed and wasm memory).
 //
 //   node tests/e2e/bench-codecs.mjs FILE     (RUNS=5 by default)
 import fs from 'node:fs';
@@ -14,32 +16,60 @@ import { launch } from './browser.mjs';
 import { ROOT } from './fixtures.mjs';
 
 const file = process.argv[2];
+const big = process.env.BIG;
 const runs = Number(process.env.RUNS ?? 5);
 const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
+const threaded = fs.existsSync(path.join(DIST, 'threads', 'bitlens-wasm_bg.wasm'));
 const server = await startServer(DIST, 0);
-const url = `http://127.0.0.1:${server.address().port}/`;
+const plain = await startServer(DIST, 0, { isolate: false });
+const urlOf = (s) => `http://127.0.0.1:${s.address().port}/`;
 const context = await launch();
-const page = await context.newPage();
-await page.goto(url);
-await page.waitForSelector('#file-input', { state: 'attached' });
-await page.setInputFiles('#file-input', file);
-await page.waitForSelector('.progress[data-state=done]', { timeout: 600_000 }); // statistics done: the cores are free
-await page.click('[data-tab=codecs]');
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const speeds = [];
-for (let r = 0; r < runs; r++) {
+
+/** A page (isolated or not) with `input` loaded and its statistics done (the cores are free again). */
+async function pageWith(isolated, input) {
+  const page = await context.newPage();
+  await page.goto(urlOf(isolated ? server : plain));
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  await page.setInputFiles('#file-input', input);
+  await page.waitForSelector('.progress[data-state=done]', { timeout: 900_000 });
+  await page.click('[data-tab=codecs]');
+  return page;
+}
+
+/** One LMC compression of the active checkpoint; the result's data attributes. */
+async function compressOnce(page) {
   const before = await page.evaluate(() => document.querySelector('#compress-result')?.dataset.seconds ?? null);
   await page.click('#compress-button');
   await page.waitForFunction((b) => {
     const e = document.querySelector('#compress-result');
     return e && e.dataset.seconds !== b && !document.querySelector('.codec-progress');
-  }, before, { timeout: 600_000 });
-  const m = await page.$eval('#compress-result', (e) => ({ ...e.dataset }));
-  const mbps = Number(m.in) / Number(m.seconds) / 1e6;
-  speeds.push(mbps);
-  console.log(`page LMC compress run ${r + 1}: ${(Number(m.in) / 1e6).toFixed(1)} MB → ${(Number(m.out) / 1e6).toFixed(1)} MB (ratio ${Number(m.ratio).toFixed(4)}) in ${Number(m.seconds).toFixed(3)} s = ${mbps.toFixed(0)} MB/s`);
+  }, before, { timeout: 900_000 });
+  return page.$eval('#compress-result', (e) => ({ ...e.dataset }));
 }
-console.log(`page LMC compress median of ${runs}: ${med(speeds).toFixed(0)} MB/s (best ${Math.max(...speeds).toFixed(0)})`);
+
+const describe = (m) => `${(Number(m.in) / 1e6).toFixed(1)} MB → ${(Number(m.out) / 1e6).toFixed(1)} MB (ratio ${Number(m.ratio).toFixed(4)}) in ${Number(m.seconds).toFixed(3)} s = ${(Number(m.in) / Number(m.seconds) / 1e6).toFixed(0)} MB/s, wasm memory ${(Number(m.memory) / (1 << 20)).toFixed(0)} MiB`;
+const builds = threaded ? [false, true] : [false];
+if (!threaded) console.log('page: no dist/threads (threaded build skipped): single-threaded figures only');
+let page;
+for (const isolated of builds) {
+  page = await pageWith(isolated, file);
+  const speeds = [];
+  let build = '';
+  for (let r = 0; r < runs; r++) {
+    const m = await compressOnce(page);
+    build = `${m.build}, ${m.threads} thread${m.threads === '1' ? '' : 's'}`;
+    speeds.push(Number(m.in) / Number(m.seconds) / 1e6);
+    console.log(`page LMC compress (${build}) run ${r + 1}: ${describe(m)}`);
+  }
+  console.log(`page LMC compress (${build}) median of ${runs}: ${med(speeds).toFixed(0)} MB/s (${Math.min(...speeds).toFixed(0)}–${Math.max(...speeds).toFixed(0)})`);
+  if (big) {
+    const p = await pageWith(isolated, big);
+    console.log(`page LMC compress (${build}) ${path.basename(big)}: ${describe(await compressOnce(p))}`);
+    await p.close();
+  }
+  if (isolated !== builds[builds.length - 1]) await page.close();
+}
 // Compute only: the largest tensor through codecRoundtrip (LMC), as in the Detail view.
 await page.click('[data-tab=tensors]');
 await page.click('th[data-sort=bytes]');
@@ -84,3 +114,4 @@ try {
 }
 await context.close();
 server.close();
+plain.close();

@@ -1,6 +1,8 @@
-// The shared setup of the e2e test files: serve the built app (dist/) on 127.0.0.1 with COOP/COEP,
-// launch headless Chromium, make a temp dir, and open pages of the app with console errors
-// collected. `useApp()` registers the node:test hooks and returns the live handles.
+// The shared setup of the e2e test files: serve the built app (dist/) on 127.0.0.1 twice — with
+// COOP/COEP (cross-origin isolated: the codec worker may use wasm threads) and without (as when
+// embedded elsewhere: single-threaded) — launch headless Chromium, make a temp dir, and open pages
+// of the app with console errors collected. `useApp()` registers the node:test hooks and returns
+// the live handles.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,13 +13,18 @@ import { ROOT, SHOTS, tempDir } from './fixtures.mjs';
 
 const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 
+/** True when dist/ holds the threaded build of the codec module (scripts/build-web.sh made it). */
+export const THREADED = fs.existsSync(path.join(DIST, 'threads', 'bitlens-wasm_bg.wasm'));
+
 /** Registers before/after hooks; the returned object's `tmp` and `openApp()` work inside tests. */
 export function useApp() {
-  const app = { server: null, context: null, url: null, tmp: null };
+  const app = { server: null, plain: null, context: null, url: null, plainUrl: null, tmp: null };
   before(async () => {
-    assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST} has no built app: run trunk build --release`);
+    assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST} has no built app: run scripts/build-web.sh`);
     app.server = await startServer(DIST, 0);
     app.url = `http://127.0.0.1:${app.server.address().port}/`;
+    app.plain = await startServer(DIST, 0, { isolate: false });
+    app.plainUrl = `http://127.0.0.1:${app.plain.address().port}/`;
     app.context = await launch();
     app.tmp = tempDir();
     fs.mkdirSync(SHOTS, { recursive: true });
@@ -25,17 +32,18 @@ export function useApp() {
   after(async () => {
     await app.context?.close();
     app.server?.close();
+    app.plain?.close();
     if (app.tmp) fs.rmSync(app.tmp, { recursive: true, force: true });
   });
-  /** A page of the app with console errors collected in `page.errors`. */
-  app.openApp = async () => {
+  /** A page of the app (cross-origin isolated unless `isolated: false`) with console errors collected in `page.errors`. */
+  app.openApp = async ({ isolated = true } = {}) => {
     const page = await app.context.newPage();
     page.errors = [];
     page.on('pageerror', (e) => page.errors.push(e.message));
     page.on('console', (m) => {
       if (m.type() === 'error') page.errors.push(m.text());
     });
-    await page.goto(app.url);
+    await page.goto(isolated ? app.url : app.plainUrl);
     await page.waitForSelector('#file-input', { state: 'attached' });
     return page;
   };

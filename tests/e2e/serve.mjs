@@ -1,8 +1,11 @@
 // A tiny static file server for the built app (dist/), bound to 127.0.0.1. It sends the
-// cross-origin isolation headers (COOP/COEP) the app is built for, and the right MIME types for
-// ES modules and WebAssembly. Used by the e2e tests, the benchmark and scripts/serve.sh.
+// cross-origin isolation headers (COOP/COEP) the threaded codec build needs (SharedArrayBuffer
+// for wasm threads), and the right MIME types for ES modules and WebAssembly. Used by the e2e
+// tests, the benchmark and scripts/serve.sh. `{isolate: false}` (or `--no-isolation`) leaves the
+// headers out, as a page embedding the app elsewhere would: the codec worker then falls back to the
+// single-threaded build.
 //
-//   node tests/e2e/serve.mjs [DIR=dist] [PORT=8080]
+//   node tests/e2e/serve.mjs [DIR=dist] [PORT=8080] [--no-isolation]
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,7 +24,7 @@ const TYPES = {
 };
 
 /** Starts serving `dir` on 127.0.0.1:`port` (0 = any free port); resolves to the server. */
-export function startServer(dir, port = 0) {
+export function startServer(dir, port = 0, { isolate = true } = {}) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
@@ -31,12 +34,14 @@ export function startServer(dir, port = 0) {
       return;
     }
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
-    const headers = {
-      'Cross-Origin-Opener-Policy': 'same-origin',
-      'Cross-Origin-Embedder-Policy': 'require-corp',
-      'Cross-Origin-Resource-Policy': 'same-origin',
-      'Cache-Control': 'no-store',
-    };
+    const headers = isolate
+      ? {
+          'Cross-Origin-Opener-Policy': 'same-origin',
+          'Cross-Origin-Embedder-Policy': 'require-corp',
+          'Cross-Origin-Resource-Policy': 'same-origin',
+          'Cache-Control': 'no-store',
+        }
+      : { 'Cache-Control': 'no-store' };
     fs.stat(file, (err, st) => {
       if (err || !st.isFile()) {
         res.writeHead(404, headers).end('not found');
@@ -56,9 +61,12 @@ export function startServer(dir, port = 0) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const dir = process.argv[2] ?? 'dist';
-  const port = Number(process.argv[3] ?? 8080);
-  const server = await startServer(dir, port);
+  const args = process.argv.slice(2).filter((a) => a !== '--no-isolation');
+  const isolate = !process.argv.includes('--no-isolation');
+  const dir = args[0] ?? 'dist';
+  const port = Number(args[1] ?? 8080);
+  const server = await startServer(dir, port, { isolate });
   const { port: actual } = server.address();
-  console.log(`bitlens: serving ${path.resolve(dir)} at http://127.0.0.1:${actual}/ (Ctrl-C to stop)`);
+  const mode = isolate ? 'cross-origin isolated: wasm threads where built' : 'not isolated: single-threaded';
+  console.log(`bitlens: serving ${path.resolve(dir)} at http://127.0.0.1:${actual}/ (${mode}; Ctrl-C to stop)`);
 }

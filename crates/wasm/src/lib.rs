@@ -13,6 +13,8 @@
 //!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd) on one tensor,
 //!   streaming through JavaScript read / chunk callbacks.
 //! - [`convert`]: JavaScript numbers to `u64` offsets, and memory size.
+//! - [`threads`]: which build this is (single-threaded, or wasm threads with feature `threads`)
+//!   and its rayon pool.
 //!
 //! The crate is empty outside `wasm32`, so native workspace builds never compile web dependencies.
 #![cfg(target_arch = "wasm32")]
@@ -24,6 +26,7 @@ pub mod flips;
 pub mod header;
 pub mod snapshot;
 pub mod stats;
+pub mod threads;
 
 pub use convert::memory_bytes;
 pub use flips::FlipsAccumulator;
@@ -32,3 +35,4 @@ pub use snapshot::{
     codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot, peer_codec_roundtrip,
 };
 pub use stats::StatsAccumulator;
+pub use threads::{build_kind, thread_count};

@@ -254,15 +254,64 @@ pub const COMPARISON: [(&str, &str, Option<u32>); 9] = [
     ("zstd (ruzstd, fastest)", "peer:zstd", None),
 ];
 
-/// The file name of a download: `model.safetensors` → `model.bls` and back.
-pub fn output_name(input: &str, compress: bool) -> String {
-    let base = input.rsplit('/').next().unwrap_or(input);
-    if compress {
-        let stem = base.strip_suffix(".safetensors").unwrap_or(base);
-        format!("{stem}.bls")
+/// The last component of a path.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The name of the snapshot of `input`: a single-file checkpoint `model.safetensors` → `model.bls`;
+/// a shard of a sharded checkpoint → `<shard file name>.bls`, as `bitlens compress INDEX -o DIR`
+/// names the files it writes (and `bitlens decompress DIR` expects).
+pub fn snapshot_name(input: &str, shard: bool) -> String {
+    let base = file_name(input);
+    if shard {
+        return format!("{base}.bls");
+    }
+    let stem = base.strip_suffix(".safetensors").unwrap_or(base);
+    format!("{stem}.bls")
+}
+
+/// The name of the file a snapshot restores: `X.safetensors.bls` → `X.safetensors` (a shard, as
+/// `bitlens decompress DIR` names it), `model.bls` → `model.safetensors`.
+pub fn restored_name(snapshot: &str) -> String {
+    let base = file_name(snapshot);
+    let stem = base.strip_suffix(".bls").unwrap_or(base);
+    if stem.ends_with(".safetensors") {
+        stem.to_owned()
     } else {
-        let stem = base.strip_suffix(".bls").unwrap_or(base);
         format!("{stem}.safetensors")
+    }
+}
+
+/// Which file of a base checkpoint (its files' paths) serves as the base of `file` (a file name or
+/// a snapshot's restored name): the only file of a single-file base, else the file with the same
+/// file name (the CLI's rule for deltas of shard sets).
+pub fn base_file(base_files: &[&str], file: &str) -> Option<usize> {
+    if base_files.len() == 1 {
+        return Some(0);
+    }
+    let name = file_name(file);
+    base_files.iter().position(|b| file_name(b) == name)
+}
+
+impl Compressed {
+    /// The results of a checkpoint's files taken together: sizes summed, entries in file order.
+    pub fn merge(parts: Vec<Compressed>) -> Compressed {
+        let mut all = Compressed {
+            in_bytes: 0,
+            out_bytes: 0,
+            lossy: false,
+            delta: false,
+            entries: Vec::new(),
+        };
+        for p in parts {
+            all.in_bytes += p.in_bytes;
+            all.out_bytes += p.out_bytes;
+            all.lossy |= p.lossy;
+            all.delta |= p.delta;
+            all.entries.extend(p.entries);
+        }
+        all
     }
 }
 
@@ -283,9 +332,41 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(output_name("dir/model.safetensors", true), "model.bls");
-        assert_eq!(output_name("model.bls", false), "model.safetensors");
-        assert_eq!(output_name("x", true), "x.bls");
+        assert_eq!(snapshot_name("dir/model.safetensors", false), "model.bls");
+        assert_eq!(snapshot_name("x", false), "x.bls");
+        assert_eq!(
+            snapshot_name("dir/m-00001-of-00002.safetensors", true),
+            "m-00001-of-00002.safetensors.bls"
+        );
+        assert_eq!(restored_name("model.bls"), "model.safetensors");
+        assert_eq!(
+            restored_name("d/m-00001-of-00002.safetensors.bls"),
+            "m-00001-of-00002.safetensors"
+        );
+    }
+
+    #[test]
+    fn base_files_by_name() {
+        let shards = ["b/m-1.safetensors", "b/m-2.safetensors"];
+        assert_eq!(base_file(&shards, "a/m-2.safetensors"), Some(1));
+        assert_eq!(base_file(&shards, "m-3.safetensors"), None);
+        assert_eq!(
+            base_file(&["one.safetensors"], "a/m-2.safetensors"),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn merges_shard_results() {
+        let part = |n: u64, delta| Compressed {
+            in_bytes: n,
+            out_bytes: n / 2,
+            lossy: false,
+            delta,
+            entries: Vec::new(),
+        };
+        let all = Compressed::merge(vec![part(10, false), part(20, true)]);
+        assert_eq!((all.in_bytes, all.out_bytes, all.delta), (30, 15, true));
     }
 
     #[test]

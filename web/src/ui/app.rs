@@ -6,12 +6,11 @@
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::codec::{
-    options_json, output_name, preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow,
-    SnapshotInfo, COMPARISON, PRESETS,
+    preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow, SnapshotInfo, PRESETS,
 };
 use crate::model::compare::{steps, Comparison};
 use crate::model::table::{self, SortKey};
-use crate::ui::codec::{CodecEvent, CodecRunner, Job, JobKind};
+use crate::ui::codec::{Build, CodecEvent, CodecRunner, Job};
 use crate::ui::io::demo;
 use crate::ui::io::files::{self, Dropped, Picked};
 use crate::ui::jobs::{mark, now, Jobs, TaskKind};
@@ -20,9 +19,10 @@ use crate::ui::pool::{Pool, PoolEvent};
 use crate::ui::views;
 use bitlens_stats::{FlipStats, TensorStats};
 use std::collections::{BTreeMap, HashMap};
-use wasm_bindgen::JsValue;
 use web_sys::{Blob, DragEvent, Url};
 use yew::prelude::*;
+
+mod codecs;
 
 /// The views of the main panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,19 +57,36 @@ pub struct Output {
 /// The last compression of a checkpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressRun {
-    /// The snapshot to download.
-    pub output: Output,
-    /// Preset of the whole file.
+    /// One snapshot per file of the checkpoint, in file order.
+    pub outputs: Vec<Output>,
+    /// The checkpoint's shard index, offered as it is (the CLI copies it next to the snapshots).
+    pub index: Option<Output>,
+    /// True for a sharded checkpoint (snapshots named `<shard>.bls`).
+    pub sharded: bool,
+    /// Preset of the whole checkpoint.
     pub preset: &'static Preset,
     /// Name of the base checkpoint, for deltas.
     pub base: Option<String>,
-    /// Sizes and entries.
+    /// Sizes and entries of all files together.
     pub result: Compressed,
     /// Entry index by tensor name.
     pub by_name: HashMap<String, usize>,
+    /// Seconds the worker spent on the whole job.
+    pub seconds: f64,
+    /// The codec worker's wasm memory in bytes at the end (its high-water mark).
+    pub memory: u64,
+    /// The build of the module that ran it.
+    pub build: Option<Build>,
 }
 
 impl CompressRun {
+    /// Revokes the object URLs of its downloads.
+    pub fn revoke(&self) {
+        for o in self.outputs.iter().chain(&self.index) {
+            revoke(Some(o));
+        }
+    }
+
     /// The entry of a tensor.
     pub fn entry(&self, name: &str) -> Option<&EntryInfo> {
         self.by_name.get(name).map(|&i| &self.result.entries[i])
@@ -138,6 +155,12 @@ pub struct State {
     pub codec_job: Option<Job>,
     /// Error of the last codec job.
     pub codec_error: Option<String>,
+    /// The build of the module the codec worker runs, once it has started.
+    pub codec_build: Option<Build>,
+    /// Shard indexes given with snapshot sets (restored as they are).
+    pub snapshot_indexes: Vec<Output>,
+    /// The shard index file of each sharded checkpoint that came with one, by checkpoint id.
+    pub indexes: HashMap<u32, (String, Blob)>,
     next_id: u32,
     next_snapshot: u32,
 }
@@ -224,6 +247,8 @@ pub enum Msg {
     SnapshotBase(u32, Option<u32>),
     /// Decompress a snapshot.
     Decompress(u32),
+    /// Decompress every snapshot that is ready (index read, base chosen for deltas).
+    DecompressAll,
     /// Set (or clear) a tensor's codec override in the active checkpoint.
     SetOverride(String, Option<String>),
     /// Run the codec comparison on a tensor of the active checkpoint.
@@ -238,6 +263,8 @@ pub struct App {
     codec: CodecRunner,
     /// Snapshots whose index is still to be read.
     pending_info: Vec<u32>,
+    /// The snapshots (download, result) of the running compress job so far, in file order.
+    compress_parts: Vec<(Output, Compressed)>,
     pending_table: Option<f64>,
 }
 
@@ -420,308 +447,19 @@ impl App {
         }
     }
 
-    fn codec_failed(&mut self, file: String, message: String) {
-        self.state.codec_error = Some(message.clone());
-        self.state.errors.push(LoadError {
-            file,
-            reason: message,
-        });
-    }
-
-    fn start_compress(&mut self) {
-        self.state.codec_error = None;
-        let Some(c) = self.state.active_checkpoint() else {
-            return;
-        };
-        let (id, name) = (c.id, c.name.clone());
-        let Some(blob) = self.state.blobs.get(&id).and_then(|b| b.first()).cloned() else {
-            return;
-        };
-        if c.files.len() != 1 {
-            return self.codec_failed(
-                name,
-                "compressing in the page takes one .safetensors file; this checkpoint is sharded"
-                    .into(),
-            );
-        }
-        let base = self.state.base.filter(|&b| b != id);
-        let base_blob = base
-            .and_then(|b| self.state.blobs.get(&b))
-            .filter(|b| b.len() == 1)
-            .map(|b| b[0].clone());
-        if base.is_some() && base_blob.is_none() {
-            return self.codec_failed(name, "the base must be a single-file checkpoint".into());
-        }
-        let empty = BTreeMap::new();
-        let overrides = self.state.overrides.get(&id).unwrap_or(&empty);
-        let options = options_json(self.state.preset(), overrides);
-        let total = blob.size();
-        let fields = [
-            ("blob", JsValue::from(blob)),
-            ("base", base_blob.map_or(JsValue::UNDEFINED, JsValue::from)),
-            ("options", JsValue::from(options)),
-        ];
-        if let Err(e) = self.codec.start(
-            JobKind::Compress { ckpt: id },
-            "compress",
-            &fields,
-            total,
-            now(),
-        ) {
-            self.codec_failed(name, e);
-        }
-    }
-
-    fn start_decompress(&mut self, snap: u32) {
-        self.state.codec_error = None;
-        let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) else {
-            return;
-        };
-        s.error = None;
-        let (name, blob, base) = (s.name.clone(), s.blob.clone(), s.base);
-        let total = s.info.as_ref().map_or(0.0, |i| i.original_size as f64);
-        let base_blob = base
-            .and_then(|b| self.state.blobs.get(&b))
-            .and_then(|b| b.first())
-            .cloned();
-        let fields = [
-            ("blob", JsValue::from(blob)),
-            ("base", base_blob.map_or(JsValue::UNDEFINED, JsValue::from)),
-        ];
-        if let Err(e) = self.codec.start(
-            JobKind::Decompress { snap },
-            "decompress",
-            &fields,
-            total,
-            now(),
-        ) {
-            self.codec_failed(name, e);
-        }
-    }
-
-    fn start_roundtrip(&mut self, tensor: String) {
-        self.state.codec_error = None;
-        let Some(c) = self.state.active_checkpoint() else {
-            return;
-        };
-        let id = c.id;
-        let Some(row) = c.rows.iter().find(|r| r.name == tensor) else {
-            return;
-        };
-        let Some(blob) = self
-            .state
-            .blobs
-            .get(&id)
-            .and_then(|b| b.get(row.file))
-            .cloned()
-        else {
-            return;
-        };
-        let codecs = js_sys::Array::new();
-        for (label, codec, k) in COMPARISON {
-            let o = js_sys::Object::new();
-            let _ = js_sys::Reflect::set(&o, &"label".into(), &label.into());
-            let _ = js_sys::Reflect::set(&o, &"codec".into(), &codec.into());
-            let k = k.map_or(JsValue::NULL, JsValue::from);
-            let _ = js_sys::Reflect::set(&o, &"mantissa_bits".into(), &k);
-            codecs.push(&o);
-        }
-        let fields = [
-            ("blob", JsValue::from(blob)),
-            ("offset", JsValue::from(row.offset as f64)),
-            ("bytes", JsValue::from(row.bytes as f64)),
-            ("dtype", JsValue::from(row.dtype.to_string())),
-            ("codecs", codecs.into()),
-        ];
-        let kind = JobKind::Roundtrip { ckpt: id, tensor };
-        let total = COMPARISON.len() as f64;
-        if let Err(e) = self.codec.start(kind, "roundtrip", &fields, total, now()) {
-            self.codec_failed("codec comparison".into(), e);
-        }
-    }
-
-    /// Starts reading the next pending snapshot index, if the worker is free.
-    fn next_info(&mut self) {
-        if self.codec.busy() {
-            return;
-        }
-        while let Some(snap) = self.pending_info.pop() {
-            let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
-                continue;
-            };
-            let (name, blob) = (s.name.clone(), s.blob.clone());
-            let total = blob.size();
-            let fields = [("blob", JsValue::from(blob))];
-            if let Err(e) = self.codec.start(
-                JobKind::Info { snap },
-                "snapshot-info",
-                &fields,
-                total,
-                now(),
-            ) {
-                self.codec_failed(name, e);
-            }
-            return;
-        }
-    }
-
-    fn snapshot_name(&self, snap: u32) -> String {
-        self.state
-            .snapshots
-            .iter()
-            .find(|s| s.id == snap)
-            .map_or("snapshot".into(), |s| s.name.clone())
-    }
-
-    fn on_codec(&mut self, event: CodecEvent) {
-        match event {
-            CodecEvent::Progress { job, done, total } => {
-                if let Some(j) = self.codec.job.as_mut().filter(|j| j.id == job) {
-                    j.done = done;
-                    if total > 0.0 {
-                        j.total = total;
-                    }
-                }
-            }
-            CodecEvent::Done {
-                job,
-                json,
-                blob,
-                seconds,
-                memory,
-            } => {
-                let Some(j) = self.codec.current(Some(job)).cloned() else {
-                    return;
-                };
-                self.codec.job = None;
-                self.on_codec_done(j.kind, &json, blob, (seconds, memory as u64));
-                self.next_info();
-            }
-            CodecEvent::Failed { job, message } => {
-                let Some(j) = self.codec.current(job).cloned() else {
-                    return;
-                };
-                if job.is_none() {
-                    self.codec.cancel();
-                }
-                self.codec.job = None;
-                let file = match &j.kind {
-                    JobKind::Compress { ckpt } => self
-                        .state
-                        .checkpoint(*ckpt)
-                        .map_or("checkpoint".into(), |c| c.name.clone()),
-                    JobKind::Info { snap } | JobKind::Decompress { snap } => {
-                        let name = self.snapshot_name(*snap);
-                        if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == *snap) {
-                            s.error = Some(message.clone());
-                        }
-                        name
-                    }
-                    JobKind::Roundtrip { tensor, .. } => tensor.clone(),
-                };
-                self.codec_failed(file, message);
-                self.next_info();
-            }
-        }
-        self.state.codec_job = self.codec.job.clone();
-    }
-
-    /// A finished job: `cost` is the worker's (seconds, wasm memory bytes).
-    fn on_codec_done(&mut self, kind: JobKind, json: &str, blob: Option<Blob>, cost: (f64, u64)) {
-        let (seconds, memory) = cost;
-        match kind {
-            JobKind::Compress { ckpt } => {
-                let name = self
-                    .state
-                    .checkpoint(ckpt)
-                    .map(|c| c.files[0].path.clone())
-                    .unwrap_or_default();
-                match (serde_json::from_str::<Compressed>(json), blob) {
-                    (Ok(result), Some(blob)) => {
-                        let by_name = result
-                            .entries
-                            .iter()
-                            .enumerate()
-                            .map(|(i, e)| (e.name.clone(), i))
-                            .collect();
-                        let base = if result.delta {
-                            self.state
-                                .base
-                                .and_then(|b| self.state.checkpoint(b))
-                                .map(|c| c.name.clone())
-                        } else {
-                            None
-                        };
-                        let run = CompressRun {
-                            output: Output {
-                                url: object_url(&blob),
-                                name: output_name(&name, true),
-                                bytes: result.out_bytes,
-                                seconds,
-                                memory,
-                            },
-                            preset: self.state.preset(),
-                            base,
-                            result,
-                            by_name,
-                        };
-                        if let Some(old) = self.state.compressed.insert(ckpt, run) {
-                            revoke(Some(&old.output));
-                        }
-                    }
-                    (Err(e), _) => self.codec_failed(name, format!("result unreadable: {e}")),
-                    (_, None) => self.codec_failed(name, "the worker sent no snapshot".into()),
-                }
-            }
-            JobKind::Info { snap } => {
-                let info = serde_json::from_str::<SnapshotInfo>(json);
-                let checkpoints: Vec<(u32, u64)> = self
-                    .state
-                    .checkpoints
-                    .iter()
-                    .filter(|c| c.files.len() == 1)
-                    .map(|c| (c.id, c.files[0].header.file_size))
-                    .collect();
-                if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
-                    match info {
-                        Ok(info) => {
-                            if let Some(size) = info.base_file_size {
-                                s.base = checkpoints.iter().find(|c| c.1 == size).map(|c| c.0);
-                            }
-                            s.info = Some(info);
-                        }
-                        Err(e) => s.error = Some(format!("index unreadable: {e}")),
-                    }
-                }
-            }
-            JobKind::Decompress { snap } => {
-                if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
-                    if let Some(blob) = blob {
-                        revoke(s.output.as_ref());
-                        s.output = Some(Output {
-                            url: object_url(&blob),
-                            name: output_name(&s.name, false),
-                            bytes: blob.size() as u64,
-                            seconds,
-                            memory,
-                        });
-                    }
-                }
-            }
-            JobKind::Roundtrip { ckpt, tensor } => {
-                match serde_json::from_str::<Vec<RoundtripRow>>(json) {
-                    Ok(rows) => {
-                        self.state.roundtrips.insert((ckpt, tensor), rows);
-                    }
-                    Err(e) => self.codec_failed(tensor, format!("result unreadable: {e}")),
-                }
-            }
-        }
-    }
-
     fn on_loaded(&mut self, outcome: Outcome, given: f64) {
         self.state.loading = false;
         self.state.errors.extend(outcome.errors);
+        for (path, blob) in outcome.snapshot_indexes {
+            let name = crate::model::codec::file_name(&path).to_owned();
+            self.state.snapshot_indexes.push(Output {
+                url: object_url(&blob),
+                name,
+                bytes: blob.size() as u64,
+                seconds: 0.0,
+                memory: 0,
+            });
+        }
         for (name, blob) in outcome.snapshots {
             let id = self.state.next_snapshot;
             self.state.next_snapshot += 1;
@@ -745,6 +483,9 @@ impl App {
         for l in outcome.loaded {
             self.state.next_id = self.state.next_id.max(l.checkpoint.id + 1);
             self.state.blobs.insert(l.checkpoint.id, l.blobs);
+            if let Some(index) = l.index {
+                self.state.indexes.insert(l.checkpoint.id, index);
+            }
             self.state.checkpoints.push(l.checkpoint);
         }
         if let Some(id) = first_new {
@@ -775,6 +516,7 @@ impl Component for App {
             pool: Pool::new(ctx.link().callback(Msg::Pool)),
             codec: CodecRunner::new(ctx.link().callback(Msg::Codec)),
             pending_info: Vec::new(),
+            compress_parts: Vec::new(),
             pending_table: None,
         }
     }
@@ -836,8 +578,9 @@ impl Component for App {
                 self.state.checkpoints.retain(|c| c.id != id);
                 self.state.blobs.remove(&id);
                 if let Some(r) = self.state.compressed.remove(&id) {
-                    revoke(Some(&r.output));
+                    r.revoke();
                 }
+                self.state.indexes.remove(&id);
                 self.state.overrides.remove(&id);
                 if self.state.base == Some(id) {
                     self.state.base = None;
@@ -866,14 +609,26 @@ impl Component for App {
                     revoke(s.output.as_ref());
                 }
                 for (_, r) in self.state.compressed.drain() {
-                    revoke(Some(&r.output));
+                    r.revoke();
                 }
+                for o in self.state.snapshot_indexes.drain(..) {
+                    revoke(Some(&o));
+                }
+                self.state.indexes.clear();
                 self.state.overrides.clear();
                 self.state.roundtrips.clear();
                 self.state.base = None;
             }
             Msg::Select(id) => self.state.active = Some(id),
-            Msg::Tab(t) => self.state.tab = Some(t),
+            Msg::Tab(t) => {
+                self.state.tab = Some(t);
+                if t == Tab::Codecs {
+                    // Start the codec worker now, so it reports its build before the first job.
+                    if let Err(e) = self.codec.warm() {
+                        self.codec_failed("codec worker".into(), e);
+                    }
+                }
+            }
             Msg::Sort(k) => self.state.table.click(k),
             Msg::Filter(f) => self.state.table.filter = f,
             Msg::Detail(name) => {
@@ -912,7 +667,14 @@ impl Component for App {
                 }
             }
             Msg::Decompress(snap) => {
-                self.start_decompress(snap);
+                self.start_decompress(vec![snap]);
+                self.state.codec_job = self.codec.job.clone();
+            }
+            Msg::DecompressAll => {
+                let snaps = self.ready_snapshots();
+                if !snaps.is_empty() {
+                    self.start_decompress(snaps);
+                }
                 self.state.codec_job = self.codec.job.clone();
             }
             Msg::SetOverride(tensor, preset) => {

@@ -1,7 +1,11 @@
-//! The codec worker: one dedicated Web Worker (`worker.js`, its own `bitlens-wasm` instance) per
-//! codec job — compress a checkpoint file, decompress or open a snapshot, time codecs on a tensor.
-//! One job runs at a time; Cancel terminates the worker (the only way to stop it in the middle of
-//! a frame), and the next job starts a fresh one.
+//! The codec worker: one dedicated Web Worker (`worker.js?role=codec`, its own `bitlens-wasm`
+//! instance) for the codec jobs — compress a checkpoint's files, decompress or open snapshots, time
+//! codecs on a tensor. One job runs at a time; Cancel terminates the worker (the only way to stop
+//! it in the middle of a frame), and the next job starts a fresh one.
+//!
+//! The worker picks its build itself: the threaded one (PLMC on a rayon pool of workers inside it)
+//! when the page is cross-origin isolated and `threads/` was built, else the single-threaded one;
+//! it says which in a `ready` message ([`CodecEvent::Ready`]).
 
 use crate::ui::io::blob::js_error_text;
 use js_sys::{Object, Reflect};
@@ -13,7 +17,7 @@ use yew::Callback;
 /// What a codec job is about.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobKind {
-    /// Compressing a checkpoint's (single) file.
+    /// Compressing a checkpoint's files (one snapshot per file).
     Compress {
         /// Checkpoint id.
         ckpt: u32,
@@ -23,10 +27,10 @@ pub enum JobKind {
         /// Snapshot id.
         snap: u32,
     },
-    /// Decompressing a snapshot.
+    /// Decompressing snapshots, one after another.
     Decompress {
-        /// Snapshot id.
-        snap: u32,
+        /// Snapshot ids, in the order of the job's files.
+        snaps: Vec<u32>,
     },
     /// Timing codecs on one tensor.
     Roundtrip {
@@ -52,9 +56,44 @@ pub struct Job {
     pub started: f64,
 }
 
+/// Which build of the module the codec worker runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Build {
+    /// `threads` (wasm threads, shared memory) or `single`.
+    pub kind: String,
+    /// Threads the codecs run on.
+    pub threads: u32,
+    /// Why the single-threaded build was chosen.
+    pub reason: Option<String>,
+}
+
+/// One file of a compress / decompress job, done.
+#[derive(Debug)]
+pub struct FileDone {
+    /// The JSON result (compress: sizes and entries; decompress: the snapshot's index).
+    pub json: String,
+    /// The output file.
+    pub blob: Blob,
+    /// Seconds the worker spent on it.
+    pub seconds: f64,
+    /// The worker's wasm memory in bytes afterwards.
+    pub memory: f64,
+}
+
 /// What the codec worker reports.
 #[derive(Debug)]
 pub enum CodecEvent {
+    /// The worker loaded its module.
+    Ready(Build),
+    /// File `file` (index into the job's files) of job `job` is done, or failed.
+    File {
+        /// Job id.
+        job: u32,
+        /// Index of the file in the job.
+        file: usize,
+        /// Its output, or the error.
+        result: Result<FileDone, String>,
+    },
     /// Progress of job `job`.
     Progress {
         /// Job id.
@@ -70,8 +109,6 @@ pub enum CodecEvent {
         job: u32,
         /// The JSON result.
         json: String,
-        /// The output file, for compress / decompress.
-        blob: Option<Blob>,
         /// Seconds the worker spent.
         seconds: f64,
         /// The worker's wasm memory in bytes at the end (its high-water mark).
@@ -106,20 +143,45 @@ fn get(data: &JsValue, key: &str) -> JsValue {
     Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
+fn number(data: &JsValue, key: &str) -> f64 {
+    get(data, key).as_f64().unwrap_or(0.0)
+}
+
 fn decode(data: &JsValue) -> CodecEvent {
-    let job = get(data, "task").as_f64().unwrap_or(0.0) as u32;
+    let job = number(data, "task") as u32;
     match get(data, "type").as_string().as_deref() {
+        Some("ready") => CodecEvent::Ready(Build {
+            kind: get(data, "build").as_string().unwrap_or_default(),
+            threads: number(data, "threads") as u32,
+            reason: get(data, "reason").as_string(),
+        }),
+        Some("file") => CodecEvent::File {
+            job,
+            file: number(data, "file") as usize,
+            result: match (
+                get(data, "error").as_string(),
+                get(data, "blob").dyn_into::<Blob>(),
+            ) {
+                (None, Ok(blob)) => Ok(FileDone {
+                    json: get(data, "json").as_string().unwrap_or_default(),
+                    blob,
+                    seconds: number(data, "seconds"),
+                    memory: number(data, "memory"),
+                }),
+                (Some(e), _) => Err(e),
+                (None, Err(_)) => Err("the worker sent no file".into()),
+            },
+        },
         Some("progress") => CodecEvent::Progress {
             job,
-            done: get(data, "done").as_f64().unwrap_or(0.0),
-            total: get(data, "total").as_f64().unwrap_or(0.0),
+            done: number(data, "done"),
+            total: number(data, "total"),
         },
         Some("done") => CodecEvent::Done {
             job,
             json: get(data, "json").as_string().unwrap_or_default(),
-            blob: get(data, "blob").dyn_into::<Blob>().ok(),
-            seconds: get(data, "seconds").as_f64().unwrap_or(0.0),
-            memory: get(data, "memory").as_f64().unwrap_or(0.0),
+            seconds: number(data, "seconds"),
+            memory: number(data, "memory"),
         },
         _ => CodecEvent::Failed {
             job: Some(job),
@@ -146,13 +208,18 @@ impl CodecRunner {
         self.job.is_some()
     }
 
+    /// Starts the worker now (it loads its module and reports its build), if it is not running.
+    pub fn warm(&mut self) -> Result<(), String> {
+        self.worker().map(|_| ())
+    }
+
     fn worker(&mut self) -> Result<Worker, String> {
         if let Some((w, _, _)) = &self.worker {
             return Ok(w.clone());
         }
         let options = WorkerOptions::new();
         options.set_type(WorkerType::Module);
-        let worker = Worker::new_with_options("worker.js", &options)
+        let worker = Worker::new_with_options("worker.js?role=codec", &options)
             .map_err(|e| format!("cannot start a worker: {}", js_error_text(&e)))?;
         let events = self.events.clone();
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {

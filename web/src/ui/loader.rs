@@ -1,7 +1,9 @@
 //! Files → checkpoints: read and parse shard indexes, group the files (see
 //! [`crate::model::grouping`]), read every shard's header, and build the checkpoints. Each problem
 //! becomes a [`LoadError`] naming the file and the reason; the other files load normally. Files that
-//! start with the snapshot magic `BITLENS\0` are set aside as snapshots for the codec panel.
+//! start with the snapshot magic `BITLENS\0` are set aside as snapshots for the codec panel, and so
+//! is a shard index given with a snapshot of each of its shards (`<shard>.bls`, the directory
+//! `bitlens compress INDEX -o DIR` writes): decompressing the set restores the index as it is.
 
 use crate::model::checkpoint::{Checkpoint, FileInfo};
 use crate::model::grouping::{self, InputFile};
@@ -26,6 +28,8 @@ pub struct Loaded {
     pub checkpoint: Checkpoint,
     /// Its files' data.
     pub blobs: Vec<Blob>,
+    /// Its shard index file (path and data), if it was given one.
+    pub index: Option<(String, Blob)>,
 }
 
 /// What one load produced.
@@ -37,6 +41,18 @@ pub struct Outcome {
     pub errors: Vec<LoadError>,
     /// Snapshot files (`BITLENS\0` magic): path and data.
     pub snapshots: Vec<(String, Blob)>,
+    /// Shard indexes of snapshot sets (every shard given as `<shard>.bls`): path and data.
+    pub snapshot_indexes: Vec<(String, Blob)>,
+}
+
+/// True when every shard `index` names was given as a snapshot `<shard>.bls` next to it.
+fn indexes_snapshots(index_path: &str, index: &ShardIndex, snapshots: &[(String, Blob)]) -> bool {
+    let dir = index_path.rfind('/').map_or("", |i| &index_path[..=i]);
+    !index.shards.is_empty()
+        && index.shards.iter().all(|shard| {
+            let want = format!("{dir}{shard}.bls");
+            snapshots.iter().any(|(p, _)| *p == want)
+        })
 }
 
 /// The first bytes of a bitlens snapshot.
@@ -75,11 +91,16 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
     let picked = rest;
     let mut inputs = Vec::with_capacity(picked.len());
     let mut indexes = Vec::with_capacity(picked.len());
-    for p in &picked {
+    let mut kept = Vec::with_capacity(picked.len());
+    for p in picked {
         let mut shard_names = None;
         let mut index = None;
         if grouping::is_index(&p.path) {
             match read_index(&p.blob).await {
+                Ok(ix) if indexes_snapshots(&p.path, &ix, &out.snapshots) => {
+                    out.snapshot_indexes.push((p.path.clone(), p.blob.clone()));
+                    continue;
+                }
                 Ok(ix) => {
                     shard_names = Some(ix.shards.clone());
                     index = Some(ix);
@@ -95,7 +116,9 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
             shard_names,
         });
         indexes.push(index);
+        kept.push(p);
     }
+    let picked = kept;
     let groups = grouping::group(&inputs);
     for r in groups.rejected {
         out.errors.push(LoadError {
@@ -133,7 +156,14 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
         let index = g.index.and_then(|i| indexes[i].as_ref());
         match Checkpoint::new(id, g.name.clone(), files, index) {
             Ok(checkpoint) => {
-                out.loaded.push(Loaded { checkpoint, blobs });
+                let index = g
+                    .index
+                    .map(|i| (picked[i].path.clone(), picked[i].blob.clone()));
+                out.loaded.push(Loaded {
+                    checkpoint,
+                    blobs,
+                    index,
+                });
                 id += 1;
             }
             Err(e) => out.errors.push(LoadError {

@@ -1,12 +1,15 @@
-//! The Codecs view: compress the active checkpoint into a `.bls` snapshot (codec for the whole
-//! file, optional base checkpoint for deltas, progress with Cancel, sizes, ratio, speed, download,
-//! and the error of lossy tensors), and decompress opened snapshots (base choice for deltas,
-//! download of the original file, the typed error of a corrupt snapshot).
+//! The Codecs view: compress the active checkpoint into `.bls` snapshots (one per file; codec for
+//! the whole checkpoint, optional base checkpoint for deltas, progress with Cancel, sizes, ratio,
+//! speed, a download per snapshot and one for the whole set, and the error of lossy tensors), and
+//! decompress opened snapshots, one or all (base choice for deltas, download of the original
+//! files, the typed error of a corrupt snapshot). It says which build of the codec module runs
+//! (wasm threads or single-threaded, and why).
 
 use crate::model::codec::PRESETS;
 use crate::model::format::{bytes, number, rate};
-use crate::ui::app::{App, Msg, Output, State};
-use crate::ui::codec::{Job, JobKind};
+use crate::ui::app::{App, CompressRun, Msg, Output, State};
+use crate::ui::codec::{Build, Job, JobKind};
+use crate::ui::io::download::save_all;
 use crate::ui::jobs::now;
 use web_sys::HtmlSelectElement;
 use yew::html::Scope;
@@ -46,7 +49,53 @@ pub fn job_progress(link: &Scope<App>, job: &Job, what: &str) -> Html {
 fn download(id: Option<&str>, class: &str, o: &Output) -> Html {
     html! {
         <a id={id.map(str::to_owned)} class={classes!("button", "primary", "download", class.to_owned())} href={o.url.clone()} download={o.name.clone()}
-           data-bytes={o.bytes.to_string()}>{ format!("Download {} ({})", o.name, bytes(o.bytes)) }</a>
+           data-name={o.name.clone()} data-bytes={o.bytes.to_string()}>{ format!("Download {} ({})", o.name, bytes(o.bytes)) }</a>
+    }
+}
+
+/// A list of downloads with one button that saves them all.
+fn download_set<'a>(id: &str, class: &str, files: impl Iterator<Item = &'a Output>) -> Html {
+    let files: Vec<(String, String, u64)> = files
+        .map(|o| (o.url.clone(), o.name.clone(), o.bytes))
+        .collect();
+    let total = files.len();
+    let all = files.clone();
+    let onclick = Callback::from(move |_: MouseEvent| {
+        // A failure here leaves the links below, which work one by one.
+        let _ = save_all(all.iter().map(|(u, n, _)| (u.as_str(), n.as_str())));
+    });
+    html! {
+        <div class="download-set" id={id.to_owned()} data-files={total.to_string()}>
+            <button class={classes!("button", "primary", format!("{class}-all"))} {onclick}>
+                { format!("Download all {total} files") }</button>
+            <ul class="downloads">
+                { for files.iter().map(|(url, name, size)| html! {
+                    <li><a class={classes!("download", class.to_owned())} href={url.clone()} download={name.clone()}
+                           data-name={name.clone()}>{ name.clone() }</a>{ format!(" ({})", bytes(*size)) }</li>
+                }) }
+            </ul>
+        </div>
+    }
+}
+
+/// Which build of the codec module runs, as a line of the panel.
+fn build_note(b: Option<&Build>) -> Html {
+    let Some(b) = b else {
+        return html! { <p id="codec-build" class="note">{ "Codec worker: starting…" }</p> };
+    };
+    let text = if b.kind == "threads" {
+        format!(
+            "Codec worker: wasm threads, PLMC on {} threads (shared memory; the page is cross-origin isolated).",
+            b.threads
+        )
+    } else {
+        format!(
+            "Codec worker: single-threaded build ({}).",
+            b.reason.as_deref().unwrap_or("no threaded build")
+        )
+    };
+    html! {
+        <p id="codec-build" class="note" data-build={b.kind.clone()} data-threads={b.threads.to_string()}>{ text }</p>
     }
 }
 
@@ -94,7 +143,8 @@ fn compress_panel(link: &Scope<App>, s: &State) -> Html {
                         { format!("{overrides} tensor override{} (Detail view)", if overrides == 1 { "" } else { "s" }) }</span>
                 }
             </div>
-            <p class="note">{ "Runs in a Web Worker, streaming the file in 64 MiB frames; the snapshot is collected as a Blob, never whole in wasm memory. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas; lossy codecs take no base." }</p>
+            <p class="note">{ "Runs in a Web Worker, streaming each file in 64 MiB frames; the snapshots are collected as Blobs, never whole in wasm memory. A sharded checkpoint gives one snapshot per shard (<shard>.bls, as bitlens compress INDEX -o DIR), plus its index as it is. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas, each shard against the base's shard of the same name; lossy codecs take no base." }</p>
+            { build_note(s.codec_build.as_ref()) }
             if let Some(j) = running.filter(|j| j.kind == JobKind::Compress { ckpt: id }) {
                 { job_progress(link, j, "Compressing") }
             }
@@ -105,16 +155,21 @@ fn compress_panel(link: &Scope<App>, s: &State) -> Html {
     }
 }
 
-fn compress_result(r: &crate::ui::app::CompressRun) -> Html {
+fn compress_result(r: &CompressRun) -> Html {
     let res = &r.result;
     let ratio = res.out_bytes as f64 / res.in_bytes.max(1) as f64;
-    let mbps = res.in_bytes as f64 / r.output.seconds.max(1e-9) / 1e6;
+    let mbps = res.in_bytes as f64 / r.seconds.max(1e-9) / 1e6;
     let lossy: Vec<_> = res.entries.iter().filter(|e| e.error.is_some()).collect();
+    let (build, threads) = r
+        .build
+        .as_ref()
+        .map_or((String::new(), 0), |b| (b.kind.clone(), b.threads));
     html! {
         <div id="compress-result" data-in={res.in_bytes.to_string()} data-out={res.out_bytes.to_string()}
-             data-ratio={ratio.to_string()} data-seconds={r.output.seconds.to_string()}
+             data-ratio={ratio.to_string()} data-seconds={r.seconds.to_string()}
              data-mbps={format!("{mbps:.1}")} data-preset={r.preset.id} data-lossy={res.lossy.to_string()}
-             data-delta={res.delta.to_string()} data-memory={r.output.memory.to_string()}>
+             data-delta={res.delta.to_string()} data-memory={r.memory.to_string()}
+             data-files={r.outputs.len().to_string()} data-build={build} data-threads={threads.to_string()}>
             <div class="cards">
                 <div class="card"><div class="card-label">{ "in" }</div><div class="card-value">{ bytes(res.in_bytes) }</div></div>
                 <div class="card"><div class="card-label">{ "out" }</div><div class="card-value">{ bytes(res.out_bytes) }</div></div>
@@ -122,12 +177,19 @@ fn compress_result(r: &crate::ui::app::CompressRun) -> Html {
                 <div class="card"><div class="card-label">{ "speed" }</div><div class="card-value">{ format!("{mbps:.0} MB/s") }</div></div>
             </div>
             <p>
-                { format!("{} in {:.2} s{}. ", r.preset.label, r.output.seconds,
+                { format!("{} in {:.2} s{}. ", r.preset.label, r.seconds,
                     r.base.as_ref().map_or(String::new(), |b| format!(", XOR delta against {b}"))) }
-                { download(Some("compress-download"), "compress-download", &r.output) }
+                if !r.sharded {
+                    { download(Some("compress-download"), "compress-download", &r.outputs[0]) }
+                }
             </p>
+            if r.sharded {
+                <p class="note">{ format!("{} snapshots, one per shard{}: keep them in one folder; bitlens decompress FOLDER -o OUT restores the checkpoint.",
+                    r.outputs.len(), if r.index.is_some() { ", and the shard index as it is" } else { "" }) }</p>
+                { download_set("compress-downloads", "compress-download", r.outputs.iter().chain(&r.index)) }
+            }
             <p class="note">{ format!("Per-tensor ratios are in the Tensors view (achieved ratio). Wasm memory of the codec worker: {:.0} MiB.",
-                r.output.memory as f64 / (1u64 << 20) as f64) }</p>
+                r.memory as f64 / (1u64 << 20) as f64) }</p>
             if !lossy.is_empty() {
                 <h3>{ "Error of the lossy tensors" }</h3>
                 <div class="table-scroll">
@@ -162,21 +224,44 @@ fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
         return html! {
             <section class="codec-panel" data-panel="snapshots">
                 <h2>{ "Decompress" }</h2>
-                <p class="note">{ "Open or drop a .bls snapshot (files are recognised by their BITLENS magic) to restore the original .safetensors file." }</p>
+                <p class="note">{ "Open or drop .bls snapshots (files are recognised by their BITLENS magic) to restore the original .safetensors files; for a shard set, give the folder bitlens compress wrote (snapshots and index)." }</p>
             </section>
         };
     }
+    let running = s.codec_job.as_ref();
+    let decompressing = running.filter(|j| matches!(j.kind, JobKind::Decompress { .. }));
+    let restored: Vec<&Output> = s
+        .snapshots
+        .iter()
+        .filter_map(|f| f.output.as_ref())
+        .collect();
     html! {
         <section class="codec-panel" data-panel="snapshots">
             <h2>{ "Decompress" }</h2>
+            if s.snapshots.len() > 1 {
+                <div class="codec-tools">
+                    <button id="decompress-all" class="button primary" disabled={running.is_some()}
+                            onclick={link.callback(|_| Msg::DecompressAll)}>
+                        { format!("Decompress all {} snapshots", s.snapshots.len()) }</button>
+                    <span class="note">{ "one after another; deltas need their base chosen below" }</span>
+                </div>
+            }
+            if let Some(j) = decompressing {
+                { job_progress(link, j, "Decompressing") }
+            }
+            if !s.snapshot_indexes.is_empty() && restored.len() <= 1 {
+                <p class="note snapshot-indexes">{ "Shard index, restored as it is: " }
+                    { for s.snapshot_indexes.iter().map(|o| download(None, "snapshot-index-download", o)) }</p>
+            }
+            if restored.len() > 1 {
+                { download_set("decompress-downloads", "restored-download", restored.iter().copied().chain(&s.snapshot_indexes)) }
+            }
             { for s.snapshots.iter().map(|f| {
                 let snap = f.id;
                 let on_base = link.callback(move |e: Event| {
                     let sel: HtmlSelectElement = e.target_unchecked_into();
                     Msg::SnapshotBase(snap, sel.value().parse().ok())
                 });
-                let running = s.codec_job.as_ref();
-                let mine = running.filter(|j| matches!(j.kind, JobKind::Decompress { snap: x } | JobKind::Info { snap: x } if x == snap));
                 let info = f.info.as_ref();
                 html! {
                     <div class="snapshot" data-name={f.name.clone()} data-id={snap.to_string()}
@@ -203,9 +288,6 @@ fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
                                     onclick={link.callback(move |_| Msg::Decompress(snap))}>{ "Decompress" }</button>
                         } else if f.error.is_none() {
                             <p class="meta">{ "Reading the index…" }</p>
-                        }
-                        if let Some(j) = mine.filter(|j| matches!(j.kind, JobKind::Decompress { .. })) {
-                            { job_progress(link, j, "Decompressing") }
                         }
                         if let Some(e) = &f.error {
                             <p class="snapshot-error">{ e.clone() }</p>
