@@ -3,9 +3,16 @@
 //!
 //! Every codec compresses each tensor separately (as the snapshot container does) and decompresses
 //! it; lossless rows are checked byte for byte, lossy rows report their error. Times are wall-clock
-//! per call, summed over tensors; peers run on one thread, LMC on one thread and on the `--threads`
-//! pool. Container codecs (NeuZip, BitSnap quant) are chosen per tensor exactly as
+//! per call, summed over tensors, best of `--repeat` passes (default 3); every codec writes into
+//! output buffers reused from call to call where its API allows (zstd, lz4, deflate and bzip2
+//! included), so no row pays for fresh pages. Peers run on one thread, LMC on one thread and on
+//! the `--threads` pool. Container codecs (NeuZip, BitSnap quant) are chosen per tensor exactly as
 //! `bitlens compress` chooses them: float-only codecs use LMC for other dtypes.
+//!
+//! The `snapshot` rows run the whole container in memory on each input file, as `bitlens
+//! compress` / `decompress` do on disk: the file's bytes in, a `.bls` out (checksums, index and
+//! all), then back to the identical file. They are the figures to set beside a whole-file
+//! compressor such as ZipNN (`scripts/bench-peers.sh`).
 
 use crate::source::Checkpoint;
 use anyhow::{ensure, Context, Result};
@@ -69,8 +76,10 @@ pub struct BenchReport {
     pub results: Vec<BenchRow>,
 }
 
-type Compress = Box<dyn Fn(&Sample) -> Result<Vec<u8>>>;
-type Decompress = Box<dyn Fn(&[u8], &Sample) -> Result<Vec<u8>>>;
+/// Compresses a sample into the given buffer (whose capacity it may reuse).
+type Compress = Box<dyn Fn(&Sample, &mut Vec<u8>) -> Result<()>>;
+/// Decompresses a payload of a sample into the given buffer.
+type Decompress = Box<dyn Fn(&[u8], &Sample, &mut Vec<u8>) -> Result<()>>;
 
 /// A codec under test.
 struct Candidate {
@@ -81,23 +90,27 @@ struct Candidate {
     lossy: bool,
 }
 
+/// LMC on `threads` threads: one means the calling thread only, more means the current rayon pool
+/// (the `--threads` pool), never a pool built per call.
 fn lmc(threads: usize) -> Candidate {
+    let pool = (threads > 1).then_some(None).unwrap_or(Some(1));
     let opts = Options {
-        threads: Some(threads),
+        threads: pool,
         ..Options::default()
     };
     Candidate {
         name: "lmc".into(),
         threads,
-        compress: Box::new(move |s| {
+        compress: Box::new(move |s, out| {
             let w = Width::from_bytes(s.width).unwrap_or(Width::W1);
-            Ok(bitlens_codecs::encode(&s.data, w, &opts))
+            bitlens_codecs::encode_into(&s.data, w, &opts, out);
+            Ok(())
         }),
-        decompress: Box::new(move |p, s| {
-            Ok(bitlens_codecs::plmc::decode_with_threads(
-                p,
-                s.data.len(),
-                Some(threads),
+        decompress: Box::new(move |p, s, out| {
+            bitlens_codecs::plmc::check(p, s.data.len())?;
+            out.resize(s.data.len(), 0);
+            Ok(bitlens_codecs::plmc::decode_into_with_threads(
+                p, out, pool,
             )?)
         }),
         lossy: false,
@@ -110,23 +123,31 @@ fn container(name: &str, choice: CodecChoice, lossy: bool) -> Candidate {
     Candidate {
         name: name.into(),
         threads: 1,
-        compress: Box::new(move |s| {
-            let mut out = Vec::new();
-            codec(s).encode_frame(&s.data, None, &mut out);
-            Ok(out)
+        compress: Box::new(move |s, out| {
+            codec(s).encode_frame(&s.data, None, out);
+            Ok(())
         }),
-        decompress: Box::new(move |p, s| Ok(codec(s).decode_frame(p, s.data.len(), None)?)),
+        decompress: Box::new(move |p, s, out| {
+            Ok(codec(s).decode_frame_into(p, s.data.len(), None, out)?)
+        }),
         lossy,
     }
 }
 
-/// A peer byte compressor, optionally applied to byte-grouped input.
+/// A peer byte compressor writing into a reused buffer, optionally on byte-grouped input.
+type PeerCompress = fn(&[u8], &mut Vec<u8>) -> Result<()>;
+/// A peer's decompressor: payload, original length, reused output buffer.
+type PeerDecompress = fn(&[u8], usize, &mut Vec<u8>) -> Result<()>;
+
 fn peer(
     name: &str,
     grouped: bool,
-    compress: fn(&[u8]) -> Result<Vec<u8>>,
-    decompress: fn(&[u8], usize) -> Result<Vec<u8>>,
+    compress: PeerCompress,
+    decompress: PeerDecompress,
 ) -> Candidate {
+    // Grouping scratch, reused like the output buffers.
+    let scratch = std::cell::RefCell::new(Vec::new());
+    let scratch2 = std::cell::RefCell::new(Vec::new());
     Candidate {
         name: if grouped {
             format!("{name} (byte-grouped)")
@@ -134,71 +155,96 @@ fn peer(
             name.to_owned()
         },
         threads: 1,
-        compress: Box::new(move |s| {
+        compress: Box::new(move |s, out| {
             if grouped && s.width > 1 {
-                let mut g = vec![0u8; s.data.len()];
+                let mut g = scratch.borrow_mut();
+                g.resize(s.data.len(), 0);
                 byte_group::split(&s.data, s.width, Transform::None, &mut g);
-                compress(&g)
+                compress(&g, out)
             } else {
-                compress(&s.data)
+                compress(&s.data, out)
             }
         }),
-        decompress: Box::new(move |p, s| {
-            let out = decompress(p, s.data.len())?;
+        decompress: Box::new(move |p, s, out| {
             if grouped && s.width > 1 {
-                let mut m = vec![0u8; out.len()];
-                byte_group::merge(&out, s.width, Transform::None, &mut m);
-                Ok(m)
+                let mut g = scratch2.borrow_mut();
+                decompress(p, s.data.len(), &mut g)?;
+                out.resize(g.len(), 0);
+                byte_group::merge(&g, s.width, Transform::None, out);
+                Ok(())
             } else {
-                Ok(out)
+                decompress(p, s.data.len(), out)
             }
         }),
         lossy: false,
     }
 }
 
-fn zstd_at(level: i32) -> fn(&[u8]) -> Result<Vec<u8>> {
+fn zstd_at(level: i32) -> PeerCompress {
+    fn run(d: &[u8], out: &mut Vec<u8>, level: i32) -> Result<()> {
+        // A Vec destination is bounded by its capacity (reserved, not zero-filled).
+        out.clear();
+        out.reserve(zstd::zstd_safe::compress_bound(d.len()));
+        zstd::bulk::Compressor::new(level)?.compress_to_buffer(d, out)?;
+        Ok(())
+    }
     match level {
-        1 => |d| Ok(zstd::bulk::compress(d, 1)?),
-        3 => |d| Ok(zstd::bulk::compress(d, 3)?),
-        _ => |d| Ok(zstd::bulk::compress(d, 19)?),
+        1 => |d, out| run(d, out, 1),
+        3 => |d, out| run(d, out, 3),
+        _ => |d, out| run(d, out, 19),
     }
 }
 
-fn zstd_decompress(p: &[u8], n: usize) -> Result<Vec<u8>> {
-    Ok(zstd::bulk::decompress(p, n)?)
+fn zstd_decompress(p: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    out.reserve(n);
+    let got = zstd::bulk::Decompressor::new()?.decompress_to_buffer(p, out)?;
+    ensure!(got == n, "zstd restored {got} of {n} bytes");
+    Ok(())
 }
 
-fn lz4_compress(d: &[u8]) -> Result<Vec<u8>> {
-    Ok(lz4_flex::block::compress(d))
+fn lz4_compress(d: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    out.resize(lz4_flex::block::get_maximum_output_size(d.len()), 0);
+    let n = lz4_flex::block::compress_into(d, out)?;
+    out.truncate(n);
+    Ok(())
 }
 
-fn lz4_decompress(p: &[u8], n: usize) -> Result<Vec<u8>> {
-    Ok(lz4_flex::block::decompress(p, n)?)
+fn lz4_decompress(p: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
+    out.resize(n, 0);
+    let got = lz4_flex::block::decompress_into(p, out)?;
+    ensure!(got == n, "lz4 restored {got} of {n} bytes");
+    Ok(())
 }
 
-fn deflate_compress(d: &[u8]) -> Result<Vec<u8>> {
-    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+fn deflate_compress(d: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    let mut e = flate2::write::DeflateEncoder::new(out, flate2::Compression::default());
     e.write_all(d)?;
-    Ok(e.finish()?)
+    e.finish()?;
+    Ok(())
 }
 
-fn deflate_decompress(p: &[u8], n: usize) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(n);
-    flate2::read::DeflateDecoder::new(p).read_to_end(&mut out)?;
-    Ok(out)
+fn deflate_decompress(p: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    out.reserve(n);
+    flate2::read::DeflateDecoder::new(p).read_to_end(out)?;
+    Ok(())
 }
 
-fn bzip2_compress(d: &[u8]) -> Result<Vec<u8>> {
-    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+fn bzip2_compress(d: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    let mut e = bzip2::write::BzEncoder::new(out, bzip2::Compression::best());
     e.write_all(d)?;
-    Ok(e.finish()?)
+    e.finish()?;
+    Ok(())
 }
 
-fn bzip2_decompress(p: &[u8], n: usize) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(n);
-    bzip2::read::BzDecoder::new(p).read_to_end(&mut out)?;
-    Ok(out)
+fn bzip2_decompress(p: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    out.reserve(n);
+    bzip2::read::BzDecoder::new(p).read_to_end(out)?;
+    Ok(())
 }
 
 /// Every candidate, filtered by name (`zstd-3` selects zstd-3 raw and byte-grouped, not zstd-19).
@@ -222,11 +268,7 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
         choice(CodecKind::BitsnapQuant, None),
         true,
     ));
-    type Peer = (
-        &'static str,
-        fn(&[u8]) -> Result<Vec<u8>>,
-        fn(&[u8], usize) -> Result<Vec<u8>>,
-    );
+    type Peer = (&'static str, PeerCompress, PeerDecompress);
     let peers: [Peer; 6] = [
         ("zstd-1", zstd_at(1), zstd_decompress),
         ("zstd-3", zstd_at(3), zstd_decompress),
@@ -291,48 +333,120 @@ impl ErrorSums {
     }
 }
 
-fn measure(c: &Candidate, samples: &[Sample]) -> Result<BenchRow> {
+fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow> {
     let (mut packed_total, mut raw_total) = (0u64, 0u64);
-    let (mut t_comp, mut t_dec) = (0f64, 0f64);
+    let (mut best_comp, mut best_dec) = (f64::INFINITY, f64::INFINITY);
     let mut errors = ErrorSums::default();
-    for s in samples {
-        let t0 = Instant::now();
-        let packed = (c.compress)(s)?;
-        let t1 = Instant::now();
-        let restored = (c.decompress)(&packed, s)?;
-        let t2 = Instant::now();
-        if c.lossy {
-            ensure!(
-                restored.len() == s.data.len(),
-                "{} changed a tensor's length",
-                c.name
-            );
-            errors.add(s.dtype, &s.data, &restored);
-        } else {
-            ensure!(restored == s.data, "{} did not round-trip a tensor", c.name);
+    let (mut packed, mut restored) = (Vec::new(), Vec::new());
+    for pass in 0..repeat.max(1) {
+        let (mut t_comp, mut t_dec) = (0f64, 0f64);
+        for s in samples {
+            let t0 = Instant::now();
+            (c.compress)(s, &mut packed)?;
+            let t1 = Instant::now();
+            (c.decompress)(&packed, s, &mut restored)?;
+            let t2 = Instant::now();
+            t_comp += (t1 - t0).as_secs_f64();
+            t_dec += (t2 - t1).as_secs_f64();
+            if pass > 0 {
+                continue;
+            }
+            if c.lossy {
+                ensure!(
+                    restored.len() == s.data.len(),
+                    "{} changed a tensor's length",
+                    c.name
+                );
+                errors.add(s.dtype, &s.data, &restored);
+            } else {
+                ensure!(restored == s.data, "{} did not round-trip a tensor", c.name);
+            }
+            packed_total += packed.len() as u64;
+            raw_total += s.data.len() as u64;
         }
-        t_comp += (t1 - t0).as_secs_f64();
-        t_dec += (t2 - t1).as_secs_f64();
-        packed_total += packed.len() as u64;
-        raw_total += s.data.len() as u64;
+        best_comp = best_comp.min(t_comp);
+        best_dec = best_dec.min(t_dec);
     }
     Ok(BenchRow {
         codec: c.name.clone(),
         threads: c.threads,
         ratio: packed_total as f64 / raw_total.max(1) as f64,
         compressed_bytes: packed_total,
-        compress_mb_s: raw_total as f64 / t_comp.max(1e-9) / 1e6,
-        decompress_mb_s: raw_total as f64 / t_dec.max(1e-9) / 1e6,
+        compress_mb_s: raw_total as f64 / best_comp.max(1e-9) / 1e6,
+        decompress_mb_s: raw_total as f64 / best_dec.max(1e-9) / 1e6,
         error: c.lossy.then(|| errors.report()),
     })
 }
 
+/// The whole container on each file in memory: its bytes into a snapshot and back (LMC for every
+/// tensor, as `bitlens compress` does by default), each file restored byte for byte, on the
+/// current rayon pool (`threads` of them). Times summed over files, best of `repeat` passes.
+fn measure_snapshot(files: &[Vec<u8>], threads: usize, repeat: usize) -> Result<BenchRow> {
+    let headers = files
+        .iter()
+        .map(|f| Ok(bitlens_tensors::read_header(f)?))
+        .collect::<Result<Vec<_>>>()?;
+    let codec_for = |t: &bitlens_tensors::TensorInfo| Codec::lmc_for_width(t.dtype.lane_bytes());
+    let (mut best_comp, mut best_dec) = (f64::INFINITY, f64::INFINITY);
+    let (mut stored, mut original) = (0u64, 0u64);
+    let mut snapshot = Vec::new();
+    let mut restored = Vec::new();
+    for pass in 0..repeat.max(1) {
+        let (mut t_comp, mut t_dec) = (0f64, 0f64);
+        for (file, header) in files.iter().zip(&headers) {
+            snapshot.clear();
+            let t0 = Instant::now();
+            let (out, _) =
+                bitlens_snapshot::compress(file, header, None, &codec_for, snapshot, &mut |_| {})?;
+            let t1 = Instant::now();
+            snapshot = out;
+            restored.clear();
+            let reader = bitlens_snapshot::SnapshotReader::open(&snapshot[..])?;
+            reader.decode_all(None, &mut |b| {
+                restored.extend_from_slice(b);
+                Ok(())
+            })?;
+            let t2 = Instant::now();
+            ensure!(restored == *file, "the snapshot did not restore the file");
+            t_comp += (t1 - t0).as_secs_f64();
+            t_dec += (t2 - t1).as_secs_f64();
+            if pass == 0 {
+                stored += snapshot.len() as u64;
+                original += file.len() as u64;
+            }
+        }
+        best_comp = best_comp.min(t_comp);
+        best_dec = best_dec.min(t_dec);
+    }
+    Ok(BenchRow {
+        codec: "snapshot (whole file)".into(),
+        threads,
+        ratio: stored as f64 / original.max(1) as f64,
+        compressed_bytes: stored,
+        compress_mb_s: original as f64 / best_comp.max(1e-9) / 1e6,
+        decompress_mb_s: original as f64 / best_dec.max(1e-9) / 1e6,
+        error: None,
+    })
+}
+
+/// Whether the filter selects `name` (an empty filter selects everything).
+fn selected(filter: &[String], name: &str) -> bool {
+    filter.is_empty() || filter.iter().any(|f| f == name)
+}
+
 /// Runs the benchmark and prints the table (or JSON) to stdout.
-pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
+pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> Result<()> {
     let mut samples = Vec::new();
+    let mut files = Vec::new();
     for input in inputs {
         let c = Checkpoint::open(input)?;
         for shard in &c.shards {
+            if selected(filter, "snapshot") {
+                let mut file = vec![0u8; shard.header.file_size as usize];
+                bitlens_tensors::ReadAt::read_exact_at(&shard.source, 0, &mut file)
+                    .with_context(|| format!("{}: cannot read", shard.path.display()))?;
+                files.push(file);
+            }
             for t in &shard.header.tensors {
                 let (start, end) = shard.header.file_range(t);
                 let mut data = vec![0u8; (end - start) as usize];
@@ -360,12 +474,35 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
         writeln!(out, "{} tensors, {}", samples.len(), format::bytes(bytes))?;
         writeln!(
             out,
-            "{:<24} {:>7} {:>8} {:>10} {:>13} {:>15}  error (lossy)",
+            "{:<26} {:>7} {:>8} {:>10} {:>13} {:>15}  error (lossy)",
             "codec", "threads", "ratio", "compressed", "compress MB/s", "decompress MB/s",
         )?;
     }
-    for c in candidates(filter) {
-        let row = measure(&c, &samples)?;
+    let pool = rayon::current_num_threads();
+    let mut rows: Vec<Box<dyn Fn() -> Result<BenchRow>>> = candidates(filter)
+        .into_iter()
+        .map(|c| -> Box<dyn Fn() -> Result<BenchRow>> {
+            let samples = &samples;
+            Box::new(move || measure(&c, samples, repeat))
+        })
+        .collect();
+    if !files.is_empty() {
+        let files = &files;
+        rows.insert(
+            0,
+            Box::new(move || {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()?
+                    .install(|| measure_snapshot(files, 1, repeat))
+            }),
+        );
+        if pool > 1 {
+            rows.insert(1, Box::new(move || measure_snapshot(files, pool, repeat)));
+        }
+    }
+    for row in rows {
+        let row = row()?;
         if !json {
             let error = row.error.map_or(String::new(), |e| {
                 format!(
@@ -375,7 +512,7 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String]) -> Result<()> {
             });
             writeln!(
                 out,
-                "{:<24} {:>7} {:>8.4} {:>10} {:>13.0} {:>15.0}  {}",
+                "{:<26} {:>7} {:>8.4} {:>10} {:>13.0} {:>15.0}  {}",
                 row.codec,
                 row.threads,
                 row.ratio,

@@ -93,10 +93,14 @@ enum Command {
         /// Print one JSON document instead of the table.
         #[arg(long)]
         json: bool,
-        /// Only these codecs (comma-separated): lmc, neuzip, neuzip-k3, neuzip-k1, neuzip-k0,
-        /// bitsnap-quant, zstd-1, zstd-3, zstd-19, lz4, deflate, bzip2.
+        /// Only these codecs (comma-separated): snapshot (the whole container on each file),
+        /// lmc, neuzip, neuzip-k3, neuzip-k1, neuzip-k0, bitsnap-quant, zstd-1, zstd-3, zstd-19,
+        /// lz4, deflate, bzip2.
         #[arg(long, value_delimiter = ',')]
         codecs: Vec<String>,
+        /// Passes per codec; the fastest counts.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
     },
 }
 
@@ -136,7 +140,8 @@ fn run(cli: Cli) -> Result<()> {
             paths,
             json,
             codecs,
-        } => bench::run(&paths, json, &codecs),
+            repeat,
+        } => bench::run(&paths, json, &codecs, repeat),
     }
 }
 

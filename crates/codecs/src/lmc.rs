@@ -337,7 +337,18 @@ impl Encoder {
 
         let mut lengths = [0u8; 256];
         huffman::build_lengths(hist, limit, &mut lengths);
-        let bits = huffman::code_cost_bits(hist, &lengths);
+        let mut bits = huffman::code_cost_bits(hist, &lengths);
+        if limit > FAST_CODE_LIMIT && lengths.iter().any(|&l| u32::from(l) > FAST_CODE_LIMIT) {
+            // Codes of at most 11 bits decode with a half-size table holding more symbols per
+            // lookup; take them when they cost at most 1/1024 more.
+            let mut short = [0u8; 256];
+            huffman::build_lengths(hist, FAST_CODE_LIMIT, &mut short);
+            let short_bits = huffman::code_cost_bits(hist, &short);
+            if short_bits <= bits + bits / 1024 {
+                lengths = short;
+                bits = short_bits;
+            }
+        }
         self.table.clear();
         huffman::write_table(&lengths, &mut self.table);
         // kind + table + 4 LEB128 sizes + streams (each rounded up to a byte).
@@ -398,6 +409,10 @@ fn split_point(n: usize, parts: usize, i: usize) -> usize {
         _ => unreachable!(),
     }
 }
+
+/// The longest code for which the decoder's fast multi-symbol path uses 11-bit tables; the encoder
+/// prefers it over a 12-bit code when the cost is negligible (see [`Encoder`]).
+const FAST_CODE_LIMIT: u32 = 11;
 
 /// Bytes a split must save (by estimate) before the encoder splits a block.
 const SPLIT_MARGIN: f64 = 8.0;
