@@ -93,7 +93,7 @@ struct Candidate {
 /// LMC on `threads` threads: one means the calling thread only, more means the current rayon pool
 /// (the `--threads` pool), never a pool built per call.
 fn lmc(threads: usize) -> Candidate {
-    let pool = (threads > 1).then_some(None).unwrap_or(Some(1));
+    let pool = if threads > 1 { None } else { Some(1) };
     let opts = Options {
         threads: pool,
         ..Options::default()
