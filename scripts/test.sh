@@ -20,6 +20,9 @@ cargo clippy --workspace --all-targets --locked --release -- -D warnings
 step "unit and property tests"
 cargo test --workspace --locked --release
 
+step "codec tests again on the portable kernels (no AVX2 dispatch)"
+BITLENS_CPU=baseline cargo test --locked --release -p bitlens-codecs -p bitlens-snapshot
+
 step "core crates build for wasm32-unknown-unknown"
 cargo build --locked --release --target wasm32-unknown-unknown \
   -p bitlens-tensors -p bitlens-stats -p bitlens-codecs -p bitlens-snapshot --no-default-features

@@ -49,6 +49,15 @@
 //! tensors or a change of statistics then gets two codebooks. This is the paper's block
 //! adaptivity taken one step further; it costs ~3 % of compression speed.
 //!
+//! And before anything, a block of ≥ 64 KiB whose *sample* (a quarter of its bytes) has an
+//! order-0 entropy within 1/64 of 8 bits is stored Raw without a full histogram or a code: the
+//! low mantissa bytes of weights, which Huffman would shrink by ~0.3 % at the price of a table
+//! and a slow decode. When the optimal code needs 12-bit codes, the encoder also builds the
+//! 11-bit-limited one and keeps it if it costs at most 1/1024 more: the decoder's tables are then
+//! half the size. Both choices change ratios by less than 0.0001 on the real weights below
+//! (bf16 0.66451 → 0.66459, fp16 0.84735 → 0.84736, fp32 0.81826 → 0.81832) and leave every
+//! byte decodable by any decoder of this format.
+//!
 //! ## Choices and the measurements behind them
 //! Ratios (compressed / original) of the data section of all-MiniLM-L6-v2 compressed as one
 //! stream (`examples/lmc_speed.rs --ratio-only`), with the 64 KiB order-0 bound of the same

@@ -34,6 +34,12 @@
 //! that the stream could decode to that many bytes at all, [`DecodeError::TooLarge`]) plus one
 //! block row (`width × block size`) of scratch per thread. A segment table entry whose
 //! uncompressed length could not come from its compressed length is rejected too.
+//!
+//! ## Streaming
+//! [`StreamEncoder`] builds a stream from its input given in pieces of whole segments and
+//! [`StreamDecoder`] decodes one a window of whole segments at a time, so a large input or output
+//! never has to be in memory at once (the snapshot container streams its large LMC frames this
+//! way). The bytes are the same as those of [`encode`] / [`decode`].
 
 use crate::byte_group::Transform;
 use crate::error::DecodeError;

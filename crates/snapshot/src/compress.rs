@@ -1,5 +1,5 @@
 //! Compressing a whole safetensors source into a snapshot: the one routine the CLI and the web app
-//! share. It reads the source (and the base, for deltas) frame by frame through [`ReadAt`], so memory
+//! share. It reads the source (and the base, for deltas) frame by frame through [`bitlens_tensors::ReadAt`], so memory
 //! stays at a few frames whatever the file size, and encodes batches of frames in parallel.
 
 use crate::codec::Codec;
