@@ -1,7 +1,8 @@
 //! Compressing a whole safetensors source into a snapshot: the one routine the CLI and the web app
-//! share. It reads the source (and the base, for deltas) frame by frame through [`bitlens_tensors::ReadAt`], so memory
-//! stays at a few frames whatever the file size, and encodes batches of frames in parallel.
-
+//! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`]: LMC
+//! frames larger than [`STREAM_WINDOW`] a window at a time, smaller frames in batches of up to one
+//! window coded in parallel, so memory stays at about one window plus one frame's compressed
+//! payload whatever the file size.
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{Entry, FRAME_BYTES, STREAM_WINDOW};
