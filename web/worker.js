@@ -18,8 +18,9 @@
 //   {kind: 'snapshot-info', task, blob}                a snapshot's index
 //   {kind: 'roundtrip', task, blob, offset, bytes, dtype, codecs: [{label, codec, mantissa_bits?}]}
 // The codec kinds read synchronously with FileReaderSync over Blob.slice (the core's streaming
-// compressor pulls frames through a ReadAt) and fold the output chunks into a Blob as they come,
-// so neither the input nor the output is ever whole in wasm memory. Files are done one after
+// compressor pulls frames through a ReadAt; crates/wasm reads ahead in large pieces) and transfer
+// the output chunks to the page as they come, which folds them into a Blob: neither the input nor
+// the output is ever whole in wasm memory. Files are done one after
 // another; compress stops at the first failure (as the CLI does), decompress reports a failed
 // file and goes on with the next.
 // Messages out (at most every FLUSH_MS, and once at the end):
@@ -28,7 +29,8 @@
 //   {type: 'error', task, item, message}
 //   codec role: {type: 'ready', build: 'threads' | 'single', threads, reason?} once, then per job
 //   {type: 'progress', task, done, total}, per file of compress / decompress
-//   {type: 'file', task, file, json, blob, seconds, memory} or {type: 'file', task, file, error},
+//   {type: 'chunk', task, file, chunk: ArrayBuffer (transferred), bytes} as output is made,
+//   {type: 'file', task, file, json, seconds, memory} or {type: 'file', task, file, error},
 //   and last {type: 'done', task, bytes: 0, results: [], memory, seconds, json?}
 const WINDOW = 4 << 20; // bytes per Blob.slice read
 const FLUSH_MS = 100;
@@ -215,27 +217,11 @@ function syncReader(blob) {
   return (offset, length) => new Uint8Array(fr.readAsArrayBuffer(blob.slice(offset, offset + length)));
 }
 
-// Collects output chunks into a Blob, folding every few chunks so JS memory stays small.
-class BlobSink {
-  constructor(type) {
-    this.type = type;
-    this.blob = new Blob([], { type });
-    this.parts = [];
-    this.bytes = 0;
-  }
-  push(chunk) {
-    this.parts.push(chunk);
-    this.bytes += chunk.length;
-    if (this.parts.length >= 4) this.fold();
-  }
-  fold() {
-    this.blob = new Blob([this.blob, ...this.parts], { type: this.type });
-    this.parts = [];
-  }
-  finish() {
-    this.fold();
-    return this.blob;
-  }
+// Passes each output chunk of file `file` to the page, transferred (not copied): the page builds
+// the Blob (web/src/ui/io/blob.rs BlobBuilder), so the copy into the browser's blob store runs on
+// the page's thread while this worker goes on coding.
+function chunkPoster(task, file) {
+  return (chunk) => self.postMessage({ type: 'chunk', task, file, chunk: chunk.buffer, bytes: chunk.byteLength }, [chunk.buffer]);
 }
 
 // Posts progress (units done of `total`, over every file of the job) at most every FLUSH_MS.
@@ -259,32 +245,30 @@ class Progress {
   }
 }
 
-function compressOne(file, options, onProgress) {
-  const sink = new BlobSink('application/octet-stream');
+function compressOne(file, options, onChunk, onProgress) {
   const json = wasm.compressSnapshot(
     syncReader(file.blob),
     file.blob.size,
     options,
     file.base ? syncReader(file.base) : undefined,
     file.base ? file.base.size : 0,
-    (chunk) => sink.push(chunk),
+    onChunk,
     onProgress,
   );
-  return { json, blob: sink.finish() };
+  return { json, bytes: JSON.parse(json).in_bytes };
 }
 
-function decompressOne(file, onProgress) {
-  const sink = new BlobSink('application/octet-stream');
+function decompressOne(file, onChunk, onProgress) {
   const info = wasm.openSnapshot(syncReader(file.blob), file.blob.size);
-  wasm.decompressSnapshot(
+  const bytes = wasm.decompressSnapshot(
     syncReader(file.blob),
     file.blob.size,
     file.base ? syncReader(file.base) : undefined,
     file.base ? file.base.size : 0,
-    (chunk) => sink.push(chunk),
+    onChunk,
     onProgress,
   );
-  return { json: info, blob: sink.finish() };
+  return { json: info, bytes };
 }
 
 // Compresses or decompresses every file of the job, posting each result as it is ready.
@@ -295,10 +279,11 @@ function runFiles(msg) {
   msg.files.forEach((file, i) => {
     const t0 = performance.now();
     try {
-      const out = compress ? compressOne(file, msg.options, progress.file()) : decompressOne(file, progress.file());
+      const onChunk = chunkPoster(msg.task, i);
+      const out = compress ? compressOne(file, msg.options, onChunk, progress.file()) : decompressOne(file, onChunk, progress.file());
       const seconds = (performance.now() - t0) / 1e3;
-      progress.base += compress ? file.blob.size : out.blob.size;
-      self.postMessage({ type: 'file', task: msg.task, file: i, seconds, memory: wasm.memoryBytes(), ...out });
+      progress.base += out.bytes;
+      self.postMessage({ type: 'file', task: msg.task, file: i, seconds, memory: wasm.memoryBytes(), json: out.json });
     } catch (err) {
       if (compress) throw err;
       self.postMessage({ type: 'file', task: msg.task, file: i, error: errorText(err) });

@@ -172,3 +172,32 @@ fn corrupt_snapshots_fail_with_the_core_message() {
     )
     .is_err());
 }
+
+#[wasm_bindgen_test]
+fn js_source_reads_through_its_window_exactly() {
+    use bitlens_tensors::ReadAt;
+    use bitlens_wasm::snapshot::{JsSource, READ_AHEAD};
+    // Two and a half windows of bytes that differ from position to position.
+    let size = 2 * READ_AHEAD + READ_AHEAD / 2;
+    let bytes: Rc<Vec<u8>> = Rc::new((0..size).map(|i| (i * 7 + (i >> 13)) as u8).collect());
+    let (read, _keep) = reader(bytes.clone());
+    let src = JsSource::new(read, size as f64).unwrap_or_else(|_| panic!("source"));
+    let cases = [
+        (0, 8),                                   // small, fills the first window
+        (100, 4096),                              // inside it
+        (READ_AHEAD - 10, 100),                   // across its end
+        (READ_AHEAD / 2, READ_AHEAD + 5),         // longer than a window, starting in one
+        (2 * READ_AHEAD + 3, READ_AHEAD / 2 - 3), // the tail, up to the end of the file
+        (5, 1),                                   // back to the start
+        (size - 1, 1),                            // the last byte
+        (7, 0),                                   // nothing
+    ];
+    for (offset, len) in cases {
+        let mut buf = vec![0u8; len];
+        src.read_exact_at(offset as u64, &mut buf)
+            .unwrap_or_else(|e| panic!("read {offset}+{len}: {e}"));
+        assert!(buf == bytes[offset..offset + len], "bytes {offset}+{len}");
+    }
+    let mut past = vec![0u8; 2];
+    assert!(src.read_exact_at(size as u64 - 1, &mut past).is_err());
+}

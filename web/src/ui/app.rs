@@ -265,6 +265,8 @@ pub struct App {
     pending_info: Vec<u32>,
     /// The snapshots (download, result) of the running compress job so far, in file order.
     compress_parts: Vec<(Output, Compressed)>,
+    /// The output file being received from the codec worker: (job, file index, its chunks).
+    building: Option<(u32, usize, crate::ui::io::blob::BlobBuilder)>,
     pending_table: Option<f64>,
 }
 
@@ -517,6 +519,7 @@ impl Component for App {
             codec: CodecRunner::new(ctx.link().callback(Msg::Codec)),
             pending_info: Vec::new(),
             compress_parts: Vec::new(),
+            building: None,
             pending_table: None,
         }
     }
@@ -660,7 +663,7 @@ impl Component for App {
                 self.next_info();
                 self.state.codec_job = self.codec.job.clone();
             }
-            Msg::Codec(e) => self.on_codec(e),
+            Msg::Codec(e) => return self.on_codec(e),
             Msg::SnapshotBase(snap, base) => {
                 if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
                     s.base = base;

@@ -11,7 +11,7 @@ use crate::ui::io::blob::js_error_text;
 use js_sys::{Object, Reflect};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Blob, ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
+use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 use yew::Callback;
 
 /// What a codec job is about.
@@ -67,13 +67,11 @@ pub struct Build {
     pub reason: Option<String>,
 }
 
-/// One file of a compress / decompress job, done.
+/// One file of a compress / decompress job, done (its bytes came as [`CodecEvent::Chunk`]s).
 #[derive(Debug)]
 pub struct FileDone {
     /// The JSON result (compress: sizes and entries; decompress: the snapshot's index).
     pub json: String,
-    /// The output file.
-    pub blob: Blob,
     /// Seconds the worker spent on it.
     pub seconds: f64,
     /// The worker's wasm memory in bytes afterwards.
@@ -85,6 +83,17 @@ pub struct FileDone {
 pub enum CodecEvent {
     /// The worker loaded its module.
     Ready(Build),
+    /// The next bytes of file `file` of job `job` (an `ArrayBuffer`, transferred from the worker).
+    Chunk {
+        /// Job id.
+        job: u32,
+        /// Index of the file in the job.
+        file: usize,
+        /// The bytes.
+        chunk: JsValue,
+        /// Their length.
+        len: u64,
+    },
     /// File `file` (index into the job's files) of job `job` is done, or failed.
     File {
         /// Job id.
@@ -155,21 +164,22 @@ fn decode(data: &JsValue) -> CodecEvent {
             threads: number(data, "threads") as u32,
             reason: get(data, "reason").as_string(),
         }),
+        Some("chunk") => CodecEvent::Chunk {
+            job,
+            file: number(data, "file") as usize,
+            chunk: get(data, "chunk"),
+            len: number(data, "bytes") as u64,
+        },
         Some("file") => CodecEvent::File {
             job,
             file: number(data, "file") as usize,
-            result: match (
-                get(data, "error").as_string(),
-                get(data, "blob").dyn_into::<Blob>(),
-            ) {
-                (None, Ok(blob)) => Ok(FileDone {
+            result: match get(data, "error").as_string() {
+                None => Ok(FileDone {
                     json: get(data, "json").as_string().unwrap_or_default(),
-                    blob,
                     seconds: number(data, "seconds"),
                     memory: number(data, "memory"),
                 }),
-                (Some(e), _) => Err(e),
-                (None, Err(_)) => Err("the worker sent no file".into()),
+                Some(e) => Err(e),
             },
         },
         Some("progress") => CodecEvent::Progress {

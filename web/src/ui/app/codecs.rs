@@ -7,6 +7,7 @@ use crate::model::codec::{
     base_file, options_json, restored_name, snapshot_name, Compressed, SnapshotInfo, COMPARISON,
 };
 use crate::ui::codec::{CodecEvent, FileDone, JobKind};
+use crate::ui::io::blob::BlobBuilder;
 use crate::ui::jobs::now;
 use crate::ui::loader::LoadError;
 use js_sys::{Array, Object, Reflect};
@@ -218,9 +219,30 @@ impl App {
             .map_or("snapshot".into(), |s| s.name.clone())
     }
 
-    pub(super) fn on_codec(&mut self, event: CodecEvent) {
+    /// Handles a report of the codec worker; false when the page need not be drawn again.
+    pub(super) fn on_codec(&mut self, event: CodecEvent) -> bool {
         match event {
             CodecEvent::Ready(build) => self.state.codec_build = Some(build),
+            CodecEvent::Chunk {
+                job,
+                file,
+                chunk,
+                len,
+            } => {
+                if self.codec.current(Some(job)).is_none() {
+                    return false;
+                }
+                if !matches!(&self.building, Some((j, f, _)) if (*j, *f) == (job, file)) {
+                    self.building = Some((job, file, BlobBuilder::default()));
+                }
+                let (_, _, b) = self.building.as_mut().expect("set above");
+                if let Err(e) = b.push(chunk, len) {
+                    self.building = None;
+                    self.codec.cancel();
+                    self.codec_failed("output".into(), e.to_string());
+                }
+                return false;
+            }
             CodecEvent::Progress { job, done, total } => {
                 if let Some(j) = self.codec.job.as_mut().filter(|j| j.id == job) {
                     j.done = done;
@@ -230,9 +252,18 @@ impl App {
                 }
             }
             CodecEvent::File { job, file, result } => {
-                if let Some(j) = self.codec.current(Some(job)).cloned() {
-                    self.on_codec_file(&j.kind, file, result);
-                }
+                let Some(j) = self.codec.current(Some(job)).cloned() else {
+                    return false;
+                };
+                let built = match self.building.take() {
+                    Some((bj, bf, b)) if (bj, bf) == (job, file) => b,
+                    _ => BlobBuilder::default(),
+                };
+                let result = result.and_then(|f| {
+                    let blob = built.finish().map_err(|e| e.to_string())?;
+                    Ok((f, blob))
+                });
+                self.on_codec_file(&j.kind, file, result);
             }
             CodecEvent::Done {
                 job,
@@ -241,20 +272,30 @@ impl App {
                 memory,
             } => {
                 let Some(j) = self.codec.current(Some(job)).cloned() else {
-                    return;
+                    return false;
                 };
                 self.codec.job = None;
+                self.building = None;
+                // Compress / decompress: the whole path as the page sees it, from the job's start
+                // to the last Blob built (the worker's own `seconds` leave out the page's part).
+                let seconds = match j.kind {
+                    JobKind::Compress { .. } | JobKind::Decompress { .. } => {
+                        (now() - j.started) / 1e3
+                    }
+                    _ => seconds,
+                };
                 self.on_codec_done(j.kind, &json, (seconds, memory as u64));
                 self.next_info();
             }
             CodecEvent::Failed { job, message } => {
                 let Some(j) = self.codec.current(job).cloned() else {
-                    return;
+                    return false;
                 };
                 if job.is_none() {
                     self.codec.cancel();
                 }
                 self.codec.job = None;
+                self.building = None;
                 let file = match &j.kind {
                     JobKind::Compress { ckpt } => self
                         .state
@@ -275,10 +316,16 @@ impl App {
             }
         }
         self.state.codec_job = self.codec.job.clone();
+        true
     }
 
-    /// One file of a compress / decompress job is done (or failed).
-    fn on_codec_file(&mut self, kind: &JobKind, file: usize, result: Result<FileDone, String>) {
+    /// One file of a compress / decompress job is done (or failed), with its output.
+    fn on_codec_file(
+        &mut self,
+        kind: &JobKind,
+        file: usize,
+        result: Result<(FileDone, Blob), String>,
+    ) {
         match kind {
             JobKind::Compress { ckpt } => {
                 let Some(c) = self.state.checkpoint(*ckpt) else {
@@ -289,11 +336,11 @@ impl App {
                     None => return,
                 };
                 let sharded = c.files.len() > 1 || self.state.indexes.contains_key(ckpt);
-                match result.and_then(|f| {
+                match result.and_then(|(f, blob)| {
                     let parsed = serde_json::from_str::<Compressed>(&f.json)
                         .map_err(|e| format!("result unreadable: {e}"))?;
                     let name = snapshot_name(&path, sharded);
-                    Ok((output(&f.blob, name, f.seconds, f.memory), parsed))
+                    Ok((output(&blob, name, f.seconds, f.memory), parsed))
                 }) {
                     Ok(part) => self.compress_parts.push(part),
                     Err(e) => self.codec_failed(ckpt_name, e),
@@ -307,10 +354,9 @@ impl App {
                     return;
                 };
                 match result {
-                    Ok(f) => {
+                    Ok((f, blob)) => {
                         revoke(s.output.as_ref());
-                        s.output =
-                            Some(output(&f.blob, restored_name(&s.name), f.seconds, f.memory));
+                        s.output = Some(output(&blob, restored_name(&s.name), f.seconds, f.memory));
                     }
                     Err(e) => s.error = Some(e),
                 }

@@ -1,5 +1,5 @@
 //! Reading byte ranges of a `Blob` (a `File` is one) with `Blob.slice`, so only the bytes asked
-//! for are ever loaded.
+//! for are ever loaded; and building a Blob from chunks as they arrive ([`BlobBuilder`]).
 
 use bitlens_tensors::{Header, HeaderError};
 use js_sys::Uint8Array;
@@ -57,4 +57,58 @@ pub async fn read_header(blob: &Blob) -> Result<Header, ReadError> {
     let needed = Header::needed_prefix(first8, file_size)?;
     let prefix = read_range(blob, 0, needed).await?;
     Ok(Header::parse(&prefix, file_size)?)
+}
+
+/// Output bytes gathered before they are folded into the Blob being built.
+const FOLD_BYTES: u64 = 64 << 20;
+
+/// Builds a `Blob` from chunks as they arrive (a worker's output, transferred to the page), folding
+/// every [`FOLD_BYTES`] into a Blob so the chunks do not pile up in JavaScript memory: the browser
+/// keeps large Blobs in its blob store (on disk when they are big), and a Blob made of Blobs does
+/// not copy them.
+#[derive(Default)]
+pub struct BlobBuilder {
+    folded: Option<Blob>,
+    parts: Vec<JsValue>,
+    pending: u64,
+    bytes: u64,
+}
+
+impl BlobBuilder {
+    /// Adds the next chunk (an `ArrayBuffer` or typed array).
+    pub fn push(&mut self, chunk: JsValue, len: u64) -> Result<(), ReadError> {
+        self.parts.push(chunk);
+        self.pending += len;
+        self.bytes += len;
+        if self.pending >= FOLD_BYTES {
+            self.fold()?;
+        }
+        Ok(())
+    }
+
+    /// Bytes pushed so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn fold(&mut self) -> Result<(), ReadError> {
+        let seq = js_sys::Array::new();
+        if let Some(b) = self.folded.take() {
+            seq.push(&b);
+        }
+        for p in self.parts.drain(..) {
+            seq.push(&p);
+        }
+        self.pending = 0;
+        let blob = Blob::new_with_buffer_source_sequence(&seq)
+            .map_err(|e| ReadError::Browser(js_error_text(&e)))?;
+        self.folded = Some(blob);
+        Ok(())
+    }
+
+    /// The Blob of every chunk pushed.
+    pub fn finish(mut self) -> Result<Blob, ReadError> {
+        self.fold()?;
+        Ok(self.folded.take().expect("fold sets it"))
+    }
 }
