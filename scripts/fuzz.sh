@@ -16,5 +16,9 @@ fi
 for target in $(cargo +nightly fuzz list); do
   echo "fuzz: $target for ${seconds}s" >&2
   mkdir -p "corpus/$target"
-  cargo +nightly fuzz run "$target" "corpus/$target" -- -max_total_time="$seconds" -rss_limit_mb=2048 2>&1 | tail -n 3
+  # Committed seeds (real snapshots made by the CLI: random bytes never pass the checksummed
+  # index, so without them the snapshot decoder's frames would not be reached).
+  seeds=()
+  [ -d "seeds/$target" ] && seeds=("seeds/$target")
+  cargo +nightly fuzz run "$target" "corpus/$target" "${seeds[@]}" -- -max_total_time="$seconds" -rss_limit_mb=2048 2>&1 | tail -n 3
 done
