@@ -1238,6 +1238,21 @@ mod kernels {
         }
     }
 
+    /// One round of a lane with the one-symbol table: `K` symbols into `out` (`K` bytes).
+    #[inline(always)]
+    fn single_round<const K: usize, const MASK: usize>(
+        table: &[u16; TABLE_SIZE],
+        x: &mut u64,
+        out: &mut [u8],
+    ) {
+        let out: &mut [u8; K] = out.try_into().unwrap();
+        for o in out.iter_mut() {
+            let e = table[*x as usize & MASK];
+            *o = (e >> 4) as u8;
+            *x >>= e & 15;
+        }
+    }
+
     #[inline(always)]
     fn single_lanes<const K: usize, const MASK: usize>(
         table: &[u16; TABLE_SIZE],
@@ -1258,30 +1273,10 @@ mod kernels {
                 let mut x1 = load(streams, b1);
                 let mut x2 = load(streams, b2);
                 let mut x3 = load(streams, b3);
-                let o0: &mut [u8; K] = (&mut out[p0..p0 + K]).try_into().unwrap();
-                for o in o0.iter_mut() {
-                    let e = table[x0 as usize & MASK];
-                    *o = (e >> 4) as u8;
-                    x0 >>= e & 15;
-                }
-                let o1: &mut [u8; K] = (&mut out[p1..p1 + K]).try_into().unwrap();
-                for o in o1.iter_mut() {
-                    let e = table[x1 as usize & MASK];
-                    *o = (e >> 4) as u8;
-                    x1 >>= e & 15;
-                }
-                let o2: &mut [u8; K] = (&mut out[p2..p2 + K]).try_into().unwrap();
-                for o in o2.iter_mut() {
-                    let e = table[x2 as usize & MASK];
-                    *o = (e >> 4) as u8;
-                    x2 >>= e & 15;
-                }
-                let o3: &mut [u8; K] = (&mut out[p3..p3 + K]).try_into().unwrap();
-                for o in o3.iter_mut() {
-                    let e = table[x3 as usize & MASK];
-                    *o = (e >> 4) as u8;
-                    x3 >>= e & 15;
-                }
+                single_round::<K, MASK>(table, &mut x0, &mut out[p0..p0 + K]);
+                single_round::<K, MASK>(table, &mut x1, &mut out[p1..p1 + K]);
+                single_round::<K, MASK>(table, &mut x2, &mut out[p2..p2 + K]);
+                single_round::<K, MASK>(table, &mut x3, &mut out[p3..p3 + K]);
                 b0 += x0.leading_zeros() as u64;
                 b1 += x1.leading_zeros() as u64;
                 b2 += x2.leading_zeros() as u64;

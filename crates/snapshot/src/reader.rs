@@ -8,7 +8,9 @@
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{self, BaseRef, Entry, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN};
+use crate::format::{
+    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN,
+};
 use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::{Header, ReadAt, TensorInfo};
 
@@ -421,13 +423,7 @@ impl<R: Source> SnapshotReader<R> {
             offset: f.offset,
             source,
         };
-        read_into(
-            &self.src,
-            "frame",
-            f.offset,
-            f.stored_len,
-            &mut slot.payload,
-        )?;
+        self.read_payload(&f, slot)?;
         let mut dec =
             StreamDecoder::new(&slot.payload, f.raw_len as usize, None).map_err(frame_error)?;
         let mut off = 0u64;
@@ -462,6 +458,17 @@ impl<R: Source> SnapshotReader<R> {
         Ok(())
     }
 
+    /// Reads frame `f`'s stored payload into `slot.payload`.
+    fn read_payload(&self, f: &Frame, slot: &mut FrameSlot) -> Result<(), SnapshotError> {
+        read_into(
+            &self.src,
+            "frame",
+            f.offset,
+            f.stored_len,
+            &mut slot.payload,
+        )
+    }
+
     /// Decodes one frame into its slot: the payload, the base bytes (deltas) and the output.
     fn decode_one(
         &self,
@@ -471,13 +478,7 @@ impl<R: Source> SnapshotReader<R> {
     ) -> Result<(), SnapshotError> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
-        read_into(
-            &self.src,
-            "frame",
-            f.offset,
-            f.stored_len,
-            &mut slot.payload,
-        )?;
+        self.read_payload(&f, slot)?;
         let base_bytes = match (w.base_tensor, base) {
             (Some((start, _)), Some(b)) => {
                 read_into(
