@@ -498,6 +498,7 @@ fn decode_with<'o>(
             let at = c.pos;
             let exps = &mut exps[..count];
             c.pos += rans::decode_block(&stream[at..], exps, at)?;
+            check_exponents(f, exps, at)?;
             let dst = &mut out[w * first..w * (first + count)];
             if f == FloatFormat::Bf16 {
                 let sms = &fields[first..first + count];
@@ -551,6 +552,7 @@ fn decode_with<'o>(
             let at = c.pos;
             let exps = &mut exps[..count];
             c.pos += rans::decode_block(&stream[at..], exps, at)?;
+            check_exponents(f, exps, at)?;
             for (i, (o, &e)) in dst.chunks_exact_mut(w).zip(exps.iter()).enumerate() {
                 let gi = first + i;
                 let field = read_field(fields, gi as u64 * u64::from(width), width);
@@ -575,6 +577,21 @@ fn decode_with<'o>(
     }
     out[n * w..].copy_from_slice(tail);
     c.finish()
+}
+
+/// A corrupt exponent block may decode symbols that do not fit the format's exponent field
+/// (above 31 for f16; every byte fits bf16 and f32): that is an error, never a wrong value.
+fn check_exponents(f: FloatFormat, exps: &[u8], at: usize) -> Result<(), DecodeError> {
+    if f.exponent_bits() >= 8 {
+        return Ok(());
+    }
+    match exps
+        .iter()
+        .find(|&&e| u32::from(e) >> f.exponent_bits() != 0)
+    {
+        Some(&e) => Err(bad(at, "exponent", u64::from(e))),
+        None => Ok(()),
+    }
 }
 
 fn read_field(bytes: &[u8], bit: u64, width: u32) -> u32 {

@@ -428,3 +428,18 @@ fn streamed_frames_match_whole_frames() {
     bad[(f.offset + f.stored_len * 3 / 4) as usize] ^= 0x5A;
     assert!(unpack(&bad, None).is_err());
 }
+
+/// Inputs the fuzzer found (`fuzz/fuzz_targets/snapshot_decode.rs`), kept as they were found: each
+/// must give a typed error, never a panic.
+#[test]
+fn fuzzer_findings_are_errors() {
+    // A NeuZip f16 frame whose corrupt rANS stream decodes an exponent above 31 (it used to index
+    // past the 32-entry power table).
+    let found = include_bytes!("regressions/neuzip-f16-exponent-out-of-range.bls");
+    match unpack(found, None) {
+        Err(SnapshotError::Frame { source, .. }) => {
+            assert!(source.to_string().contains("exponent"), "{source}")
+        }
+        other => panic!("expected a frame error, got {other:?}"),
+    }
+}
