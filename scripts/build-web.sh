@@ -59,8 +59,11 @@ threads_cargo() {
   rm -f "$log"
 }
 
+# dist/builds.json tells the codec worker whether dist/threads/ exists (so it never asks for a file
+# that is not there).
 build_threads() {
   rm -rf dist/threads
+  echo '{"threads": false}' > dist/builds.json
   if ! nightly_ready; then
     skipped
     return 0
@@ -70,6 +73,7 @@ build_threads() {
   wasm-bindgen --target web --out-dir "$threads_target/pkg" --out-name bitlens-wasm \
     "$threads_target/wasm32-unknown-unknown/release/bitlens_wasm.wasm"
   cp -r "$threads_target/pkg" dist/threads
+  echo '{"threads": true}' > dist/builds.json
 }
 
 case "${1:-}" in

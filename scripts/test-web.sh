@@ -6,7 +6,8 @@
 # headless Chromium against the built app (checked against the CLI: statistics, and the codec
 # features — page snapshots, single files and shard sets, restored by `bitlens decompress`, CLI
 # snapshots restored in the page, byte for byte; the threaded build on a cross-origin isolated page,
-# the single-threaded fallback without isolation). The 1.09 GB test is opt-in: BITLENS_E2E_BIG=1.
+# the single-threaded fallback without isolation; a 1.09 GB file compressed in bounded wasm memory,
+# made here from the MiniLM weights in a few seconds).
 # Idempotent. Wasm builds use target/web so they never wait on the native build's lock.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,4 +44,7 @@ step "native CLI (reference numbers for the e2e tests)"
 CARGO_TARGET_DIR="$root/target" cargo build --locked --release -p bitlens-cli
 
 step "end-to-end tests in headless Chromium"
+w=.cache/weights
+[ -s $w/big-bf16.safetensors ] ||
+  .venv/bin/python tests/python/make_big_bf16.py $w/minilm-bf16.safetensors $w/big-bf16.safetensors
 BITLENS_BIN="$root/target/release/bitlens" node --test tests/e2e/

@@ -36,11 +36,23 @@ const WINDOW = 4 << 20; // bytes per Blob.slice read
 const FLUSH_MS = 100;
 const CODEC = new URL(import.meta.url).searchParams.get('role') === 'codec';
 
+// True when scripts/build-web.sh made the threaded build (it says so in builds.json).
+async function threadedBuilt() {
+  try {
+    const r = await fetch(new URL('./builds.json', import.meta.url));
+    return r.ok && (await r.json()).threads === true;
+  } catch (e) {
+    return false;
+  }
+}
+
 // The module: the threaded build for the codec worker of an isolated page, else single-threaded.
 async function load() {
   let reason = CODEC ? null : 'statistics worker';
   if (CODEC && !(self.crossOriginIsolated && typeof SharedArrayBuffer === 'function')) {
     reason = 'the page is not cross-origin isolated (no SharedArrayBuffer)';
+  } else if (CODEC && !(await threadedBuilt())) {
+    reason = 'the threaded build was not made (no nightly toolchain with rust-src when the app was built)';
   } else if (CODEC) {
     try {
       const m = await import('./threads/bitlens-wasm.js');

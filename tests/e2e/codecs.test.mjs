@@ -207,12 +207,12 @@ test('codec comparison on one tensor, and a per-tensor codec override', { timeou
   await page.close();
 });
 
-// Opt-in (BITLENS_E2E_BIG=1 and the file, which scripts/bench-web.sh makes): a minute or more of
-// compression that CI does not need for correctness.
+// scripts/test-web.sh makes the file (tests/python/make_big_bf16.py, a few seconds); the test takes
+// about 10 s (two passes over 1.09 GB at ~200 MB/s, the first one cancelled).
 test('a 1.09 GB file: progress, Cancel, then a full run in bounded wasm memory', { timeout: 600_000 }, async (t) => {
   const big = path.join(WEIGHTS, 'big-bf16.safetensors');
-  if (process.env.BITLENS_E2E_BIG !== '1' || !fs.existsSync(big)) {
-    t.skip('opt-in: BITLENS_E2E_BIG=1 with .cache/weights/big-bf16.safetensors (scripts/bench-web.sh makes it)');
+  if (!fs.existsSync(big)) {
+    t.skip('no .cache/weights/big-bf16.safetensors (scripts/test-web.sh and scripts/bench-web.sh make it)');
     return;
   }
   const page = await openApp();
