@@ -14,6 +14,7 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
 import { ROOT } from './fixtures.mjs';
+import { clickCompress } from './steps.mjs';
 
 const file = process.argv[2];
 const big = process.env.BIG;
@@ -38,15 +39,7 @@ async function pageWith(isolated, input) {
 }
 
 /** One LMC compression of the active checkpoint; the result's data attributes. */
-async function compressOnce(page) {
-  const before = await page.evaluate(() => document.querySelector('#compress-result')?.dataset.seconds ?? null);
-  await page.click('#compress-button');
-  await page.waitForFunction((b) => {
-    const e = document.querySelector('#compress-result');
-    return e && e.dataset.seconds !== b && !document.querySelector('.codec-progress');
-  }, before, { timeout: 900_000 });
-  return page.$eval('#compress-result', (e) => ({ ...e.dataset }));
-}
+const compressOnce = (page) => clickCompress(page, 900_000);
 
 const describe = (m) => `${(Number(m.in) / 1e6).toFixed(1)} MB → ${(Number(m.out) / 1e6).toFixed(1)} MB (ratio ${Number(m.ratio).toFixed(4)}) in ${Number(m.seconds).toFixed(3)} s = ${(Number(m.in) / Number(m.seconds) / 1e6).toFixed(0)} MB/s, wasm memory ${(Number(m.memory) / (1 << 20)).toFixed(0)} MiB`;
 const builds = threaded ? [false, true] : [false];

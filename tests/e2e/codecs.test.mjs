@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { useApp, THREADED } from './harness.mjs';
 import { WEIGHTS, SHOTS, perturb } from './fixtures.mjs';
-import { cli, sameBytes, download, selectByText, compress } from './steps.mjs';
+import { cli, sameBytes, download, selectByText, compress, decompressFirst } from './steps.mjs';
 
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
 const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
@@ -99,9 +99,7 @@ test('a CLI snapshot decompresses in the page byte for byte; a corrupt one shows
   const page = await openApp();
   await page.setInputFiles('#file-input', bls);
   await page.waitForSelector('.snapshot[data-delta=false] .decompress-button');
-  await page.click('.snapshot .decompress-button');
-  await page.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
-  const { out, suggested } = await download(page, '.snapshot .decompress-download', path.join(app.tmp, 'page-f32.safetensors'));
+  const { out, suggested } = await decompressFirst(page, path.join(app.tmp, 'page-f32.safetensors'));
   assert.equal(suggested, 'cli-f32.safetensors');
   sameBytes(out, F32, 'page restore of the CLI snapshot');
   await page.screenshot({ path: path.join(SHOTS, 'codecs-decompress.png'), fullPage: true });
@@ -162,9 +160,7 @@ test('XOR delta against a second loaded checkpoint, both ways through the CLI', 
   await page2.setInputFiles('#file-input', [BF16, cliDelta]);
   await page2.waitForSelector('.snapshot[data-delta=true] .snapshot-base');
   await selectByText(page2, '.snapshot .snapshot-base', 'minilm-bf16.safetensors');
-  await page2.click('.snapshot .decompress-button');
-  await page2.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
-  const got = await download(page2, '.snapshot .decompress-download', path.join(app.tmp, 'page-delta-restored.safetensors'));
+  const got = await decompressFirst(page2, path.join(app.tmp, 'page-delta-restored.safetensors'));
   sameBytes(got.out, later, 'page restore of the CLI delta');
   assert.deepEqual(page2.errors, []);
   await page2.close();

@@ -58,11 +58,23 @@ export async function compress(page, preset, baseName = null) {
   await page.selectOption('#codec-select', preset);
   if (baseName) await selectByText(page, '#base-select', `XOR delta against ${baseName}`);
   else await page.selectOption('#base-select', '');
+  return clickCompress(page);
+}
+
+/** Clicks Compress (Codecs view open) and waits for a new result; returns its data attributes. */
+export async function clickCompress(page, timeout = 300_000) {
   const before = await page.evaluate(() => document.querySelector('#compress-result')?.dataset.seconds ?? null);
   await page.click('#compress-button');
   await page.waitForFunction((b) => {
     const r = document.querySelector('#compress-result');
     return r && r.dataset.seconds !== b && !document.querySelector('.codec-progress');
-  }, before, { timeout: 300_000 });
+  }, before, { timeout });
   return page.$eval('#compress-result', (r) => ({ ...r.dataset }));
+}
+
+/** Decompresses the (first) snapshot in the Codecs view and saves the restored file to `out`. */
+export async function decompressFirst(page, out) {
+  await page.click('.snapshot .decompress-button');
+  await page.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
+  return download(page, '.snapshot .decompress-download', out);
 }

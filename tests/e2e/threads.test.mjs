@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { useApp, THREADED } from './harness.mjs';
 import { WEIGHTS, SHOTS } from './fixtures.mjs';
-import { cli, sameBytes, download, compress } from './steps.mjs';
+import { cli, sameBytes, download, compress, decompressFirst } from './steps.mjs';
 
 const F16 = path.join(WEIGHTS, 'minilm-f16.safetensors');
 
@@ -54,9 +54,7 @@ test('cross-origin isolated: the codec worker runs the threaded build, bytes ide
   // Decompression runs on the pool too: the CLI's snapshot restores byte for byte.
   await page.setInputFiles('#file-input', path.join(app.tmp, 'cli-f16.bls'));
   await page.waitForSelector('.snapshot .decompress-button:not([disabled])');
-  await page.click('.snapshot .decompress-button');
-  await page.waitForSelector('.snapshot .decompress-download', { timeout: 300_000 });
-  const got = await download(page, '.snapshot .decompress-download', path.join(app.tmp, 'page-threads-f16.safetensors'));
+  const got = await decompressFirst(page, path.join(app.tmp, 'page-threads-f16.safetensors'));
   sameBytes(got.out, F16, 'threaded page restore of the CLI snapshot');
   assert.deepEqual(page.errors, []);
   await page.close();

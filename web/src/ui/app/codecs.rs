@@ -45,6 +45,20 @@ impl App {
         });
     }
 
+    /// Starts a codec job; a failure to start is reported against `file`.
+    fn start_job(
+        &mut self,
+        kind: JobKind,
+        wire_kind: &str,
+        fields: &[(&str, JsValue)],
+        total: f64,
+        file: String,
+    ) {
+        if let Err(e) = self.codec.start(kind, wire_kind, fields, total, now()) {
+            self.codec_failed(file, e);
+        }
+    }
+
     /// The blob of the file of checkpoint `base` that serves as the base of `file`.
     fn base_blob(&self, base: u32, file: &str) -> Result<Blob, String> {
         let c = self
@@ -82,15 +96,13 @@ impl App {
         let total: f64 = blobs.iter().map(Blob::size).sum();
         let fields = [("files", files.into()), ("options", JsValue::from(options))];
         self.compress_parts.clear();
-        if let Err(e) = self.codec.start(
+        self.start_job(
             JobKind::Compress { ckpt: id },
             "compress",
             &fields,
             total,
-            now(),
-        ) {
-            self.codec_failed(name, e);
-        }
+            name,
+        );
     }
 
     /// Decompresses the snapshots `snaps` (in that order) in one job.
@@ -120,15 +132,13 @@ impl App {
         }
         let name = self.snapshot_name(snaps.first().copied().unwrap_or(0));
         let fields = [("files", files.into()), ("total", JsValue::from(total))];
-        if let Err(e) = self.codec.start(
+        self.start_job(
             JobKind::Decompress { snaps },
             "decompress",
             &fields,
             total,
-            now(),
-        ) {
-            self.codec_failed(name, e);
-        }
+            name,
+        );
     }
 
     /// Every snapshot that can be decompressed now (index read, base chosen for deltas).
@@ -181,9 +191,7 @@ impl App {
         ];
         let kind = JobKind::Roundtrip { ckpt: id, tensor };
         let total = COMPARISON.len() as f64;
-        if let Err(e) = self.codec.start(kind, "roundtrip", &fields, total, now()) {
-            self.codec_failed("codec comparison".into(), e);
-        }
+        self.start_job(kind, "roundtrip", &fields, total, "codec comparison".into());
     }
 
     /// Starts reading the next pending snapshot index, if the worker is free.
@@ -198,15 +206,13 @@ impl App {
             let (name, blob) = (s.name.clone(), s.blob.clone());
             let total = blob.size();
             let fields = [("blob", JsValue::from(blob))];
-            if let Err(e) = self.codec.start(
+            self.start_job(
                 JobKind::Info { snap },
                 "snapshot-info",
                 &fields,
                 total,
-                now(),
-            ) {
-                self.codec_failed(name, e);
-            }
+                name,
+            );
             return;
         }
     }
