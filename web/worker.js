@@ -72,7 +72,11 @@ const ready = load();
 let wasm = null; // the module's exports, once loaded
 if (CODEC) {
   ready.then(
-    (r) => self.postMessage({ type: 'ready', build: r.build, threads: r.threads, reason: r.reason }),
+    async (r) => {
+      wasm = r.m;
+      await startReadAhead().catch(() => {}); // without it, files are read on this thread
+      self.postMessage({ type: 'ready', build: r.build, threads: r.threads, reason: r.reason });
+    },
     (e) => self.postMessage({ type: 'error', task: 0, message: `cannot load the module: ${e && e.message ? e.message : e}` }),
   );
 }
@@ -229,6 +233,81 @@ function syncReader(blob) {
   return (offset, length) => new Uint8Array(fr.readAsArrayBuffer(blob.slice(offset, offset + length)));
 }
 
+// A synchronous `read(offset, length)` that reads ahead on another thread: web/reader.js fills two
+// window-sized slots of a SharedArrayBuffer, the next window while the codec works on the current
+// one (crates/wasm reads a file front to back, one window of readAheadBytes() at a time, and keeps
+// each window until it asks for the next). It waits with Atomics.wait, so it needs a cross-origin
+// isolated page (SharedArrayBuffer); elsewhere, and for reads longer than a slot, it reads
+// directly. One reader thread and one pair of slots serve every file of the worker, in turn;
+// startReadAhead() starts the thread, and must have resolved before a job blocks on it.
+let readAhead = null;
+const canReadAhead = () => self.crossOriginIsolated && typeof SharedArrayBuffer === 'function';
+
+let readAheadStarting = null;
+function startReadAhead() {
+  if (readAheadStarting === null && canReadAhead()) {
+    readAheadStarting = (async () => {
+      const slotBytes = wasm.readAheadBytes();
+      const worker = new Worker(new URL('./reader.js', import.meta.url));
+      // A round trip before anything blocks on it (see reader.js).
+      await new Promise((resolve, reject) => {
+        worker.onmessage = (e) => e.data && e.data.pong && resolve();
+        worker.onerror = (e) => reject(new Error(`read-ahead worker: ${e.message}`));
+        worker.postMessage({ ping: true });
+      });
+      readAhead = {
+        worker,
+        slotBytes,
+        data: new SharedArrayBuffer(2 * slotBytes),
+        ctl: new Int32Array(new SharedArrayBuffer(16)),
+        next: 1,
+      };
+    })();
+  }
+  return readAheadStarting ?? Promise.resolve();
+}
+
+function aheadReader(blob) {
+  const direct = syncReader(blob);
+  if (readAhead === null) return direct;
+  const ra = readAhead;
+  const slotBytes = ra.slotBytes;
+  ra.worker.postMessage({ blob, data: ra.data, ctl: ra.ctl.buffer, slotBytes });
+  const pending = [null, null]; // per slot: {id, offset, length} of its last request
+  let current = -1; // the slot whose bytes the caller holds
+  const request = (slot, offset, length) => {
+    pending[slot] = { id: ra.next++, offset, length };
+    ra.worker.postMessage({ slot, ...pending[slot] });
+  };
+  const wait = (slot) => {
+    const { id } = pending[slot];
+    for (;;) {
+      const v = Atomics.load(ra.ctl, 2 * slot);
+      if (v === id) return;
+      if (v === -id) throw new Error(`the browser could not read bytes ${pending[slot].offset}…`);
+      Atomics.wait(ra.ctl, 2 * slot, v);
+    }
+  };
+  return (offset, length) => {
+    if (length > slotBytes) return direct(offset, length);
+    let slot = [0, 1].find((s) => s !== current && pending[s] && pending[s].offset === offset && pending[s].length === length);
+    if (slot === undefined) {
+      // Not the window read ahead: read it into the slot the caller is done with.
+      slot = current < 0 ? 0 : current;
+      request(slot, offset, length);
+    }
+    wait(slot);
+    if (Atomics.load(ra.ctl, 2 * slot + 1) !== length) throw new Error(`short read at byte ${offset}`);
+    current = slot;
+    const next = offset + length;
+    const other = slot ^ 1;
+    if (next < blob.size && !(pending[other] && pending[other].offset === next)) {
+      request(other, next, Math.min(slotBytes, blob.size - next));
+    }
+    return new Uint8Array(ra.data, slot * slotBytes, length);
+  };
+}
+
 // Passes each output chunk of file `file` to the page, transferred (not copied): the page builds
 // the Blob (web/src/ui/io/blob.rs BlobBuilder), so the copy into the browser's blob store runs on
 // the page's thread while this worker goes on coding.
@@ -259,7 +338,7 @@ class Progress {
 
 function compressOne(file, options, onChunk, onProgress) {
   const json = wasm.compressSnapshot(
-    syncReader(file.blob),
+    aheadReader(file.blob),
     file.blob.size,
     options,
     file.base ? syncReader(file.base) : undefined,
@@ -273,7 +352,7 @@ function compressOne(file, options, onChunk, onProgress) {
 function decompressOne(file, onChunk, onProgress) {
   const info = wasm.openSnapshot(syncReader(file.blob), file.blob.size);
   const bytes = wasm.decompressSnapshot(
-    syncReader(file.blob),
+    aheadReader(file.blob),
     file.blob.size,
     file.base ? syncReader(file.base) : undefined,
     file.base ? file.base.size : 0,
@@ -332,8 +411,10 @@ self.onmessage = async (event) => {
     else if (['compress', 'decompress', 'snapshot-info', 'roundtrip'].includes(msg.kind)) {
       const t0 = performance.now();
       let out;
-      if (msg.kind === 'compress' || msg.kind === 'decompress') out = runFiles(msg);
-      else if (msg.kind === 'snapshot-info') out = { json: wasm.openSnapshot(syncReader(msg.blob), msg.blob.size) };
+      if (msg.kind === 'compress' || msg.kind === 'decompress') {
+        await startReadAhead().catch(() => {});
+        out = runFiles(msg);
+      } else if (msg.kind === 'snapshot-info') out = { json: wasm.openSnapshot(syncReader(msg.blob), msg.blob.size) };
       else out = runRoundtrip(msg);
       const seconds = (performance.now() - t0) / 1e3;
       self.postMessage({ type: 'done', task: msg.task, bytes: 0, results: [], memory: wasm.memoryBytes(), seconds, ...out });

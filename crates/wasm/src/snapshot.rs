@@ -30,10 +30,18 @@ pub const CHUNK_BYTES: usize = 8 << 20;
 /// window), so the source reads ahead in pieces of this size and serves those reads from them.
 pub const READ_AHEAD: usize = 32 << 20;
 
+/// [`READ_AHEAD`], for JavaScript: the size of the windows [`JsSource`] asks for (the worker's
+/// read-ahead thread fills slots of this size).
+#[wasm_bindgen(js_name = readAheadBytes)]
+pub fn read_ahead_bytes() -> usize {
+    READ_AHEAD
+}
+
 /// A [`ReadAt`] over a JavaScript function `read(offset, length) -> Uint8Array`, reading ahead
 /// [`READ_AHEAD`] bytes at a time. The read-ahead window stays a JavaScript array (the browser's
 /// own buffer): bytes are copied once, from it into the core's buffer in wasm memory, and the
-/// window does not add to the module's memory.
+/// window does not add to the module's memory. The array is kept until the next window is asked
+/// for (the worker's read-ahead thread relies on that: it refills the slot only then).
 pub struct JsSource {
     read: Function,
     size: u64,
