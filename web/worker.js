@@ -235,11 +235,12 @@ function syncReader(blob) {
 
 // A synchronous `read(offset, length)` that reads ahead on another thread: web/reader.js fills two
 // window-sized slots of a SharedArrayBuffer, the next window while the codec works on the current
-// one (crates/wasm reads a file front to back, one window of readAheadBytes() at a time, and keeps
-// each window until it asks for the next). It waits with Atomics.wait, so it needs a cross-origin
-// isolated page (SharedArrayBuffer); elsewhere, and for reads longer than a slot, it reads
-// directly. One reader thread and one pair of slots serve every file of the worker, in turn;
-// startReadAhead() starts the thread, and must have resolved before a job blocks on it.
+// one (crates/wasm reads a file front to back, one window of readAheadBytes() at a time, and uses
+// the bytes `read` returned only until it calls `read` again). It waits with Atomics.wait, so it
+// needs a cross-origin isolated page (SharedArrayBuffer); elsewhere, and for reads longer than a
+// slot, it reads directly. One reader thread and one pair of slots serve every file of the worker
+// in turn (request ids are unique, and the reader handles requests in order); startReadAhead()
+// starts the thread, and must have resolved before a job blocks on it.
 let readAhead = null;
 const canReadAhead = () => self.crossOriginIsolated && typeof SharedArrayBuffer === 'function';
 

@@ -40,8 +40,8 @@ pub fn read_ahead_bytes() -> usize {
 /// A [`ReadAt`] over a JavaScript function `read(offset, length) -> Uint8Array`, reading ahead
 /// [`READ_AHEAD`] bytes at a time. The read-ahead window stays a JavaScript array (the browser's
 /// own buffer): bytes are copied once, from it into the core's buffer in wasm memory, and the
-/// window does not add to the module's memory. The array is kept until the next window is asked
-/// for (the worker's read-ahead thread relies on that: it refills the slot only then).
+/// window does not add to the module's memory. An array is used only until the next call of `read`
+/// (the worker's read-ahead thread relies on that: it refills a slot only then).
 pub struct JsSource {
     read: Function,
     size: u64,
@@ -110,16 +110,18 @@ impl ReadAt for JsSource {
                         .copy_to(&mut buf[done..done + n]);
                     n
                 }
-                // Larger than a window: straight into the buffer.
-                None if want >= READ_AHEAD => {
-                    self.fetch(pos, want)?.copy_to(&mut buf[done..]);
-                    want
-                }
+                // A fetch invalidates the window: the JavaScript side may reuse its memory.
                 None => {
-                    let len = (self.size - pos).min(READ_AHEAD as u64) as usize;
                     w.1 = None;
-                    *w = (pos, Some(self.fetch(pos, len)?));
-                    continue;
+                    if want >= READ_AHEAD {
+                        // Larger than a window: straight into the buffer.
+                        self.fetch(pos, want)?.copy_to(&mut buf[done..]);
+                        want
+                    } else {
+                        let len = (self.size - pos).min(READ_AHEAD as u64) as usize;
+                        *w = (pos, Some(self.fetch(pos, len)?));
+                        continue;
+                    }
                 }
             };
             pos += n as u64;
