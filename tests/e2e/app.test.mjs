@@ -2,7 +2,7 @@
 // served on 127.0.0.1 with COOP/COEP headers. Numbers shown by the page are checked against the
 // native CLI (`bitlens inspect --json`, `bitlens diff --json`) on the same real weights.
 //
-//   node --test tests/e2e/        (after `trunk build --release` and `cargo build --release -p bitlens-cli`)
+//   node --test tests/e2e/        (after scripts/build-web.sh and `cargo build --release -p bitlens-cli`)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

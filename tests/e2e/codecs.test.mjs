@@ -4,7 +4,7 @@
 // error, and the codec comparison on one tensor. Every download is checked against the native CLI
 // byte for byte (`bitlens decompress` of the page's snapshot, the page's restore of the CLI's).
 //
-//   node --test tests/e2e/        (after `trunk build --release` and `cargo build --release -p bitlens-cli`)
+//   node --test tests/e2e/        (after scripts/build-web.sh and `cargo build --release -p bitlens-cli`)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
