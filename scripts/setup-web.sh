@@ -35,12 +35,12 @@ fi
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   if ! rustup component list --toolchain nightly --installed 2>/dev/null | grep -q '^rust-src'; then
     say "adding rust-src to nightly (threaded build of the codec module)"
-    rustup component add rust-src --toolchain nightly >/dev/null 2>&1 ||
+    timeout 600 rustup component add rust-src --toolchain nightly >/dev/null 2>&1 ||
       say "could not add rust-src to nightly: the threaded build will be skipped"
   fi
   if ! rustup target list --toolchain nightly --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     say "adding target wasm32-unknown-unknown to nightly (threaded build of the codec module)"
-    rustup target add wasm32-unknown-unknown --toolchain nightly >/dev/null 2>&1 ||
+    timeout 600 rustup target add wasm32-unknown-unknown --toolchain nightly >/dev/null 2>&1 ||
       say "could not add wasm32 to nightly: the threaded build will be skipped"
   fi
 fi

@@ -174,14 +174,21 @@ fn corrupt_snapshots_fail_with_the_core_message() {
 }
 
 #[wasm_bindgen_test]
-fn js_source_reads_through_its_window_exactly() {
-    use bitlens_tensors::ReadAt;
+fn js_source_reads_through_its_windows() {
     use bitlens_wasm::snapshot::{JsSource, READ_AHEAD};
     // Two and a half windows of bytes that differ from position to position.
     let size = 2 * READ_AHEAD + READ_AHEAD / 2;
     let bytes: Rc<Vec<u8>> = Rc::new((0..size).map(|i| (i * 7 + (i >> 13)) as u8).collect());
     let (read, _keep) = reader(bytes.clone());
     let src = JsSource::new(read, size as f64).unwrap_or_else(|_| panic!("source"));
+    read_cases(&src, &bytes);
+}
+
+/// Reads through `src` that start and end inside, across and outside its windows.
+fn read_cases(src: &bitlens_wasm::snapshot::JsSource, bytes: &[u8]) {
+    use bitlens_tensors::ReadAt;
+    use bitlens_wasm::snapshot::READ_AHEAD;
+    let size = bytes.len();
     let cases = [
         (0, 8),                                   // small, fills the first window
         (100, 4096),                              // inside it
@@ -190,6 +197,8 @@ fn js_source_reads_through_its_window_exactly() {
         (2 * READ_AHEAD + 3, READ_AHEAD / 2 - 3), // the tail, up to the end of the file
         (5, 1),                                   // back to the start
         (size - 1, 1),                            // the last byte
+        (READ_AHEAD + 7, READ_AHEAD + 1),         // a window or more, outside one: direct
+        (READ_AHEAD + 9, 10),                     // the window was dropped: read again
         (7, 0),                                   // nothing
     ];
     for (offset, len) in cases {
