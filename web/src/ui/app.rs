@@ -606,6 +606,7 @@ impl Component for App {
                 self.state.detail = None;
                 self.state.tab = None;
                 self.codec.cancel();
+                self.drop_partial();
                 self.state.codec_job = None;
                 self.pending_info.clear();
                 for s in self.state.snapshots.drain(..) {
@@ -658,6 +659,7 @@ impl Component for App {
             }
             Msg::CodecCancel => {
                 self.codec.cancel();
+                self.drop_partial();
                 self.state.codec_job = None;
                 self.state.codec_error = Some("cancelled".into());
                 self.next_info();

@@ -59,6 +59,14 @@ impl App {
         }
     }
 
+    /// Forgets the snapshots of an unfinished compress job (and their object URLs).
+    pub(super) fn drop_partial(&mut self) {
+        for (o, _) in self.compress_parts.drain(..) {
+            revoke(Some(&o));
+        }
+        self.building = None;
+    }
+
     /// The blob of the file of checkpoint `base` that serves as the base of `file`.
     fn base_blob(&self, base: u32, file: &str) -> Result<Blob, String> {
         let c = self
@@ -95,7 +103,7 @@ impl App {
         let options = options_json(self.state.preset(), overrides);
         let total: f64 = blobs.iter().map(Blob::size).sum();
         let fields = [("files", files.into()), ("options", JsValue::from(options))];
-        self.compress_parts.clear();
+        self.drop_partial();
         self.start_job(
             JobKind::Compress { ckpt: id },
             "compress",
@@ -301,7 +309,7 @@ impl App {
                     self.codec.cancel();
                 }
                 self.codec.job = None;
-                self.building = None;
+                self.drop_partial();
                 let file = match &j.kind {
                     JobKind::Compress { ckpt } => self
                         .state
