@@ -1,7 +1,8 @@
 // End-to-end tests of shard sets in the Codecs view (headless Chromium, real MiniLM weights split
 // into two shards): compressing a sharded checkpoint gives one snapshot per shard named as
 // `bitlens compress INDEX -o DIR` names them, plus the index as it is; deltas take each shard
-// against the base checkpoint's shard of the same name; several snapshots decompress in one go.
+// against the base checkpoint's shard of the same name; several snapshots decompress in one go (a
+// corrupt one fails alone).
 // Every file is checked against the native CLI byte for byte, both ways.
 //
 //   node --test tests/e2e/        (after scripts/build-web.sh and `cargo build --release -p bitlens-cli`)
@@ -11,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
 import { WEIGHTS, SHOTS, perturb, shardSet } from './fixtures.mjs';
-import { cli, sameBytes, downloadAll, selectByText, compress } from './steps.mjs';
+import { cli, sameBytes, download, downloadAll, selectByText, compress } from './steps.mjs';
 
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
 const SHARDS = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
@@ -114,4 +115,28 @@ test('deltas of a shard set against the base shard of the same name; several sna
   for (const f of [...SHARDS, INDEX]) sameBytes(path.join(back, f), path.join(later, f), `page restore of the CLI delta set: ${f}`);
   assert.deepEqual(page2.errors, []);
   await page2.close();
+});
+
+test('Decompress all goes on past a corrupt snapshot', { timeout: 300_000 }, async () => {
+  const F16 = path.join(WEIGHTS, 'minilm-f16.safetensors');
+  const good = path.join(app.tmp, 'good.bls');
+  const bad = path.join(app.tmp, 'bad.bls');
+  cli('compress', F16, '-o', good);
+  cli('compress', BF16, '-o', bad);
+  const bytes = fs.readFileSync(bad);
+  bytes[bytes.length >> 1] ^= 0xff; // a frame byte: the snapshot opens, decoding fails
+  fs.writeFileSync(bad, bytes);
+  const page = await app.openApp();
+  await page.setInputFiles('#file-input', [bad, good]);
+  await page.waitForSelector('.snapshot[data-name="good.bls"] .decompress-button:not([disabled])');
+  await page.waitForSelector('.snapshot[data-name="bad.bls"] .decompress-button:not([disabled])');
+  // The bad one comes first, so the job has to go on after it fails.
+  assert.deepEqual(await page.$$eval('.snapshot', (s) => s.map((e) => e.dataset.name)), ['bad.bls', 'good.bls']);
+  await page.click('#decompress-all');
+  await page.waitForSelector('.snapshot[data-name="good.bls"] .decompress-download', { timeout: 300_000 });
+  assert.match(await page.textContent('.snapshot[data-name="bad.bls"] .snapshot-error'), /checksum mismatch|frame/);
+  assert.equal(await page.locator('.snapshot[data-name="bad.bls"] .decompress-download').count(), 0);
+  const { out } = await download(page, '.snapshot[data-name="good.bls"] .decompress-download', path.join(app.tmp, 'good.safetensors'));
+  sameBytes(out, F16, 'the good snapshot, restored after the bad one failed');
+  await page.close();
 });
