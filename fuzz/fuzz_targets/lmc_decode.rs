@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     // 3. Round trip of the input itself under options chosen by the control byte.
     let opts = Options {
         segment_bytes: [7, 100, 4096, 1 << 20][((ctl >> 3) & 3) as usize],
-        block_bytes: 4096 << ((ctl >> 5) & 1),
+        block_bytes: Some(4096 << ((ctl >> 5) & 1)),
         transform: if ctl & 0x40 != 0 { Transform::None } else { Transform::SignRotate },
         code_limit: 11 + (ctl >> 7),
         threads: Some(1),

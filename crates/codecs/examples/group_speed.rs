@@ -27,7 +27,7 @@ fn main() {
         .map_or(64, |i| args[i + 1].parse().unwrap());
     let opts = Options {
         threads: Some(1),
-        block_bytes: block_kib << 10,
+        block_bytes: Some(block_kib << 10),
         ..Options::default()
     };
     for k in 0..w {

@@ -83,7 +83,7 @@ fn main() {
     let iters: usize = opt("--iters").map_or(if quick { 1 } else { 5 }, |v| v.parse().unwrap());
     let mut opts = Options::default();
     if let Some(b) = opt("--block") {
-        opts.block_bytes = b.parse::<usize>().unwrap() << 10;
+        opts.block_bytes = Some(b.parse::<usize>().unwrap() << 10);
     }
     if let Some(l) = opt("--limit") {
         opts.code_limit = l.parse().unwrap();
@@ -125,7 +125,9 @@ fn main() {
         "file {path}: data section {:.1} MB, {} tensors, stream width {w}, block {} KiB, code limit {}, transform {:?}",
         mb,
         tensors.len(),
-        opts.block_bytes >> 10,
+        opts.block_bytes
+            .map_or(1usize << bitlens_codecs::lmc::default_block_log2(width), |b| b)
+            >> 10,
         opts.code_limit,
         opts.transform
     );

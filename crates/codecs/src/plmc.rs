@@ -56,8 +56,9 @@ pub const SEGMENT_ENTRY_LEN: usize = 8;
 /// Default segment size (1 MiB of input). Segments are the unit of parallelism: on the 45 MB
 /// bf16 test file, 2-thread decompression speed-up was 1.83× with 4 MiB segments (11 segments,
 /// 6 vs 5 per thread) and 1.94× with 1 MiB (44 segments); the 8-byte table entry per segment
-/// costs 0.0008 %, and each group of a 1 MiB segment is a whole number of 64 KiB blocks for every
-/// width (1 MiB / w = 16 / w blocks), so no block is cut short and the ratio does not change.
+/// costs 0.0008 %, and each group of a 1 MiB segment is a whole number of default blocks for every
+/// width (1 MiB / w: 16 blocks of 64 KiB for w = 1, 4 of 128 KiB for w = 2, 4 and 2 of 64 KiB for
+/// w = 4 and 8), so no block is cut short and the ratio does not change.
 pub const DEFAULT_SEGMENT_BYTES: usize = 1 << 20;
 /// Largest segment size (1 GiB).
 pub const MAX_SEGMENT_BYTES: usize = 1 << 30;
@@ -69,8 +70,9 @@ pub struct Options {
     /// `width..=MAX_SEGMENT_BYTES`). Part of the format: it changes the output.
     pub segment_bytes: usize,
     /// LMC block size per group stream in bytes (rounded down to a power of two, clamped to
-    /// 4 KiB..=1 MiB). Part of the format.
-    pub block_bytes: usize,
+    /// 4 KiB..=1 MiB); `None` = the default for the width ([`lmc::default_block_log2`]: 128 KiB
+    /// for 2-byte elements, 64 KiB otherwise). Part of the format.
+    pub block_bytes: Option<usize>,
     /// Bit transform before grouping. Part of the format.
     pub transform: Transform,
     /// Longest Huffman code the encoder may use (9..=12). Changes the output.
@@ -89,7 +91,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             segment_bytes: DEFAULT_SEGMENT_BYTES,
-            block_bytes: 1 << lmc::DEFAULT_BLOCK_LOG2,
+            block_bytes: None,
             transform: Transform::SignRotate,
             code_limit: crate::huffman::DEFAULT_CODE_LIMIT as u8,
             threads: None,
@@ -122,8 +124,11 @@ fn effective_segment_bytes(opts: &Options, w: usize) -> usize {
     s - s % w
 }
 
-fn block_log2(opts: &Options) -> u8 {
-    let b = opts.block_bytes.max(1);
+fn block_log2(opts: &Options, width: Width) -> u8 {
+    let Some(b) = opts.block_bytes else {
+        return lmc::default_block_log2(width);
+    };
+    let b = b.max(1);
     let log = (usize::BITS - 1 - b.leading_zeros()) as u8;
     log.clamp(lmc::MIN_BLOCK_LOG2, lmc::MAX_BLOCK_LOG2)
 }
@@ -178,7 +183,7 @@ impl<'o> StreamEncoder<'o> {
             } else {
                 opts.transform
             },
-            block_log2: block_log2(opts),
+            block_log2: block_log2(opts, width),
             code_limit: opts.code_limit,
         };
         let count = total_len.div_ceil(seg as u64) as usize;

@@ -109,7 +109,7 @@ fn enc_segment(stream: &[u8]) -> usize {
 fn options(segment_bytes: usize, block_bytes: usize, threads: usize) -> Options {
     Options {
         segment_bytes,
-        block_bytes,
+        block_bytes: Some(block_bytes),
         threads: Some(threads),
         ..Options::default()
     }
@@ -284,7 +284,7 @@ fn out_of_range_options_are_clamped_not_fatal() {
     ] {
         let opts = Options {
             segment_bytes,
-            block_bytes,
+            block_bytes: Some(block_bytes),
             code_limit,
             threads,
             ..Options::default()
