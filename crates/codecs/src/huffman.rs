@@ -724,42 +724,57 @@ fn encode_lanes<const K: usize>(
     // Code bits and lengths in separate tables: two loads instead of a load, a shift and a mask.
     let bits_of: [u64; 256] = std::array::from_fn(|s| (codes[s] >> 4) as u64);
     let len_of: [u8; 256] = std::array::from_fn(|s| (codes[s] & 15) as u8);
+    code_quarters::<K>(
+        block,
+        qs,
+        buf,
+        cap,
+        #[inline(always)]
+        |c, bits, nb| {
+            for &b in c {
+                *bits |= bits_of[b as usize] << *nb;
+                *nb += len_of[b as usize] as u32;
+            }
+        },
+        codes,
+    )
+}
+
+/// Bytes a [`code_quarters`] window spans (a power of two above 64 flushes of ≤ 7 bytes).
+const WINDOW: usize = 512;
+/// Flushes per [`code_quarters`] window.
+const WINDOW_FLUSHES: usize = 64;
+
+/// Codes the quarters `qs` of `block` into `buf` (stream j at `j * cap`; `cap` leaves room for
+/// the longest codes plus [`WINDOW`] + 8 bytes) and returns the stream sizes.
+#[inline(always)]
+fn code_quarters<const B: usize>(
+    block: &[u8],
+    qs: [usize; 4],
+    buf: &mut [u8],
+    cap: usize,
+    step: impl Fn(&[u8; B], &mut u64, &mut u32),
+    codes: &[u32; 256],
+) -> [usize; 4] {
     let mut sizes = [0usize; 4];
     let mut start = 0;
     for (j, size) in sizes.iter_mut().enumerate() {
         let part = &block[start..start + qs[j]];
         start += qs[j];
-        *size = code_stream::<K>(
-            part,
-            &mut buf[j * cap..(j + 1) * cap],
-            #[inline(always)]
-            |c, bits, nb| {
-                for &b in c {
-                    *bits |= bits_of[b as usize] << *nb;
-                    *nb += len_of[b as usize] as u32;
-                }
-            },
-            codes,
-        );
+        *size = code_stream(part, &mut buf[j * cap..(j + 1) * cap], &step, codes);
     }
     sizes
 }
 
-/// Bytes a [`code_stream`] window spans (a power of two above 64 flushes of ≤ 7 bytes).
-const WINDOW: usize = 512;
-/// Flushes per [`code_stream`] window.
-const WINDOW_FLUSHES: usize = 64;
-
-/// Codes `part` into `out` (which has room for its longest codes plus [`WINDOW`] + 8 bytes) and
-/// returns the stream's size: `step` adds the codes of `B` bytes (at most 56 bits) to the bit
-/// buffer, which is then flushed. The flushes run in windows of 64 whose 8-byte stores go to a
-/// fixed-size slice at a masked offset, so the loop carries no bounds check; the leftover bytes
-/// are coded one by one with `codes`.
+/// Codes `part` into `out` and returns the stream's size: `step` adds the codes of `B` bytes
+/// (at most 56 bits) to the bit buffer, which is then flushed. The flushes run in windows of 64
+/// whose 8-byte stores go to a fixed-size slice at a masked offset, so the loop carries no bounds
+/// check; the leftover bytes are coded one by one with `codes`.
 #[inline(always)]
 fn code_stream<const B: usize>(
     part: &[u8],
     out: &mut [u8],
-    step: impl Fn(&[u8; B], &mut u64, &mut u32),
+    step: &impl Fn(&[u8; B], &mut u64, &mut u32),
     codes: &[u32; 256],
 ) -> usize {
     let (mut pos, mut bits, mut nb) = (0usize, 0u64, 0u32);
@@ -853,26 +868,21 @@ fn encode_pairs<const K: usize, const B: usize>(
     cap: usize,
 ) -> [usize; 4] {
     debug_assert_eq!(B, 2 * K);
-    let mut sizes = [0usize; 4];
-    let mut start = 0;
-    for (j, size) in sizes.iter_mut().enumerate() {
-        let part = &block[start..start + qs[j]];
-        start += qs[j];
-        *size = code_stream::<B>(
-            part,
-            &mut buf[j * cap..(j + 1) * cap],
-            #[inline(always)]
-            |c, bits, nb| {
-                for k in 0..K {
-                    let e = pairs[u16::from_le_bytes(*c[2 * k..].first_chunk().unwrap()) as usize];
-                    *bits |= u64::from(e & 0xff_ffff) << *nb;
-                    *nb += e >> 24;
-                }
-            },
-            codes,
-        );
-    }
-    sizes
+    code_quarters::<B>(
+        block,
+        qs,
+        buf,
+        cap,
+        #[inline(always)]
+        |c, bits, nb| {
+            for k in 0..K {
+                let e = pairs[u16::from_le_bytes(*c[2 * k..].first_chunk().unwrap()) as usize];
+                *bits |= u64::from(e & 0xff_ffff) << *nb;
+                *nb += e >> 24;
+            }
+        },
+        codes,
+    )
 }
 
 #[inline(always)]
