@@ -83,7 +83,8 @@ pub struct Options {
     /// without feature `parallel`.
     ///
     /// Parallel encoding keeps up to 64 MiB of segment buffers for the next call, and every
-    /// thread that encoded or decoded keeps one block row of scratch (≤ w × block size).
+    /// thread that encoded or decoded keeps one block row of scratch (≤ w × block size), and
+    /// every thread that encoded a block with few distinct bytes its pair tables (768 KiB).
     pub threads: Option<usize>,
 }
 
