@@ -701,6 +701,15 @@ impl Decoder {
     }
 }
 
+/// An upper bound on the length of the LMC stream of `n` input bytes (any width): the input,
+/// plus 32 bytes per block (a block is stored Raw at one byte over its length unless another
+/// kind is estimated cheaper, and the estimates of table, size fields and padding are short by
+/// at most 4 bytes per leaf; a split adds at most 3 kind bytes over 4 leaves), plus the layout
+/// byte and the tail. Blocks are at least 4 KiB except the last of each of at most 8 groups.
+pub fn max_encoded_len(n: usize) -> usize {
+    n + 32 * (n / (1 << MIN_BLOCK_LOG2) + 8) + 64
+}
+
 /// Encodes `data` as one LMC stream (no header; see the module docs).
 pub fn encode(data: &[u8], params: &Params) -> Vec<u8> {
     let mut out = Vec::new();

@@ -150,13 +150,16 @@ proptest! {
         pieces in 1usize..5,
         window in 1usize..30_000,
         threads in 1usize..3,
+        stale in prop::sample::select(vec![(2usize, 1usize), (3, 4), (1, 2)]),
     ) {
         let width = Width::from_bytes(w).unwrap();
         let opts = options(segment, 1 << 12, threads);
         let whole = encode(&data, width, &opts);
         // Pieces of whole segments (the last takes the rest) give the same bytes.
-        // A reused buffer with stale bytes, longer than the stream: they must all be overwritten or cut.
-        let mut streamed = vec![0xEE; 2 * data.len() + 100];
+        // A reused buffer with stale bytes: they must all be overwritten or cut. Larger than the
+        // stream, or (with 2 threads) room for only part of the segments placed in order, the
+        // rest appended after them.
+        let mut streamed = vec![0xEE; data.len() * stale.0 / stale.1 + 100];
         let mut enc = plmc::StreamEncoder::new(data.len() as u64, width, &opts, &mut streamed);
         let step = enc.segment_bytes() * pieces;
         for piece in data.chunks(step) {
@@ -182,6 +185,7 @@ proptest! {
             let data = &data[..len.min(data.len())];
             let p = Params { block_log2: 12, ..Params::new(width) };
             let enc = lmc::encode(data, &p);
+            prop_assert!(enc.len() <= lmc::max_encoded_len(data.len()));
             let mut out = vec![0u8; data.len()];
             lmc::decode_into(&enc, &p, &mut out).unwrap();
             prop_assert_eq!(&out[..], data);
