@@ -309,7 +309,13 @@ impl Encoder {
         let mut bounds = [0usize; 5];
         for i in 0..leaves {
             bounds[i + 1] = split_point(block.len(), leaves, i + 1);
-            h[i] = huffman::histogram(&block[bounds[i]..bounds[i + 1]]);
+        }
+        if leaves == 4 {
+            h = huffman::histograms4(std::array::from_fn(|i| &block[bounds[i]..bounds[i + 1]]));
+        } else {
+            for i in 0..leaves {
+                h[i] = huffman::histogram(&block[bounds[i]..bounds[i + 1]]);
+            }
         }
         let sum =
             |a: &[u32; 256], b: &[u32; 256]| -> [u32; 256] { std::array::from_fn(|i| a[i] + b[i]) };
