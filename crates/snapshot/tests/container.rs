@@ -443,3 +443,46 @@ fn fuzzer_findings_are_errors() {
         other => panic!("expected a frame error, got {other:?}"),
     }
 }
+
+/// Files of several batches decode with the next batch decoding while the current one is
+/// checked and handed over: on 1 and 2 threads the bytes are the file's, and a corrupt tensor in
+/// a later batch is named after every earlier tensor has been handed over, as before.
+#[test]
+fn batches_decode_ahead_and_errors_keep_their_order() {
+    let n = 6 << 20;
+    let tensors: Vec<(String, Vec<u8>)> = (0..10u64)
+        .map(|i| (format!("t{i}"), bytes(100 + i, n)))
+        .collect();
+    let spec: Vec<(&str, Dtype, Vec<u64>, Vec<u8>)> = tensors
+        .iter()
+        .map(|(name, data)| (name.as_str(), Dtype::U8, vec![n as u64], data.clone()))
+        .collect();
+    let file = safetensors(&spec, false);
+    assert!(file.len() > 3 * STREAM_WINDOW);
+    let snap = pack(&file, Codec::Stored, None);
+    let reader = SnapshotReader::open(snap.clone()).unwrap();
+    let bad_tensor = reader.find("t7").unwrap();
+    let f = reader.entries[bad_tensor].frames[0];
+    let mut bad = snap.clone();
+    bad[f.offset as usize + 99] ^= 0x40;
+    let header = read_header(&file).unwrap();
+    let t6_end = header.file_range(header.tensor("t6").unwrap()).1 as usize;
+    for threads in [1, 2] {
+        rayon_pool(threads).install(|| {
+            assert_eq!(unpack(&snap, None).unwrap(), file, "{threads} threads");
+            let reader = SnapshotReader::open(bad.clone()).unwrap();
+            let mut out = Vec::new();
+            let err = reader
+                .decode_all(None, &mut |b| {
+                    out.extend_from_slice(b);
+                    Ok(())
+                })
+                .unwrap_err();
+            match err {
+                SnapshotError::ChecksumMismatch { tensor, .. } => assert_eq!(tensor, "t7"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(out, file[..t6_end], "{threads} threads");
+        });
+    }
+}
