@@ -9,7 +9,7 @@
 //! Measured on this project's machine kind (AMD EPYC, x86-64-v4 capable), single thread: bf16
 //! byte-group merge 0.22 → 0.045 ns per element, split 0.23 → 0.09 (see `examples/group_speed`).
 //! This module holds the crate's only `unsafe`: the call of a `#[target_feature]` function, sound
-//! because the features were detected first.
+//! because the features were detected first, and the prefetch hint of [`prefetch`].
 #![allow(unsafe_code)]
 
 /// Environment variable that, set to `baseline`, keeps every kernel on its portable build (so
@@ -30,6 +30,21 @@ pub fn has_v3() -> bool {
             && std::is_x86_feature_detected!("bmi2")
             && std::is_x86_feature_detected!("lzcnt")
     })
+}
+
+/// Asks the CPU to bring the cache line at `addr` into its caches (a hint; no-op off x86-64).
+/// The encoder requests the next block row while it codes the current one, so that byte
+/// grouping the next row reads from cache rather than from memory.
+#[inline(always)]
+pub fn prefetch(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHT0 is only a hint: it never faults, whatever the address, and changes no
+    // memory or register (the addresses passed here lie in a live input slice anyway).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
 }
 
 /// Defines `fn NAME(args) -> R` that calls `IMPL(args)`, or, when [`has_v3`], `V3_IMPL(args)`

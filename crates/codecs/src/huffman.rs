@@ -664,6 +664,44 @@ pub struct EncodeScratch {
     streams: [Vec<u8>; 4],
     plain: Vec<u8>,
     pairs: Option<PairTable>,
+    /// Lines of the next block row to request while coding (see [`Prefetch`]).
+    pub prefetch: Prefetch,
+}
+
+/// Cache lines of input to request while a block is coded ([`crate::cpu::prefetch`]): the
+/// encoder points it at the next block row, and the coding loop requests `per_group` lines
+/// every 64 flushes, spreading the row's memory reads over the coding of the current one.
+/// Measured (bf16, one thread, `lmc_speed --loop compress`, alternating): 1647–1667 →
+/// 1765–1838 MB/s; the row otherwise comes from memory when it is grouped (~9 GB/s here).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Prefetch {
+    next: usize,
+    end: usize,
+    per_group: usize,
+}
+
+impl Prefetch {
+    /// Requests the lines of `bytes`, `per_group` at a time.
+    pub fn new(bytes: &[u8], per_group: usize) -> Prefetch {
+        let next = bytes.as_ptr() as usize;
+        Prefetch {
+            next,
+            end: next + bytes.len(),
+            per_group,
+        }
+    }
+
+    /// Requests the next lines, if any are left.
+    #[inline(always)]
+    fn step(&mut self) {
+        for _ in 0..self.per_group {
+            if self.next >= self.end {
+                return;
+            }
+            crate::cpu::prefetch(self.next);
+            self.next += 64;
+        }
+    }
 }
 
 /// The codes and lengths of byte pairs `a, b` at index `a | b << 8` (see [`encode_pairs`]): in
@@ -726,14 +764,21 @@ pub fn encode_plain(
         encode_pairs_dispatch(
             max_len <= 9,
             block,
-            qs,
             &codes,
             pairs,
             &mut scratch.plain,
             cap,
+            &mut scratch.prefetch,
         )
     } else {
-        encode_lanes_dispatch(max_len <= 11, block, qs, &codes, &mut scratch.plain, cap)
+        encode_lanes_dispatch(
+            max_len <= 11,
+            block,
+            &codes,
+            &mut scratch.plain,
+            cap,
+            &mut scratch.prefetch,
+        )
     };
     for &s in &sizes {
         put_leb128(s as u32, out);
@@ -752,17 +797,16 @@ pub fn encode_plain(
 #[inline(always)]
 fn encode_lanes<const K: usize>(
     block: &[u8],
-    qs: [usize; 4],
     codes: &[u32; 256],
     buf: &mut [u8],
     cap: usize,
+    prefetch: &mut Prefetch,
 ) -> [usize; 4] {
     // Code bits and lengths in separate tables: two loads instead of a load, a shift and a mask.
     let bits_of: [u64; 256] = std::array::from_fn(|s| (codes[s] >> 4) as u64);
     let len_of: [u8; 256] = std::array::from_fn(|s| (codes[s] & 15) as u8);
     code_quarters::<K>(
         block,
-        qs,
         buf,
         cap,
         #[inline(always)]
@@ -773,6 +817,7 @@ fn encode_lanes<const K: usize>(
             }
         },
         codes,
+        prefetch,
     )
 }
 
@@ -781,23 +826,30 @@ const WINDOW: usize = 512;
 /// Flushes per [`code_quarters`] window.
 const WINDOW_FLUSHES: usize = 64;
 
-/// Codes the quarters `qs` of `block` into `buf` (stream j at `j * cap`; `cap` leaves room for
+/// Codes the quarters of `block` into `buf` (stream j at `j * cap`; `cap` leaves room for
 /// the longest codes plus [`WINDOW`] + 8 bytes) and returns the stream sizes.
 #[inline(always)]
 fn code_quarters<const B: usize>(
     block: &[u8],
-    qs: [usize; 4],
     buf: &mut [u8],
     cap: usize,
     step: impl Fn(&[u8; B], &mut u64, &mut u32),
     codes: &[u32; 256],
+    prefetch: &mut Prefetch,
 ) -> [usize; 4] {
+    let qs = quarters(block.len());
     let mut sizes = [0usize; 4];
     let mut start = 0;
     for (j, size) in sizes.iter_mut().enumerate() {
         let part = &block[start..start + qs[j]];
         start += qs[j];
-        *size = code_stream(part, &mut buf[j * cap..(j + 1) * cap], &step, codes);
+        *size = code_stream(
+            part,
+            &mut buf[j * cap..(j + 1) * cap],
+            &step,
+            codes,
+            prefetch,
+        );
     }
     sizes
 }
@@ -812,10 +864,12 @@ fn code_stream<const B: usize>(
     out: &mut [u8],
     step: &impl Fn(&[u8; B], &mut u64, &mut u32),
     codes: &[u32; 256],
+    prefetch: &mut Prefetch,
 ) -> usize {
     let (mut pos, mut bits, mut nb) = (0usize, 0u64, 0u32);
     let (chunks, rest) = part.as_chunks::<B>();
     for group in chunks.chunks(WINDOW_FLUSHES) {
+        prefetch.step();
         let w: &mut [u8; WINDOW + 8] = (&mut out[pos..pos + WINDOW + 8]).try_into().unwrap();
         let mut at = 0usize;
         for c in group {
@@ -842,15 +896,15 @@ fn code_stream<const B: usize>(
 fn encode_lanes_impl(
     k5: bool,
     block: &[u8],
-    qs: [usize; 4],
     codes: &[u32; 256],
     buf: &mut [u8],
     cap: usize,
+    prefetch: &mut Prefetch,
 ) -> [usize; 4] {
     if k5 {
-        encode_lanes::<5>(block, qs, codes, buf, cap)
+        encode_lanes::<5>(block, codes, buf, cap, prefetch)
     } else {
-        encode_lanes::<4>(block, qs, codes, buf, cap)
+        encode_lanes::<4>(block, codes, buf, cap, prefetch)
     }
 }
 
@@ -859,10 +913,10 @@ crate::cpu::dispatch! {
     fn encode_lanes_dispatch(
         k5: bool,
         block: &[u8],
-        qs: [usize; 4],
-        codes: &[u32; 256],
+            codes: &[u32; 256],
         buf: &mut [u8],
         cap: usize,
+        prefetch: &mut Prefetch,
     ) -> [usize; 4] = encode_lanes_impl / encode_lanes_v3;
 }
 
@@ -899,16 +953,15 @@ fn fill_pairs(codes: &[u32; 256], pairs: &mut PairTable) {
 #[inline(always)]
 fn encode_pairs<const K: usize, const B: usize>(
     block: &[u8],
-    qs: [usize; 4],
     codes: &[u32; 256],
     pairs: &PairTable,
     buf: &mut [u8],
     cap: usize,
+    prefetch: &mut Prefetch,
 ) -> [usize; 4] {
     debug_assert_eq!(B, 2 * K);
     code_quarters::<B>(
         block,
-        qs,
         buf,
         cap,
         #[inline(always)]
@@ -920,6 +973,7 @@ fn encode_pairs<const K: usize, const B: usize>(
             }
         },
         codes,
+        prefetch,
     )
 }
 
@@ -927,16 +981,16 @@ fn encode_pairs<const K: usize, const B: usize>(
 fn encode_pairs_impl(
     k3: bool,
     block: &[u8],
-    qs: [usize; 4],
     codes: &[u32; 256],
     pairs: &PairTable,
     buf: &mut [u8],
     cap: usize,
+    prefetch: &mut Prefetch,
 ) -> [usize; 4] {
     if k3 {
-        encode_pairs::<3, 6>(block, qs, codes, pairs, buf, cap)
+        encode_pairs::<3, 6>(block, codes, pairs, buf, cap, prefetch)
     } else {
-        encode_pairs::<2, 4>(block, qs, codes, pairs, buf, cap)
+        encode_pairs::<2, 4>(block, codes, pairs, buf, cap, prefetch)
     }
 }
 
@@ -945,11 +999,11 @@ crate::cpu::dispatch! {
     fn encode_pairs_dispatch(
         k3: bool,
         block: &[u8],
-        qs: [usize; 4],
-        codes: &[u32; 256],
+            codes: &[u32; 256],
         pairs: &PairTable,
         buf: &mut [u8],
         cap: usize,
+        prefetch: &mut Prefetch,
     ) -> [usize; 4] = encode_pairs_impl / encode_pairs_v3;
 }
 
@@ -1695,14 +1749,34 @@ mod tests {
             let (mut a, mut b) = (vec![0u8; 4 * cap], vec![0u8; 4 * cap]);
             let table = pair_table(&mut pairs);
             fill_pairs(&codes, table);
-            let sa = encode_lanes_dispatch(max_len <= 11, &block, qs, &codes, &mut a, cap);
-            let sb = encode_pairs_dispatch(max_len <= 9, &block, qs, &codes, table, &mut b, cap);
+            let none = &mut Prefetch::default();
+            let sa = encode_lanes_dispatch(max_len <= 11, &block, &codes, &mut a, cap, none);
+            let sb = encode_pairs_dispatch(max_len <= 9, &block, &codes, table, &mut b, cap, none);
             assert_eq!(sa, sb, "alphabet {alphabet}");
             for j in 0..4 {
                 assert_eq!(a[j * cap..j * cap + sa[j]], b[j * cap..j * cap + sb[j]]);
             }
         }
         assert_eq!(flushes, [true, true], "both pair loops ran");
+    }
+
+    /// The prefetch walks its bytes a cache line at a time, `per_group` lines per step, and
+    /// stops at their end; the hint itself never faults, even on addresses nothing maps.
+    #[test]
+    fn prefetch_covers_its_bytes_then_stops() {
+        let bytes = vec![0u8; 1000];
+        let mut p = Prefetch::new(&bytes, 4);
+        let start = bytes.as_ptr() as usize;
+        p.step();
+        assert_eq!(p.next, start + 4 * 64);
+        for _ in 0..10 {
+            p.step();
+        }
+        assert_eq!(p.next, start + 1000usize.div_ceil(64) * 64);
+        Prefetch::default().step();
+        for addr in [0usize, 64, usize::MAX - 63] {
+            crate::cpu::prefetch(addr);
+        }
     }
 
     #[test]

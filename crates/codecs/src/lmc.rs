@@ -116,7 +116,7 @@
 
 use crate::byte_group::{self, Transform};
 use crate::error::DecodeError;
-use crate::huffman::{self, DecodeScratch, EncodeScratch, MAX_SYMBOLS};
+use crate::huffman::{self, DecodeScratch, EncodeScratch, Prefetch, MAX_SYMBOLS};
 use crate::rle;
 
 /// First byte of an LMC stream: blocks follow the byte-grouped layout of `Params::width`.
@@ -266,9 +266,12 @@ impl Encoder {
         let bs = params.block_bytes();
         let limit = params.limit();
         if w == 1 {
-            for block in data.chunks(bs) {
+            for (k, block) in data.chunks(bs).enumerate() {
+                let next = data.get((k + 1) * bs..).unwrap_or(&[]);
+                self.scratch.prefetch = Prefetch::new(&next[..next.len().min(bs)], PREFETCH_LINES);
                 self.encode_block(block, limit, out);
             }
+            self.scratch.prefetch = Prefetch::default();
             return;
         }
         let e = byte_group::group_len(data.len(), w);
@@ -278,13 +281,24 @@ impl Encoder {
             grouped.resize(row_bytes.min(e * w), 0);
         }
         // Block rows: the blocks of elements [r·B, (r+1)·B) of every group, group 0 first.
-        for row in data[..e * w].chunks(row_bytes) {
+        let elems = &data[..e * w];
+        for (r, row) in elems.chunks(row_bytes).enumerate() {
             let g = &mut grouped[..row.len()];
             byte_group::split(row, w, params.transform, g);
-            for block in g.chunks(row.len() / w) {
+            // The next row is requested while the row's last group (the exponents, for floats:
+            // the most coding work) is coded, `PREFETCH_LINES · w` lines per 64 flushes.
+            let next = elems.get((r + 1) * row_bytes..).unwrap_or(&[]);
+            let next = &next[..next.len().min(row_bytes)];
+            for (k, block) in g.chunks(row.len() / w).enumerate() {
+                self.scratch.prefetch = if k + 1 == w {
+                    Prefetch::new(next, PREFETCH_LINES * w)
+                } else {
+                    Prefetch::default()
+                };
                 self.encode_block(block, limit, out);
             }
         }
+        self.scratch.prefetch = Prefetch::default();
         out.extend_from_slice(&data[e * w..]);
         self.grouped = grouped;
     }
@@ -461,6 +475,11 @@ fn split_point(n: usize, parts: usize, i: usize) -> usize {
 /// The longest code for which the decoder's fast multi-symbol path uses 11-bit tables; the encoder
 /// prefers it over a 12-bit code when the cost is negligible (see [`Encoder`]).
 const FAST_CODE_LIMIT: u32 = 11;
+
+/// Cache lines of the next block row the coder requests per 64 flushes and per byte group (a
+/// coded group of `n` bytes takes about `n / 256` such steps, a row `w · n / 64` lines); see
+/// [`huffman::Prefetch`].
+const PREFETCH_LINES: usize = 4;
 
 /// Bytes a split must save (by estimate) before the encoder splits a block.
 const SPLIT_MARGIN: f64 = 8.0;
