@@ -614,6 +614,7 @@ impl Decoder {
             }
         };
         let mut pos = 1usize;
+        self.scratch.prefetch = Prefetch::default();
         if w == 1 {
             for block in out.chunks_mut(bs) {
                 pos += self.decode_block(&payload[pos..], block, base_offset + pos as u64)?;
@@ -629,14 +630,20 @@ impl Decoder {
             let res = (|| {
                 for row in elems.chunks_mut(row_bytes) {
                     let n = row.len() / w;
+                    let row_at = (row.as_ptr() as usize, row.len());
                     // Raw blocks are merged straight from the payload; the others are decoded
-                    // into the row buffer first.
+                    // into the row buffer first. While a block decodes, the row's output and
+                    // the last raw block before it are requested into the cache for the merge.
                     let mut raw_at = [None; 8];
+                    let mut last_raw = &payload[..0];
                     for (k, block) in grouped[..row.len()].chunks_mut(n).enumerate() {
                         if payload.get(pos) == Some(&KIND_RAW) && payload.len() - pos > n {
                             raw_at[k] = Some(pos + 1);
+                            last_raw = &payload[pos + 1..pos + 1 + n];
                             pos += 1 + n;
                         } else {
+                            self.scratch.prefetch =
+                                Prefetch::new(last_raw, 2 * PREFETCH_LINES).and(row_at.0, row_at.1);
                             pos += self.decode_block(
                                 &payload[pos..],
                                 block,
