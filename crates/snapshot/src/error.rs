@@ -92,6 +92,17 @@ pub enum SnapshotError {
         /// Checksum of the decoded bytes.
         actual: u64,
     },
+    /// The stored safetensors header (the original file's first bytes) does not match its
+    /// checksum (format version 2 and later).
+    #[error(
+        "stored safetensors header corrupt: checksum {actual:016x} != recorded {expected:016x}"
+    )]
+    PrefixChecksum {
+        /// Recorded checksum.
+        expected: u64,
+        /// Checksum of the bytes found.
+        actual: u64,
+    },
     /// The stored safetensors header does not describe the tensors in the index.
     #[error("stored safetensors header does not match the index: {reason}")]
     HeaderMismatch {

@@ -1,8 +1,9 @@
 //! The byte layout of a snapshot (all integers little-endian; docs/FORMAT.md is the full spec).
 //!
 //! ```text
-//! PREAMBLE  magic "BITLENS\0" (8) | version u32 = 1 | flags u32 (bit 0 lossy, bit 1 delta)
+//! PREAMBLE  magic "BITLENS\0" (8) | version u32 = 2 | flags u32 (bit 0 lossy, bit 1 delta)
 //!           | prefix_len u64 | prefix (the original file's first 8 + N bytes, verbatim)
+//!           | prefix_checksum u64 (xxh3-64 of the prefix; absent in version 1)
 //!           | if delta: base_header_hash u64 | base_file_size u64
 //! FRAMES    every tensor's frame payloads, tensor by tensor, frame by frame
 //! INDEX     tensor_count u32, then per tensor (in the original offset order):
@@ -24,8 +25,11 @@ use crate::error::SnapshotError;
 pub const MAGIC: [u8; 8] = *b"BITLENS\0";
 /// Magic at the very end of a snapshot.
 pub const END_MAGIC: [u8; 8] = *b"BLSNAPIX";
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes (and reads, with [`VERSION_1`]).
+pub const VERSION: u32 = 2;
+/// The first version, still read: its preamble has no checksum of the stored header, so a
+/// corrupt metadata byte there could go unnoticed (version 2 adds `prefix_checksum`).
+pub const VERSION_1: u32 = 1;
 /// Flag: at least one tensor was stored lossily.
 pub const FLAG_LOSSY: u32 = 1;
 /// Flag: the snapshot is a delta against a base checkpoint.
@@ -117,6 +121,7 @@ pub fn write_preamble(prefix: &[u8], flags: u32, base: Option<BaseRef>, out: &mu
     out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&(prefix.len() as u64).to_le_bytes());
     out.extend_from_slice(prefix);
+    out.extend_from_slice(&crate::checksum(prefix).to_le_bytes());
     if let Some(b) = base {
         out.extend_from_slice(&b.header_hash.to_le_bytes());
         out.extend_from_slice(&b.file_size.to_le_bytes());

@@ -132,7 +132,7 @@ impl<R: Source> SnapshotReader<R> {
             });
         }
         let version = u32_at(&fixed, 8);
-        if version != format::VERSION {
+        if version != format::VERSION && version != format::VERSION_1 {
             return Err(SnapshotError::UnsupportedVersion {
                 version,
                 supported: format::VERSION,
@@ -171,6 +171,14 @@ impl<R: Source> SnapshotReader<R> {
         }
         let prefix = read_vec(&src, "stored safetensors header", 24, prefix_len)?;
         let mut frames_start = 24 + prefix_len;
+        if version >= format::VERSION {
+            let sum = read_vec(&src, "stored header checksum", frames_start, 8)?;
+            frames_start += 8;
+            let (expected, actual) = (u64_at(&sum, 0), crate::checksum(&prefix));
+            if expected != actual {
+                return Err(SnapshotError::PrefixChecksum { expected, actual });
+            }
+        }
         let base = if flags & FLAG_DELTA != 0 {
             let b = read_vec(&src, "base reference", frames_start, 16)?;
             frames_start += 16;

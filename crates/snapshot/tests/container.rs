@@ -244,18 +244,81 @@ fn bad_magic_and_version_are_named() {
         Err(SnapshotError::BadMagic { offset: 0, .. })
     ));
     let mut bad = snap.clone();
-    bad[8] = 2;
+    bad[8] = 3;
     assert!(matches!(
         unpack(&bad, None),
         Err(SnapshotError::UnsupportedVersion {
-            version: 2,
-            supported: 1
+            version: 3,
+            supported: 2
         })
     ));
     assert!(matches!(
         unpack(b"safetensors", None),
         Err(SnapshotError::BadMagic { .. })
     ));
+}
+
+/// A corrupt byte in the stored safetensors header is caught even where the header still
+/// parses and matches the index (a metadata value): version 2 checksums it. Found by
+/// `random_corruption_never_panics`: version 1 decoded such a file "successfully".
+#[test]
+fn corrupt_stored_header_is_caught_by_its_checksum() {
+    let file = zoo(14);
+    let snap = pack(&file, Codec::lmc_for_width(1), None);
+    let meta = file
+        .windows(4)
+        .position(|w| w == b"\"pt\"")
+        .expect("metadata value")
+        + 1;
+    let mut bad = snap.clone();
+    bad[24 + meta] ^= 1;
+    assert!(
+        matches!(
+            unpack(&bad, None),
+            Err(SnapshotError::PrefixChecksum { .. })
+        ),
+        "{:?}",
+        unpack(&bad, None).map(|_| ())
+    );
+    // Every single-bit flip anywhere is an error, never a different file.
+    for i in 0..snap.len() {
+        let mut bad = snap.clone();
+        bad[i] ^= 1;
+        if let Ok(out) = unpack(&bad, None) {
+            assert_eq!(out, file, "flip at {i}");
+        }
+    }
+}
+
+/// Version 1 snapshots (no stored-header checksum) are still read.
+#[test]
+fn version_1_snapshots_still_decode() {
+    let file = zoo(15);
+    let snap = pack(&file, Codec::lmc_for_width(1), None);
+    let prefix_len = u64::from_le_bytes(snap[16..24].try_into().unwrap()) as usize;
+    // The same snapshot as version 1 wrote it: no checksum after the prefix, offsets 8 less.
+    let mut v1 = snap[..24 + prefix_len].to_vec();
+    v1[8] = 1;
+    v1.extend_from_slice(&snap[24 + prefix_len + 8..]);
+    let reader = SnapshotReader::open(snap.clone()).unwrap();
+    let mut entries = reader.entries.clone();
+    for e in &mut entries {
+        for f in &mut e.frames {
+            f.offset -= 8;
+        }
+    }
+    let index_offset = entries
+        .iter()
+        .flat_map(|e| e.frames.iter())
+        .map(|f| f.offset + f.stored_len)
+        .max()
+        .unwrap_or(24 + prefix_len as u64);
+    v1.truncate(index_offset as usize);
+    let mut index = Vec::new();
+    bitlens_snapshot::format::write_index(&entries, &mut index);
+    v1.extend_from_slice(&index);
+    bitlens_snapshot::format::write_trailer(index_offset, &index, &mut v1);
+    assert_eq!(unpack(&v1, None).unwrap(), file);
 }
 
 #[test]
