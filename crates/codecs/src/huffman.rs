@@ -923,7 +923,7 @@ crate::cpu::dispatch! {
     fn encode_lanes_dispatch(
         k5: bool,
         block: &[u8],
-            codes: &[u32; 256],
+        codes: &[u32; 256],
         buf: &mut [u8],
         cap: usize,
         prefetch: &mut Prefetch,
@@ -1009,7 +1009,7 @@ crate::cpu::dispatch! {
     fn encode_pairs_dispatch(
         k3: bool,
         block: &[u8],
-            codes: &[u32; 256],
+        codes: &[u32; 256],
         pairs: &PairTable,
         buf: &mut [u8],
         cap: usize,
