@@ -291,13 +291,7 @@ impl<'o> StreamEncoder<'o> {
         let work = |out: &mut Vec<u8>| -> Vec<Vec<u8>> {
             let coded: Vec<Vec<u8>> = segments
                 .par_iter()
-                .map(|s| {
-                    with_encoder(|enc| {
-                        let mut v = take_buffer();
-                        enc.encode_into(s, &params, &mut v);
-                        v
-                    })
-                })
+                .map(|s| encode_segment(s, &params))
                 .collect();
             let total: usize = coded.iter().map(Vec::len).sum();
             if out.len() < start + total {
@@ -356,11 +350,7 @@ impl<'o> StreamEncoder<'o> {
             (0..threads).into_par_iter().for_each(|_| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(seg) = segments.get(k) else { break };
-                let coded = with_encoder(|enc| {
-                    let mut v = take_buffer();
-                    enc.encode_into(seg, &params, &mut v);
-                    v
-                });
+                let coded = encode_segment(seg, &params);
                 let ready = placement
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -377,17 +367,17 @@ impl<'o> StreamEncoder<'o> {
             Some(pool) => pool.install(work),
             None => work(),
         }
-        let Placement { sizes, waiting, .. } =
-            placement.into_inner().unwrap_or_else(|e| e.into_inner());
+        let Placement {
+            sizes, mut waiting, ..
+        } = placement.into_inner().unwrap_or_else(|e| e.into_inner());
         for size in sizes {
             self.record(size);
             self.len += size;
         }
         // Segments that did not fit the room go after the others, one by one.
-        let mut waiting = waiting;
         waiting.sort_by_key(|(k, _)| *k);
+        self.out.truncate(self.len);
         for (_, coded) in &waiting {
-            self.out.truncate(self.len);
             self.out.extend_from_slice(coded);
             self.record(coded.len());
             self.len += coded.len();
@@ -461,6 +451,16 @@ fn with_encoder<R>(f: impl FnOnce(&mut lmc::Encoder) -> R) -> R {
     ENCODER.with(|e| match e.try_borrow_mut() {
         Ok(mut e) => f(&mut e),
         Err(_) => f(&mut lmc::Encoder::new()),
+    })
+}
+
+/// Codes one segment with this thread's encoder into a pooled buffer.
+#[cfg(feature = "parallel")]
+fn encode_segment(segment: &[u8], params: &Params) -> Vec<u8> {
+    with_encoder(|enc| {
+        let mut v = take_buffer();
+        enc.encode_into(segment, params, &mut v);
+        v
     })
 }
 
