@@ -284,19 +284,37 @@ pub fn split(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
     let (groups, tail) = dst.split_at_mut(n * width);
     let (elems, src_tail) = src.split_at(n * width);
     tail.copy_from_slice(src_tail);
-    if width == 1 {
-        groups.copy_from_slice(elems);
-        return;
-    }
     let mut parts: [&mut [u8]; 8] = Default::default();
     for (p, g) in parts.iter_mut().zip(groups.chunks_exact_mut(n.max(1))) {
         *p = g;
     }
-    split_dispatch(
-        elems,
-        transform == Transform::SignRotate,
-        &mut parts[..width],
+    split_groups(elems, transform, &mut parts[..width]);
+}
+
+/// Splits whole elements into separate group slices, the inverse of [`merge_groups`]:
+/// `groups[k]` receives byte `k` of every element of `src` (after `transform`). Lets the encoder
+/// put a group straight where it is stored (a raw block in its output) and the others in its
+/// scratch buffer, in one pass.
+///
+/// # Panics
+/// If there are not 1, 2, 4 or 8 groups, or a group's length is not `src.len() / groups.len()`
+/// (programming errors).
+pub fn split_groups(src: &[u8], transform: Transform, groups: &mut [&mut [u8]]) {
+    let w = groups.len();
+    assert!(
+        matches!(w, 1 | 2 | 4 | 8),
+        "byte_group::split_groups: unsupported width {w}"
     );
+    let n = src.len() / w;
+    assert!(
+        src.len().is_multiple_of(w) && groups.iter().all(|g| g.len() == n),
+        "byte_group::split_groups: group lengths do not match the input"
+    );
+    if w == 1 {
+        groups[0].copy_from_slice(src);
+        return;
+    }
+    split_dispatch(src, transform == Transform::SignRotate, groups);
 }
 
 /// Inverse of [`split`]: merges the group layout in `src` back into elements in `dst`, undoing
@@ -419,6 +437,13 @@ mod tests {
                 // The tail is verbatim.
                 let tail = src.len() % w;
                 assert_eq!(g[src.len() - tail..], src[src.len() - tail..]);
+                // Separate group slices get the same bytes as the packed layout.
+                let n = src.len() / w;
+                let mut separate = vec![vec![0xAAu8; n]; w];
+                let mut parts: Vec<&mut [u8]> =
+                    separate.iter_mut().map(|s| s.as_mut_slice()).collect();
+                split_groups(&src[..n * w], t, &mut parts);
+                assert_eq!(separate.concat(), g[..n * w], "width {w} {t:?}");
             }
         }
     }
