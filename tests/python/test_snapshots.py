@@ -32,6 +32,31 @@ def test_lossless_codecs_restore_the_file_byte_for_byte(tmp_path, weights, dtype
         assert snap.stat().st_size < 0.86 * src.stat().st_size
 
 
+def test_outputs_that_are_not_regular_files_are_written_in_place(tmp_path, weights):
+    # A pipe (as /dev/null or /dev/stdout would be) must receive the bytes, not be replaced by a
+    # renamed temporary file; a symlink keeps pointing at its target, which gets the output.
+    import os
+    import threading
+    src = weights / "minilm-bf16.safetensors"
+    snap, _ = roundtrip(tmp_path, src)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    run("compress", src, "-o", fifo)
+    reader.join(timeout=60)
+    assert got and got[0] == snap.read_bytes()
+    assert fifo.is_fifo()
+    target = tmp_path / "target.bls"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.bls"
+    link.symlink_to(target)
+    run("compress", src, "-o", link)
+    assert link.is_symlink() and target.read_bytes() == snap.read_bytes()
+    assert not list(tmp_path.glob("*.bitlens-partial"))
+
+
 def test_ratios_beat_zipnn_reference_numbers(tmp_path, weights):
     # ZipNN measured on these files: bf16 0.6652, fp16 0.8486, fp32 0.8194 (BENCHMARKS.md).
     for dtype, zipnn in (("bf16", 0.6652), ("f16", 0.8486), ("f32", 0.8194)):

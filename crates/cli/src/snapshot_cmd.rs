@@ -46,17 +46,37 @@ impl From<CodecName> for CodecKind {
     }
 }
 
-/// Writes to `path` through a temporary sibling file that is renamed into place only on success.
-fn write_atomically(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
-    let tmp = path.with_extension("bitlens-partial");
-    let result = (|| {
-        let file =
-            File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+/// Writes the output to `path`. A regular file (or a new path) is written through a temporary
+/// sibling file that is renamed into place only on success, so a failed run leaves no partial
+/// output; a symlink to a regular file keeps pointing at it (its target is replaced). Anything
+/// else that exists (a device such as `/dev/null` or `/dev/stdout`, a pipe) is written in
+/// place: renaming a file over it would replace the device itself.
+fn write_output(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
+    let write = |file: File, shown: &Path| -> Result<()> {
         let mut w = BufWriter::with_capacity(1 << 20, file);
         f(&mut w)?;
         w.flush()
-            .with_context(|| format!("{}: write failed", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot rename", path.display()))
+            .with_context(|| format!("{}: write failed", shown.display()))
+    };
+    let target = match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("{}: cannot open for writing", path.display()))?;
+            return write(file, path);
+        }
+        Ok(_) => std::fs::canonicalize(path)
+            .with_context(|| format!("{}: cannot resolve", path.display()))?,
+        Err(_) => path.to_path_buf(),
+    };
+    let tmp = target.with_extension("bitlens-partial");
+    let result = (|| {
+        let file =
+            File::create(&tmp).with_context(|| format!("{}: cannot create", tmp.display()))?;
+        write(file, &tmp)?;
+        std::fs::rename(&tmp, &target)
+            .with_context(|| format!("{}: cannot rename", target.display()))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -188,7 +208,7 @@ fn compress_shard(
         header: &b.header,
     });
     let mut written = 0;
-    write_atomically(output, |out| {
+    write_output(output, |out| {
         let (counter, written_entries) = bitlens_snapshot::compress(
             &shard.source,
             &shard.header,
@@ -313,7 +333,7 @@ fn decompress_file(
     let ctx = || input.display().to_string();
     totals.input += std::fs::metadata(input)?.len();
     let progress = Progress::new(reader.original_size(), "decompress");
-    write_atomically(output, |out| {
+    write_output(output, |out| {
         let mut sink = |bytes: &[u8]| -> Result<(), bitlens_snapshot::SnapshotError> {
             out.write_all(bytes)?;
             progress.inc(bytes.len() as u64);
