@@ -5,6 +5,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# Nothing here reads input: a stray pipe on stdin once reached cargo's rustc probe, whose
+# failure cargo then cached in target/.rustc_info.json.
+exec </dev/null
 step() { echo; echo "== $*" >&2; }
 
 step "setup"
