@@ -5,9 +5,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-# Nothing here reads input: a stray pipe on stdin once reached cargo's rustc probe, whose
-# failure cargo then cached in target/.rustc_info.json.
-exec </dev/null
+# A /dev/null that is a regular file (a bitlens before 5a4d9ad, run as root with `-o /dev/null`,
+# renamed its output over it) collects what every tool writes there and feeds it back to
+# whatever reads it: cargo's rustc probe then fails in ways that name nothing.
+[ -c /dev/null ] || {
+  echo "test.sh: /dev/null is not a character device; restore it: rm /dev/null && mknod -m 666 /dev/null c 1 3" >&2
+  exit 1
+}
 step() { echo; echo "== $*" >&2; }
 
 step "setup"
