@@ -63,7 +63,7 @@
 //! **Encoding** codes the quarters one after the other (one lane's state fits in registers;
 //! interleaved lanes spilled), with separate code and length tables and a branch-free flush.
 //! Blocks with few distinct bytes are coded two symbols per lookup from a pair table
-//! ([`encode_pairs`]). Flushes run in windows of 64 into a fixed-size slice at a masked offset,
+//! (`encode_pairs`). Flushes run in windows of 64 into a fixed-size slice at a masked offset,
 //! which leaves the loop without bounds checks and with no `unsafe`.
 //!
 //! Measured single-thread on the bf16 MiniLM weights (examples/lmc_speed, whole LMC including
@@ -739,7 +739,7 @@ pub struct EncodeScratch {
     pub prefetch: Prefetch,
 }
 
-/// Cache lines of input to request while a block is coded ([`crate::cpu::prefetch`]): the
+/// Cache lines of input to request while a block is coded (`crate::cpu::prefetch`): the
 /// encoder points it at the next block row, and the coding loop requests `per_group` lines
 /// every 64 flushes, spreading the row's memory reads over the coding of the current one.
 /// Measured (bf16, one thread, `lmc_speed --loop compress`, alternating): 1647–1667 →

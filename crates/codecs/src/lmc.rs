@@ -51,7 +51,7 @@
 //!
 //! And before anything, a block of ≥ 64 KiB whose *sample* (4 KiB of it: 1/16 of a 64 KiB
 //! block, 1/32 of a 128 KiB one) has an order-0 entropy within 1/64 of 8 bits (bias-corrected,
-//! see [`sample_says_raw`]) is stored Raw without a full histogram or a code: the
+//! see `sample_says_raw`) is stored Raw without a full histogram or a code: the
 //! low mantissa bytes of weights, which Huffman would shrink by ~0.3 % at the price of a table
 //! and a slow decode. When the optimal code needs 12-bit codes, the encoder also builds the
 //! 11-bit-limited one and keeps it if it costs at most 1/1024 more: the decoder's tables are then
@@ -108,7 +108,7 @@
 //!   +5 % (median of 10 alternating runs, 1773 → 1866 MB/s).
 //! - A row whose previous full row (in this call, or the encoder's call before at the same width)
 //!   began with `p` sampled-Raw groups is split with those `p` groups straight into the output
-//!   behind their kind bytes ([`split_raw_prefix`]), the rest into the row buffer; a group whose
+//!   behind their kind bytes (`split_raw_prefix`), the rest into the row buffer; a group whose
 //!   sample then says "code it" is moved back. Before, the raw groups went to the row buffer and
 //!   were copied out. A further +4 % (1851 → 1928 MB/s). The output area is zero-filled first
 //!   (`Vec::resize`, ~5 % of a profile); a scratch build that skipped the fill (`set_len`,

@@ -264,13 +264,6 @@ impl<'o> StreamEncoder<'o> {
         self.len = self.out.len();
     }
 
-    /// Codes the segments in parallel. When the output already has capacity for at least half
-    /// the input after the stream (a reused buffer), each segment is placed there as soon as
-    /// its predecessors are ([`Self::push_parallel_in_order`]); otherwise they are coded into
-    /// pooled buffers and copied once their total is known ([`Self::push_parallel_then_copy`]),
-    /// which allocates no more than the stream needs. (Reserving room for the worst case
-    /// instead made one-shot encodes of large inputs 2× slower: allocations over 32 MiB always
-    /// get fresh pages from glibc.)
     /// Threads the parallel path would run on: the stream's own pool, else the current one.
     #[cfg(feature = "parallel")]
     fn threads(&self) -> usize {
@@ -280,6 +273,13 @@ impl<'o> StreamEncoder<'o> {
         }
     }
 
+    /// Codes the segments in parallel. When the output already has capacity for at least half
+    /// the input after the stream (a reused buffer), each segment is placed there as soon as
+    /// its predecessors are ([`Self::push_parallel_in_order`]); otherwise they are coded into
+    /// pooled buffers and copied once their total is known ([`Self::push_parallel_then_copy`]),
+    /// which allocates no more than the stream needs. (Reserving room for the worst case
+    /// instead made one-shot encodes of large inputs 2× slower: allocations over 32 MiB always
+    /// get fresh pages from glibc.)
     #[cfg(feature = "parallel")]
     fn push_parallel(&mut self, segments: &[&[u8]]) {
         let input: usize = segments.iter().map(|s| s.len()).sum();

@@ -8,11 +8,11 @@
 //! tensor of the same name; the snapshot records the base's header hash and each base tensor's
 //! checksum, and decoding refuses a different base. Writing and reading are streaming: a tensor is
 //! processed in frames of at most [`FRAME_BYTES`]. The byte layout is specified in docs/FORMAT.md
-//! and in [`format`].
+//! and in [`format`](mod@format).
 //!
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
-//! - [`format`] — constants and the (de)serialization of the preamble, index and trailer.
+//! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
 //! - [`writer`] — [`SnapshotWriter`].
 //! - [`reader`] — [`SnapshotReader`].

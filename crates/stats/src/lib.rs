@@ -9,7 +9,7 @@
 //!   fraction of changed elements (BitSnap), and the entropy of the XOR delta.
 //! - [`summary`]: whole-file / whole-model totals merged from per-tensor results.
 //! - [`entropy`]: the entropy arithmetic.
-//! - [`format`]: human-readable numbers for reports (CLI tables and the page).
+//! - [`format`](mod@format): human-readable numbers for reports (CLI tables and the page).
 //!
 //! All results are plain serde structs; the CLI prints them and the browser renders them.
 #![forbid(unsafe_code)]

@@ -1,6 +1,6 @@
 //! The app's data and logic that need no browser: they build and are unit-tested on the host.
 //!
-//! - [`format`]: human-readable numbers.
+//! - [`format`](mod@format): human-readable numbers.
 //! - [`scale`]: chart scales and tick positions.
 //! - [`grouping`]: dropped / picked files → checkpoints (single files, shard sets, directories).
 //! - [`checkpoint`]: a loaded checkpoint: its files, headers, tensor rows and statistics.
