@@ -153,11 +153,14 @@ impl Histograms4 {
     /// `r · stride..(r + 1) · stride`), for as many whole runs as the shortest part has.
     ///
     /// # Panics
-    /// If `lo`, `hi` or `stride` is not a multiple of 8, or `lo > hi` or `hi > stride`
-    /// (programming errors).
+    /// If `lo`, `hi` or `stride` is not a multiple of 8, `stride` is 0, or `lo > hi` or
+    /// `hi > stride` (programming errors).
     pub fn add_runs(&mut self, parts: [&[u8]; 4], stride: usize, lo: usize, hi: usize) {
         assert!(
-            [lo, hi, stride].iter().all(|x| x.is_multiple_of(8)) && lo <= hi && hi <= stride,
+            [lo, hi, stride].iter().all(|x| x.is_multiple_of(8))
+                && stride > 0
+                && lo <= hi
+                && hi <= stride,
             "Histograms4::add_runs: bad run bounds {lo}..{hi} of {stride}"
         );
         let runs = parts.iter().map(|p| p.len()).min().unwrap_or(0) / stride;
