@@ -1834,13 +1834,7 @@ mod tests {
     /// block with other symbols.
     #[test]
     fn pair_coding_matches_symbol_coding() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut pairs = None;
         let mut flushes = [false; 2];
         for (alphabet, skew, n) in [(8u64, 1u32, 4099usize), (40, 9, 20_001), (12, 3, 7)] {

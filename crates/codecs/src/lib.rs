@@ -27,6 +27,17 @@ pub mod plmc;
 pub mod rans;
 pub mod rle;
 
+/// A xorshift64 generator for the unit tests' pseudo-random data (`seed` must not be 0).
+#[cfg(test)]
+pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 pub use byte_group::Transform;
 pub use error::DecodeError;
 pub use lmc::{Params, Width};

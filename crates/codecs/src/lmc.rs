@@ -919,16 +919,6 @@ pub fn entropy_bound_bytes(data: &[u8], params: &Params) -> f64 {
 mod tests {
     use super::*;
 
-    /// A xorshift64 generator: the bits above bit 24 of each step.
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x >> 24
-        }
-    }
-
     fn rt(data: &[u8], p: &Params) -> Vec<u8> {
         let enc = encode(data, p);
         let mut out = vec![0u8; data.len()];
@@ -965,8 +955,8 @@ mod tests {
 
     #[test]
     fn incompressible_data_costs_one_byte_per_block() {
-        let mut random = xorshift(0x1234_5678_9abc_def0);
-        let data: Vec<u8> = (0..200_000).map(|_| random() as u8).collect();
+        let mut random = crate::xorshift(0x1234_5678_9abc_def0);
+        let data: Vec<u8> = (0..200_000).map(|_| (random() >> 24) as u8).collect();
         let p = Params::new(Width::W4);
         let enc = rt(&data, &p);
         let blocks = 4 * (data.len() / 4).div_ceil(p.block_bytes());
@@ -986,7 +976,8 @@ mod tests {
         // Bytes uniform over `k` values have an entropy of log2(k) bits: 240 values (7.907)
         // save less than 1/64 (threshold 7.875) and go Raw; 224 values (7.807) do not. The
         // plug-in estimate of the 4 KiB sample alone (~7.865 for 240) would code them.
-        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut random = crate::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = move || random() >> 24;
         let mut block =
             |k: u64| -> Vec<u8> { (0..128 << 10).map(|_| (next() % k) as u8).collect() };
         assert!(looks_incompressible(&block(256)));
@@ -1002,7 +993,7 @@ mod tests {
     /// encoder predicts from the row before is right, too long (a group, or the first group, turns
     /// out compressible) or meets a short last row.
     fn rows_of_changing_groups(w: usize, p: &Params) -> Vec<u8> {
-        let mut random = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut random = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         // Per row and group: random (true) or skewed (false) bytes.
         let plan: [&[bool]; 6] = [
             &[true, false, true, false, true, false, true, false],
@@ -1019,7 +1010,7 @@ mod tests {
             for i in 0..elems {
                 for &g in &groups[..w] {
                     data.push(if g {
-                        random() as u8
+                        (random() >> 24) as u8
                     } else {
                         (i % 5 == 0) as u8 * 3
                     });

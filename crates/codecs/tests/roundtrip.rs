@@ -6,15 +6,20 @@ use proptest::prelude::*;
 
 const WIDTHS: [Width; 4] = [Width::W1, Width::W2, Width::W4, Width::W8];
 
-/// Floats in the shape of real weights, with special bit patterns sprinkled in.
-fn floats(width: usize, n: usize, seed: u64) -> Vec<u8> {
+/// A xorshift64 generator (`seed | 1`, so never stuck at 0).
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     let mut x = seed | 1;
-    let mut next = move || {
+    move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x
-    };
+    }
+}
+
+/// Floats in the shape of real weights, with special bit patterns sprinkled in.
+fn floats(width: usize, n: usize, seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed);
     let mut out = Vec::with_capacity(n * width);
     for _ in 0..n {
         let r = next();
@@ -44,12 +49,10 @@ fn floats(width: usize, n: usize, seed: u64) -> Vec<u8> {
 
 /// XOR of `base` with a copy where a `per_mille`/1000 share of elements changed.
 fn sparse_delta(base: &[u8], width: usize, per_mille: u64, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
+    let mut next = xorshift(seed);
     let mut out = vec![0u8; base.len()];
     for (o, b) in out.chunks_mut(width).zip(base.chunks(width)) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = next();
         if x % 1000 < per_mille {
             for (i, (oo, bb)) in o.iter_mut().zip(b).enumerate() {
                 *oo = bb ^ (x >> (8 * i + 3)) as u8 | (i == 0) as u8;
@@ -67,15 +70,8 @@ fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
         let mut v = match kind {
             // Random, incompressible bytes.
             0 => {
-                let mut x = seed | 1;
-                (0..len)
-                    .map(|_| {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        (x >> 32) as u8
-                    })
-                    .collect()
+                let mut next = xorshift(seed);
+                (0..len).map(|_| (next() >> 32) as u8).collect()
             }
             // Weight-like floats with NaN / Inf / subnormals / -0.
             1 => floats(w, n, seed),
@@ -194,15 +190,13 @@ proptest! {
         let width = Width::from_bytes(w).unwrap();
         let p = Params { block_log2: 16, transform, ..Params::new(width) };
         let n = p.block_bytes();
-        let mut x = seed | 1;
+        let mut next = xorshift(seed);
         let mut data = Vec::new();
         for (r, row) in kinds.iter().enumerate() {
             let elems = if r + 1 == kinds.len() { last } else { n };
             for i in 0..elems {
                 for &kind in &row[..w] {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    let x = next();
                     // Random, skewed (no zeros, so nothing looks like a sparse delta), constant.
                     data.push([(x >> 24) as u8, 100 + (x % 3 + (i % 7 == 0) as u64) as u8, 42][kind as usize]);
                 }
@@ -302,13 +296,8 @@ fn segments_are_fixed_size_and_independent() {
 fn heterogeneous_block_is_split() {
     // One 64 KiB block: a skewed first half and a random second half.
     let mut data: Vec<u8> = (0..32_768u32).map(|i| (i % 5 == 0) as u8 * 7).collect();
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    data.extend((0..32_768).map(|_| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x as u8
-    }));
+    let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+    data.extend((0..32_768).map(|_| next() as u8));
     let p = Params::new(Width::W1);
     let enc = lmc::encode(&data, &p);
     assert_eq!(enc[..2], [lmc::LAYOUT_GROUPED, lmc::KIND_SPLIT]);
