@@ -301,15 +301,7 @@ pub fn split(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
 /// (programming errors).
 pub fn split_groups(src: &[u8], transform: Transform, groups: &mut [&mut [u8]]) {
     let w = groups.len();
-    assert!(
-        matches!(w, 1 | 2 | 4 | 8),
-        "byte_group::split_groups: unsupported width {w}"
-    );
-    let n = src.len() / w;
-    assert!(
-        src.len().is_multiple_of(w) && groups.iter().all(|g| g.len() == n),
-        "byte_group::split_groups: group lengths do not match the input"
-    );
+    check_groups("split_groups", src.len(), groups.iter().map(|g| g.len()));
     if w == 1 {
         groups[0].copy_from_slice(src);
         return;
@@ -353,20 +345,27 @@ pub fn merge(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
 /// (programming errors).
 pub fn merge_groups(groups: &[&[u8]], transform: Transform, dst: &mut [u8]) {
     let w = groups.len();
-    assert!(
-        matches!(w, 1 | 2 | 4 | 8),
-        "byte_group::merge_groups: unsupported width {w}"
-    );
-    let n = dst.len() / w;
-    assert!(
-        dst.len().is_multiple_of(w) && groups.iter().all(|g| g.len() == n),
-        "byte_group::merge_groups: group lengths do not match the output"
-    );
+    check_groups("merge_groups", dst.len(), groups.iter().map(|g| g.len()));
     if w == 1 {
         dst.copy_from_slice(groups[0]);
         return;
     }
     merge_dispatch(groups, transform == Transform::SignRotate, dst);
+}
+
+/// Checks the group slices of [`split_groups`] / [`merge_groups`] (named `what`): 1, 2, 4 or 8
+/// of them, each `elems / count` bytes long, for `elems` bytes of whole elements.
+fn check_groups(what: &str, elems: usize, lens: impl ExactSizeIterator<Item = usize>) {
+    let w = lens.len();
+    assert!(
+        matches!(w, 1 | 2 | 4 | 8),
+        "byte_group::{what}: unsupported width {w}"
+    );
+    let n = elems / w;
+    assert!(
+        elems.is_multiple_of(w) && lens.into_iter().all(|l| l == n),
+        "byte_group::{what}: group lengths do not match the elements"
+    );
 }
 
 #[cfg(test)]

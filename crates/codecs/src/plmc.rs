@@ -251,7 +251,7 @@ impl<'o> StreamEncoder<'o> {
         // One thread codes straight into the output; the parallel paths code into per-segment
         // buffers and copy (6–7 % of a one-thread `bitlens compress` went to that copy).
         #[cfg(feature = "parallel")]
-        if !self.serial && segments.len() > 1 && self.threads() > 1 {
+        if segments.len() > 1 && self.threads() > 1 {
             return self.push_parallel(&segments);
         }
         let params = self.params;
@@ -264,10 +264,12 @@ impl<'o> StreamEncoder<'o> {
         self.len = self.out.len();
     }
 
-    /// Threads the parallel path would run on: the stream's own pool, else the current one.
+    /// Threads the parallel path would run on: 1 when the options ask for one thread, else
+    /// the stream's own pool, else the current one.
     #[cfg(feature = "parallel")]
     fn threads(&self) -> usize {
         match &self.pool {
+            _ if self.serial => 1,
             Some(pool) => pool.current_num_threads(),
             None => rayon::current_num_threads(),
         }
@@ -865,12 +867,10 @@ mod tests {
     /// appended after them, and the stream is the same as one thread's.
     #[test]
     fn in_order_placement_overflows_into_appended_segments() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut random = crate::xorshift(0x2545_f491_4f6c_dd1d);
         let data: Vec<u8> = (0..300_000)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = random();
                 // Half compressible, half random: segments of different sizes.
                 if i < 150_000 {
                     (x % 7) as u8
