@@ -1,25 +1,16 @@
 //! BitSnap: exact delta round trips at every change rate, the 93.75 % break-even, cluster
 //! quantization's ratio and error against naive global uint8, and garbage input.
+// Helpers outside the #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_codecs::bitsnap::{self, decode_delta, decode_quant, encode_delta, encode_quant};
 use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_test_support::{floats, rng};
 use proptest::prelude::*;
-
-fn noise(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// `base` with `per_mille` ‰ of its `width`-byte elements changed.
 fn changed(base: &[u8], width: usize, per_mille: u64, seed: u64) -> Vec<u8> {
-    let r = noise(seed, base.len() / width + 1);
+    let r = rng::bytes(seed, base.len() / width + 1);
     let mut out = base.to_vec();
     for (i, e) in out.chunks_exact_mut(width).enumerate() {
         if u64::from(r[i]) * 1000 / 256 < per_mille || (per_mille == 1000) {
@@ -34,8 +25,8 @@ proptest! {
 
     #[test]
     fn deltas_round_trip(width in prop::sample::select(vec![1usize, 2, 4, 8]), n in 0usize..3000, per_mille in 0u64..=1000, coded in any::<bool>(), tail in 0usize..8, seed in any::<u64>()) {
-        let mut base = noise(seed, n * width);
-        base.extend(noise(seed + 1, tail % width));
+        let mut base = rng::bytes(seed, n * width);
+        base.extend(rng::bytes(seed + 1, tail % width));
         let new = changed(&base, width, per_mille, seed + 2);
         let packed = encode_delta(&new, &base, width, coded);
         prop_assert_eq!(decode_delta(&packed, &base).unwrap(), new);
@@ -59,7 +50,7 @@ proptest! {
 #[test]
 fn sparse_deltas_shrink_with_the_change_rate_and_fall_back_to_dense() {
     let n = 1 << 18;
-    let base = noise(1, 2 * n);
+    let base = rng::bytes(1, 2 * n);
     let mut last = 0;
     for per_mille in [10, 30, 150, 500, 950] {
         let new = changed(&base, 2, per_mille, 2);
@@ -82,7 +73,7 @@ fn sparse_deltas_shrink_with_the_change_rate_and_fall_back_to_dense() {
 
 #[test]
 fn corrupt_deltas_are_typed_errors() {
-    let base = noise(3, 4000);
+    let base = rng::bytes(3, 4000);
     let new = changed(&base, 2, 50, 4);
     let packed = encode_delta(&new, &base, 2, false);
     assert!(
@@ -117,7 +108,7 @@ fn mse(a: &[f64], b: &[f64]) -> f64 {
 
 /// Adam-like second moments: log-normal, all positive, heavy right tail.
 fn optimizer_like(n: usize, seed: u64) -> Vec<f64> {
-    let r = noise(seed, 2 * n);
+    let r = rng::bytes(seed, 2 * n);
     r.chunks(2)
         .map(|c| {
             let u = (f64::from(c[0]) + 0.5) / 256.0;
@@ -170,17 +161,16 @@ fn cluster_quantization_beats_naive_uint8_at_2_67x() {
 
 #[test]
 fn quantization_keeps_specials_and_all_formats_decode() {
-    for f in [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32] {
+    for (f, specials) in [
+        (FloatFormat::Bf16, floats::BF16),
+        (FloatFormat::F16, floats::F16),
+        (FloatFormat::F32, floats::F32),
+    ] {
         let w = f.width();
-        let mut data = noise(6, 1000 * w);
+        let mut data = rng::bytes(6, 1000 * w);
         // NaN and +Inf patterns at known positions
-        let (nan, inf): (&[u8], &[u8]) = match f {
-            FloatFormat::F32 => (&[0, 0, 0xC0, 0x7F], &[0, 0, 0x80, 0x7F]),
-            FloatFormat::F16 => (&[0, 0x7E], &[0, 0x7C]),
-            FloatFormat::Bf16 => (&[0xC0, 0x7F], &[0x80, 0x7F]),
-        };
-        data[..w].copy_from_slice(nan);
-        data[w..2 * w].copy_from_slice(inf);
+        data[..w].copy_from_slice(&specials.nan.to_le_bytes()[..w]);
+        data[w..2 * w].copy_from_slice(&specials.inf.to_le_bytes()[..w]);
         let packed = encode_quant(&data, f, 16);
         let back = decode_quant(&packed, data.len()).unwrap();
         assert_eq!(&back[..2 * w], &data[..2 * w], "{f:?}");

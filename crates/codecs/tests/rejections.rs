@@ -2,12 +2,13 @@
 //! naming what and where, never a panic.
 
 use bitlens_codecs::{decode, encode, huffman, lmc, plmc, DecodeError, Options, Params, Width};
+use bitlens_test_support::floats::bf16_bits;
 
 fn sample() -> Vec<u8> {
     (0..50_000u32)
         .flat_map(|i| {
             let v = (i.wrapping_mul(2_654_435_761) >> 20) as f32 / 4096.0 - 0.5;
-            ((v.to_bits() >> 16) as u16).to_le_bytes()
+            bf16_bits(v).to_le_bytes()
         })
         .collect()
 }

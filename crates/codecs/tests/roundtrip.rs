@@ -1,21 +1,13 @@
 //! Property tests: every input round-trips byte-exactly through PLMC for every width, with small
 //! segments and blocks, and the output never depends on the thread count.
+// Helpers outside the #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_codecs::{decode, encode, lmc, plmc, Options, Params, Transform, Width};
+use bitlens_test_support::{floats::bf16_bits, rng::xorshift};
 use proptest::prelude::*;
 
 const WIDTHS: [Width; 4] = [Width::W1, Width::W2, Width::W4, Width::W8];
-
-/// A xorshift64 generator (`seed | 1`, so never stuck at 0).
-fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
 
 /// Floats in the shape of real weights, with special bit patterns sprinkled in.
 fn floats(width: usize, n: usize, seed: u64) -> Vec<u8> {
@@ -39,7 +31,7 @@ fn floats(width: usize, n: usize, seed: u64) -> Vec<u8> {
         let v = special.unwrap_or(v);
         match width {
             1 => out.push((v.to_bits() >> 24) as u8),
-            2 => out.extend_from_slice(&((v.to_bits() >> 16) as u16).to_le_bytes()),
+            2 => out.extend_from_slice(&bf16_bits(v).to_le_bytes()),
             4 => out.extend_from_slice(&v.to_bits().to_le_bytes()),
             _ => out.extend_from_slice(&(v as f64).to_bits().to_le_bytes()),
         }

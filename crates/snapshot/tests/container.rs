@@ -1,41 +1,25 @@
 //! Round trips through the container and one test per rejection rule.
+// Helpers outside the #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_snapshot::{
     compress, BaseSource, Codec, FrameJob, SnapshotError, SnapshotReader, SnapshotWriter,
     TensorPlan, FRAME_BYTES, STREAM_WINDOW,
 };
 use bitlens_tensors::{read_header, Dtype, Header};
+use bitlens_test_support::floats::{bf16_bits, BF16};
+use bitlens_test_support::{rng, safetensors::Builder};
 use proptest::prelude::*;
 
-/// A safetensors file with the given tensors (name, dtype, shape, bytes) and metadata.
-fn safetensors(tensors: &[(&str, Dtype, Vec<u64>, Vec<u8>)], metadata: bool) -> Vec<u8> {
-    let mut json = String::from("{");
+/// A safetensors file builder, with the `__metadata__` of a PyTorch export at step 100 if
+/// `metadata`.
+fn builder(metadata: bool) -> Builder {
+    let builder = Builder::new();
     if metadata {
-        json.push_str(r#""__metadata__":{"format":"pt","step":"100"},"#);
+        builder.metadata("format", "pt").metadata("step", "100")
+    } else {
+        builder
     }
-    let mut offset = 0;
-    let entries: Vec<String> = tensors
-        .iter()
-        .map(|(name, dtype, shape, data)| {
-            let e = format!(
-                r#""{name}":{{"dtype":"{dtype}","shape":{shape:?},"data_offsets":[{offset},{}]}}"#,
-                offset + data.len()
-            );
-            offset += data.len();
-            e
-        })
-        .collect();
-    json.push_str(&entries.join(","));
-    json.push('}');
-    while json.len() % 8 != 0 {
-        json.push(' ');
-    }
-    let mut f = (json.len() as u64).to_le_bytes().to_vec();
-    f.extend_from_slice(json.as_bytes());
-    for (_, _, _, data) in tensors {
-        f.extend_from_slice(data);
-    }
-    f
 }
 
 fn pack(file: &[u8], codec: Codec, base: Option<&[u8]>) -> Vec<u8> {
@@ -78,64 +62,47 @@ fn unpack(snapshot: &[u8], base: Option<&[u8]>) -> Result<Vec<u8>, SnapshotError
     Ok(out)
 }
 
-fn bytes(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 /// bf16 values of a normal-ish distribution, with NaN / Inf / subnormal patterns sprinkled in.
 fn weights_bf16(seed: u64, n: usize) -> Vec<u8> {
-    let noise = bytes(seed, 2 * n);
+    let noise = rng::bytes(seed, 2 * n);
     let mut out = Vec::with_capacity(2 * n);
     for (i, c) in noise.chunks(2).enumerate() {
         let v = ((c[0] as f32 - 128.0) * (c[1] as f32 - 128.0)) / 4e5;
         let bits = match i % 97 {
-            0 => 0x7FC0, // NaN
-            1 => 0x7F80, // +Inf
-            2 => 0xFF80, // -Inf
-            3 => 0x0001, // subnormal
-            _ => (v.to_bits() >> 16) as u16,
+            0 => BF16.nan,
+            1 => BF16.inf,
+            2 => BF16.neg_inf,
+            3 => BF16.min_subnormal,
+            _ => u32::from(bf16_bits(v)),
         };
-        out.extend_from_slice(&bits.to_le_bytes());
+        out.extend_from_slice(&bits.to_le_bytes()[..2]);
     }
     out
 }
 
+/// A file with a tensor of every kind of dtype, a scalar, an empty and a constant tensor, and
+/// metadata.
 fn zoo(seed: u64) -> Vec<u8> {
-    safetensors(
-        &[
-            ("bf16", Dtype::BF16, vec![300, 7], weights_bf16(seed, 2100)),
-            ("f32", Dtype::F32, vec![1000], bytes(seed + 1, 4000)),
-            ("f16", Dtype::F16, vec![3], bytes(seed + 2, 6)),
-            ("f64", Dtype::F64, vec![5], bytes(seed + 3, 40)),
-            (
-                "i64",
-                Dtype::I64,
-                vec![4],
-                (0..4i64).flat_map(|v| v.to_le_bytes()).collect(),
-            ),
-            ("u8", Dtype::U8, vec![17], bytes(seed + 4, 17)),
-            ("f8", Dtype::F8_E4M3, vec![33], bytes(seed + 5, 33)),
-            ("f4", Dtype::F4, vec![6], bytes(seed + 6, 3)),
-            ("c64", Dtype::C64, vec![2], bytes(seed + 7, 16)),
-            ("scalar", Dtype::F32, vec![], 1.5f32.to_le_bytes().to_vec()),
-            ("empty", Dtype::BF16, vec![0, 5], vec![]),
-            (
-                "const",
-                Dtype::BF16,
-                vec![70_000],
-                [0x80, 0x3F].repeat(70_000),
-            ),
-        ],
-        true,
-    )
+    let i64s: Vec<u8> = (0..4i64).flat_map(|v| v.to_le_bytes()).collect();
+    builder(true)
+        .tensor("bf16", Dtype::BF16, &[300, 7], &weights_bf16(seed, 2100))
+        .tensor("f32", Dtype::F32, &[1000], &rng::bytes(seed + 1, 4000))
+        .tensor("f16", Dtype::F16, &[3], &rng::bytes(seed + 2, 6))
+        .tensor("f64", Dtype::F64, &[5], &rng::bytes(seed + 3, 40))
+        .tensor("i64", Dtype::I64, &[4], &i64s)
+        .tensor("u8", Dtype::U8, &[17], &rng::bytes(seed + 4, 17))
+        .tensor("f8", Dtype::F8_E4M3, &[33], &rng::bytes(seed + 5, 33))
+        .tensor("f4", Dtype::F4, &[6], &rng::bytes(seed + 6, 3))
+        .tensor("c64", Dtype::C64, &[2], &rng::bytes(seed + 7, 16))
+        .tensor("scalar", Dtype::F32, &[], &1.5f32.to_le_bytes())
+        .tensor("empty", Dtype::BF16, &[0, 5], &[])
+        .tensor(
+            "const",
+            Dtype::BF16,
+            &[70_000],
+            &[0x80, 0x3F].repeat(70_000),
+        )
+        .build()
 }
 
 #[test]
@@ -169,8 +136,10 @@ fn a_single_tensor_decodes_alone() {
 
 #[test]
 fn tensors_larger_than_a_frame_are_split_into_frames() {
-    let big = bytes(9, FRAME_BYTES * 2 + 12_346);
-    let file = safetensors(&[("big", Dtype::U8, vec![big.len() as u64], big)], false);
+    let big = rng::bytes(9, FRAME_BYTES * 2 + 12_346);
+    let file = builder(false)
+        .tensor("big", Dtype::U8, &[big.len() as u64], &big)
+        .build();
     let snap = pack(&file, Codec::Stored, None);
     let reader = SnapshotReader::open(snap.clone()).unwrap();
     assert_eq!(reader.entries[0].frames.len(), 3);
@@ -180,7 +149,7 @@ fn tensors_larger_than_a_frame_are_split_into_frames() {
 fn changed(file: &[u8], fraction_per_mille: u64, seed: u64) -> Vec<u8> {
     let h = read_header(&file.to_vec()).unwrap();
     let mut out = file.to_vec();
-    let noise = bytes(seed, out.len());
+    let noise = rng::bytes(seed, out.len());
     for t in &h.tensors {
         let (s, e) = h.file_range(t);
         for i in s..e {
@@ -427,8 +396,8 @@ proptest! {
     #[test]
     fn random_files_round_trip(seed in any::<u64>(), n in 0usize..5000, dtype in prop::sample::select(vec![Dtype::BF16, Dtype::F32, Dtype::U8, Dtype::F64])) {
         let lane = dtype.lane_bytes();
-        let data = bytes(seed, n * lane);
-        let file = safetensors(&[("t", dtype, vec![n as u64], data)], seed % 2 == 0);
+        let data = rng::bytes(seed, n * lane);
+        let file = builder(seed % 2 == 0).tensor("t", dtype, &[n as u64], &data).build();
         for codec in [Codec::Stored, Codec::lmc_for_width(1)] {
             let snap = pack(&file, codec, None);
             prop_assert_eq!(unpack(&snap, None).unwrap(), file.clone());
@@ -442,13 +411,10 @@ proptest! {
 fn streamed_frames_match_whole_frames() {
     let n = STREAM_WINDOW * 2 + 4_098; // three windows of bf16 weights, odd tail
     let weights = weights_bf16(21, n / 2);
-    let file = safetensors(
-        &[
-            ("small", Dtype::BF16, vec![500], weights_bf16(22, 500)),
-            ("big", Dtype::BF16, vec![n as u64 / 2], weights.clone()),
-        ],
-        true,
-    );
+    let file = builder(true)
+        .tensor("small", Dtype::BF16, &[500], &weights_bf16(22, 500))
+        .tensor("big", Dtype::BF16, &[n as u64 / 2], &weights)
+        .build();
     let snap = pack(&file, Codec::lmc_for_width(2), None);
     assert_eq!(unpack(&snap, None).unwrap(), file);
 
@@ -513,14 +479,16 @@ fn fuzzer_findings_are_errors() {
 #[test]
 fn batches_decode_ahead_and_errors_keep_their_order() {
     let n = 6 << 20;
-    let tensors: Vec<(String, Vec<u8>)> = (0..10u64)
-        .map(|i| (format!("t{i}"), bytes(100 + i, n)))
-        .collect();
-    let spec: Vec<(&str, Dtype, Vec<u64>, Vec<u8>)> = tensors
-        .iter()
-        .map(|(name, data)| (name.as_str(), Dtype::U8, vec![n as u64], data.clone()))
-        .collect();
-    let file = safetensors(&spec, false);
+    let file = (0..10u64)
+        .fold(builder(false), |b, i| {
+            b.tensor(
+                &format!("t{i}"),
+                Dtype::U8,
+                &[n as u64],
+                &rng::bytes(100 + i, n),
+            )
+        })
+        .build();
     assert!(file.len() > 3 * STREAM_WINDOW);
     let snap = pack(&file, Codec::Stored, None);
     let reader = SnapshotReader::open(snap.clone()).unwrap();

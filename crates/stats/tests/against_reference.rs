@@ -1,7 +1,10 @@
 //! The accumulator against a naive, independent per-element computation, and known answers.
+// Helpers outside the #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_stats::{split_ranges, Accumulator, FlipAccumulator, TensorStats, BLOCK_LANES};
 use bitlens_tensors::Dtype;
+use bitlens_test_support::{floats::bf16_bits, rng};
 use proptest::prelude::*;
 
 /// Naive reference: per-lane loops, no histogram folding, no blocks shared across code paths.
@@ -142,7 +145,7 @@ proptest! {
 }
 
 fn bf16(v: f32) -> [u8; 2] {
-    ((v.to_bits() >> 16) as u16).to_le_bytes()
+    bf16_bits(v).to_le_bytes()
 }
 
 #[test]
@@ -223,15 +226,7 @@ fn constant_blocks_predict_nothing_and_random_blocks_predict_everything() {
     let s = accumulate(Dtype::BF16, &zeros, 1 << 16);
     assert_eq!(s.predicted_bytes, 0);
     assert_eq!(s.block_entropy[0].len(), 3);
-    let mut x = 1u64;
-    let noise: Vec<u8> = (0..65536 * 4)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    let noise = rng::bytes(1, 65536 * 4);
     let s = accumulate(Dtype::F32, &noise, 1 << 20);
     assert!(
         s.predicted_ratio > 0.99 && s.predicted_ratio <= 1.0,

@@ -1,13 +1,11 @@
 //! One test per header validation rule, each on a hand-made file.
 
 use bitlens_tensors::{read_header, Dtype, Header, HeaderError, SourceError, MAX_HEADER_LEN};
+use bitlens_test_support::safetensors;
 
 /// A safetensors file: length prefix, the JSON exactly as given, then `data_len` zero bytes.
 fn file(json: &str, data_len: usize) -> Vec<u8> {
-    let mut f = (json.len() as u64).to_le_bytes().to_vec();
-    f.extend_from_slice(json.as_bytes());
-    f.resize(f.len() + data_len, 0);
-    f
+    safetensors::from_json(json, &vec![0; data_len])
 }
 
 fn parse(f: &[u8]) -> Result<Header, HeaderError> {

@@ -2,25 +2,25 @@
 //! probing and parsing, statistics and flips fed in odd-sized windows, and the typed errors, all
 //! checked against the core crates called directly in the same wasm build.
 #![cfg(target_arch = "wasm32")]
+// clippy does not see #[wasm_bindgen_test] functions as tests: let them unwrap as tests do.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_stats::{Accumulator, FlipAccumulator};
 use bitlens_tensors::Dtype;
+use bitlens_test_support::safetensors::Builder;
 use bitlens_wasm::{header_prefix_len, parse_header, FlipsAccumulator, StatsAccumulator};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 /// A safetensors file with one BF16 tensor `w` of `n` elements.
 fn file(n: usize) -> (Vec<u8>, Vec<u8>) {
-    let json = format!(
-        r#"{{"w":{{"dtype":"BF16","shape":[{n}],"data_offsets":[0,{}]}}}}"#,
-        2 * n
-    );
-    let mut out = (json.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(json.as_bytes());
     let data: Vec<u8> = (0..2 * n as u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
-    out.extend_from_slice(&data);
-    (out, data)
+    let file = Builder::new()
+        .unaligned()
+        .tensor("w", "BF16", &[n as u64], &data)
+        .build();
+    (file, data)
 }
 
 #[wasm_bindgen_test]

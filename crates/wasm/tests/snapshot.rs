@@ -2,9 +2,13 @@
 //! callbacks gives the same bytes as the core's `compress` called directly, decompressing restores
 //! the original, and a corrupt snapshot fails with the core's typed message.
 #![cfg(target_arch = "wasm32")]
+// clippy does not see #[wasm_bindgen_test] functions as tests: let them unwrap as tests do.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_snapshot::{CodecChoice, CodecKind, SnapshotReader};
 use bitlens_tensors::Header;
+use bitlens_test_support::floats::bf16_bits;
+use bitlens_test_support::safetensors::{self, Builder};
 use bitlens_wasm::{codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot};
 use js_sys::{Function, Uint8Array};
 use std::cell::RefCell;
@@ -15,24 +19,18 @@ use wasm_bindgen_test::wasm_bindgen_test;
 
 /// A safetensors file with a BF16 tensor `a` and an F32 tensor `b`, smooth-ish values.
 fn file() -> Vec<u8> {
-    let n = 3000usize;
-    let json = format!(
-        r#"{{"a":{{"dtype":"BF16","shape":[{n}],"data_offsets":[0,{}]}},"b":{{"dtype":"F32","shape":[{n}],"data_offsets":[{},{}]}}}}"#,
-        2 * n,
-        2 * n,
-        6 * n
-    );
-    let mut out = (json.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(json.as_bytes());
-    for i in 0..n {
-        let v = ((i as f32) * 0.37).sin() * 0.05;
-        out.extend_from_slice(&((v.to_bits() >> 16) as u16).to_le_bytes());
-    }
-    for i in 0..n {
-        let v = ((i as f32) * 0.11).cos() * 0.02;
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out
+    let n = 3000u16;
+    let a: Vec<u8> = (0..n)
+        .flat_map(|i| bf16_bits((f32::from(i) * 0.37).sin() * 0.05).to_le_bytes())
+        .collect();
+    let b: Vec<u8> = (0..n)
+        .flat_map(|i| ((f32::from(i) * 0.11).cos() * 0.02).to_le_bytes())
+        .collect();
+    Builder::new()
+        .unaligned()
+        .tensor("a", "BF16", &[n.into()], &a)
+        .tensor("b", "F32", &[n.into()], &b)
+        .build()
 }
 
 /// A JavaScript `read(offset, length)` over `bytes`, and the closure keeping it alive.
@@ -79,10 +77,7 @@ fn compress_matches_the_core_and_round_trips() {
     let src = Rc::new(file());
     let (json, snap) = compress_js(&src, r#"{"codec":"lmc"}"#);
     // The core called directly writes the same bytes.
-    let header = {
-        let n = u64::from_le_bytes(src[..8].try_into().unwrap()) as usize + 8;
-        Header::parse(&src[..n], src.len() as u64).unwrap()
-    };
+    let header = Header::parse(&src[..safetensors::data_start(&src)], src.len() as u64).unwrap();
     let choice = CodecChoice::new(CodecKind::Lmc);
     let (direct, entries) = bitlens_snapshot::compress(
         &src.as_slice(),
