@@ -25,7 +25,8 @@ step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked --release -- -D warnings
 
 step "unit and property tests"
-cargo test --workspace --locked --release
+# setup fetched the weights: a test that would skip for want of them fails here instead.
+BITLENS_REQUIRE_WEIGHTS=1 cargo test --workspace --locked --release
 
 step "codec tests again on the portable kernels (no AVX2 dispatch)"
 BITLENS_CPU=baseline cargo test --locked --release -p bitlens-codecs -p bitlens-snapshot
