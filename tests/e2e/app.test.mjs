@@ -184,7 +184,7 @@ test('a shard set with its index, and a directory of checkpoints', { timeout: 60
   await page.setInputFiles('#dir-input', runs);
   await page.waitForSelector('.checkpoint >> nth=1');
   const names = await page.$$eval('.checkpoint .name', (n) => n.map((x) => x.textContent));
-  assert.deepEqual(names, ['run/step-100', 'run/step-200']);
+  assert.deepEqual(names, ['step-100', 'step-200']);
   await waitDone(page);
   assert.deepEqual(page.errors, []);
   await page.close();

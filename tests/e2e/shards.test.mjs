@@ -76,7 +76,7 @@ test('deltas of a shard set against the base shard of the same name; several sna
   await page.setInputFiles('#dir-input', run);
   await page.waitForSelector('.checkpoint >> nth=1');
   await page.click('.checkpoint:has(.name:has-text("later")) .select');
-  const r = await compress(page, 'lmc', 'run/base');
+  const r = await compress(page, 'lmc', 'base');
   assert.equal(r.delta, 'true');
   assert.equal(r.files, '2');
   const out = path.join(app.tmp, 'page-delta-bls');
@@ -103,9 +103,9 @@ test('deltas of a shard set against the base shard of the same name; several sna
   await page2.waitForSelector('.snapshot[data-delta=true] >> nth=1');
   for (const s of SHARDS) {
     const chosen = await page2.$eval(`.snapshot[data-name="pick/snapshots/${s}.bls"] .snapshot-base`, (sel) => sel.selectedOptions[0].textContent);
-    assert.equal(chosen, 'pick/base', `base of ${s}.bls pre-selected`);
+    assert.equal(chosen, 'base', `base of ${s}.bls pre-selected`);
   }
-  await selectByText(page2, `.snapshot[data-name="pick/snapshots/${SHARDS[0]}.bls"] .snapshot-base`, 'pick/base');
+  await selectByText(page2, `.snapshot[data-name="pick/snapshots/${SHARDS[0]}.bls"] .snapshot-base`, 'base');
   await page2.click('#decompress-all');
   await page2.waitForSelector('#decompress-downloads', { timeout: 300_000 });
   await page2.screenshot({ path: path.join(SHOTS, 'codecs-decompress-shards.png'), fullPage: true });

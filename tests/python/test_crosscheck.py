@@ -344,6 +344,25 @@ def test_index_naming_a_tensor_its_shard_lacks_is_rejected(sharded):
     assert proc.returncode == 1 and "ghost" in proc.stderr
 
 
+def test_a_tensor_name_in_two_shards_is_rejected_as_the_page_rejects_it(tmp_path):
+    # The page refuses such a checkpoint; inspect used to accept it and diff kept one copy silently.
+    d = tmp_path / "dup"
+    d.mkdir()
+    first, second = d / "model-00001-of-00002.safetensors", d / "model-00002-of-00002.safetensors"
+    write(first, {"a": ("float32", (2,), np.ones(2, np.float32))})
+    write(second, {"a": ("float32", (2,), np.zeros(2, np.float32)), "b": ("uint8", (1,), np.ones(1, np.uint8))})
+    index = d / "model.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {"a": first.name, "b": second.name}}))
+    other = tmp_path / "other.safetensors"
+    write(other, {"a": ("float32", (2,), np.ones(2, np.float32))})
+    for args in (("inspect", d), ("inspect", index), ("diff", d, other), ("diff", other, index)):
+        proc = run(*args, check=False)
+        assert proc.returncode == 1, args
+        assert proc.stdout == "", args
+        (line,) = proc.stderr.strip().splitlines()
+        assert "tensor `a`" in line and str(first) in line and str(second) in line, (args, line)
+
+
 # ---------------------------------------------------------------- bad input
 
 

@@ -18,7 +18,7 @@ use crate::source::Checkpoint;
 use anyhow::{ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
 use bitlens_snapshot::Codec;
-use bitlens_snapshot::{CodecChoice, CodecKind};
+use bitlens_snapshot::{CodecChoice, CodecKind, ErrorStats};
 use bitlens_stats::format;
 use bitlens_tensors::Dtype;
 use serde::Serialize;
@@ -288,47 +288,12 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
     all
 }
 
-/// Decodes float values for the error report (`None` for non-float dtypes).
-fn float_values(dtype: Dtype, bytes: &[u8]) -> Option<Vec<f64>> {
-    let f = bitlens_snapshot::choice::float_format(dtype)?;
-    Some(bytes.chunks_exact(f.width()).map(|b| f.value(b)).collect())
-}
-
-/// Running error sums of a lossy row.
-#[derive(Default)]
-struct ErrorSums {
-    n: u64,
-    sq: f64,
-    rel: f64,
-    rel_n: u64,
-    max_rel: f64,
-}
-
-impl ErrorSums {
-    fn add(&mut self, dtype: Dtype, original: &[u8], restored: &[u8]) {
-        let (Some(a), Some(b)) = (float_values(dtype, original), float_values(dtype, restored))
-        else {
-            return;
-        };
-        for (x, y) in a.iter().zip(&b) {
-            if x.is_finite() {
-                let e = (y - x).abs();
-                self.n += 1;
-                self.sq += e * e;
-                if *x != 0.0 {
-                    self.rel += e / x.abs();
-                    self.rel_n += 1;
-                    self.max_rel = self.max_rel.max(e / x.abs());
-                }
-            }
-        }
-    }
-
-    fn report(&self) -> LossyError {
+impl From<bitlens_snapshot::ErrorReport> for LossyError {
+    fn from(r: bitlens_snapshot::ErrorReport) -> Self {
         LossyError {
-            mse: self.sq / self.n.max(1) as f64,
-            mean_rel: self.rel / self.rel_n.max(1) as f64,
-            max_rel: self.max_rel,
+            mse: r.mse,
+            mean_rel: r.mean_rel,
+            max_rel: r.max_rel,
         }
     }
 }
@@ -336,7 +301,7 @@ impl ErrorSums {
 fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow> {
     let (mut packed_total, mut raw_total) = (0u64, 0u64);
     let (mut best_comp, mut best_dec) = (f64::INFINITY, f64::INFINITY);
-    let mut errors = ErrorSums::default();
+    let mut errors = ErrorStats::default();
     let (mut packed, mut restored) = (Vec::new(), Vec::new());
     for pass in 0..repeat.max(1) {
         let (mut t_comp, mut t_dec) = (0f64, 0f64);
@@ -357,7 +322,10 @@ fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow>
                     "{} changed a tensor's length",
                     c.name
                 );
-                errors.add(s.dtype, &s.data, &restored);
+                // Dtypes without a lossy float format were stored losslessly: nothing to report.
+                if bitlens_snapshot::choice::float_format(s.dtype).is_some() {
+                    errors.add_bytes(s.dtype, &s.data, &restored)?;
+                }
             } else {
                 ensure!(restored == s.data, "{} did not round-trip a tensor", c.name);
             }
@@ -374,7 +342,7 @@ fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow>
         compressed_bytes: packed_total,
         compress_mb_s: raw_total as f64 / best_comp.max(1e-9) / 1e6,
         decompress_mb_s: raw_total as f64 / best_dec.max(1e-9) / 1e6,
-        error: c.lossy.then(|| errors.report()),
+        error: c.lossy.then(|| errors.report().into()),
     })
 }
 

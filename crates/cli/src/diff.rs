@@ -9,7 +9,6 @@ use bitlens_stats::FlipSummary;
 use bitlens_tensors::{Dtype, TensorInfo};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -69,15 +68,11 @@ pub struct DiffReport {
     pub overall: FlipSummary,
 }
 
-fn by_name(c: &Checkpoint) -> HashMap<&str, (&Shard, &TensorInfo)> {
+/// Every tensor of a checkpoint with its shard: shards in order, each shard's tensors in data order.
+fn tensors(c: &Checkpoint) -> Vec<(&Shard, &TensorInfo)> {
     c.shards
         .iter()
-        .flat_map(|s| {
-            s.header
-                .tensors
-                .iter()
-                .map(move |t| (t.name.as_str(), (s, t)))
-        })
+        .flat_map(|s| s.header.tensors.iter().map(move |t| (s, t)))
         .collect()
 }
 
@@ -85,32 +80,41 @@ fn by_name(c: &Checkpoint) -> HashMap<&str, (&Shard, &TensorInfo)> {
 pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
     let a = Checkpoint::open(a_path)?;
     let b = Checkpoint::open(b_path)?;
-    let b_tensors = by_name(&b);
-    let a_tensors = by_name(&a);
-    let mut pairs = Vec::new();
-    let mut mismatched = Vec::new();
-    let mut only_in_a = Vec::new();
-    for sa in &a.shards {
-        for ta in &sa.header.tensors {
-            match b_tensors.get(ta.name.as_str()) {
-                None => only_in_a.push(ta.name.clone()),
-                Some(&(sb, tb)) if tb.dtype == ta.dtype && tb.shape == ta.shape => {
-                    pairs.push((sa, ta, sb, tb))
-                }
-                Some(&(_, tb)) => mismatched.push(Mismatch {
-                    name: ta.name.clone(),
-                    a: (ta.dtype, ta.shape.clone()),
-                    b: (tb.dtype, tb.shape.clone()),
-                }),
-            }
-        }
-    }
-    let only_in_b: Vec<String> = b
-        .shards
+    let (a_tensors, b_tensors) = (tensors(&a), tensors(&b));
+    let pairing = bitlens_tensors::pair(
+        a_tensors.iter().map(|&(_, t)| t.into()),
+        b_tensors.iter().map(|&(_, t)| t.into()),
+    );
+    let pairs: Vec<_> = pairing
+        .matched
         .iter()
-        .flat_map(|s| &s.header.tensors)
-        .filter(|t| !a_tensors.contains_key(t.name.as_str()))
-        .map(|t| t.name.clone())
+        .map(|&(ia, ib)| {
+            let ((sa, ta), (sb, tb)) = (a_tensors[ia], b_tensors[ib]);
+            (sa, ta, sb, tb)
+        })
+        .collect();
+    let mismatched = pairing
+        .mismatched
+        .iter()
+        .map(|&(ia, ib)| {
+            let (ta, tb) = (a_tensors[ia].1, b_tensors[ib].1);
+            Mismatch {
+                name: ta.name.clone(),
+                a: (ta.dtype, ta.shape.clone()),
+                b: (tb.dtype, tb.shape.clone()),
+            }
+        })
+        .collect();
+    let name_of = |side: &[(&Shard, &TensorInfo)], i: usize| side[i].1.name.clone();
+    let only_in_a = pairing
+        .only_in_a
+        .iter()
+        .map(|&i| name_of(&a_tensors, i))
+        .collect();
+    let only_in_b = pairing
+        .only_in_b
+        .iter()
+        .map(|&i| name_of(&b_tensors, i))
         .collect();
     let total: u64 = pairs.iter().map(|p| 2 * p.1.byte_len()).sum();
     let progress = Progress::new(total, "diff");

@@ -1,4 +1,5 @@
-//! Local files as [`ReadAt`] sources, and resolving a user's path to the shards of one checkpoint.
+//! Local files as [`ReadAt`] sources, and resolving a user's path to the shards of one checkpoint
+//! (which files; whether they make one checkpoint is [`bitlens_tensors::Checkpoint`]'s rule).
 
 use anyhow::{bail, Context, Result};
 use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex, SourceError};
@@ -106,7 +107,7 @@ impl Checkpoint {
                         input.display()
                     )
                 }
-                [] => Self::from_files(None, files),
+                [] => Self::from_files(input, None, files),
                 _ => bail!(
                     "{}: more than one *.safetensors.index.json in directory; name one",
                     input.display()
@@ -116,7 +117,7 @@ impl Checkpoint {
         if input.to_string_lossy().ends_with(".json") {
             return Self::open_index(input);
         }
-        Self::from_files(None, vec![input.to_path_buf()])
+        Self::from_files(input, None, vec![input.to_path_buf()])
     }
 
     fn open_index(index_path: &Path) -> Result<Checkpoint> {
@@ -146,62 +147,43 @@ impl Checkpoint {
             }
         }
         let files = index.shards.iter().map(|s| dir.join(s)).collect();
-        let checkpoint = Self::from_files(Some(index), files)?;
-        checkpoint.check_index(index_path)?;
-        Ok(checkpoint)
+        Self::from_files(index_path, Some(index), files)
     }
 
-    fn from_files(index: Option<ShardIndex>, files: Vec<PathBuf>) -> Result<Self> {
-        let mut shards = Vec::with_capacity(files.len());
+    /// Opens the files and checks they make one checkpoint by the shared rules
+    /// ([`bitlens_tensors::Checkpoint`]); `input` is what the user named, for messages.
+    fn from_files(input: &Path, index: Option<ShardIndex>, files: Vec<PathBuf>) -> Result<Self> {
+        let mut opened = Vec::with_capacity(files.len());
+        let mut parsed = Vec::with_capacity(files.len());
         for path in files {
             let source = FileSource::open(&path)?;
             let header = read_header(&source).with_context(|| path.display().to_string())?;
-            shards.push(Shard {
-                path,
-                source,
+            parsed.push(bitlens_tensors::Shard {
+                path: path.display().to_string(),
                 header,
             });
+            opened.push((path, source));
         }
+        let checkpoint = bitlens_tensors::Checkpoint::new(parsed, index)
+            .with_context(|| input.display().to_string())?;
+        for (i, extra) in checkpoint.unlisted() {
+            eprintln!(
+                "bitlens: warning: {}: {extra} tensor(s) not listed in {}",
+                opened[i].0.display(),
+                input.display()
+            );
+        }
+        let (parsed, index) = checkpoint.into_parts();
+        let shards = opened
+            .into_iter()
+            .zip(parsed)
+            .map(|((path, source), shard)| Shard {
+                path,
+                source,
+                header: shard.header,
+            })
+            .collect();
         Ok(Checkpoint { index, shards })
-    }
-
-    /// Every tensor the index maps to a shard must be in that shard.
-    fn check_index(&self, index_path: &Path) -> Result<()> {
-        let Some(index) = &self.index else {
-            return Ok(());
-        };
-        for (tensor, shard_name) in &index.weight_map {
-            let shard = self
-                .shards
-                .iter()
-                .find(|s| s.path.ends_with(shard_name))
-                .expect("every shard of the index was opened");
-            if shard.header.tensor(tensor).is_none() {
-                bail!(
-                    "{}: tensor `{tensor}` is mapped to {} but that shard has no such tensor",
-                    index_path.display(),
-                    shard.path.display()
-                );
-            }
-        }
-        let listed: std::collections::HashSet<&str> =
-            index.weight_map.iter().map(|(t, _)| t.as_str()).collect();
-        for shard in &self.shards {
-            let extra = shard
-                .header
-                .tensors
-                .iter()
-                .filter(|t| !listed.contains(t.name.as_str()))
-                .count();
-            if extra > 0 {
-                eprintln!(
-                    "bitlens: warning: {}: {extra} tensor(s) not listed in {}",
-                    shard.path.display(),
-                    index_path.display()
-                );
-            }
-        }
-        Ok(())
     }
 
     /// Bytes of tensor data over all shards.

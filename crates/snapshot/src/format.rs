@@ -70,8 +70,9 @@ pub struct Frame {
     pub raw_len: u64,
 }
 
-/// How far a lossily stored tensor is from the original (finite values only; relative errors
-/// over the nonzero ones).
+/// How far a lossily stored tensor is from the original, as [`crate::ErrorStats`] measures it:
+/// over the finite original values (relative errors over the nonzero ones); a value decoded as
+/// NaN / Inf, or a non-finite original not kept, makes the maxima infinite.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ErrorReport {
     /// Finite values compared.

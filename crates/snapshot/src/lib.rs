@@ -13,6 +13,8 @@
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
+//! - [`metrics`] — [`ErrorStats`], the error of lossy values against the originals (the writer's
+//!   stored report, `bitlens bench` and the page share it).
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
 //! - [`writer`] — [`SnapshotWriter`].
 //! - [`reader`] — [`SnapshotReader`].
@@ -24,6 +26,7 @@ pub mod codec;
 pub mod compress;
 pub mod error;
 pub mod format;
+pub mod metrics;
 pub mod reader;
 pub mod writer;
 
@@ -32,6 +35,7 @@ pub use codec::Codec;
 pub use compress::compress;
 pub use error::SnapshotError;
 pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
+pub use metrics::{ErrorStats, MetricsError};
 pub use reader::{BaseSource, SnapshotReader, Source};
 pub use writer::{FrameJob, SnapshotWriter, TensorPlan, WindowReader};
 

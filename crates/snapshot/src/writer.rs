@@ -4,11 +4,12 @@
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{
-    self, BaseRef, Entry, ErrorReport, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
+    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
 };
+use crate::metrics::ErrorStats;
 use bitlens_codecs::neuzip::FloatFormat;
 use bitlens_codecs::{Options, StreamEncoder};
-use bitlens_tensors::Header;
+use bitlens_tensors::{Dtype, Header};
 use std::io::Write;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -45,7 +46,7 @@ pub struct SnapshotWriter<W: Write> {
     hashers: Vec<Xxh3>,
     base_hashers: Vec<Xxh3>,
     fed: Vec<u64>,
-    errors: Vec<ErrorSums>,
+    errors: Vec<ErrorStats>,
     /// One set of buffers per frame of a batch, kept between batches so that encoding touches no
     /// fresh memory after the first batch.
     slots: Vec<FrameSlot>,
@@ -78,46 +79,12 @@ struct FrameSlot {
     scratch: Vec<u8>,
 }
 
-/// Running error sums of a lossy tensor.
-#[derive(Default, Clone)]
-struct ErrorSums {
-    values: u64,
-    sq: f64,
-    max_abs: f64,
-    max_rel: f64,
-    rel: f64,
-    rel_count: u64,
-}
-
-impl ErrorSums {
-    fn add(&mut self, format: FloatFormat, original: &[u8], decoded: &[u8]) {
-        let w = format.width();
-        for (o, d) in original.chunks_exact(w).zip(decoded.chunks_exact(w)) {
-            let (x, y) = (format.value(o), format.value(d));
-            if !x.is_finite() {
-                continue;
-            }
-            let e = (y - x).abs();
-            self.values += 1;
-            self.sq += e * e;
-            self.max_abs = self.max_abs.max(e);
-            if x != 0.0 {
-                let r = e / x.abs();
-                self.max_rel = self.max_rel.max(r);
-                self.rel += r;
-                self.rel_count += 1;
-            }
-        }
-    }
-
-    fn report(&self) -> ErrorReport {
-        ErrorReport {
-            values: self.values,
-            mse: self.sq / self.values.max(1) as f64,
-            max_abs: self.max_abs,
-            max_rel: self.max_rel,
-            mean_rel: self.rel / self.rel_count.max(1) as f64,
-        }
+/// The dtype whose values a lossy codec's float format approximates.
+fn value_dtype(format: FloatFormat) -> Dtype {
+    match format {
+        FloatFormat::Bf16 => Dtype::BF16,
+        FloatFormat::F16 => Dtype::F16,
+        FloatFormat::F32 => Dtype::F32,
     }
 }
 
@@ -175,7 +142,7 @@ impl<W: Write> SnapshotWriter<W> {
             hashers: (0..n).map(|_| Xxh3::new()).collect(),
             base_hashers: (0..n).map(|_| Xxh3::new()).collect(),
             fed: vec![0; n],
-            errors: vec![ErrorSums::default(); n],
+            errors: vec![ErrorStats::default(); n],
             slots: Vec::new(),
             window: StreamBuffers::default(),
         })
@@ -202,10 +169,15 @@ impl<W: Write> SnapshotWriter<W> {
         for (job, slot) in jobs.iter().zip(&self.slots) {
             let payload = &slot.payload;
             // A lossy tensor's checksum covers what decoding will produce.
-            match self.entries[job.tensor].codec.value_format() {
-                Some(format) if self.entries[job.tensor].codec.is_lossy() => {
+            let entry = &self.entries[job.tensor];
+            match entry.codec.value_format() {
+                Some(format) if entry.codec.is_lossy() => {
                     self.hashers[job.tensor].update(&slot.decoded);
-                    self.errors[job.tensor].add(format, job.raw, &slot.decoded);
+                    self.errors[job.tensor]
+                        .add_bytes(value_dtype(format), job.raw, &slot.decoded)
+                        .map_err(|err| {
+                            SnapshotError::Misuse(format!("tensor `{}`: {err}", entry.name))
+                        })?;
                 }
                 _ => self.hashers[job.tensor].update(job.raw),
             }

@@ -4,17 +4,24 @@
 //! - [`header`]: the `8 + N`-byte header, validated with the reference crate's rules plus explicit
 //!   rejection of duplicate names; offsets and sizes are `u64` everywhere.
 //! - [`index`]: sharded checkpoints (`*.safetensors.index.json`).
+//! - [`checkpoint`]: the rules that make parsed headers (and an index) one checkpoint: every shard
+//!   present, every indexed tensor in its shard, no tensor name in two files.
+//! - [`pairing`]: two checkpoints' tensors matched by name for a comparison.
 //! - [`source`]: the platform-neutral [`ReadAt`] trait that file, HTTP-range and memory backends
 //!   implement at the edges (this crate knows nothing about files or URLs).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod dtype;
 pub mod header;
 pub mod index;
+pub mod pairing;
 pub mod source;
 
+pub use checkpoint::{Checkpoint, CheckpointError, Shard};
 pub use dtype::{Dtype, FloatLayout};
 pub use header::{Header, HeaderError, TensorInfo, MAX_HEADER_LEN};
 pub use index::{IndexError, ShardIndex};
+pub use pairing::{pair, Pairing, TensorKey};
 pub use source::{read_header, ReadAt, SourceError};

@@ -10,7 +10,8 @@
 
 use crate::convert::{to_json, to_u64};
 use bitlens_snapshot::{
-    BaseSource, ChoiceError, Codec, CodecChoice, CodecKind, Entry, SnapshotError, SnapshotReader,
+    BaseSource, ChoiceError, Codec, CodecChoice, CodecKind, Entry, ErrorReport, SnapshotError,
+    SnapshotReader,
 };
 use bitlens_tensors::{Dtype, Header, ReadAt, SourceError, TensorInfo};
 use js_sys::{Function, Uint8Array};
@@ -240,6 +241,18 @@ struct ErrorJson {
     mean_rel: f64,
 }
 
+impl From<ErrorReport> for ErrorJson {
+    fn from(r: ErrorReport) -> Self {
+        ErrorJson {
+            values: r.values,
+            mse: r.mse,
+            max_abs: r.max_abs,
+            max_rel: r.max_rel,
+            mean_rel: r.mean_rel,
+        }
+    }
+}
+
 /// One entry of a snapshot as JSON.
 #[derive(Serialize)]
 struct EntryJson<'a> {
@@ -270,13 +283,7 @@ fn entries_json(entries: &[Entry]) -> Vec<EntryJson<'_>> {
                 } else {
                     stored as f64 / e.raw_len as f64
                 },
-                error: e.error.map(|r| ErrorJson {
-                    values: r.values,
-                    mse: r.mse,
-                    max_abs: r.max_abs,
-                    max_rel: r.max_rel,
-                    mean_rel: r.mean_rel,
-                }),
+                error: e.error.map(ErrorJson::from),
             }
         })
         .collect()
@@ -492,7 +499,7 @@ pub fn codec_roundtrip(
     let t2 = clock();
     let stored: u64 = payloads.iter().map(|p| p.len() as u64).sum();
     let error = if codec.is_lossy() {
-        Some(value_error(dtype, data, &decoded))
+        Some(value_error(dtype, data, &decoded)?)
     } else {
         if decoded != data {
             return Err(JsError::new(&format!(
@@ -518,60 +525,13 @@ pub fn codec_roundtrip(
     })
 }
 
-/// Error of lossy float values (finite values only; relative errors over the nonzero ones).
-fn value_error(dtype: Dtype, a: &[u8], b: &[u8]) -> ErrorJson {
-    let w = dtype.lane_bytes();
-    let value = |c: &[u8]| -> f64 {
-        match dtype {
-            Dtype::F32 => f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64,
-            Dtype::BF16 => f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16) as f64,
-            Dtype::F16 => f16_to_f64(u16::from_le_bytes([c[0], c[1]])),
-            _ => f64::NAN,
-        }
-    };
-    let (mut n, mut se, mut max_abs, mut max_rel, mut sum_rel, mut nz) =
-        (0u64, 0.0, 0.0f64, 0.0f64, 0.0, 0u64);
-    for (x, y) in a.chunks_exact(w).zip(b.chunks_exact(w)) {
-        let (x, y) = (value(x), value(y));
-        if !x.is_finite() || !y.is_finite() {
-            continue;
-        }
-        let d = (x - y).abs();
-        n += 1;
-        se += d * d;
-        max_abs = max_abs.max(d);
-        if x != 0.0 {
-            let r = d / x.abs();
-            max_rel = max_rel.max(r);
-            sum_rel += r;
-            nz += 1;
-        }
-    }
-    ErrorJson {
-        values: n,
-        mse: if n == 0 { 0.0 } else { se / n as f64 },
-        max_abs,
-        max_rel,
-        mean_rel: if nz == 0 { 0.0 } else { sum_rel / nz as f64 },
-    }
-}
-
-/// IEEE half precision bits to `f64`.
-fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let man = (h & 0x3ff) as f64;
-    match exp {
-        0 => sign * man * 2f64.powi(-24),
-        31 => {
-            if man == 0.0 {
-                sign * f64::INFINITY
-            } else {
-                f64::NAN
-            }
-        }
-        _ => sign * (1.0 + man / 1024.0) * 2f64.powi(exp - 15),
-    }
+/// Error of lossy float values, by the shared rules of [`bitlens_snapshot::ErrorStats`].
+fn value_error(dtype: Dtype, a: &[u8], b: &[u8]) -> Result<ErrorJson, JsError> {
+    let mut stats = bitlens_snapshot::ErrorStats::default();
+    stats
+        .add_bytes(dtype, a, b)
+        .map_err(|e| JsError::new(&e.to_string()))?;
+    Ok(stats.report().into())
 }
 
 /// Compresses and decompresses `data` with a peer codec compiled into the module (`lz4`: lz4_flex

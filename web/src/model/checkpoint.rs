@@ -1,43 +1,17 @@
 //! A loaded checkpoint: its files with their parsed headers, one row per tensor, and the statistics
 //! that arrive from the workers.
 
+use crate::model::label;
 use bitlens_stats::{Summary, TensorStats};
-use bitlens_tensors::{Dtype, Header, ShardIndex};
-use std::collections::HashMap;
+use bitlens_tensors::{Dtype, ShardIndex, TensorKey};
 use std::rc::Rc;
 
-/// Why a set of files does not make a consistent checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CheckpointError {
-    /// Two shards hold a tensor of the same name.
-    #[error("tensor `{name}` is in both {first} and {second}")]
-    DuplicateTensor {
-        /// Tensor name.
-        name: String,
-        /// First file holding it.
-        first: String,
-        /// Second file holding it.
-        second: String,
-    },
-    /// The index maps a tensor to a shard that does not hold it.
-    #[error("the index maps tensor `{tensor}` to {shard}, which has no such tensor")]
-    NotInShard {
-        /// Tensor name.
-        tensor: String,
-        /// The shard's path.
-        shard: String,
-    },
-}
+/// Why a set of files does not make a consistent checkpoint (the rules are
+/// [`bitlens_tensors::checkpoint`]'s, shared with the CLI).
+pub use bitlens_tensors::CheckpointError;
 
-/// One file of a checkpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileInfo {
-    /// Relative path as given.
-    pub path: String,
-    /// Its parsed header (with the file size).
-    pub header: Header,
-}
+/// One file of a checkpoint: its relative path as given and its parsed header.
+pub use bitlens_tensors::Shard as FileInfo;
 
 /// One tensor of a checkpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +34,17 @@ pub struct TensorRow {
     pub stats: Option<Rc<TensorStats>>,
 }
 
+impl TensorRow {
+    /// What [`bitlens_tensors::pair`] matches it by.
+    pub fn key(&self) -> TensorKey<'_> {
+        TensorKey {
+            name: &self.name,
+            dtype: self.dtype,
+            shape: &self.shape,
+        }
+    }
+}
+
 /// Tensors, parameters and bytes of one dtype, known from the headers alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DtypeMix {
@@ -78,7 +63,11 @@ pub struct DtypeMix {
 pub struct Checkpoint {
     /// Stable id within the session.
     pub id: u32,
-    /// Display name.
+    /// What it was loaded as, with the path the browser gave: its directory (`run/step-100`), its
+    /// file name, or the name of a loose shard set.
+    pub path: String,
+    /// Display label: [`relabel`] makes it the shortest tail of `path` that no other loaded
+    /// checkpoint shares (see [`crate::model::label`]); `path` until then.
     pub name: String,
     /// Its files in shard order.
     pub files: Vec<FileInfo>,
@@ -91,57 +80,46 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// Builds a checkpoint from its parsed files, checking tensor names are unique across shards
-    /// and, when there is an index, that every mapped tensor is in its shard.
+    /// Builds a checkpoint from its parsed files by the shared rules of
+    /// [`bitlens_tensors::Checkpoint`] (every indexed shard given and holding its tensors, no tensor
+    /// name in two files).
     pub fn new(
         id: u32,
-        name: String,
+        path: String,
         files: Vec<FileInfo>,
-        index: Option<&ShardIndex>,
+        index: Option<ShardIndex>,
     ) -> Result<Checkpoint, CheckpointError> {
-        let mut rows = Vec::new();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        for (fi, f) in files.iter().enumerate() {
-            for t in &f.header.tensors {
-                if let Some(&first) = seen.get(t.name.as_str()) {
-                    return Err(CheckpointError::DuplicateTensor {
-                        name: t.name.clone(),
-                        first: files[first].path.clone(),
-                        second: f.path.clone(),
-                    });
-                }
-                seen.insert(&t.name, fi);
-                rows.push(TensorRow {
-                    file: fi,
-                    name: t.name.clone(),
-                    dtype: t.dtype,
-                    shape: t.shape.clone(),
-                    params: t.elements(),
-                    bytes: t.byte_len(),
-                    offset: f.header.file_range(t).0,
-                    stats: None,
-                });
-            }
-        }
-        if let Some(index) = index {
-            for (tensor, shard) in &index.weight_map {
-                let holder = seen.get(tensor.as_str()).map(|&fi| &files[fi].path);
-                if !holder.is_some_and(|p| p == shard || p.ends_with(&format!("/{shard}"))) {
-                    return Err(CheckpointError::NotInShard {
-                        tensor: tensor.clone(),
-                        shard: shard.clone(),
-                    });
-                }
-            }
-        }
+        let checked = bitlens_tensors::Checkpoint::new(files, index)?;
+        let rows = checked
+            .tensors()
+            .map(|(fi, t)| TensorRow {
+                file: fi,
+                name: t.name.clone(),
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+                params: t.elements(),
+                bytes: t.byte_len(),
+                offset: checked.shards()[fi].header.file_range(t).0,
+                stats: None,
+            })
+            .collect();
+        let (files, _) = checked.into_parts();
         Ok(Checkpoint {
             id,
-            name,
+            name: path.clone(),
+            path,
             files,
             rows,
             summary: Rc::new(Summary::default()),
             done: 0,
         })
+    }
+
+    /// The training step its files' `__metadata__` give (`step` or `global_step`), if any.
+    pub fn step(&self) -> Option<&str> {
+        self.files
+            .iter()
+            .find_map(|f| label::step(f.header.metadata.as_deref()?))
     }
 
     /// Bytes of tensor data over all files.
@@ -204,9 +182,26 @@ impl Checkpoint {
     }
 }
 
+/// Gives every checkpoint its display label among the others loaded ([`label::labels`]); call it
+/// whenever checkpoints are added or removed.
+pub fn relabel(checkpoints: &mut [Checkpoint]) {
+    let sources: Vec<label::Source> = checkpoints
+        .iter()
+        .map(|c| label::Source {
+            path: &c.path,
+            step: c.step(),
+        })
+        .collect();
+    let labels = label::labels(&sources);
+    for (c, l) in checkpoints.iter_mut().zip(labels) {
+        c.name = l;
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use bitlens_tensors::Header;
 
     /// A valid safetensors header for tensors `(name, dtype, shape)` laid out in order.
     pub fn header(tensors: &[(&str, &str, &[u64])]) -> Header {
@@ -288,5 +283,79 @@ pub(crate) mod tests {
         assert!(c.complete());
         assert_eq!(c.summary.tensors, 1);
         assert_eq!(c.summary.bytes, 8);
+    }
+
+    /// A one-tensor file whose `__metadata__` gives a step.
+    fn file_at_step(path: &str, step: &str) -> FileInfo {
+        let json = format!(
+            r#"{{"__metadata__":{{"format":"pt","step":"{step}"}},"x":{{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}}}"#
+        );
+        let mut prefix = (json.len() as u64).to_le_bytes().to_vec();
+        prefix.extend_from_slice(json.as_bytes());
+        FileInfo {
+            path: path.into(),
+            header: Header::parse(&prefix, prefix.len() as u64 + 1).unwrap(),
+        }
+    }
+
+    #[test]
+    fn an_index_is_checked_against_its_shards() {
+        let index = |json: &str| ShardIndex::parse(json.as_bytes()).unwrap();
+        let files = || {
+            vec![
+                file("m/a.safetensors", &[("x", "BF16", &[4])]),
+                file("m/b.safetensors", &[("y", "BF16", &[4])]),
+            ]
+        };
+        let good = index(r#"{"weight_map":{"x":"a.safetensors","y":"b.safetensors"}}"#);
+        assert!(Checkpoint::new(1, "m".into(), files(), Some(good)).is_ok());
+        let wrong = index(r#"{"weight_map":{"x":"b.safetensors","y":"a.safetensors"}}"#);
+        let err = Checkpoint::new(1, "m".into(), files(), Some(wrong)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the index maps tensor `x` to b.safetensors, which has no such tensor"
+        );
+    }
+
+    #[test]
+    fn labels_tell_equal_names_apart_by_path_then_step() {
+        let one = |id, path: &str, file: FileInfo| {
+            Checkpoint::new(id, path.into(), vec![file], None).unwrap()
+        };
+        let mut loaded = vec![
+            one(
+                1,
+                "model.bf16.safetensors",
+                file_at_step("model.bf16.safetensors", "100"),
+            ),
+            one(
+                2,
+                "model.bf16.safetensors",
+                file_at_step("model.bf16.safetensors", "120"),
+            ),
+        ];
+        assert_eq!(loaded[0].name, "model.bf16.safetensors");
+        assert_eq!(loaded[1].step(), Some("120"));
+        relabel(&mut loaded);
+        let names: Vec<&str> = loaded.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "model.bf16.safetensors · step 100",
+                "model.bf16.safetensors · step 120"
+            ]
+        );
+        loaded.push(one(
+            3,
+            "run/ckpt-140",
+            file_at_step("run/ckpt-140/model.bf16.safetensors", "140"),
+        ));
+        relabel(&mut loaded);
+        assert_eq!(loaded[2].name, "ckpt-140");
+        // Removing one relabels the rest among those left.
+        loaded.remove(1);
+        relabel(&mut loaded);
+        assert_eq!(loaded[0].name, "model.bf16.safetensors");
+        assert_eq!(loaded[0].path, "model.bf16.safetensors");
     }
 }

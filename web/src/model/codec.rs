@@ -137,19 +137,29 @@ pub fn options_json(whole: &Preset, overrides: &BTreeMap<String, &'static Preset
     .expect("plain data serializes")
 }
 
-/// Error of a lossily stored tensor against the original.
+/// Error of a lossily stored tensor against the original. An infinite error (a value decoded as
+/// NaN / Inf, see `bitlens_snapshot::ErrorStats`) arrives as JSON `null` and reads as infinity.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 pub struct ValueError {
     /// Finite values compared.
     pub values: u64,
     /// Mean squared error.
+    #[serde(deserialize_with = "infinite_if_null")]
     pub mse: f64,
     /// Largest absolute error.
+    #[serde(deserialize_with = "infinite_if_null")]
     pub max_abs: f64,
     /// Largest relative error.
+    #[serde(deserialize_with = "infinite_if_null")]
     pub max_rel: f64,
     /// Mean relative error.
+    #[serde(deserialize_with = "infinite_if_null")]
     pub mean_rel: f64,
+}
+
+/// A number, or infinity for the `null` JSON writes for a non-finite one.
+fn infinite_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }
 
 /// One tensor of a snapshot.
@@ -376,6 +386,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.entries[0].error.unwrap().max_rel, 0.3);
+        let e: ValueError = serde_json::from_str(
+            r#"{"values":2,"mse":null,"max_abs":null,"max_rel":null,"mean_rel":0.5}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (e.mse, e.max_rel, e.mean_rel),
+            (f64::INFINITY, f64::INFINITY, 0.5)
+        );
         assert!(PRESETS.iter().filter(|p| p.lossy).all(|p| !p.needs_base));
     }
 }

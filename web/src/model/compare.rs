@@ -3,10 +3,9 @@
 //! A sequence of checkpoints is compared step by step: checkpoint `i` against `i + 1`, so the
 //! "flip ratio over steps" view shows how many bits change from one step to the next (LMC Fig. 6).
 
-use crate::model::checkpoint::Checkpoint;
+use crate::model::checkpoint::{Checkpoint, TensorRow};
 use bitlens_stats::{FlipStats, FlipSummary};
 use bitlens_tensors::Dtype;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// One tensor present in both checkpoints with the same dtype and shape.
@@ -59,57 +58,50 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Matches the tensors of two checkpoints by name.
+    /// Matches the tensors of two checkpoints by name ([`bitlens_tensors::pair`], shared with
+    /// `bitlens diff`).
     pub fn new(a: &Checkpoint, b: &Checkpoint) -> Comparison {
-        let b_rows: HashMap<&str, usize> = b
-            .rows
+        let p = bitlens_tensors::pair(
+            a.rows.iter().map(TensorRow::key),
+            b.rows.iter().map(TensorRow::key),
+        );
+        let pairs = p
+            .matched
             .iter()
-            .enumerate()
-            .map(|(i, r)| (r.name.as_str(), i))
-            .collect();
-        let mut pairs = Vec::new();
-        let mut mismatched = Vec::new();
-        let mut only_in_a = Vec::new();
-        let mut matched = vec![false; b.rows.len()];
-        for (ai, ra) in a.rows.iter().enumerate() {
-            match b_rows.get(ra.name.as_str()) {
-                None => only_in_a.push(ra.name.clone()),
-                Some(&bi) => {
-                    matched[bi] = true;
-                    let rb = &b.rows[bi];
-                    if rb.dtype == ra.dtype && rb.shape == ra.shape {
-                        pairs.push(PairRow {
-                            name: ra.name.clone(),
-                            dtype: ra.dtype,
-                            bytes: ra.bytes,
-                            a_row: ai,
-                            b_row: bi,
-                            flips: None,
-                        });
-                    } else {
-                        mismatched.push(Mismatch {
-                            name: ra.name.clone(),
-                            a: format!("{} {:?}", ra.dtype, ra.shape),
-                            b: format!("{} {:?}", rb.dtype, rb.shape),
-                        });
-                    }
+            .map(|&(ai, bi)| {
+                let ra = &a.rows[ai];
+                PairRow {
+                    name: ra.name.clone(),
+                    dtype: ra.dtype,
+                    bytes: ra.bytes,
+                    a_row: ai,
+                    b_row: bi,
+                    flips: None,
                 }
-            }
-        }
-        let only_in_b = b
-            .rows
-            .iter()
-            .zip(&matched)
-            .filter(|(_, &m)| !m)
-            .map(|(r, _)| r.name.clone())
+            })
             .collect();
+        let mismatched = p
+            .mismatched
+            .iter()
+            .map(|&(ai, bi)| {
+                let (ra, rb) = (&a.rows[ai], &b.rows[bi]);
+                Mismatch {
+                    name: ra.name.clone(),
+                    a: format!("{} {:?}", ra.dtype, ra.shape),
+                    b: format!("{} {:?}", rb.dtype, rb.shape),
+                }
+            })
+            .collect();
+        let names = |c: &Checkpoint, rows: &[usize]| -> Vec<String> {
+            rows.iter().map(|&i| c.rows[i].name.clone()).collect()
+        };
         Comparison {
             a: a.id,
             b: b.id,
             pairs,
             mismatched,
-            only_in_a,
-            only_in_b,
+            only_in_a: names(a, &p.only_in_a),
+            only_in_b: names(b, &p.only_in_b),
             summary: Rc::new(FlipSummary::default()),
             done: 0,
         }

@@ -5,6 +5,7 @@
 //! - [`grouping`]: dropped / picked files → checkpoints (single files, shard sets, directories).
 //! - [`checkpoint`]: a loaded checkpoint: its files, headers, tensor rows and statistics.
 //! - [`codec`]: codec presets, compression options and the snapshot results of the codec panel.
+//! - [`label`]: display labels that tell loaded checkpoints apart (path tails, steps, numbers).
 //! - [`compare`]: two checkpoints matched tensor by tensor, and their flip statistics.
 //! - [`table`]: sorting and filtering of the tensor table.
 //! - [`plan`]: splitting the statistics and comparison work into worker tasks.
@@ -16,6 +17,7 @@ pub mod codec;
 pub mod compare;
 pub mod format;
 pub mod grouping;
+pub mod label;
 pub mod plan;
 pub mod scale;
 pub mod table;

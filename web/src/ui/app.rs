@@ -490,6 +490,7 @@ impl App {
             }
             self.state.checkpoints.push(l.checkpoint);
         }
+        crate::model::checkpoint::relabel(&mut self.state.checkpoints);
         if let Some(id) = first_new {
             if self.state.active.is_none() {
                 self.state.active = Some(id);
@@ -579,6 +580,7 @@ impl Component for App {
                 self.pool.cancel();
                 self.jobs.cancel();
                 self.state.checkpoints.retain(|c| c.id != id);
+                crate::model::checkpoint::relabel(&mut self.state.checkpoints);
                 self.state.blobs.remove(&id);
                 if let Some(r) = self.state.compressed.remove(&id) {
                     r.revoke();

@@ -153,7 +153,7 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
                 }
             }
         }
-        let index = g.index.and_then(|i| indexes[i].as_ref());
+        let index = g.index.and_then(|i| indexes[i].take());
         match Checkpoint::new(id, g.name.clone(), files, index) {
             Ok(checkpoint) => {
                 let index = g
