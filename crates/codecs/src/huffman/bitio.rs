@@ -104,6 +104,7 @@ impl<'a> BitIn<'a> {
         }
     }
     /// A reader positioned `bit` bits into `buf`, with ≥ 56 bits loaded.
+    #[inline]
     pub(super) fn at(buf: &'a [u8], bit: u64) -> Self {
         let mut r = BitIn {
             buf,
@@ -141,6 +142,7 @@ impl<'a> BitIn<'a> {
         v
     }
     /// Bits consumed so far (may exceed the stream if it was corrupt).
+    #[inline]
     pub(super) fn consumed(&self) -> u64 {
         self.pos as u64 * 8 - self.nbits as u64
     }

@@ -47,6 +47,7 @@ impl Default for Histograms4 {
 
 impl Histograms4 {
     /// Empty histograms.
+    #[inline]
     pub fn new() -> Self {
         Histograms4 {
             t: [[[0; 256]; 2]; 4],
@@ -107,13 +108,28 @@ impl Histograms4 {
     }
 
     /// The histogram of everything counted so far, over all four parts.
+    #[inline]
     pub fn total(&self) -> [u32; 256] {
         std::array::from_fn(|i| self.t.iter().flatten().map(|t| t[i]).sum())
     }
 
     /// The histogram of each part.
+    #[inline]
     pub fn finish(&self) -> [[u32; 256]; 4] {
-        std::array::from_fn(|k| std::array::from_fn(|i| self.t[k][0][i] + self.t[k][1][i]))
+        let mut h = [[0u32; 256]; 4];
+        self.finish_into(&mut h);
+        h
+    }
+
+    /// [`Histograms4::finish`] into `h` (written in place: returning the arrays by value cost
+    /// a chain of 1 KiB copies in the encoder).
+    #[inline]
+    pub fn finish_into(&self, h: &mut [[u32; 256]; 4]) {
+        for (h, [a, b]) in h.iter_mut().zip(&self.t) {
+            for (x, (a, b)) in h.iter_mut().zip(a.iter().zip(b)) {
+                *x = a + b;
+            }
+        }
     }
 }
 

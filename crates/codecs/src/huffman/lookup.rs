@@ -8,6 +8,7 @@ use super::{MAX_CODE_LEN, MAX_SYMBOLS, TABLE_SIZE};
 
 /// Builds a decoding table (`symbol << 4 | length`, indexed by the next `table_bits` bits) for
 /// `lengths`, checking that the code is complete and within `table_bits`.
+#[inline]
 pub(super) fn build_decode_table(
     lengths: &[u8],
     table_bits: u32,
@@ -74,6 +75,7 @@ static REVERSED_12: [u16; TABLE_SIZE] = {
 /// remaining `r` bits begin a code longer than `r` (in canonical order those are the `r`-bit
 /// prefixes from `prefixes[r]` on, the space that codes of length ≤ `r` leave over), which keep
 /// two symbols; likewise for the slots of `a` that hold only `a`.
+#[inline]
 pub(super) fn build_multi_table(
     lengths: &[u8],
     counts: &[u32; MAX_CODE_LEN as usize + 1],

@@ -144,7 +144,7 @@ impl Encoder {
                 return true;
             }
             counts.add_runs(parts, stride, 8, stride);
-            h = counts.finish();
+            counts.finish_into(&mut h);
         } else if looks_incompressible(block) {
             out.push(KIND_RAW);
             out.extend_from_slice(block);

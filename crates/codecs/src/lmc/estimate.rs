@@ -22,6 +22,7 @@ fn log2_approx(c: u32) -> f64 {
 
 /// Estimated coded size in bytes of a block with histogram `h` of `n` bytes: the cheaper of Raw,
 /// Run and a Huffman block costed at its order-0 entropy plus a table of ~`8 + used / 3` bytes.
+#[inline]
 pub(super) fn estimate_bytes(h: &[u32; 256], n: usize) -> f64 {
     let mut s = 0f64;
     let mut used = 0usize;
@@ -49,6 +50,7 @@ const MIN_SAMPLED_SAVING: f64 = 1.0 / 64.0;
 /// Whether a sample of `block` (4 KiB of it: the first 8 bytes of every `len / 512`-byte
 /// stretch) has an order-0 entropy so close to 8 bits that coding would save less than
 /// [`MIN_SAMPLED_SAVING`] (see [`sample_says_raw`]).
+#[inline]
 pub(super) fn looks_incompressible(block: &[u8]) -> bool {
     if block.len() < 4 * SPLIT_LEAF {
         return false;
@@ -76,6 +78,7 @@ pub(super) fn looks_incompressible(block: &[u8]) -> bool {
 /// the threshold means the same at any sample size. A 4 KiB sample compresses bf16 3 % faster
 /// than the 16 KiB one before (`lmc_speed --loop compress`, 8 alternating runs: median
 /// 1920 → 1967 MB/s, with the `log2_approx` fix that came with it).
+#[inline]
 pub(super) fn sample_says_raw(h: &[u32; 256], n: usize) -> bool {
     let mut s = 0f64;
     let mut seen = 0u32;
