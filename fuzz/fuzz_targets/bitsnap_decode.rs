@@ -3,7 +3,7 @@
 #![no_main]
 
 use bitlens_codecs::bitsnap::{decode_delta, decode_quant, encode_delta, encode_quant};
-use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::float::FloatFormat;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,8 @@
 //! panic, hang or oversized allocation), and arbitrary floats round-trip losslessly.
 #![no_main]
 
-use bitlens_codecs::neuzip::{self, FloatFormat, Settings};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip::{self, Settings};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -28,7 +28,7 @@
 
 use crate::cursor::Cursor;
 use crate::error::DecodeError;
-use crate::neuzip::FloatFormat;
+use crate::float::FloatFormat;
 
 const DELTA_MAGIC: [u8; 4] = *b"BSDL";
 const QUANT_MAGIC: [u8; 4] = *b"BSQ8";
@@ -224,14 +224,6 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
-fn format_code(f: FloatFormat) -> u8 {
-    match f {
-        FloatFormat::Bf16 => 0,
-        FloatFormat::F16 => 1,
-        FloatFormat::F32 => 2,
-    }
-}
-
 /// Cluster boundaries at the equal-probability quantiles of N(μ, σ²).
 pub fn cluster_boundaries(mean: f64, std: f64, clusters: usize) -> Vec<f64> {
     (1..clusters)
@@ -273,7 +265,7 @@ pub fn encode_quant(data: &[u8], format: FloatFormat, clusters: usize) -> Vec<u8
         .collect();
     let mut out = Vec::with_capacity(n * 3 / 2 + 64);
     out.extend_from_slice(&QUANT_MAGIC);
-    out.extend_from_slice(&[VERSION, format_code(format), clusters as u8]);
+    out.extend_from_slice(&[VERSION, format.code(), clusters as u8]);
     out.extend_from_slice(&(n as u64).to_le_bytes());
     let tail = &data[n * w..];
     out.push(tail.len() as u8);
@@ -337,12 +329,8 @@ pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, Decod
     if h[0] != VERSION {
         return Err(bad(4, "BitSnap version", u64::from(h[0])));
     }
-    let format = match h[1] {
-        0 => FloatFormat::Bf16,
-        1 => FloatFormat::F16,
-        2 => FloatFormat::F32,
-        other => return Err(bad(5, "float format", u64::from(other))),
-    };
+    let format =
+        FloatFormat::from_code(h[1]).ok_or_else(|| bad(5, "float format", u64::from(h[1])))?;
     let clusters = usize::from(h[2]);
     if !(1..=MAX_CLUSTERS).contains(&clusters) {
         return Err(bad(6, "cluster count", clusters as u64));

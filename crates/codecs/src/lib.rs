@@ -20,6 +20,7 @@ pub mod byte_group;
 mod cpu;
 mod cursor;
 pub mod error;
+pub mod float;
 pub mod huffman;
 pub mod lmc;
 pub mod neuzip;

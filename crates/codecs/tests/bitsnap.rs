@@ -2,7 +2,7 @@
 //! quantization's ratio and error against naive global uint8, and garbage input.
 
 use bitlens_codecs::bitsnap::{self, decode_delta, decode_quant, encode_delta, encode_quant};
-use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::float::FloatFormat;
 use proptest::prelude::*;
 
 fn noise(seed: u64, n: usize) -> Vec<u8> {

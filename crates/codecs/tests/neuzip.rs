@@ -1,7 +1,8 @@
 //! NeuZip: lossless round trips over every float pattern, the lossy error bound of §2.3, size
 //! against the exponent-entropy bound on real weights, and garbage input.
 
-use bitlens_codecs::neuzip::{self, FloatFormat, Settings};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip::{self, Settings};
 use proptest::prelude::*;
 use std::path::PathBuf;
 

@@ -4,7 +4,8 @@
 //! (integer position ids, masks), so a whole checkpoint can be stored with one choice.
 
 use crate::codec::Codec;
-use bitlens_codecs::neuzip::{self, FloatFormat};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip;
 use bitlens_tensors::Dtype;
 use std::fmt;
 use std::str::FromStr;

@@ -6,7 +6,8 @@
 //! part of the format (docs/FORMAT.md); new codecs take new ids and never change an old one.
 
 use crate::error::SnapshotError;
-use bitlens_codecs::neuzip::{self, FloatFormat};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip;
 use bitlens_codecs::{bitsnap, DecodeError, Options, Width};
 
 /// A codec with its parameters.

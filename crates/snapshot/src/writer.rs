@@ -6,7 +6,7 @@ use crate::error::SnapshotError;
 use crate::format::{
     self, BaseRef, Entry, ErrorReport, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
 };
-use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::{Options, StreamEncoder};
 use bitlens_tensors::Header;
 use std::io::Write;
