@@ -40,7 +40,7 @@ pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
 }
 
 pub use byte_group::Transform;
-pub use error::DecodeError;
+pub use error::{DecodeError, SettingsError};
 pub use lmc::{Params, Width};
 pub use plmc::{
     decode, decode_into, encode, encode_into, Options, StreamDecoder, StreamEncoder, StreamInfo,

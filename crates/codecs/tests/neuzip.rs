@@ -75,7 +75,7 @@ proptest! {
         let f = FORMATS[fi];
         let b = 1usize << log_b;
         let data = patterned(f, seed, n);
-        let s = Settings { format: f, mantissa_bits: k, norm_block: b };
+        let s = Settings::lossy(f, k, b).unwrap();
         let packed = neuzip::encode(&data, &s);
         let back = neuzip::decode(&packed, data.len()).unwrap();
         let w = f.width();
@@ -203,11 +203,7 @@ fn lossy_on_real_weights_shrinks_and_stays_bounded() {
     let data = real_weights("bf16");
     let mut last = usize::MAX;
     for k in [3, 1, 0] {
-        let s = Settings {
-            format: FloatFormat::Bf16,
-            mantissa_bits: k,
-            norm_block: 512,
-        };
+        let s = Settings::lossy(FloatFormat::Bf16, k, 512).unwrap();
         let packed = neuzip::encode(&data, &s);
         assert!(packed.len() < last);
         last = packed.len();
