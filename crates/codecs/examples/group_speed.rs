@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p bitlens-codecs --example group_speed -- FILE WIDTH [--iters N]
 //! ```
+#![allow(clippy::unwrap_used)]
 use bitlens_codecs::{byte_group, plmc, Options, Transform, Width};
 use std::time::Instant;
 

@@ -8,6 +8,7 @@
 //! ratio (compressed / original), the 64 KiB-block order-0 entropy bound (with and without the
 //! sign rotation), compress / decompress MB/s with 1 and 2 threads (best of N runs), the ratio
 //! when every tensor is compressed on its own, and the sparse-delta comparison against zstd -3.
+#![allow(clippy::unwrap_used)]
 
 use std::time::Instant;
 

@@ -1,5 +1,6 @@
 //! NeuZip speed on a safetensors file's data section (single thread):
 //! `cargo run --release -p bitlens-codecs --example neuzip_speed -- FILE [bf16|f16|f32] [--lossless]`.
+#![allow(clippy::unwrap_used)]
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::neuzip::{self, Settings};
 use std::time::Instant;

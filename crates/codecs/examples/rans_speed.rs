@@ -1,5 +1,6 @@
 //! rANS decode speed on the exponent bytes of a bf16 safetensors file, one 64 Ki block at a time:
 //! `cargo run --release -p bitlens-codecs --example rans_speed -- FILE`.
+#![allow(clippy::unwrap_used)]
 use bitlens_codecs::rans;
 use std::time::Instant;
 

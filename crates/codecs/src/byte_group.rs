@@ -99,8 +99,8 @@ fn split2_swar<const ROT: bool>(src: &[u8], g0: &mut [u8], g1: &mut [u8]) {
     let (c0, r0) = g0.as_chunks_mut::<8>();
     let (c1, r1) = g1.as_chunks_mut::<8>();
     for ((c, a), b) in c_src.iter().zip(c0.iter_mut()).zip(c1.iter_mut()) {
-        let mut x0 = u64::from_le_bytes(c[..8].try_into().unwrap());
-        let mut x1 = u64::from_le_bytes(c[8..].try_into().unwrap());
+        let mut x0 = u64::from_le_bytes(c[..8].try_into().expect("8 of 16 bytes"));
+        let mut x1 = u64::from_le_bytes(c[8..].try_into().expect("8 of 16 bytes"));
         if ROT {
             x0 = rotl16x4(x0);
             x1 = rotl16x4(x1);

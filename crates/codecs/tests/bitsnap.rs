@@ -1,5 +1,6 @@
 //! BitSnap: exact delta round trips at every change rate, the 93.75 % break-even, cluster
 //! quantization's ratio and error against naive global uint8, and garbage input.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_codecs::bitsnap::Clusters;
 use bitlens_codecs::bitsnap::{self, decode_delta, decode_quant, encode_delta, encode_quant};

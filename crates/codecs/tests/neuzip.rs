@@ -1,5 +1,6 @@
 //! NeuZip: lossless round trips over every float pattern, the lossy error bound of §2.3, size
 //! against the exponent-entropy bound on real weights, and garbage input.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::neuzip::{self, Settings};

@@ -1,5 +1,6 @@
 //! Property tests: every input round-trips byte-exactly through PLMC for every width, with small
 //! segments and blocks, and the output never depends on the thread count.
+#![allow(clippy::unwrap_used)]
 
 use bitlens_codecs::{decode, encode, lmc, plmc, Options, Params, Transform, Width};
 use proptest::prelude::*;

@@ -78,7 +78,11 @@ impl<'a> BitIn<'a> {
     /// Refill with an 8-byte load; requires [`BitIn::can_refill_fast`]. Leaves ≥ 56 bits.
     #[inline(always)]
     fn refill_fast(&mut self) {
-        let v = u64::from_le_bytes(self.buf[self.pos..self.pos + 8].try_into().unwrap());
+        let v = u64::from_le_bytes(
+            self.buf[self.pos..self.pos + 8]
+                .try_into()
+                .expect("8 bytes"),
+        );
         self.bits |= v << self.nbits;
         self.pos += ((63 - self.nbits) >> 3) as usize;
         self.nbits |= 56;

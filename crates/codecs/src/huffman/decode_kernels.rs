@@ -23,7 +23,7 @@ const ROUND_INPUT: usize = 7;
 #[inline(always)]
 fn load(streams: &[u8], bp: u64) -> u64 {
     let at = (bp >> 3) as usize;
-    let v = u64::from_le_bytes(streams[at..at + 8].try_into().unwrap());
+    let v = u64::from_le_bytes(streams[at..at + 8].try_into().expect("8 bytes"));
     (v >> (bp & 7)) | 1 << 63
 }
 
@@ -34,7 +34,9 @@ const MULTI_ROOM: usize = 16;
 /// The first [`MULTI_ROOM`] bytes of `out`.
 #[inline(always)]
 fn window(out: &mut [u8]) -> &mut [u8; MULTI_ROOM] {
-    (&mut out[..MULTI_ROOM]).try_into().unwrap()
+    (&mut out[..MULTI_ROOM])
+        .try_into()
+        .expect("MULTI_ROOM bytes")
 }
 
 /// Stores the symbols of multi-symbol entry `e` at `q` of the round's window (`q` ≤ 12).
@@ -132,7 +134,7 @@ fn single_round<const K: usize, const MASK: usize>(
     x: &mut u64,
     out: &mut [u8],
 ) {
-    let out: &mut [u8; K] = out.try_into().unwrap();
+    let out: &mut [u8; K] = out.try_into().expect("the caller passes K bytes");
     for o in out.iter_mut() {
         let e = table[*x as usize & MASK];
         *o = (e >> 4) as u8;

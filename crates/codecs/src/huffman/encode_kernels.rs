@@ -88,7 +88,9 @@ fn code_stream<const B: usize>(
     let (chunks, rest) = part.as_chunks::<B>();
     for group in chunks.chunks(WINDOW_FLUSHES) {
         prefetch.step();
-        let w: &mut [u8; WINDOW + 8] = (&mut out[pos..pos + WINDOW + 8]).try_into().unwrap();
+        let w: &mut [u8; WINDOW + 8] = (&mut out[pos..pos + WINDOW + 8])
+            .try_into()
+            .expect("WINDOW + 8 bytes");
         let mut at = 0usize;
         for c in group {
             step(c, &mut bits, &mut nb);
@@ -159,7 +161,8 @@ fn encode_pairs<const K: usize, const B: usize>(
         #[inline(always)]
         |c, bits, nb| {
             for k in 0..K {
-                let i = u16::from_le_bytes(*c[2 * k..].first_chunk().unwrap()) as usize;
+                let i =
+                    u16::from_le_bytes(*c[2 * k..].first_chunk().expect("k < K = B / 2")) as usize;
                 *bits |= pairs.bits[i] << *nb;
                 *nb += pairs.lens[i];
             }

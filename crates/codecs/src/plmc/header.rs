@@ -49,31 +49,29 @@ pub(super) fn header_bytes(params: &Params, total_len: u64, seg: usize) -> Vec<u
 }
 
 fn read_u32(stream: &[u8], off: usize) -> Result<u32, DecodeError> {
-    let b = stream.get(off..off + 4).ok_or(DecodeError::Truncated {
-        offset: off as u64,
-        needed: 4,
-        available: stream.len().saturating_sub(off) as u64,
-    })?;
-    Ok(u32::from_le_bytes(b.try_into().unwrap()))
+    let b = stream
+        .get(off..)
+        .and_then(<[u8]>::first_chunk::<4>)
+        .ok_or(DecodeError::Truncated {
+            offset: off as u64,
+            needed: 4,
+            available: stream.len().saturating_sub(off) as u64,
+        })?;
+    Ok(u32::from_le_bytes(*b))
 }
 
 /// Parses and validates the fixed header of a PLMC stream (not the segment table).
 pub fn read_header(stream: &[u8]) -> Result<StreamInfo, DecodeError> {
-    if stream.len() < HEADER_LEN {
-        if stream.len() >= 4 && stream[..4] != MAGIC {
-            return Err(DecodeError::BadMagic {
-                found: stream[..4].try_into().unwrap(),
-            });
+    if let Some(&found) = stream.first_chunk::<4>() {
+        if found != MAGIC {
+            return Err(DecodeError::BadMagic { found });
         }
+    }
+    if stream.len() < HEADER_LEN {
         return Err(DecodeError::Truncated {
             offset: 0,
             needed: HEADER_LEN as u64,
             available: stream.len() as u64,
-        });
-    }
-    if stream[..4] != MAGIC {
-        return Err(DecodeError::BadMagic {
-            found: stream[..4].try_into().unwrap(),
         });
     }
     if stream[4] != VERSION {
@@ -90,7 +88,7 @@ pub fn read_header(stream: &[u8]) -> Result<StreamInfo, DecodeError> {
     if !(lmc::MIN_BLOCK_LOG2..=lmc::MAX_BLOCK_LOG2).contains(&block_log2) {
         return Err(bad(7, "block_log2", block_log2 as u64));
     }
-    let total_len = u64::from_le_bytes(stream[8..16].try_into().unwrap());
+    let total_len = u64::from_le_bytes(stream[8..16].try_into().expect("8 header bytes"));
     let segment_bytes = read_u32(stream, 16)?;
     let segment_count = read_u32(stream, 20)?;
     let w = width.bytes() as u32;
