@@ -16,9 +16,9 @@
 //! With [`Transform::SignRotate`] every whole element is first rotated left by one bit (as a
 //! little-endian `w`-byte integer), moving the IEEE sign bit to bit 0. For bf16 and fp32 the
 //! top byte then holds the complete 8-bit exponent instead of sign + 7 exponent bits, which lowers
-//! the summed order-0 entropy of the groups (measured on all-MiniLM-L6-v2, 64 KiB blocks: bf16
-//! 0.6653 → 0.6602, fp32 0.8189 → 0.8164, fp16 0.8448 → 0.8447 of the input size). The same trick
-//! is used by ZipNN. The rotation is fused into the split/merge loops, so it costs nothing extra.
+//! the summed order-0 entropy of the groups (bf16 0.6653 → 0.6602 of the input size; measured in
+//! BENCHMARKS.md, "History of the LMC format choices"). The same trick is used by ZipNN. The
+//! rotation is fused into the split/merge loops, so it costs nothing extra.
 
 /// Per-element bit transform applied before grouping (and undone after merging).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

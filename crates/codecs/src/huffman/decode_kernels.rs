@@ -1,4 +1,5 @@
-//! The hot loops of block decoding (LMC paper §4.2), compiled for the baseline and for x86-64-v3 ([`crate::cpu`]).
+//! The hot loops of block decoding (LMC paper §4.2), compiled for the baseline and for
+//! x86-64-v3 ([`crate::cpu`]).
 //!
 //! Each lane (stream `j` and its output quarter) is decoded in rounds of `K` table lookups
 //! (`K · bits` ≤ 55), the four lanes interleaved so their dependency chains overlap. A round

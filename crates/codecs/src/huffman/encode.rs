@@ -23,9 +23,9 @@ pub struct EncodeScratch {
     pub prefetch: Prefetch,
 }
 
-/// The codes and lengths of byte pairs `a, b` at index `a | b << 8` (see [`encode_pairs`]): in
-/// two tables, so that the coding loop uses each entry straight from memory (a shift and an add
-/// with a memory operand) instead of unpacking it.
+/// The codes and lengths of byte pairs `a, b` at index `a | b << 8` (see
+/// `encode_kernels::encode_pairs`): in two tables, so that the coding loop uses each entry
+/// straight from memory (a shift and an add with a memory operand) instead of unpacking it.
 pub(super) struct PairTable {
     /// Both codes, a's bits first.
     pub(super) bits: Box<[u64; 1 << 16]>,
@@ -49,7 +49,7 @@ pub(super) fn pair_table(slot: &mut Option<PairTable>) -> &mut PairTable {
 
 /// Appends the body of a plain Huffman block (table, sizes, four streams) coding `block` with
 /// `lengths` (256 entries, a complete code covering every byte in `block`); `table` is
-/// [`write_table`]`(lengths)`.
+/// [`super::write_table`]`(lengths)`.
 pub fn encode_plain(
     block: &[u8],
     lengths: &[u8],
@@ -102,8 +102,9 @@ pub fn encode_plain(
 /// (`used²`), so that filling the table costs a small part of what the pair loop saves.
 const PAIR_TABLE_SHARE: usize = 4;
 
-/// Fills the pair-table entries of every pair of used symbols (see [`encode_pairs`]); entries of
-/// unused symbols are left as they are: a block only ever looks up pairs of its own symbols.
+/// Fills the pair-table entries of every pair of used symbols (see
+/// `encode_kernels::encode_pairs`); entries of unused symbols are left as they are: a block only
+/// ever looks up pairs of its own symbols.
 pub(super) fn fill_pairs(codes: &[u32; 256], pairs: &mut PairTable) {
     let mut used = [(0u32, 0u32, 0usize); 256];
     let mut n = 0;
@@ -126,7 +127,7 @@ pub(super) fn fill_pairs(codes: &[u32; 256], pairs: &mut PairTable) {
 
 /// Appends the body of a Huffman-with-runs block: `run_value`, `nrun`, table, sizes, streams.
 /// `lengths` has `256 + nrun` entries and must cover every token of `block` (see
-/// [`crate::rle::run_histogram`]); `table` is [`write_table`]`(lengths)`.
+/// [`crate::rle::run_histogram`]); `table` is [`super::write_table`]`(lengths)`.
 pub fn encode_runs(
     block: &[u8],
     run_value: u8,

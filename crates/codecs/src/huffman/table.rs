@@ -57,7 +57,7 @@ fn cl_extra_bits(sym: u8) -> u32 {
     }
 }
 
-/// Serializes code `lengths` (≤ [`MAX_CODE_LEN`]) as described in the module docs, appending
+/// Serializes code `lengths` (≤ [`super::MAX_CODE_LEN`]) as described in the module docs, appending
 /// whole bytes to `out`.
 pub fn write_table(lengths: &[u8], out: &mut Vec<u8>) {
     let mut toks = Vec::with_capacity(lengths.len());

@@ -47,7 +47,7 @@
 //! when the estimated cost (order-0 entropy + a table estimate, from the quarter histograms
 //! that the single histogram pass produces anyway) saves ≥ 8 bytes: a block that straddles two
 //! tensors or a change of statistics then gets two codebooks. This is the paper's block
-//! adaptivity taken one step further; it costs ~3 % of compression speed.
+//! adaptivity taken one step further.
 //!
 //! And before anything, a block of ≥ 64 KiB whose *sample* (4 KiB of it: 1/16 of a 64 KiB
 //! block, 1/32 of a 128 KiB one) has an order-0 entropy within 1/64 of 8 bits (bias-corrected,
@@ -55,90 +55,18 @@
 //! low mantissa bytes of weights, which Huffman would shrink by ~0.3 % at the price of a table
 //! and a slow decode. When the optimal code needs 12-bit codes, the encoder also builds the
 //! 11-bit-limited one and keeps it if it costs at most 1/1024 more: the decoder's tables are then
-//! half the size. Both choices change ratios by less than 0.0001 on the real weights below
-//! (bf16 0.66451 → 0.66459, fp16 0.84735 → 0.84736, fp32 0.81826 → 0.81832) and leave every
+//! half the size. Both choices change ratios by less than 0.0001 on real weights and leave every
 //! byte decodable by any decoder of this format.
 //!
-//! ## Choices and the measurements behind them
-//! Ratios (compressed / original) of the data section of all-MiniLM-L6-v2 compressed as one
-//! stream (`examples/lmc_speed.rs --ratio-only`), with the 64 KiB order-0 bound of the same
-//! (sign-rotated) grouping. ZipNN on the same files: bf16 0.665, fp16 0.848, fp32 0.819.
-//!
-//! **Block size B = 64 KiB** per group stream (with splitting, code limit 12; speed = bf16,
-//! one thread, MB/s of input by thread CPU time):
-//! ```text
-//! block     bf16      fp16      fp32      compress  decompress
-//! 16 KiB    0.66482   0.84795   0.81843     988      1768
-//! 32 KiB    0.66458   0.84750   0.81830    1094      1897
-//! 64 KiB    0.66450   0.84734   0.81825    1139      1901   <- chosen (best ratio on all three)
-//! 128 KiB   0.66451   0.84735   0.81854    1266      1941
-//! bound     0.66019   0.84468   0.81639   (64 KiB order-0, sign-rotated groups)
-//! ```
-//! Smaller blocks lower the entropy but pay more tables; larger ones adapt less (128 KiB gives
-//! up 0.0003 on fp32, whose margin to ZipNN is the smallest).
-//!
-//! **Except for 2-byte elements: B = 128 KiB** (a block row is then 256 KiB of input, as for
-//! fp32). Re-measured after the pair coder (below), `lmc_speed`, one thread, thread CPU time,
-//! the two block sizes alternating:
-//! ```text
-//! block     bf16 stream  bf16 per tensor  fp16 per tensor  fp32 per tensor   bf16 compress  decompress
-//! 64 KiB    0.66459      0.66440          0.84717          0.81813           1412-1432      3344 MB/s
-//! 128 KiB   0.66460      0.66433          0.84713          0.81841           1521-1526      3630 MB/s
-//! ```
-//! For bf16 and fp16 the larger block costs nothing (per tensor it is even smaller) and is 7 %
-//! faster to compress and 9 % faster to decompress (half the tables to build and read); fp32
-//! keeps 64 KiB.
-//!
-//! **Pair coding.** When a block uses few distinct bytes (`used² ≤ n / 4`, e.g. the exponent
-//! group), the encoder looks codes up two symbols at a time in a 2^16-entry pair table, of
-//! which it fills only the `used²` entries the block can meet. The loop then spends ~5.3 rather
-//! than ~9 instructions per symbol (callgrind); compression of bf16 went from 980 to 1100 MB/s
-//! on a busy machine (same run, alternating), and the split code / length tables another 1–4 %
-//! (13 % fewer instructions per pass, 338 M → 293 M). The streams are identical to one-symbol
-//! coding. On bf16 one thread now spends ~32 % of compression in this loop, ~21 % in the
-//! histograms and the rest in grouping, sampling and moving bytes (measured by skipping parts).
-//! Preferring 9-bit codes (three pairs per flush) when they cost ≤ 1/1024 (or 1/256) more was
-//! tried: almost no block qualifies and the extra code build cost more than it saved.
-//!
-//! **Each byte counted once, raw bytes moved once.** Two encoder-only changes that leave every
-//! stream byte-identical (checked on the three MiniLM files through `bitlens compress`):
-//! - For a block of a multiple of 4 KiB, the sample that decides Raw is counted per leaf
-//!   ([`huffman::Histograms4::add_runs`]); a block that is then coded only counts the bytes
-//!   outside the sample. Before, the exponent block's sample was counted twice. bf16 compression
-//!   +5 % (median of 10 alternating runs, 1773 → 1866 MB/s).
-//! - A row whose previous full row (in this call, or the encoder's call before at the same width)
-//!   began with `p` sampled-Raw groups is split with those `p` groups straight into the output
-//!   behind their kind bytes (`split_raw_prefix`), the rest into the row buffer; a group whose
-//!   sample then says "code it" is moved back. Before, the raw groups went to the row buffer and
-//!   were copied out. A further +4 % (1851 → 1928 MB/s). The output area is zero-filled first
-//!   (`Vec::resize`, ~5 % of a profile); a scratch build that skipped the fill (`set_len`,
-//!   `unsafe`) was no faster (median 1992 vs 2002 MB/s): the fill fetches the lines the split
-//!   would otherwise fetch itself.
-//!
-//! Together, `lmc_speed --loop compress`, 12 alternating runs: bf16 1777 → 1952 MB/s (+10 %),
-//! fp32 +10 %, fp16 +6 %; `bitlens bench --codecs lmc` (per tensor) bf16 1832–1837 →
-//! 1962–2000 MB/s.
-//!
-//! **The estimates' logarithm, fixed.** `log2_approx` used to return `e + ln(m)` for a count
-//! `2^e · m`, up to 0.31 bit below `log2` (its polynomial is for the natural log), so the sampled
-//! entropies and the split estimates were off (a uniform sample measured 8.09 bits). With the
-//! log right, the Raw sample shrank to 4 KiB with a bias correction (see `sample_says_raw`),
-//! +3 % compression, and the ratios improved a little: per tensor bf16 0.66433 → 0.66428, fp16
-//! 0.84713 → 0.84705, fp32 0.81810 → 0.81807 (stream bf16 0.66460 → 0.66453).
-//!
-//! **Code-length limit 12 bits** (the format maximum):
-//! ```text
-//! limit     bf16      fp16      fp32
-//! 11        0.66465   0.84796   0.81832
-//! 12        0.66450   0.84734   0.81825
-//! ```
-//! 11 bits would let the decoder take five symbols per refill instead of four, but costs fp16
-//! 0.0006 (its 5.5-bit high group has many rare symbols) and would lose to ZipNN there. The
-//! decoder still uses the 5-per-refill loop (2048-entry table) for every block whose longest code
-//! is ≤ 11 bits.
-//!
-//! **Sign rotation** ([`crate::byte_group::Transform`]) on by default: without it the ratios are
-//! bf16 0.67032, fp16 0.84769, fp32 0.82101 (bounds 0.66526 / 0.84482 / 0.81891).
+//! ## Choices (measured in BENCHMARKS.md, "History of the LMC format choices")
+//! - **Block size B = 64 KiB** per group stream: the best ratio on bf16, fp16 and fp32 of 16, 32,
+//!   64 and 128 KiB (smaller blocks pay more tables, larger ones adapt less).
+//! - **B = 128 KiB for 2-byte elements** ([`default_block_log2`]): the same ratio as 64 KiB, and
+//!   faster to code (half the tables to build and read).
+//! - **Code-length limit 12 bits** (the format maximum): 11 bits would cost fp16 0.0006 of ratio;
+//!   blocks whose longest code has at most 11 bits still get the decoder's faster 11-bit tables.
+//! - **Sign rotation** ([`crate::byte_group::Transform`]) on by default: every float type
+//!   compresses better with it (bf16 ratio 0.670 → 0.665).
 
 // Where the code is: `encode` (the block choices and the row-by-row layout), `estimate` (the
 // §4.1 entropy estimates the encoder decides by, and the bound), `decode` (the decoder).

@@ -60,7 +60,7 @@ pub struct StreamDecoder<'s> {
 
 impl<'s> StreamDecoder<'s> {
     /// Opens `stream`, whose original length must be `expected_len`; `threads` as in
-    /// [`Options::threads`].
+    /// [`super::Options::threads`].
     pub fn new(
         stream: &'s [u8],
         expected_len: usize,

@@ -28,7 +28,8 @@ fn block_log2(opts: &Options, width: Width) -> u8 {
 /// window), so the whole input never has to be in memory. The stream is written straight into
 /// the caller's buffer: the header and segment table are reserved up front (the total length is
 /// known) and each segment's compressed size is patched in as it is coded. The bytes are
-/// identical to [`encode`] of the concatenated input, for any piece sizes and thread counts.
+/// identical to [`super::encode()`] of the concatenated input, for any piece sizes and thread
+/// counts.
 pub struct StreamEncoder<'o> {
     out: &'o mut Vec<u8>,
     /// Where the stream written so far ends in `out` (bytes after it are stale).
@@ -46,8 +47,8 @@ pub struct StreamEncoder<'o> {
 
 impl<'o> StreamEncoder<'o> {
     /// Starts a stream of `total_len` input bytes of `width`-byte elements in `out` (cleared; its
-    /// capacity is reused). `opts` as for [`encode`]; with `opts.threads = Some(n > 1)` one pool is
-    /// built for the whole stream.
+    /// capacity is reused). `opts` as for [`super::encode()`]; with `opts.threads = Some(n > 1)`
+    /// one pool is built for the whole stream.
     pub fn new(total_len: u64, width: Width, opts: &Options, out: &'o mut Vec<u8>) -> Self {
         let w = width.bytes();
         let seg = effective_segment_bytes(opts, w);

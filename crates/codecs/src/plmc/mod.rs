@@ -30,7 +30,7 @@
 //! ## Decoder guarantees
 //! The decoder checks every header field and table entry before touching payloads, never panics,
 //! always terminates in time linear in input + output, and allocates at most the output (which
-//! the caller sizes: [`decode`] first checks that the declared length equals `expected_len` and
+//! the caller sizes: [`decode()`] first checks that the declared length equals `expected_len` and
 //! that the stream could decode to that many bytes at all, [`DecodeError::TooLarge`]) plus one
 //! block row (`width × block size`) of scratch per thread. A segment table entry whose
 //! uncompressed length could not come from its compressed length is rejected too.
@@ -39,7 +39,7 @@
 //! [`StreamEncoder`] builds a stream from its input given in pieces of whole segments and
 //! [`StreamDecoder`] decodes one a window of whole segments at a time, so a large input or output
 //! never has to be in memory at once (the snapshot container streams its large LMC frames this
-//! way). The bytes are the same as those of [`encode`] / [`decode`].
+//! way). The bytes are the same as those of [`encode()`] / [`decode()`].
 
 // Where the code is: `header` (the fixed header and segment table, written and checked),
 // `encode` (the stream encoder; its parallel paths in `encode/parallel.rs`), `decode` (the
@@ -82,8 +82,8 @@ pub struct Options {
     /// `width..=MAX_SEGMENT_BYTES`). Part of the format: it changes the output.
     pub segment_bytes: usize,
     /// LMC block size per group stream in bytes (rounded down to a power of two, clamped to
-    /// 4 KiB..=1 MiB); `None` = the default for the width ([`lmc::default_block_log2`]: 128 KiB
-    /// for 2-byte elements, 64 KiB otherwise). Part of the format.
+    /// 4 KiB..=1 MiB); `None` = the default for the width ([`crate::lmc::default_block_log2`]:
+    /// 128 KiB for 2-byte elements, 64 KiB otherwise). Part of the format.
     pub block_bytes: Option<usize>,
     /// Bit transform before grouping. Part of the format.
     pub transform: Transform,
@@ -120,7 +120,7 @@ pub fn encode(data: &[u8], width: Width, opts: &Options) -> Vec<u8> {
     out
 }
 
-/// [`encode`] into a caller-owned buffer: `out` is cleared and receives the stream, reusing its
+/// [`encode()`] into a caller-owned buffer: `out` is cleared and receives the stream, reusing its
 /// capacity (repeated calls then touch no fresh memory).
 pub fn encode_into(data: &[u8], width: Width, opts: &Options, out: &mut Vec<u8>) {
     let mut enc = StreamEncoder::new(data.len() as u64, width, opts, out);
@@ -135,7 +135,7 @@ pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError
     decode_with_threads(stream, expected_len, None)
 }
 
-/// [`decode`] with an explicit thread count (see [`Options::threads`]).
+/// [`decode()`] with an explicit thread count (see [`Options::threads`]).
 pub fn decode_with_threads(
     stream: &[u8],
     expected_len: usize,
