@@ -2,8 +2,8 @@
 //! there are several, into disjoint ranges of the output; and [`StreamDecoder`], which decodes a
 //! window of whole segments at a time.
 
-use super::check;
 use super::header::{read_segments, Segment, StreamInfo};
+use super::{check, with_cached};
 use crate::error::DecodeError;
 use crate::lmc::{self, Params};
 
@@ -153,8 +153,5 @@ thread_local! {
 
 /// Runs `f` with this thread's cached decoder.
 fn with_decoder<R>(f: impl FnOnce(&mut lmc::Decoder) -> R) -> R {
-    DECODER.with(|d| match d.try_borrow_mut() {
-        Ok(mut d) => f(&mut d),
-        Err(_) => f(&mut lmc::Decoder::new()),
-    })
+    with_cached(&DECODER, f)
 }

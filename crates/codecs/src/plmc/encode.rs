@@ -6,7 +6,7 @@
 mod parallel;
 
 use super::header::header_bytes;
-use super::{Options, HEADER_LEN, MAX_SEGMENT_BYTES, SEGMENT_ENTRY_LEN};
+use super::{with_cached, Options, HEADER_LEN, MAX_SEGMENT_BYTES, SEGMENT_ENTRY_LEN};
 use crate::byte_group::Transform;
 use crate::lmc::{self, Params, Width};
 
@@ -151,8 +151,5 @@ thread_local! {
 
 /// Runs `f` with this thread's cached encoder (scratch buffers survive between calls).
 fn with_encoder<R>(f: impl FnOnce(&mut lmc::Encoder) -> R) -> R {
-    ENCODER.with(|e| match e.try_borrow_mut() {
-        Ok(mut e) => f(&mut e),
-        Err(_) => f(&mut lmc::Encoder::new()),
-    })
+    with_cached(&ENCODER, f)
 }

@@ -172,3 +172,15 @@ pub fn decode_into_with_threads(
     check_len(stream, &info, out.len())?;
     decode_checked(stream, &info, out, threads)
 }
+
+/// Runs `f` with this thread's value of `cache` (an LMC encoder or decoder, whose scratch buffers
+/// then survive between calls), or with a fresh one if `f` is already using it further up.
+fn with_cached<T: Default + 'static, R>(
+    cache: &'static std::thread::LocalKey<std::cell::RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    cache.with(|c| match c.try_borrow_mut() {
+        Ok(mut c) => f(&mut c),
+        Err(_) => f(&mut T::default()),
+    })
+}
