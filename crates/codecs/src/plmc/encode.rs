@@ -10,11 +10,15 @@ use super::{with_cached, Options, HEADER_LEN, MAX_SEGMENT_BYTES, SEGMENT_ENTRY_L
 use crate::byte_group::Transform;
 use crate::lmc::{self, Params, Width};
 
+/// The segment size `opts` asks for, clamped to `w..=MAX_SEGMENT_BYTES` and rounded down to a
+/// multiple of the width `w`.
 fn effective_segment_bytes(opts: &Options, w: usize) -> usize {
     let s = opts.segment_bytes.clamp(w, MAX_SEGMENT_BYTES);
     s - s % w
 }
 
+/// The block size `opts` asks for, as log2: rounded down to a power of two and clamped to the
+/// format's range (the width's default when `None`).
 fn block_log2(opts: &Options, width: Width) -> u8 {
     let Some(b) = opts.block_bytes else {
         return lmc::default_block_log2(width);
