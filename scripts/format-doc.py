@@ -12,10 +12,10 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "FORMAT.md"
 MODULES = [
-    ("3.1 PLMC stream (segments)", "plmc.rs"),
-    ("3.2 LMC stream (blocks)", "lmc.rs"),
+    ("3.1 PLMC stream (segments)", "plmc/mod.rs"),
+    ("3.2 LMC stream (blocks)", "lmc/mod.rs"),
     ("3.3 Byte grouping", "byte_group.rs"),
-    ("3.4 Huffman block body", "huffman.rs"),
+    ("3.4 Huffman block body", "huffman/mod.rs"),
     ("3.5 Runs", "rle.rs"),
 ]
 BEGIN, END = "<!-- BEGIN generated from crates/codecs module docs -->", "<!-- END generated -->"

@@ -2,8 +2,9 @@
 //! requested length; arbitrary base/new pairs round-trip exactly through the delta codec.
 #![no_main]
 
-use bitlens_codecs::bitsnap::{decode_delta, decode_quant, encode_delta, encode_quant};
-use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::bitsnap::{decode_delta, decode_quant, encode_delta, encode_quant, Clusters};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::Width;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,10 +19,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let half = rest.len() / 2;
     let (new, old) = (&rest[..half], &rest[half..2 * half]);
-    let width = [1, 2, 4, 8][usize::from(selector % 4)];
+    let width = [Width::W1, Width::W2, Width::W4, Width::W8][usize::from(selector % 4)];
     let packed = encode_delta(new, old, width, selector & 4 != 0);
     assert_eq!(decode_delta(&packed, old).unwrap(), new);
     let format = [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32][usize::from(selector % 3)];
-    let packed = encode_quant(rest, format, 1 + usize::from(selector % 16));
+    let packed = encode_quant(rest, format, Clusters::new(1 + usize::from(selector % 16)).unwrap());
     assert_eq!(decode_quant(&packed, rest.len()).unwrap().len(), rest.len());
 });

@@ -1,7 +1,8 @@
 //! NeuZip speed on a safetensors file's data section (single thread):
 //! `cargo run --release -p bitlens-codecs --example neuzip_speed -- FILE [bf16|f16|f32] [--lossless]`.
 #![allow(clippy::unwrap_used)]
-use bitlens_codecs::neuzip::{self, FloatFormat, Settings};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip::{self, Settings};
 use std::time::Instant;
 
 fn main() {
@@ -17,11 +18,7 @@ fn main() {
     let data = &data[..data.len() / 4 * 4];
     let mut all = vec![Settings::lossless(format)];
     if !args.iter().any(|a| a == "--lossless") {
-        all.push(Settings {
-            format,
-            mantissa_bits: 3,
-            norm_block: 512,
-        });
+        all.push(Settings::lossy(format, 3, 512).expect("valid lossy settings"));
     }
     for s in all {
         let t = Instant::now();
@@ -42,7 +39,7 @@ fn main() {
         assert!(s.is_lossy() || out == data);
         println!(
             "k={:2} ratio {:.4}  encode {:.0} MB/s  decode {:.0} MB/s (into a reused buffer; {:.0} MB/s into a fresh Vec)",
-            s.mantissa_bits,
+            s.mantissa_bits(),
             packed.len() as f64 / data.len() as f64,
             data.len() as f64 / enc / 1e6,
             data.len() as f64 / best / 1e6,

@@ -27,14 +27,38 @@
 //! ```
 
 use crate::cursor::Cursor;
-use crate::error::DecodeError;
-use crate::neuzip::FloatFormat;
+use crate::error::{DecodeError, SettingsError};
+use crate::float::FloatFormat;
+use crate::lmc::Width;
 
 const DELTA_MAGIC: [u8; 4] = *b"BSDL";
 const QUANT_MAGIC: [u8; 4] = *b"BSQ8";
 const VERSION: u8 = 1;
 /// Most clusters (labels are 4 bits).
 pub const MAX_CLUSTERS: usize = 16;
+
+/// A cluster count of the quantization, 1..=[`MAX_CLUSTERS`]: valid by construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Clusters(usize);
+
+impl Clusters {
+    /// [`MAX_CLUSTERS`] clusters, the most the 4-bit labels can tell apart.
+    pub const MAX: Clusters = Clusters(MAX_CLUSTERS);
+
+    /// `n` clusters, if `1 ≤ n ≤ 16`.
+    pub fn new(n: usize) -> Result<Clusters, SettingsError> {
+        if (1..=MAX_CLUSTERS).contains(&n) {
+            Ok(Clusters(n))
+        } else {
+            Err(SettingsError::Clusters { value: n })
+        }
+    }
+
+    /// The count.
+    pub fn get(self) -> usize {
+        self.0
+    }
+}
 
 fn bad(offset: usize, field: &'static str, value: u64) -> DecodeError {
     DecodeError::BadHeader {
@@ -47,10 +71,10 @@ fn bad(offset: usize, field: &'static str, value: u64) -> DecodeError {
 /// Encodes `new` as a delta against `base` (same length) of `width`-byte elements.
 ///
 /// # Panics
-/// If the lengths differ or `width` is 0.
-pub fn encode_delta(new: &[u8], base: &[u8], width: usize, entropy_code: bool) -> Vec<u8> {
+/// If the lengths differ (a programming error: the base is the same tensor's).
+pub fn encode_delta(new: &[u8], base: &[u8], width: Width, entropy_code: bool) -> Vec<u8> {
     assert_eq!(new.len(), base.len(), "delta needs equal lengths");
-    assert!(width > 0);
+    let (w, width) = (width, width.bytes());
     let n = new.len() / width;
     let mut mask = vec![0u8; n.div_ceil(8)];
     let mut changed = Vec::new();
@@ -93,7 +117,6 @@ pub fn encode_delta(new: &[u8], base: &[u8], width: usize, entropy_code: bool) -
         &changed
     };
     if entropy_code {
-        let w = crate::Width::from_bytes(width).unwrap_or(crate::Width::W1);
         let stream = crate::encode(values, w, &crate::Options::default());
         out.extend_from_slice(&(stream.len() as u64).to_le_bytes());
         out.extend_from_slice(&stream);
@@ -224,14 +247,6 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
-fn format_code(f: FloatFormat) -> u8 {
-    match f {
-        FloatFormat::Bf16 => 0,
-        FloatFormat::F16 => 1,
-        FloatFormat::F32 => 2,
-    }
-}
-
 /// Cluster boundaries at the equal-probability quantiles of N(μ, σ²).
 pub fn cluster_boundaries(mean: f64, std: f64, clusters: usize) -> Vec<f64> {
     (1..clusters)
@@ -239,12 +254,9 @@ pub fn cluster_boundaries(mean: f64, std: f64, clusters: usize) -> Vec<f64> {
         .collect()
 }
 
-/// Quantizes floats of `format` to 4-bit cluster labels + uint8 codes (`clusters` ≤ 16).
-///
-/// # Panics
-/// If `clusters` is 0 or more than 16.
-pub fn encode_quant(data: &[u8], format: FloatFormat, clusters: usize) -> Vec<u8> {
-    assert!((1..=MAX_CLUSTERS).contains(&clusters));
+/// Quantizes floats of `format` to 4-bit cluster labels + uint8 codes.
+pub fn encode_quant(data: &[u8], format: FloatFormat, clusters: Clusters) -> Vec<u8> {
+    let clusters = clusters.get();
     let w = format.width();
     let n = data.len() / w;
     let values: Vec<f64> = data.chunks_exact(w).map(|b| format.value(b)).collect();
@@ -273,7 +285,7 @@ pub fn encode_quant(data: &[u8], format: FloatFormat, clusters: usize) -> Vec<u8
         .collect();
     let mut out = Vec::with_capacity(n * 3 / 2 + 64);
     out.extend_from_slice(&QUANT_MAGIC);
-    out.extend_from_slice(&[VERSION, format_code(format), clusters as u8]);
+    out.extend_from_slice(&[VERSION, format.code(), clusters as u8]);
     out.extend_from_slice(&(n as u64).to_le_bytes());
     let tail = &data[n * w..];
     out.push(tail.len() as u8);
@@ -337,12 +349,8 @@ pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, Decod
     if h[0] != VERSION {
         return Err(bad(4, "BitSnap version", u64::from(h[0])));
     }
-    let format = match h[1] {
-        0 => FloatFormat::Bf16,
-        1 => FloatFormat::F16,
-        2 => FloatFormat::F32,
-        other => return Err(bad(5, "float format", u64::from(other))),
-    };
+    let format =
+        FloatFormat::from_code(h[1]).ok_or_else(|| bad(5, "float format", u64::from(h[1])))?;
     let clusters = usize::from(h[2]);
     if !(1..=MAX_CLUSTERS).contains(&clusters) {
         return Err(bad(6, "cluster count", clusters as u64));
@@ -425,4 +433,19 @@ pub fn naive_uint8(values: &[f64]) -> Vec<f64> {
             lo + q * (hi - lo) / 255.0
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1..=16 clusters (4-bit labels); 0 and 17 are refused by name.
+    #[test]
+    fn clusters_are_1_to_16() {
+        assert_eq!(Clusters::new(1).unwrap().get(), 1);
+        assert_eq!(Clusters::new(16), Ok(Clusters::MAX));
+        for n in [0, 17, 255] {
+            assert_eq!(Clusters::new(n), Err(SettingsError::Clusters { value: n }));
+        }
+    }
 }

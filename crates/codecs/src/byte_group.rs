@@ -16,9 +16,9 @@
 //! With [`Transform::SignRotate`] every whole element is first rotated left by one bit (as a
 //! little-endian `w`-byte integer), moving the IEEE sign bit to bit 0. For bf16 and fp32 the
 //! top byte then holds the complete 8-bit exponent instead of sign + 7 exponent bits, which lowers
-//! the summed order-0 entropy of the groups (measured on all-MiniLM-L6-v2, 64 KiB blocks: bf16
-//! 0.6653 → 0.6602, fp32 0.8189 → 0.8164, fp16 0.8448 → 0.8447 of the input size). The same trick
-//! is used by ZipNN. The rotation is fused into the split/merge loops, so it costs nothing extra.
+//! the summed order-0 entropy of the groups (bf16 0.6653 → 0.6602 of the input size; measured in
+//! BENCHMARKS.md, "History of the LMC format choices"). The same trick is used by ZipNN. The
+//! rotation is fused into the split/merge loops, so it costs nothing extra.
 
 /// Per-element bit transform applied before grouping (and undone after merging).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -99,8 +99,8 @@ fn split2_swar<const ROT: bool>(src: &[u8], g0: &mut [u8], g1: &mut [u8]) {
     let (c0, r0) = g0.as_chunks_mut::<8>();
     let (c1, r1) = g1.as_chunks_mut::<8>();
     for ((c, a), b) in c_src.iter().zip(c0.iter_mut()).zip(c1.iter_mut()) {
-        let mut x0 = u64::from_le_bytes(c[..8].try_into().unwrap());
-        let mut x1 = u64::from_le_bytes(c[8..].try_into().unwrap());
+        let mut x0 = u64::from_le_bytes(c[..8].try_into().expect("8 of 16 bytes"));
+        let mut x1 = u64::from_le_bytes(c[8..].try_into().expect("8 of 16 bytes"));
         if ROT {
             x0 = rotl16x4(x0);
             x1 = rotl16x4(x1);

@@ -1,5 +1,5 @@
 //! A bounds-checked little-endian reader over a stream, shared by the NeuZip and BitSnap decoders:
-//! every read names the offset and the bytes that were missing.
+//! every read names the offset and the bytes that were missing (a helper, not from a paper).
 
 use crate::error::DecodeError;
 

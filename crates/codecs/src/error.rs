@@ -1,12 +1,42 @@
-//! The one error type of the decoders (LMC paper §4.2 / §4.3 streams).
+//! The error types of the codecs: [`DecodeError`] for the decoders of every stream (LMC paper
+//! §4.2 / §4.3, NeuZip, BitSnap) and [`SettingsError`] for encoder settings.
 //!
 //! Decoders treat bad input as normal input: every rejection is a [`DecodeError`] variant that
 //! names what was wrong and where. All `offset` fields are absolute byte offsets into the stream
 //! handed to the decoder (for [`crate::plmc::decode`], the whole PLMC stream; for
 //! [`crate::lmc::decode_into`], the LMC payload plus the `base_offset` the caller passed).
-//! Encoders never fail.
+//! Encoders never fail: settings a codec cannot take are refused when they are built, with a
+//! [`SettingsError`] that names the setting and its value.
 
+use crate::float::FloatFormat;
 use thiserror::Error;
+
+/// Why encoder settings were refused (by the constructor of the settings type, so that an
+/// encoder never meets them).
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SettingsError {
+    /// NeuZip: lossy settings keep 0, 1 or 3 mantissa bits (lossless ones all of them).
+    #[error("NeuZip mantissa_bits = {value} for {format:?}: lossy keeps 0, 1 or 3, lossless all of them")]
+    MantissaBits {
+        /// The float format.
+        format: FloatFormat,
+        /// The mantissa bits asked for.
+        value: u32,
+    },
+    /// NeuZip: the normalization block of lossy settings is 32, 64, 128, 256 or 512 values.
+    #[error("NeuZip norm_block = {value}: must be 32, 64, 128, 256 or 512")]
+    NormBlock {
+        /// The block size asked for.
+        value: usize,
+    },
+    /// BitSnap quantization: 1..=16 clusters (labels are 4 bits).
+    #[error("BitSnap clusters = {value}: must be 1..=16 (labels are 4 bits)")]
+    Clusters {
+        /// The cluster count asked for.
+        value: usize,
+    },
+}
 
 /// Why a compressed stream was rejected.
 #[non_exhaustive]

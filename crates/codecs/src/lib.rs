@@ -1,9 +1,12 @@
 //! bitlens codecs: entropy coders, byte transforms and one module per paper codec.
 //!
-//! Implemented so far: LMC / PLMC ("Lossless Compression for LLM Tensor Incremental Snapshots",
-//! §4), built from [`byte_group`] (§4 byte grouping), [`huffman`] (§4.2 block-adaptive canonical
-//! Huffman), [`rle`] (§4 / §4.2 runs), [`lmc`] (§4.2 the codec) and [`plmc`] (§4.3 the parallel,
-//! segmented stream). Decoders return [`DecodeError`] and never panic.
+//! LMC / PLMC ("Lossless Compression for LLM Tensor Incremental Snapshots", paper 000, §4), built
+//! from [`byte_group`] (§4 byte grouping), [`huffman`] (§4.2 block-adaptive canonical Huffman),
+//! [`rle`] (§4 / §4.2 runs), [`lmc`] (§4.2 the codec) and [`plmc`] (§4.3 the parallel, segmented
+//! stream); NeuZip ([`neuzip`], paper 003, with the [`rans`] coder) and BitSnap ([`bitsnap`],
+//! paper 001), which take floats apart through [`float`]. Decoders return [`DecodeError`] and
+//! never panic; encoders take settings that are valid by construction ([`SettingsError`] says
+//! why one was refused) and never fail.
 //!
 //! ```
 //! use bitlens_codecs::{decode, encode, Options, Width};
@@ -20,6 +23,7 @@ pub mod byte_group;
 mod cpu;
 mod cursor;
 pub mod error;
+pub mod float;
 pub mod huffman;
 pub mod lmc;
 pub mod neuzip;
@@ -39,7 +43,7 @@ pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
 }
 
 pub use byte_group::Transform;
-pub use error::DecodeError;
+pub use error::{DecodeError, SettingsError};
 pub use lmc::{Params, Width};
 pub use plmc::{
     decode, decode_into, encode, encode_into, Options, StreamDecoder, StreamEncoder, StreamInfo,

@@ -27,7 +27,8 @@
 //! fields in a single pass.
 
 use crate::cursor::Cursor;
-use crate::error::DecodeError;
+use crate::error::{DecodeError, SettingsError};
+use crate::float::FloatFormat;
 use crate::rans;
 
 /// Values per rANS block of exponents.
@@ -35,132 +36,13 @@ pub const EXPONENT_BLOCK: usize = 65536;
 const MAGIC: [u8; 4] = *b"NZIP";
 const VERSION: u8 = 1;
 
-/// The float formats NeuZip handles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FloatFormat {
-    /// bfloat16: 1 sign, 8 exponent, 7 mantissa bits.
-    Bf16,
-    /// IEEE half: 1, 5, 10.
-    F16,
-    /// IEEE single: 1, 8, 23.
-    F32,
-}
-
-impl FloatFormat {
-    /// Bytes per value.
-    pub fn width(self) -> usize {
-        match self {
-            FloatFormat::Bf16 | FloatFormat::F16 => 2,
-            FloatFormat::F32 => 4,
-        }
-    }
-
-    /// Exponent bits.
-    pub fn exponent_bits(self) -> u32 {
-        match self {
-            FloatFormat::F16 => 5,
-            _ => 8,
-        }
-    }
-
-    /// Mantissa bits.
-    pub fn mantissa_bits(self) -> u32 {
-        match self {
-            FloatFormat::Bf16 => 7,
-            FloatFormat::F16 => 10,
-            FloatFormat::F32 => 23,
-        }
-    }
-
-    fn code(self) -> u8 {
-        match self {
-            FloatFormat::Bf16 => 0,
-            FloatFormat::F16 => 1,
-            FloatFormat::F32 => 2,
-        }
-    }
-
-    fn from_code(c: u8) -> Option<FloatFormat> {
-        [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32]
-            .into_iter()
-            .find(|f| f.code() == c)
-    }
-
-    fn bias(self) -> i32 {
-        (1 << (self.exponent_bits() - 1)) - 1
-    }
-
-    fn coef_bytes(self) -> usize {
-        self.mantissa_bits().div_ceil(8) as usize
-    }
-
-    /// The value of one little-endian element (`width()` bytes) as `f64` (exact).
-    pub fn value(self, b: &[u8]) -> f64 {
-        self.to_f64(self.read(b))
-    }
-
-    /// Writes `x` rounded to this format (to nearest, ties to even) as `width()` little-endian
-    /// bytes.
-    pub fn put_value(self, x: f64, out: &mut [u8]) {
-        self.write(self.bits_of(x), out)
-    }
-
-    fn read(self, b: &[u8]) -> u32 {
-        match self.width() {
-            2 => u32::from(u16::from_le_bytes([b[0], b[1]])),
-            _ => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-        }
-    }
-
-    fn write(self, v: u32, out: &mut [u8]) {
-        match self.width() {
-            2 => out.copy_from_slice(&(v as u16).to_le_bytes()),
-            _ => out.copy_from_slice(&v.to_le_bytes()),
-        }
-    }
-
-    /// (sign, biased exponent, mantissa) of a bit pattern.
-    fn split(self, v: u32) -> (u32, u32, u32) {
-        let m = self.mantissa_bits();
-        let e = self.exponent_bits();
-        (
-            v >> (m + e) & 1,
-            v >> m & ((1 << e) - 1),
-            v & ((1 << m) - 1),
-        )
-    }
-
-    fn join(self, s: u32, e: u32, m: u32) -> u32 {
-        (s << (self.mantissa_bits() + self.exponent_bits())) | (e << self.mantissa_bits()) | m
-    }
-
-    fn to_f64(self, v: u32) -> f64 {
-        match self {
-            FloatFormat::Bf16 => f64::from(f32::from_bits(v << 16)),
-            FloatFormat::F16 => half::f16::from_bits(v as u16).to_f64(),
-            FloatFormat::F32 => f64::from(f32::from_bits(v)),
-        }
-    }
-
-    #[inline]
-    fn bits_of(self, x: f64) -> u32 {
-        match self {
-            FloatFormat::Bf16 => u32::from(half::bf16::from_f64(x).to_bits()),
-            FloatFormat::F16 => u32::from(half::f16::from_f64(x).to_bits()),
-            FloatFormat::F32 => (x as f32).to_bits(),
-        }
-    }
-}
-
-/// Encoder settings.
+/// Encoder settings, valid by construction ([`Settings::lossless`], [`Settings::lossy`],
+/// [`Settings::new`]): the encoder never meets a value it cannot code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
-    /// The float format of the input.
-    pub format: FloatFormat,
-    /// Kept mantissa bits: the format's full mantissa for lossless, or 0, 1 or 3.
-    pub mantissa_bits: u32,
-    /// Normalization block size for lossy mode (32..=512, a power of two).
-    pub norm_block: usize,
+    format: FloatFormat,
+    mantissa_bits: u32,
+    norm_block: usize,
 }
 
 impl Settings {
@@ -173,32 +55,62 @@ impl Settings {
         }
     }
 
+    /// Lossy NeuZip (§2.3): `mantissa_bits` ∈ {0, 1, 3} kept, normalized in blocks of
+    /// `norm_block` ∈ {32, 64, 128, 256, 512} values.
+    pub fn lossy(
+        format: FloatFormat,
+        mantissa_bits: u32,
+        norm_block: usize,
+    ) -> Result<Self, SettingsError> {
+        if ![0, 1, 3].contains(&mantissa_bits) {
+            return Err(SettingsError::MantissaBits {
+                format,
+                value: mantissa_bits,
+            });
+        }
+        if !(32..=512).contains(&norm_block) || !norm_block.is_power_of_two() {
+            return Err(SettingsError::NormBlock { value: norm_block });
+        }
+        Ok(Settings {
+            format,
+            mantissa_bits,
+            norm_block,
+        })
+    }
+
+    /// Lossless when `mantissa_bits` is the format's full mantissa (`norm_block` is then not
+    /// used), else [`Settings::lossy`].
+    pub fn new(
+        format: FloatFormat,
+        mantissa_bits: u32,
+        norm_block: usize,
+    ) -> Result<Self, SettingsError> {
+        if mantissa_bits == format.mantissa_bits() {
+            Ok(Settings::lossless(format))
+        } else {
+            Settings::lossy(format, mantissa_bits, norm_block)
+        }
+    }
+
+    /// The float format of the input.
+    pub fn format(&self) -> FloatFormat {
+        self.format
+    }
+
+    /// Kept mantissa bits: the format's full mantissa for lossless, or 0, 1 or 3.
+    pub fn mantissa_bits(&self) -> u32 {
+        self.mantissa_bits
+    }
+
+    /// Normalization block size of lossy settings (32..=512, a power of two); 0 for lossless.
+    pub fn norm_block(&self) -> usize {
+        self.norm_block
+    }
+
     /// True when decoding is not exact.
     pub fn is_lossy(&self) -> bool {
         self.mantissa_bits < self.format.mantissa_bits()
     }
-}
-
-/// Why NeuZip settings were refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid NeuZip settings: {0}")]
-pub struct SettingsError(pub &'static str);
-
-/// Checks lossy settings: k ∈ {0, 1, 3} (or the full mantissa), block 32..=512, power of two.
-pub fn check(settings: &Settings) -> Result<(), SettingsError> {
-    if settings.is_lossy() {
-        if ![0, 1, 3].contains(&settings.mantissa_bits) {
-            return Err(SettingsError("lossy mantissa bits must be 0, 1 or 3"));
-        }
-        if !(32..=512).contains(&settings.norm_block) || !settings.norm_block.is_power_of_two() {
-            return Err(SettingsError(
-                "normalization block must be 32, 64, 128, 256 or 512",
-            ));
-        }
-    } else if settings.mantissa_bits != settings.format.mantissa_bits() {
-        return Err(SettingsError("mantissa bits exceed the format"));
-    }
-    Ok(())
 }
 
 /// LSB-first writer of fixed-width bit fields.
@@ -227,13 +139,9 @@ impl BitWriter {
     }
 }
 
-/// Encodes `data` (values of `settings.format`, little-endian) into a NeuZip stream. For lossy
+/// Encodes `data` (values of `settings.format()`, little-endian) into a NeuZip stream. For lossy
 /// settings, also returns nothing about the error; use [`decode`] to see the reconstruction.
-///
-/// # Panics
-/// If the settings fail [`check`].
 pub fn encode(data: &[u8], settings: &Settings) -> Vec<u8> {
-    check(settings).expect("valid NeuZip settings");
     let f = settings.format;
     let w = f.width();
     let n = data.len() / w;
@@ -439,26 +347,8 @@ fn decode_with<'o>(
     if head[0] != VERSION {
         return Err(bad(4, "NeuZip version", u64::from(head[0])));
     }
-    let f = FloatFormat::from_code(head[1])
-        .ok_or_else(|| bad(5, "float format", u64::from(head[1])))?;
-    let k = u32::from(head[2]);
-    let norm_log2 = u32::from(head[3]);
-    let settings = Settings {
-        format: f,
-        mantissa_bits: k,
-        norm_block: if norm_log2 == 0 {
-            0
-        } else {
-            1usize.checked_shl(norm_log2).unwrap_or(0)
-        },
-    };
-    if check(&settings).is_err() || (settings.is_lossy() != (norm_log2 > 0)) {
-        return Err(bad(
-            6,
-            "mantissa bits / normalization block",
-            u64::from(k) << 8 | u64::from(norm_log2),
-        ));
-    }
+    let settings = header_settings(head)?;
+    let (f, k) = (settings.format, settings.mantissa_bits);
     let n = c.u64()?;
     let tail_len = c.take(1)?[0] as usize;
     let w = f.width();
@@ -603,27 +493,102 @@ fn read_field(bytes: &[u8], bit: u64, width: u32) -> u32 {
     ((acc >> (bit % 8)) & ((1u64 << width) - 1)) as u32
 }
 
-/// Reads the header of a stream.
+/// Reads the header of a stream; its settings are checked as [`decode`] checks them.
 pub fn read_header(stream: &[u8]) -> Result<Header, DecodeError> {
     let mut c = Cursor::new(stream);
     let magic = c.take(4)?;
     if magic != MAGIC {
         return Err(bad(0, "NeuZip magic", 0));
     }
-    let head = c.take(4)?;
-    let f = FloatFormat::from_code(head[1])
-        .ok_or_else(|| bad(5, "float format", u64::from(head[1])))?;
+    let settings = header_settings(c.take(4)?)?;
     let n = c.u64()?;
     Ok(Header {
-        settings: Settings {
-            format: f,
-            mantissa_bits: u32::from(head[2]),
-            norm_block: if head[3] == 0 {
-                0
-            } else {
-                1 << head[3].min(31)
-            },
-        },
+        settings,
         values: n,
     })
+}
+
+/// The settings that header bytes 4..8 (version, format, k, norm_log2) declare: valid
+/// [`Settings`] whose normalization block is given exactly when they are lossy.
+fn header_settings(head: &[u8]) -> Result<Settings, DecodeError> {
+    let f = FloatFormat::from_code(head[1])
+        .ok_or_else(|| bad(5, "float format", u64::from(head[1])))?;
+    let k = u32::from(head[2]);
+    let norm_log2 = u32::from(head[3]);
+    let norm_block = if norm_log2 == 0 {
+        0
+    } else {
+        1usize.checked_shl(norm_log2).unwrap_or(0)
+    };
+    match Settings::new(f, k, norm_block) {
+        Ok(s) if s.is_lossy() == (norm_log2 > 0) => Ok(s),
+        _ => Err(bad(
+            6,
+            "mantissa bits / normalization block",
+            u64::from(k) << 8 | u64::from(norm_log2),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lossy settings keep 0, 1 or 3 mantissa bits; any other count is refused by name.
+    #[test]
+    fn lossy_mantissa_bits_are_0_1_or_3() {
+        for k in [0, 1, 3] {
+            let s = Settings::lossy(FloatFormat::Bf16, k, 512).unwrap();
+            assert_eq!((s.mantissa_bits(), s.is_lossy()), (k, true));
+        }
+        for (format, k) in [
+            (FloatFormat::Bf16, 2),
+            (FloatFormat::F16, 7),
+            (FloatFormat::F32, 4),
+        ] {
+            assert_eq!(
+                Settings::lossy(format, k, 512),
+                Err(SettingsError::MantissaBits { format, value: k })
+            );
+        }
+    }
+
+    /// The normalization block is a power of two in 32..=512.
+    #[test]
+    fn lossy_norm_block_is_a_power_of_two_in_32_to_512() {
+        for b in [32, 64, 128, 256, 512] {
+            assert_eq!(
+                Settings::lossy(FloatFormat::F32, 1, b)
+                    .unwrap()
+                    .norm_block(),
+                b
+            );
+        }
+        for b in [0, 16, 48, 1024] {
+            assert_eq!(
+                Settings::lossy(FloatFormat::F32, 1, b),
+                Err(SettingsError::NormBlock { value: b })
+            );
+        }
+    }
+
+    /// `new` is lossless exactly at the format's full mantissa (the block then does not
+    /// matter); more bits than the format has are refused.
+    #[test]
+    fn new_is_lossless_at_the_full_mantissa_and_refuses_more() {
+        for f in [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32] {
+            let full = f.mantissa_bits();
+            assert_eq!(Settings::new(f, full, 7), Ok(Settings::lossless(f)));
+            assert_eq!(
+                Settings::new(f, full + 1, 512),
+                Err(SettingsError::MantissaBits {
+                    format: f,
+                    value: full + 1
+                })
+            );
+        }
+        // 7 bits is bf16's whole mantissa but a lossy width f16 cannot take.
+        assert!(Settings::new(FloatFormat::F16, 7, 512).is_err());
+        assert!(Settings::new(FloatFormat::F16, 3, 512).unwrap().is_lossy());
+    }
 }

@@ -17,21 +17,10 @@
 //!    variant only when the most frequent byte covers at least [`RUN_TRY_SHARE`] of the block
 //!    and keeps it only when its exact cost is lower than the plain Huffman block.
 //!
-//! Measured (`examples/lmc_speed.rs`) on the all-MiniLM-L6-v2 data section XORed with a copy
-//! where 5 % of the elements (random positions) changed; ratio = compressed / original:
-//! ```text
-//! bf16, change              plain Huffman only   + run symbols   + ungrouped layout   zstd -3
-//! ±1..8 ulp (small update)  0.14088              0.04078         0.04079              0.06254
-//! random new value          0.17545              0.09714         0.07928              0.10097
-//! fp32, change
-//! ±1..8 ulp (small update)                       0.02078         0.02074              0.03273
-//! random new value                               0.09714         0.06786              0.07858
-//! ```
-//! Plain Huffman is stuck near its 1 bit/byte floor. Run symbols fix that; the ungrouped layout
-//! ([`crate::lmc::LAYOUT_BYTES`], tried for sparse segments) stops paying for each changed
-//! element's position once per byte group when all its bytes changed. LMC then beats zstd -3 in
-//! all four cases. The run variant is never chosen on the (non-sparse) weights themselves, and
-//! the [`RUN_TRY_SHARE`] threshold (0.25, 0.35 and 0.5 tried) changes none of these numbers.
+//! On sparse deltas run symbols get below plain Huffman's 1 bit/byte floor, and LMC (with the
+//! ungrouped layout, [`crate::lmc::LAYOUT_BYTES`]) beats zstd -3 on the MiniLM weights with 5 %
+//! of the elements changed; the run variant is never chosen on the weights themselves (measured
+//! in BENCHMARKS.md, "History of the LMC format choices").
 
 /// The most frequent byte must cover at least this share of a block before the run variant is
 /// tried (below it runs are short and the plain code is already close to entropy).

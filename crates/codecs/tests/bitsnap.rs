@@ -3,8 +3,10 @@
 // Helpers outside the #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
+use bitlens_codecs::bitsnap::Clusters;
 use bitlens_codecs::bitsnap::{self, decode_delta, decode_quant, encode_delta, encode_quant};
-use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::Width;
 use bitlens_test_support::{floats, rng};
 use proptest::prelude::*;
 
@@ -28,7 +30,7 @@ proptest! {
         let mut base = rng::bytes(seed, n * width);
         base.extend(rng::bytes(seed + 1, tail % width));
         let new = changed(&base, width, per_mille, seed + 2);
-        let packed = encode_delta(&new, &base, width, coded);
+        let packed = encode_delta(&new, &base, Width::from_bytes(width).unwrap(), coded);
         prop_assert_eq!(decode_delta(&packed, &base).unwrap(), new);
     }
 
@@ -54,7 +56,7 @@ fn sparse_deltas_shrink_with_the_change_rate_and_fall_back_to_dense() {
     let mut last = 0;
     for per_mille in [10, 30, 150, 500, 950] {
         let new = changed(&base, 2, per_mille, 2);
-        let packed = encode_delta(&new, &base, 2, false);
+        let packed = encode_delta(&new, &base, Width::W2, false);
         assert!(packed.len() > last, "{per_mille}");
         last = packed.len();
         let ratio = new.len() as f64 / packed.len() as f64;
@@ -75,7 +77,7 @@ fn sparse_deltas_shrink_with_the_change_rate_and_fall_back_to_dense() {
 fn corrupt_deltas_are_typed_errors() {
     let base = rng::bytes(3, 4000);
     let new = changed(&base, 2, 50, 4);
-    let packed = encode_delta(&new, &base, 2, false);
+    let packed = encode_delta(&new, &base, Width::W2, false);
     assert!(
         decode_delta(&packed, &base[..3998]).is_err(),
         "wrong base length"
@@ -123,7 +125,7 @@ fn optimizer_like(n: usize, seed: u64) -> Vec<f64> {
 fn cluster_quantization_beats_naive_uint8_at_2_67x() {
     let values = optimizer_like(100_000, 5);
     let data = f32_bytes(&values);
-    let packed = encode_quant(&data, FloatFormat::F32, 16);
+    let packed = encode_quant(&data, FloatFormat::F32, Clusters::MAX);
     let ratio = data.len() as f64 / packed.len() as f64;
     assert!((2.6..2.7).contains(&ratio), "ratio {ratio}");
     let back = f32_values(&decode_quant(&packed, data.len()).unwrap());
@@ -171,7 +173,7 @@ fn quantization_keeps_specials_and_all_formats_decode() {
         // NaN and +Inf patterns at known positions
         data[..w].copy_from_slice(&specials.nan.to_le_bytes()[..w]);
         data[w..2 * w].copy_from_slice(&specials.inf.to_le_bytes()[..w]);
-        let packed = encode_quant(&data, f, 16);
+        let packed = encode_quant(&data, f, Clusters::MAX);
         let back = decode_quant(&packed, data.len()).unwrap();
         assert_eq!(&back[..2 * w], &data[..2 * w], "{f:?}");
     }

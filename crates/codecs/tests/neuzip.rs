@@ -1,7 +1,9 @@
 //! NeuZip: lossless round trips over every float pattern, the lossy error bound of §2.3, size
 //! against the exponent-entropy bound on real weights, and garbage input.
+#![allow(clippy::unwrap_used)]
 
-use bitlens_codecs::neuzip::{self, FloatFormat, Settings};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip::{self, Settings};
 use bitlens_test_support::{floats, rng::xorshift, safetensors, weights};
 use proptest::prelude::*;
 
@@ -79,7 +81,7 @@ proptest! {
         let f = FORMATS[fi];
         let b = 1usize << log_b;
         let data = patterned(f, seed, n);
-        let s = Settings { format: f, mantissa_bits: k, norm_block: b };
+        let s = Settings::lossy(f, k, b).unwrap();
         let packed = neuzip::encode(&data, &s);
         let back = neuzip::decode(&packed, data.len()).unwrap();
         let w = f.width();
@@ -208,11 +210,7 @@ fn lossy_on_real_weights_shrinks_and_stays_bounded() {
     };
     let mut last = usize::MAX;
     for k in [3, 1, 0] {
-        let s = Settings {
-            format: FloatFormat::Bf16,
-            mantissa_bits: k,
-            norm_block: 512,
-        };
+        let s = Settings::lossy(FloatFormat::Bf16, k, 512).unwrap();
         let packed = neuzip::encode(&data, &s);
         assert!(packed.len() < last);
         last = packed.len();

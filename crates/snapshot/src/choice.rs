@@ -4,7 +4,9 @@
 //! (integer position ids, masks), so a whole checkpoint can be stored with one choice.
 
 use crate::codec::Codec;
-use bitlens_codecs::neuzip::{self, FloatFormat};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip;
+use bitlens_codecs::{bitsnap, Width};
 use bitlens_tensors::Dtype;
 use std::fmt;
 use std::str::FromStr;
@@ -106,21 +108,20 @@ impl CodecChoice {
             (CodecKind::Stored, _) => Codec::Stored,
             (CodecKind::Neuzip, Some(format)) => {
                 let k = self.mantissa_bits.unwrap_or(format.mantissa_bits());
-                let lossy = k < format.mantissa_bits();
-                Codec::NeuZip(neuzip::Settings {
-                    format,
-                    mantissa_bits: k,
-                    norm_block: if lossy { self.norm_block } else { 0 },
-                })
+                // Settings `check` refuses never get here; a mantissa width that another format
+                // has but this one cannot take (7 on f16) stays lossless, with LMC.
+                neuzip::Settings::new(format, k, self.norm_block).map_or(lmc, Codec::NeuZip)
             }
             (CodecKind::Bitsnap, _) => Codec::BitSnapDelta {
-                width: dtype.lane_bytes() as u8,
+                width: Width::from_bytes(dtype.lane_bytes()).unwrap_or(Width::W1),
                 entropy_coded: true,
             },
-            (CodecKind::BitsnapQuant, Some(format)) => Codec::BitSnapQuant {
-                format,
-                clusters: self.clusters,
-            },
+            (CodecKind::BitsnapQuant, Some(format)) => {
+                match bitsnap::Clusters::new(usize::from(self.clusters)) {
+                    Ok(clusters) => Codec::BitSnapQuant { format, clusters },
+                    Err(_) => lmc, // refused by `check`
+                }
+            }
             (CodecKind::Neuzip | CodecKind::BitsnapQuant, None) => lmc,
         }
     }

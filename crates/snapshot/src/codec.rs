@@ -6,7 +6,8 @@
 //! part of the format (docs/FORMAT.md); new codecs take new ids and never change an old one.
 
 use crate::error::SnapshotError;
-use bitlens_codecs::neuzip::{self, FloatFormat};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::neuzip;
 use bitlens_codecs::{bitsnap, DecodeError, Options, Width};
 
 /// A codec with its parameters.
@@ -25,8 +26,8 @@ pub enum Codec {
     NeuZip(neuzip::Settings),
     /// BitSnap delta: bitmask of changed elements + their new values (id 3; lossless; needs a base).
     BitSnapDelta {
-        /// Element width in bytes.
-        width: u8,
+        /// Element width.
+        width: Width,
         /// Entropy-code the value stream with PLMC.
         entropy_coded: bool,
     },
@@ -35,7 +36,7 @@ pub enum Codec {
         /// Float format of the values.
         format: FloatFormat,
         /// Number of clusters, 1..=16.
-        clusters: u8,
+        clusters: bitsnap::Clusters,
     },
 }
 
@@ -108,7 +109,7 @@ impl Codec {
     /// The float format whose values a lossy codec approximates (for error reports).
     pub fn value_format(&self) -> Option<FloatFormat> {
         match self {
-            Codec::NeuZip(s) => Some(s.format),
+            Codec::NeuZip(s) => Some(s.format()),
             Codec::BitSnapQuant { format, .. } => Some(*format),
             _ => None,
         }
@@ -120,10 +121,10 @@ impl Codec {
             Codec::Stored => Vec::new(),
             Codec::Lmc { width } => vec![width.bytes() as u8],
             Codec::NeuZip(s) => vec![
-                format_code(s.format),
-                s.mantissa_bits as u8,
+                format_code(s.format()),
+                s.mantissa_bits() as u8,
                 if s.is_lossy() {
-                    s.norm_block.trailing_zeros() as u8
+                    s.norm_block().trailing_zeros() as u8
                 } else {
                     0
                 },
@@ -131,8 +132,10 @@ impl Codec {
             Codec::BitSnapDelta {
                 width,
                 entropy_coded,
-            } => vec![*width, u8::from(*entropy_coded)],
-            Codec::BitSnapQuant { format, clusters } => vec![format_code(*format), *clusters],
+            } => vec![width.bytes() as u8, u8::from(*entropy_coded)],
+            Codec::BitSnapQuant { format, clusters } => {
+                vec![format_code(*format), clusters.get() as u8]
+            }
         }
     }
 
@@ -151,27 +154,26 @@ impl Codec {
             (NEUZIP, [f, k, log_b]) => {
                 let format =
                     format_from_code(*f).ok_or_else(|| bad(format!("neuzip format {f}")))?;
-                let settings = neuzip::Settings {
-                    format,
-                    mantissa_bits: u32::from(*k),
-                    norm_block: if *log_b == 0 {
-                        0
-                    } else {
-                        1usize << (*log_b).min(31)
-                    },
+                let norm_block = if *log_b == 0 {
+                    0
+                } else {
+                    1usize << (*log_b).min(31)
                 };
-                neuzip::check(&settings).map_err(|e| bad(e.to_string()))?;
+                let settings = neuzip::Settings::new(format, u32::from(*k), norm_block)
+                    .map_err(|e| bad(e.to_string()))?;
                 Codec::NeuZip(settings)
             }
             (BITSNAP_DELTA, [w, coded]) if [1, 2, 4, 8].contains(w) && *coded <= 1 => {
                 Codec::BitSnapDelta {
-                    width: *w,
+                    width: Width::from_bytes(usize::from(*w))
+                        .ok_or_else(|| bad(format!("bitsnap width {w}")))?,
                     entropy_coded: *coded == 1,
                 }
             }
             (BITSNAP_QUANT, [f, c]) if (1..=16).contains(c) => Codec::BitSnapQuant {
                 format: format_from_code(*f).ok_or_else(|| bad(format!("bitsnap format {f}")))?,
-                clusters: *c,
+                clusters: bitsnap::Clusters::new(usize::from(*c))
+                    .map_err(|e| bad(e.to_string()))?,
             },
             (STORED | LMC | NEUZIP | BITSNAP_DELTA | BITSNAP_QUANT, _) => {
                 return Err(bad(format!(
@@ -217,12 +219,7 @@ impl Codec {
                     &scratch[..]
                 }
             };
-            out.extend(bitsnap::encode_delta(
-                raw,
-                base,
-                usize::from(*width),
-                *entropy_coded,
-            ));
+            out.extend(bitsnap::encode_delta(raw, base, *width, *entropy_coded));
             return;
         }
         let input = match base {
@@ -239,11 +236,9 @@ impl Codec {
                 bitlens_codecs::encode_into(input, *width, &Options::default(), out)
             }
             Codec::NeuZip(s) => out.extend(neuzip::encode(input, s)),
-            Codec::BitSnapQuant { format, clusters } => out.extend(bitsnap::encode_quant(
-                input,
-                *format,
-                usize::from(*clusters),
-            )),
+            Codec::BitSnapQuant { format, clusters } => {
+                out.extend(bitsnap::encode_quant(input, *format, *clusters))
+            }
             Codec::BitSnapDelta { .. } => unreachable!("handled above"),
         }
     }

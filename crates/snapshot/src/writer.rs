@@ -7,7 +7,7 @@ use crate::format::{
     self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
 };
 use crate::metrics::ErrorStats;
-use bitlens_codecs::neuzip::FloatFormat;
+use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::{Options, StreamEncoder};
 use bitlens_tensors::{Dtype, Header};
 use std::io::Write;

@@ -1,0 +1,309 @@
+//! Reading a Huffman block body, LMC paper §4.2: the code-length table and stream sizes, then
+//! the four streams, for plain blocks and for blocks with run symbols ([`crate::rle`]).
+//!
+//! After the table is read, a block whose codes are short (mean length under the code's own
+//! distribution at most half the table bits, e.g. exponent bytes at ~2.6 bits) gets a
+//! *multi-symbol* table: each of its `2^bits` entries (11 bits when the longest code allows, else
+//! 12) holds the up to three symbols whose codes fit wholly in those bits, their count and the
+//! bits they use. Other blocks (near-random bytes at ~8 bits) get the one-symbol table
+//! (`symbol << 4 | length`). The four streams are decoded as interleaved lanes by
+//! `decode_kernels`; each lane's last symbols are decoded here one at a time.
+
+use super::bitio::{get_leb128, BitIn};
+use super::decode_kernels;
+use super::lookup::{build_decode_table, build_multi_table, Lookup};
+use super::prefetch::Prefetch;
+use super::table::read_table;
+use super::{quarters, MAX_CODE_LEN, MAX_RUN_SYMBOLS, MAX_SYMBOLS, TABLE_SIZE};
+use crate::error::DecodeError;
+
+/// Reusable decoder state (the 8 KiB single-symbol and 16 KiB multi-symbol lookup tables).
+pub struct DecodeScratch {
+    table: Box<[u16; TABLE_SIZE]>,
+    multi: Box<[u32; TABLE_SIZE]>,
+    lengths: [u8; MAX_SYMBOLS],
+    /// Lines to request while a block decodes (see [`Prefetch`]): the decoder points it at the
+    /// row's raw group in the payload and at the row's output, which merging reads and writes
+    /// next.
+    pub prefetch: Prefetch,
+}
+
+impl Default for DecodeScratch {
+    fn default() -> Self {
+        DecodeScratch {
+            table: Box::new([0u16; TABLE_SIZE]),
+            multi: Box::new([0u32; TABLE_SIZE]),
+            lengths: [0u8; MAX_SYMBOLS],
+            prefetch: Prefetch::default(),
+        }
+    }
+}
+
+/// Parses table and stream sizes of a Huffman block body starting at `data[0]`, checks that the
+/// code is complete and builds the lookup table; returns (header bytes consumed, stream sizes,
+/// table bits, lookup). Byte codes (`nsym` = 256) whose mean length under their own distribution
+/// is at most half the table bits get the multi-symbol table.
+fn read_header(
+    data: &[u8],
+    nsym: usize,
+    scratch: &mut DecodeScratch,
+    block_off: u64,
+) -> Result<(usize, [usize; 4], u32, Lookup), DecodeError> {
+    let lengths = &mut scratch.lengths[..nsym];
+    let table_bytes = read_table(data, lengths).map_err(|reason| {
+        if reason == "code table runs past the end of the block" {
+            DecodeError::Truncated {
+                offset: block_off,
+                needed: data.len() as u64 + 1,
+                available: data.len() as u64,
+            }
+        } else {
+            DecodeError::InvalidCodeTable {
+                block: block_off,
+                reason,
+            }
+        }
+    })?;
+    let invalid = |reason| DecodeError::InvalidCodeTable {
+        block: block_off,
+        reason,
+    };
+    let mut counts = [0u32; MAX_CODE_LEN as usize + 1];
+    for &l in lengths.iter() {
+        counts[l as usize] += 1;
+    }
+    counts[0] = 0;
+    // Kraft sum and mean length (under 2^-length), both scaled by 2^12.
+    let (mut kraft, mut mean) = (0u64, 0u64);
+    for (l, &c) in counts.iter().enumerate().skip(1) {
+        kraft += (c as u64) << (MAX_CODE_LEN as usize - l);
+        mean += (c as u64 * l as u64) << (MAX_CODE_LEN as usize - l);
+    }
+    match kraft.cmp(&(1 << MAX_CODE_LEN)) {
+        std::cmp::Ordering::Greater => return Err(invalid("over-subscribed code lengths")),
+        std::cmp::Ordering::Less => return Err(invalid("incomplete code lengths")),
+        std::cmp::Ordering::Equal => {}
+    }
+    let bits = if counts[MAX_CODE_LEN as usize] == 0 {
+        11
+    } else {
+        MAX_CODE_LEN
+    };
+    let lookup = if nsym == 256 && 2 * mean <= (bits as u64) << MAX_CODE_LEN {
+        build_multi_table(lengths, &counts, bits, &mut scratch.multi);
+        Lookup::Multi
+    } else {
+        build_decode_table(lengths, bits, &mut scratch.table[..]).map_err(invalid)?;
+        Lookup::Single
+    };
+    let mut pos = table_bytes;
+    let mut sizes = [0usize; 4];
+    for s in sizes.iter_mut() {
+        *s = get_leb128(data, &mut pos).ok_or(DecodeError::Truncated {
+            offset: block_off,
+            needed: pos as u64 + 1,
+            available: data.len() as u64,
+        })? as usize;
+    }
+    Ok((pos, sizes, bits, lookup))
+}
+
+fn split_streams(
+    data: &[u8],
+    pos: usize,
+    sizes: [usize; 4],
+    data_off: u64,
+) -> Result<([&[u8]; 4], usize), DecodeError> {
+    let total: u64 = sizes.iter().map(|&s| s as u64).sum();
+    let avail = (data.len() - pos) as u64;
+    if total > avail {
+        return Err(DecodeError::Truncated {
+            offset: data_off + pos as u64,
+            needed: total,
+            available: avail,
+        });
+    }
+    let mut p = pos;
+    let mut s: [&[u8]; 4] = [&[]; 4];
+    for j in 0..4 {
+        s[j] = &data[p..p + sizes[j]];
+        p += sizes[j];
+    }
+    Ok((s, p))
+}
+
+fn check_end(r: &BitIn, j: usize, block_off: u64) -> Result<(), DecodeError> {
+    let len_bits = r.buf.len() as u64 * 8;
+    let used = r.consumed();
+    if used > len_bits {
+        return Err(DecodeError::CorruptBitstream {
+            block: block_off,
+            stream: j as u8,
+            reason: "bit stream overrun",
+        });
+    }
+    if len_bits - used >= 8 {
+        return Err(DecodeError::CorruptBitstream {
+            block: block_off,
+            stream: j as u8,
+            reason: "bit stream has unused bytes",
+        });
+    }
+    Ok(())
+}
+
+/// Decodes a plain Huffman block body from the start of `data` into `out` (the block's exact
+/// length). `data_off` is the absolute offset of `data[0]`; `block_off` that of the kind byte.
+/// Returns the bytes consumed.
+pub fn decode_plain(
+    data: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+    data_off: u64,
+    block_off: u64,
+) -> Result<usize, DecodeError> {
+    let (pos, sizes, bits, lookup) = read_header(data, 256, scratch, block_off)?;
+    let total: usize = sizes.iter().sum();
+    if total > data.len() - pos {
+        return Err(DecodeError::Truncated {
+            offset: data_off + pos as u64,
+            needed: total as u64,
+            available: (data.len() - pos) as u64,
+        });
+    }
+    let streams = &data[pos..pos + total];
+    let lanes = Lanes::new(sizes, out.len());
+    let done = match lookup {
+        Lookup::Multi => decode_kernels::decode_multi(
+            bits,
+            &scratch.multi,
+            streams,
+            &lanes,
+            out,
+            &mut scratch.prefetch,
+        ),
+        Lookup::Single => decode_kernels::decode_single(
+            bits,
+            &scratch.table,
+            streams,
+            &lanes,
+            out,
+            &mut scratch.prefetch,
+        ),
+    };
+    for j in 0..4 {
+        let (bp, p) = done[j];
+        let stream = &streams[lanes.input[j]..lanes.input[j + 1]];
+        let mut r = BitIn::at(stream, bp - 8 * lanes.input[j] as u64);
+        let o = &mut out[p..lanes.output[j + 1]];
+        match lookup {
+            Lookup::Multi => {
+                let lengths = &scratch.lengths;
+                for x in o.iter_mut() {
+                    r.refill_if(bits);
+                    let sym = scratch.multi[r.index(bits)] as u8;
+                    r.skip(lengths[sym as usize] as u32);
+                    *x = sym;
+                }
+            }
+            Lookup::Single => {
+                for x in o.iter_mut() {
+                    r.refill_if(bits);
+                    let e = scratch.table[r.index(bits)];
+                    r.skip((e & 15) as u32);
+                    *x = (e >> 4) as u8;
+                }
+            }
+        }
+        check_end(&r, j, block_off)?;
+    }
+    Ok(pos + total)
+}
+
+/// Where the four streams of a block start in its stream bytes, and the quarters they decode
+/// to in its output (`input[4]`, `output[4]`: the ends).
+pub(super) struct Lanes {
+    pub(super) input: [usize; 5],
+    pub(super) output: [usize; 5],
+}
+
+impl Lanes {
+    fn new(sizes: [usize; 4], n: usize) -> Lanes {
+        let q = quarters(n);
+        let mut l = Lanes {
+            input: [0; 5],
+            output: [0; 5],
+        };
+        for j in 0..4 {
+            l.input[j + 1] = l.input[j] + sizes[j];
+            l.output[j + 1] = l.output[j] + q[j];
+        }
+        l
+    }
+}
+
+/// Decodes a Huffman-with-runs block body (starting at `run_value`) into `out`. Returns the
+/// bytes consumed.
+pub fn decode_runs(
+    data: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+    data_off: u64,
+    block_off: u64,
+) -> Result<usize, DecodeError> {
+    if data.len() < 2 {
+        return Err(DecodeError::Truncated {
+            offset: data_off,
+            needed: 2,
+            available: data.len() as u64,
+        });
+    }
+    let run_value = data[0];
+    let nrun = data[1] as usize;
+    if nrun == 0 || nrun > MAX_RUN_SYMBOLS {
+        return Err(DecodeError::InvalidCodeTable {
+            block: block_off,
+            reason: "run symbol count out of range 1..=21",
+        });
+    }
+    let (pos, sizes, bits, _) = read_header(&data[2..], 256 + nrun, scratch, block_off)?;
+    let (streams, end) = split_streams(data, pos + 2, sizes, data_off)?;
+    let mask = (1usize << bits) - 1;
+    let table: &[u16; TABLE_SIZE] = &scratch.table;
+    let qs = quarters(out.len());
+    let mut start = 0;
+    for j in 0..4 {
+        let o = &mut out[start..start + qs[j]];
+        start += qs[j];
+        let mut r = BitIn::new(streams[j]);
+        let mut p = 0;
+        while p < o.len() {
+            if r.nbits < 32 {
+                r.refill();
+            }
+            let e = table[(r.bits as usize) & mask & (TABLE_SIZE - 1)];
+            let l = (e & 15) as u32;
+            r.bits >>= l;
+            r.nbits -= l;
+            let sym = (e >> 4) as usize;
+            if sym < 256 {
+                o[p] = sym as u8;
+                p += 1;
+            } else {
+                let k = (sym - 256) as u32;
+                let len = (1usize << k) + r.take(k) as usize;
+                if len > o.len() - p {
+                    return Err(DecodeError::CorruptBitstream {
+                        block: block_off,
+                        stream: j as u8,
+                        reason: "run crosses the end of its quarter",
+                    });
+                }
+                o[p..p + len].fill(run_value);
+                p += len;
+            }
+        }
+        check_end(&r, j, block_off)?;
+    }
+    Ok(end)
+}

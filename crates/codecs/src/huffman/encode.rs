@@ -1,0 +1,176 @@
+//! Writing a Huffman block body, LMC paper §4.2: the code-length table, the four stream sizes and
+//! the four streams, for plain blocks and for blocks with run symbols ([`crate::rle`]).
+//!
+//! The encoder codes the quarters one after the other (one lane's state fits in registers;
+//! interleaved lanes spilled), with separate code and length tables and a branch-free flush.
+//! Blocks with few distinct bytes are coded two symbols per lookup from a pair table. Flushes run
+//! in windows of 64 into a fixed-size slice at a masked offset, which leaves the loop without
+//! bounds checks and with no `unsafe` (the loops are in `encode_kernels`).
+
+use super::bitio::{put_leb128, BitOut};
+use super::encode_kernels::{encode_lanes_dispatch, encode_pairs_dispatch, WINDOW};
+use super::lengths::encode_codes;
+use super::prefetch::Prefetch;
+use super::{quarters, MAX_SYMBOLS};
+
+/// Reusable scratch space of the block encoder.
+#[derive(Default)]
+pub struct EncodeScratch {
+    streams: [Vec<u8>; 4],
+    plain: Vec<u8>,
+    pairs: Option<PairTable>,
+    /// Lines of the next block row to request while coding (see [`Prefetch`]).
+    pub prefetch: Prefetch,
+}
+
+/// The codes and lengths of byte pairs `a, b` at index `a | b << 8` (see
+/// `encode_kernels::encode_pairs`): in two tables, so that the coding loop uses each entry
+/// straight from memory (a shift and an add with a memory operand) instead of unpacking it.
+pub(super) struct PairTable {
+    /// Both codes, a's bits first.
+    pub(super) bits: Box<[u64; 1 << 16]>,
+    /// Their total length.
+    pub(super) lens: Box<[u32; 1 << 16]>,
+}
+
+/// The pair table in `slot` (768 KiB, allocated on first use).
+pub(super) fn pair_table(slot: &mut Option<PairTable>) -> &mut PairTable {
+    slot.get_or_insert_with(|| PairTable {
+        bits: vec![0u64; 1 << 16]
+            .into_boxed_slice()
+            .try_into()
+            .expect("length is 2^16"),
+        lens: vec![0u32; 1 << 16]
+            .into_boxed_slice()
+            .try_into()
+            .expect("length is 2^16"),
+    })
+}
+
+/// Appends the body of a plain Huffman block (table, sizes, four streams) coding `block` with
+/// `lengths` (256 entries, a complete code covering every byte in `block`); `table` is
+/// [`super::write_table`]`(lengths)`.
+pub fn encode_plain(
+    block: &[u8],
+    lengths: &[u8],
+    table: &[u8],
+    scratch: &mut EncodeScratch,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(table);
+    let mut codes = [0u32; 256];
+    encode_codes(lengths, &mut codes);
+    let max_len = lengths.iter().copied().max().unwrap_or(0) as usize;
+    let qs = quarters(block.len());
+    // One scratch buffer, stream j at offset j·cap (fewer live registers in the hot loop).
+    let cap = qs[3] * max_len / 8 + 16 + WINDOW + 8;
+    if scratch.plain.len() < 4 * cap {
+        scratch.plain.resize(4 * cap, 0);
+    }
+    let used = lengths.iter().filter(|&&l| l > 0).count();
+    let sizes = if used * used <= block.len() / PAIR_TABLE_SHARE {
+        let pairs = pair_table(&mut scratch.pairs);
+        fill_pairs(&codes, pairs);
+        encode_pairs_dispatch(
+            max_len <= 9,
+            block,
+            &codes,
+            pairs,
+            &mut scratch.plain,
+            cap,
+            &mut scratch.prefetch,
+        )
+    } else {
+        encode_lanes_dispatch(
+            max_len <= 11,
+            block,
+            &codes,
+            &mut scratch.plain,
+            cap,
+            &mut scratch.prefetch,
+        )
+    };
+    for &s in &sizes {
+        put_leb128(s as u32, out);
+    }
+    for (j, &n) in sizes.iter().enumerate() {
+        out.extend_from_slice(&scratch.plain[j * cap..j * cap + n]);
+    }
+}
+
+/// Pair coding is used when the block has at least this many bytes per pair-table entry written
+/// (`used²`), so that filling the table costs a small part of what the pair loop saves.
+const PAIR_TABLE_SHARE: usize = 4;
+
+/// Fills the pair-table entries of every pair of used symbols (see
+/// `encode_kernels::encode_pairs`); entries of unused symbols are left as they are: a block only
+/// ever looks up pairs of its own symbols.
+pub(super) fn fill_pairs(codes: &[u32; 256], pairs: &mut PairTable) {
+    let mut used = [(0u32, 0u32, 0usize); 256];
+    let mut n = 0;
+    for (s, &c) in codes.iter().enumerate() {
+        if c & 15 != 0 {
+            used[n] = (c >> 4, c & 15, s);
+            n += 1;
+        }
+    }
+    let used = &used[..n];
+    for &(cb, lb, b) in used {
+        let bits = &mut pairs.bits[b << 8..(b + 1) << 8];
+        let lens = &mut pairs.lens[b << 8..(b + 1) << 8];
+        for &(ca, la, a) in used {
+            bits[a] = u64::from(ca | cb << la);
+            lens[a] = la + lb;
+        }
+    }
+}
+
+/// Appends the body of a Huffman-with-runs block: `run_value`, `nrun`, table, sizes, streams.
+/// `lengths` has `256 + nrun` entries and must cover every token of `block` (see
+/// [`crate::rle::run_histogram`]); `table` is [`super::write_table`]`(lengths)`.
+pub fn encode_runs(
+    block: &[u8],
+    run_value: u8,
+    lengths: &[u8],
+    table: &[u8],
+    scratch: &mut EncodeScratch,
+    out: &mut Vec<u8>,
+) {
+    let nrun = lengths.len() - 256;
+    out.push(run_value);
+    out.push(nrun as u8);
+    out.extend_from_slice(table);
+    let mut codes = [0u32; MAX_SYMBOLS];
+    encode_codes(lengths, &mut codes[..lengths.len()]);
+    let qs = quarters(block.len());
+    let mut start = 0;
+    let mut sizes = [0usize; 4];
+    for j in 0..4 {
+        let q = &block[start..start + qs[j]];
+        start += qs[j];
+        let s = &mut scratch.streams[j];
+        let need = q.len() * 4 + 16;
+        if s.len() < need {
+            s.resize(need, 0);
+        }
+        let mut w = BitOut::new(s);
+        crate::rle::for_each_token(q, run_value, |tok| match tok {
+            crate::rle::Token::Literal(b) => {
+                w.put(codes[b as usize]);
+                w.flush();
+            }
+            crate::rle::Token::Run { k, extra } => {
+                w.put(codes[256 + k as usize]);
+                w.put_bits(extra, k as u32);
+                w.flush();
+            }
+        });
+        sizes[j] = w.finish();
+    }
+    for &s in &sizes {
+        put_leb128(s as u32, out);
+    }
+    for (s, &n) in scratch.streams.iter().zip(&sizes) {
+        out.extend_from_slice(&s[..n]);
+    }
+}

@@ -1,0 +1,174 @@
+//! The decoder's lookup tables of a block's code (LMC paper §4.2 decoding; the table shapes are an
+//! implementation choice): the one-symbol table (`symbol << 4 | length` per slot, which also
+//! checks that the code is complete) and, for short codes, the multi-symbol table that yields up
+//! to [`MULTI_MAX`] symbols per lookup.
+
+use super::lengths::encode_codes;
+use super::{MAX_CODE_LEN, MAX_SYMBOLS, TABLE_SIZE};
+
+/// Builds a decoding table (`symbol << 4 | length`, indexed by the next `table_bits` bits) for
+/// `lengths`, checking that the code is complete and within `table_bits`.
+#[inline]
+pub(super) fn build_decode_table(
+    lengths: &[u8],
+    table_bits: u32,
+    table: &mut [u16],
+) -> Result<(), &'static str> {
+    let mut kraft: u64 = 0;
+    for &l in lengths {
+        if l as u32 > table_bits {
+            return Err("code length over the limit");
+        }
+        if l > 0 {
+            kraft += 1 << (table_bits - l as u32);
+        }
+    }
+    let size = 1usize << table_bits;
+    if kraft > size as u64 {
+        return Err("over-subscribed code lengths");
+    }
+    if kraft < size as u64 {
+        return Err("incomplete code lengths");
+    }
+    let mut codes = [0u32; MAX_SYMBOLS];
+    encode_codes(lengths, &mut codes[..lengths.len()]);
+    for (s, &c) in codes[..lengths.len()].iter().enumerate() {
+        let l = c & 15;
+        if l == 0 {
+            continue;
+        }
+        let entry = ((s as u16) << 4) | l as u16;
+        let mut j = (c >> 4) as usize;
+        while j < size {
+            table[j] = entry;
+            j += 1 << l;
+        }
+    }
+    Ok(())
+}
+
+/// Most symbols one multi-symbol table entry decodes.
+pub(super) const MULTI_MAX: usize = 3;
+
+/// `REVERSED_12[v]`: the 12 low bits of `v` in reverse order (x86-64 has no bit-reverse
+/// instruction; this makes the multi-symbol table build ~4× faster).
+static REVERSED_12: [u16; TABLE_SIZE] = {
+    let mut t = [0u16; TABLE_SIZE];
+    let mut v = 0;
+    while v < TABLE_SIZE {
+        t[v] = ((v as u32).reverse_bits() >> (32 - MAX_CODE_LEN)) as u16;
+        v += 1;
+    }
+    t
+};
+
+/// Builds the multi-symbol table of a byte code (`lengths`: 256 entries, a complete code of at
+/// most `bits` bits whose lengths are counted in `counts`), indexed by the next `bits` bits.
+/// Entry `i` holds the up to [`MULTI_MAX`] symbols whose codes lie wholly inside the bits `i`:
+/// bytes 0..=2 the symbols, bits 24..=29 the bits they use, bits 30..=31 their count (so the
+/// decoder stores the entry as it is and shifts by `entry >> 24`, whose count bits a 64-bit
+/// shift ignores).
+///
+/// Every slot is written exactly once. Slots are enumerated by the symbol sequence they start
+/// with: for each first symbol `a` and each second symbol `b` that fits after it, the slots
+/// of each fitting third symbol `c` (every `2^(la+lb+lc)`-th slot); then the slots of `ab` whose
+/// remaining `r` bits begin a code longer than `r` (in canonical order those are the `r`-bit
+/// prefixes from `prefixes[r]` on, the space that codes of length ≤ `r` leave over), which keep
+/// two symbols; likewise for the slots of `a` that hold only `a`.
+#[inline]
+pub(super) fn build_multi_table(
+    lengths: &[u8],
+    counts: &[u32; MAX_CODE_LEN as usize + 1],
+    bits: u32,
+    multi: &mut [u32; TABLE_SIZE],
+) {
+    let mut codes = [0u32; 256];
+    encode_codes(&lengths[..256], &mut codes);
+    // Used symbols as (reversed code, length, symbol), in canonical order (length, symbol).
+    let mut start = [0usize; MAX_CODE_LEN as usize + 2];
+    for l in 1..=MAX_CODE_LEN as usize {
+        start[l + 1] = start[l] + counts[l] as usize;
+    }
+    let mut used = [(0u32, 0u32, 0u32); 256];
+    for (sym, &c) in codes.iter().enumerate() {
+        let l = (c & 15) as usize;
+        if l > 0 {
+            used[start[l]] = (c >> 4, l as u32, sym as u32);
+            start[l] += 1;
+        }
+    }
+    let used = &used[..start[MAX_CODE_LEN as usize]];
+    // prefixes[r]: how many r-bit (MSB-first) prefixes codes of length ≤ r cover.
+    let mut prefixes = [0u32; MAX_CODE_LEN as usize + 1];
+    for r in 1..=bits as usize {
+        prefixes[r] = 2 * prefixes[r - 1] + counts[r];
+    }
+    let size = 1usize << bits;
+    // Slots `prefix | x << u` whose next code does not fit the remaining bits.
+    let fill_long = |multi: &mut [u32; TABLE_SIZE], prefix: u32, u: u32, entry: u32| {
+        let r = bits - u;
+        if r == 0 {
+            multi[prefix as usize] = entry;
+            return;
+        }
+        for v in prefixes[r as usize]..1 << r {
+            let rev = (REVERSED_12[v as usize] >> (MAX_CODE_LEN - r)) as u32;
+            multi[(prefix | rev << u) as usize & (TABLE_SIZE - 1)] = entry;
+        }
+    };
+    for &(ca, la, sa) in used {
+        let ea = sa;
+        for &(cb, lb, sb) in used {
+            let u2 = la + lb;
+            if u2 > bits {
+                break;
+            }
+            let c2 = ca | cb << la;
+            let eab = ea | sb << 8;
+            for &(cc, lc, sc) in used {
+                let u3 = u2 + lc;
+                if u3 > bits {
+                    break;
+                }
+                let entry = eab | sc << 16 | 3 << 30 | u3 << 24;
+                let at = (c2 | cc << u2) as usize;
+                for chunk in multi[..size].chunks_exact_mut(1 << u3) {
+                    chunk[at] = entry;
+                }
+            }
+            fill_long(multi, c2, u2, eab | 2 << 30 | u2 << 24);
+        }
+        fill_long(multi, ca, la, ea | 1 << 30 | la << 24);
+    }
+}
+
+/// How a block's codes are looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lookup {
+    /// One symbol per lookup (`symbol << 4 | length` entries).
+    Single,
+    /// Up to [`MULTI_MAX`] symbols per lookup ([`build_multi_table`] entries).
+    Multi,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_subscribed_table_is_rejected() {
+        let mut l = vec![0u8; 256];
+        l[..3].fill(1);
+        let mut t = vec![0u16; TABLE_SIZE];
+        assert_eq!(
+            build_decode_table(&l, 12, &mut t),
+            Err("over-subscribed code lengths")
+        );
+        l[2] = 0;
+        l[1] = 2;
+        assert_eq!(
+            build_decode_table(&l, 12, &mut t),
+            Err("incomplete code lengths")
+        );
+    }
+}

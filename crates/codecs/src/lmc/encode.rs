@@ -1,0 +1,484 @@
+//! The LMC encoder, LMC paper §4.2 (with the byte grouping of §4): block rows of the grouped
+//! input, and for each block the cheapest of Run, Raw, Huffman, Huffman with runs and a split.
+
+use super::estimate::{estimate_bytes, looks_incompressible, sample_says_raw, SAMPLE_WORDS};
+use super::{
+    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RAW, KIND_RUN, KIND_SPLIT, LAYOUT_BYTES,
+    LAYOUT_GROUPED, PREFETCH_LINES, SPLIT_LEAF,
+};
+use crate::byte_group::{self, Transform};
+use crate::huffman::{self, EncodeScratch, Prefetch, MAX_SYMBOLS};
+use crate::rle;
+
+/// Reusable LMC encoder (holds scratch buffers; one per thread).
+#[derive(Default)]
+pub struct Encoder {
+    grouped: Vec<u8>,
+    alt: Vec<u8>,
+    scratch: EncodeScratch,
+    table: Vec<u8>,
+    run_table: Vec<u8>,
+    run_freqs: Vec<u32>,
+    run_lengths: Vec<u8>,
+    /// (width, groups) of the last full block row encoded: how many of its leading groups were
+    /// stored Raw by their sample, the guess for the next row (see [`split_raw_prefix`]).
+    raw_prefix: (usize, usize),
+}
+
+impl Encoder {
+    /// A new encoder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the LMC stream of `data` to `out`.
+    pub fn encode_into(&mut self, data: &[u8], params: &Params, out: &mut Vec<u8>) {
+        let w = params.width.bytes();
+        // Worst case: every block Raw (+1 byte each); reserving it avoids any reallocation.
+        out.reserve(data.len() + data.len() / params.block_bytes() + 2 * w + 64);
+        let start = out.len();
+        out.push(LAYOUT_GROUPED);
+        self.encode_body(data, params, w, out);
+        if w > 1 && looks_sparse(data) {
+            // Sparse (delta) data: also try the ungrouped layout and keep the smaller.
+            let mut alt = std::mem::take(&mut self.alt);
+            alt.clear();
+            alt.push(LAYOUT_BYTES);
+            self.encode_body(data, params, 1, &mut alt);
+            if alt.len() < out.len() - start {
+                out.truncate(start);
+                out.extend_from_slice(&alt);
+            }
+            self.alt = alt;
+        }
+    }
+
+    /// The blocks (and tail) of `data` grouped by `w` (1 = not grouped).
+    fn encode_body(&mut self, data: &[u8], params: &Params, w: usize, out: &mut Vec<u8>) {
+        let bs = params.block_bytes();
+        let limit = params.limit();
+        if w == 1 {
+            for (k, block) in data.chunks(bs).enumerate() {
+                let next = data.get((k + 1) * bs..).unwrap_or(&[]);
+                self.scratch.prefetch = Prefetch::new(&next[..next.len().min(bs)], PREFETCH_LINES);
+                self.encode_block(block, limit, out);
+            }
+            self.scratch.prefetch = Prefetch::default();
+            return;
+        }
+        let e = byte_group::group_len(data.len(), w);
+        let mut grouped = std::mem::take(&mut self.grouped);
+        let row_bytes = bs * w;
+        if grouped.len() < row_bytes.min(e * w) {
+            grouped.resize(row_bytes.min(e * w), 0);
+        }
+        // Block rows: the blocks of elements [r·B, (r+1)·B) of every group, group 0 first.
+        let elems = &data[..e * w];
+        // Leading groups of the last full row (of this call or, for the same width, the call
+        // before) that their sample sent to Raw blocks: the prediction for the next row.
+        let mut raw_prefix = match self.raw_prefix {
+            (width, prefix) if width == w => prefix,
+            _ => 0,
+        };
+        for (r, row) in elems.chunks(row_bytes).enumerate() {
+            let n = row.len() / w;
+            let g = &mut grouped[..row.len()];
+            // Only blocks of ≥ 64 KiB are sampled (see `looks_incompressible`).
+            let sampled = n >= 4 * SPLIT_LEAF;
+            let mut prefix = if raw_prefix > 0 && sampled {
+                split_raw_prefix(row, w, params.transform, raw_prefix, g, out)
+            } else {
+                byte_group::split(row, w, params.transform, g);
+                0
+            };
+            // The next row is requested while the row's last group (the exponents, for floats:
+            // the most coding work) is coded, `PREFETCH_LINES · w` lines per 64 flushes.
+            let next = elems.get((r + 1) * row_bytes..).unwrap_or(&[]);
+            let next = &next[..next.len().min(row_bytes)];
+            for (k, block) in g.chunks(n).enumerate().skip(prefix) {
+                self.scratch.prefetch = if k + 1 == w {
+                    Prefetch::new(next, PREFETCH_LINES * w)
+                } else {
+                    Prefetch::default()
+                };
+                let sampled_raw = self.encode_block(block, limit, out);
+                if sampled_raw && k == prefix {
+                    prefix += 1;
+                }
+            }
+            if sampled {
+                raw_prefix = prefix;
+            }
+        }
+        self.raw_prefix = (w, raw_prefix);
+        self.scratch.prefetch = Prefetch::default();
+        out.extend_from_slice(&data[e * w..]);
+        self.grouped = grouped;
+    }
+
+    /// Appends the coded `block`; returns whether its sample sent it to a Raw block (see
+    /// [`looks_incompressible`]).
+    fn encode_block(&mut self, block: &[u8], limit: u32, out: &mut Vec<u8>) -> bool {
+        // Leaf histograms in one pass: 1, 2 or 4 leaves of ≥ SPLIT_LEAF bytes.
+        let leaves = match block.len() / SPLIT_LEAF {
+            0 | 1 => 1,
+            2 | 3 => 2,
+            _ => 4,
+        };
+        let mut bounds = [0usize; 5];
+        for i in 0..leaves {
+            bounds[i + 1] = split_point(block.len(), leaves, i + 1);
+        }
+        let mut h = [[0u32; 256]; 4];
+        if leaves == 4 && block.len().is_multiple_of(8 * SAMPLE_WORDS) {
+            // Whole blocks: the sample is counted per leaf, and when the block is coded only
+            // the bytes outside the sample are counted next (the sample words are the first 8
+            // bytes of each stride, and every leaf holds a whole number of strides).
+            let parts = std::array::from_fn(|i| &block[bounds[i]..bounds[i + 1]]);
+            let stride = block.len() / SAMPLE_WORDS;
+            let mut counts = huffman::Histograms4::new();
+            counts.add_runs(parts, stride, 0, 8);
+            if sample_says_raw(&counts.total(), 8 * SAMPLE_WORDS) {
+                out.push(KIND_RAW);
+                out.extend_from_slice(block);
+                return true;
+            }
+            counts.add_runs(parts, stride, 8, stride);
+            counts.finish_into(&mut h);
+        } else if looks_incompressible(block) {
+            out.push(KIND_RAW);
+            out.extend_from_slice(block);
+            return true;
+        } else if leaves == 1 {
+            let hist = huffman::histogram(block);
+            self.encode_leaf(block, &hist, limit, out);
+            return false;
+        } else if leaves == 4 {
+            h = huffman::histograms4(std::array::from_fn(|i| &block[bounds[i]..bounds[i + 1]]));
+        } else {
+            for i in 0..leaves {
+                h[i] = huffman::histogram(&block[bounds[i]..bounds[i + 1]]);
+            }
+        }
+        self.encode_leaves(block, &h, &bounds[..=leaves], limit, out);
+        false
+    }
+
+    /// Codes `block`, cut into 2 or 4 leaves at `bounds` with histograms `h`, as one leaf or as
+    /// split blocks, whichever is estimated cheapest.
+    fn encode_leaves(
+        &mut self,
+        block: &[u8],
+        h: &[[u32; 256]; 4],
+        bounds: &[usize],
+        limit: u32,
+        out: &mut Vec<u8>,
+    ) {
+        let leaves = bounds.len() - 1;
+        let sum =
+            |a: &[u32; 256], b: &[u32; 256]| -> [u32; 256] { std::array::from_fn(|i| a[i] + b[i]) };
+        if leaves == 2 {
+            let whole = sum(&h[0], &h[1]);
+            let split = 1.0
+                + estimate_bytes(&h[0], bounds[1])
+                + estimate_bytes(&h[1], bounds[2] - bounds[1]);
+            if split + SPLIT_MARGIN < estimate_bytes(&whole, block.len()) {
+                out.push(KIND_SPLIT);
+                self.encode_leaf(&block[..bounds[1]], &h[0], limit, out);
+                self.encode_leaf(&block[bounds[1]..], &h[1], limit, out);
+            } else {
+                self.encode_leaf(block, &whole, limit, out);
+            }
+            return;
+        }
+        // Four leaves: optimal tree over {whole, two halves, four quarters} by estimated cost.
+        let q: [f64; 4] = std::array::from_fn(|i| estimate_bytes(&h[i], bounds[i + 1] - bounds[i]));
+        let halves = [sum(&h[0], &h[1]), sum(&h[2], &h[3])];
+        let mut half_split = [false; 2];
+        let mut half_cost = [0f64; 2];
+        for j in 0..2 {
+            let single = estimate_bytes(&halves[j], bounds[2 * j + 2] - bounds[2 * j]);
+            let split = 1.0 + q[2 * j] + q[2 * j + 1];
+            half_split[j] = split + SPLIT_MARGIN < single;
+            half_cost[j] = if half_split[j] { split } else { single };
+        }
+        let whole = sum(&halves[0], &halves[1]);
+        if 1.0 + half_cost[0] + half_cost[1] + SPLIT_MARGIN >= estimate_bytes(&whole, block.len()) {
+            return self.encode_leaf(block, &whole, limit, out);
+        }
+        out.push(KIND_SPLIT);
+        for j in 0..2 {
+            if half_split[j] {
+                out.push(KIND_SPLIT);
+                self.encode_leaf(
+                    &block[bounds[2 * j]..bounds[2 * j + 1]],
+                    &h[2 * j],
+                    limit,
+                    out,
+                );
+                self.encode_leaf(
+                    &block[bounds[2 * j + 1]..bounds[2 * j + 2]],
+                    &h[2 * j + 1],
+                    limit,
+                    out,
+                );
+            } else {
+                self.encode_leaf(
+                    &block[bounds[2 * j]..bounds[2 * j + 2]],
+                    &halves[j],
+                    limit,
+                    out,
+                );
+            }
+        }
+    }
+
+    fn encode_leaf(&mut self, block: &[u8], hist: &[u32; 256], limit: u32, out: &mut Vec<u8>) {
+        let n = block.len();
+        if let Some(v) = hist.iter().position(|&c| c as usize == n) {
+            out.push(KIND_RUN);
+            out.push(v as u8);
+            return;
+        }
+
+        let mut lengths = [0u8; 256];
+        huffman::build_lengths(hist, limit, &mut lengths);
+        let mut bits = huffman::code_cost_bits(hist, &lengths);
+        if limit > FAST_CODE_LIMIT && lengths.iter().any(|&l| u32::from(l) > FAST_CODE_LIMIT) {
+            // Codes of at most 11 bits decode with a half-size table holding more symbols per
+            // lookup; take them when they cost at most 1/1024 more.
+            let mut short = [0u8; 256];
+            huffman::build_lengths(hist, FAST_CODE_LIMIT, &mut short);
+            let short_bits = huffman::code_cost_bits(hist, &short);
+            if short_bits <= bits + bits / 1024 {
+                lengths = short;
+                bits = short_bits;
+            }
+        }
+        self.table.clear();
+        huffman::write_table(&lengths, &mut self.table);
+        // kind + table + 4 LEB128 sizes + streams (each rounded up to a byte).
+        let plain_cost =
+            1 + self.table.len() + leb_len(bits / 32) * 4 + bits.div_ceil(8) as usize + 3;
+        let raw_cost = 1 + n;
+
+        let (max_i, &max_f) = hist
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, &f)| (f, std::cmp::Reverse(i)))
+            .unwrap_or((0, &0));
+        let mut run_cost = usize::MAX;
+        let mut nrun = 0;
+        if max_f as f64 >= rle::RUN_TRY_SHARE * n as f64 {
+            self.run_freqs.resize(MAX_SYMBOLS, 0);
+            let (nr, extra) = rle::run_histogram(block, max_i as u8, &mut self.run_freqs);
+            nrun = nr;
+            let nsym = 256 + nrun;
+            self.run_lengths.resize(nsym, 0);
+            huffman::build_lengths(&self.run_freqs[..nsym], limit, &mut self.run_lengths);
+            let rbits = huffman::code_cost_bits(&self.run_freqs[..nsym], &self.run_lengths) + extra;
+            self.run_table.clear();
+            huffman::write_table(&self.run_lengths, &mut self.run_table);
+            run_cost =
+                3 + self.run_table.len() + leb_len(rbits / 32) * 4 + rbits.div_ceil(8) as usize + 3;
+        }
+
+        if run_cost < plain_cost && run_cost < raw_cost {
+            out.push(KIND_HUFFMAN_RUNS);
+            huffman::encode_runs(
+                block,
+                max_i as u8,
+                &self.run_lengths[..256 + nrun],
+                &self.run_table,
+                &mut self.scratch,
+                out,
+            );
+        } else if plain_cost < raw_cost {
+            out.push(KIND_HUFFMAN);
+            huffman::encode_plain(block, &lengths, &self.table, &mut self.scratch, out);
+        } else {
+            out.push(KIND_RAW);
+            out.extend_from_slice(block);
+        }
+    }
+}
+
+/// Splits the whole elements of `row` (width `w`) into byte groups, the first `prefix` written
+/// straight into `out` as Raw blocks and the others into `grouped` (group `k` at `k · n`), in
+/// one pass; then checks each of the `prefix` blocks with the sample of
+/// [`looks_incompressible`], as [`Encoder::encode_block`] would. The first block that fails and
+/// those after it are moved to `grouped` and taken out of `out`. Returns how many stayed. The
+/// stream is the same as if every group had gone through `grouped`, minus one copy of the row's
+/// raw bytes: the encoder calls this when the row before began with `prefix` such blocks.
+fn split_raw_prefix(
+    row: &[u8],
+    w: usize,
+    transform: Transform,
+    prefix: usize,
+    grouped: &mut [u8],
+    out: &mut Vec<u8>,
+) -> usize {
+    const { assert!(KIND_RAW == 0) };
+    let n = row.len() / w;
+    let at = out.len();
+    // Kind bytes (KIND_RAW = 0) and room for the blocks, overwritten by the split.
+    out.resize(at + prefix * (1 + n), KIND_RAW);
+    {
+        let mut parts: [&mut [u8]; 8] = Default::default();
+        let direct = out[at..].chunks_exact_mut(1 + n).map(|b| &mut b[1..]);
+        let staged = grouped[..row.len()].chunks_exact_mut(n).skip(prefix);
+        for (p, g) in parts.iter_mut().zip(direct.chain(staged)) {
+            *p = g;
+        }
+        byte_group::split_groups(row, transform, &mut parts[..w]);
+    }
+    let block = |k: usize| at + k * (1 + n) + 1..at + (k + 1) * (1 + n);
+    let kept = (0..prefix)
+        .find(|&k| !looks_incompressible(&out[block(k)]))
+        .unwrap_or(prefix);
+    for k in kept..prefix {
+        grouped[k * n..(k + 1) * n].copy_from_slice(&out[block(k)]);
+    }
+    out.truncate(at + kept * (1 + n));
+    kept
+}
+
+/// Where leaf `i` of `parts` starts in a block of `n` bytes, as the decoder's halving sees it
+/// (the first half of a split is `len / 2`).
+fn split_point(n: usize, parts: usize, i: usize) -> usize {
+    match (parts, i) {
+        (_, 0) => 0,
+        (p, i) if i == p => n,
+        (2, 1) | (4, 2) => n / 2,
+        (4, 1) => (n / 2) / 2,
+        (4, 3) => n / 2 + (n - n / 2) / 2,
+        _ => unreachable!(),
+    }
+}
+
+/// The longest code for which the decoder's fast multi-symbol path uses 11-bit tables; the encoder
+/// prefers it over a 12-bit code when the cost is negligible (see [`Encoder`]).
+const FAST_CODE_LIMIT: u32 = 11;
+
+/// Bytes a split must save (by estimate) before the encoder splits a block.
+const SPLIT_MARGIN: f64 = 8.0;
+
+/// At least half of a sample of the bytes (every 61st) is zero.
+fn looks_sparse(data: &[u8]) -> bool {
+    let (mut zeros, mut n) = (0usize, 0usize);
+    for &b in data.iter().step_by(61) {
+        zeros += (b == 0) as usize;
+        n += 1;
+    }
+    2 * zeros >= n && n > 0
+}
+
+fn leb_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{decode_into, encode, Width};
+    use super::*;
+
+    fn rt(data: &[u8], p: &Params) -> Vec<u8> {
+        let enc = encode(data, p);
+        let mut out = vec![0u8; data.len()];
+        decode_into(&enc, p, &mut out).expect("decodes");
+        assert_eq!(out, data);
+        enc
+    }
+
+    #[test]
+    fn constant_block_is_two_bytes() {
+        let p = Params::new(Width::W1);
+        let enc = rt(&[7u8; 1000], &p);
+        assert_eq!(enc, vec![LAYOUT_GROUPED, KIND_RUN, 7]);
+    }
+
+    #[test]
+    fn skewed_data_uses_huffman() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i % 7 == 0) as u8 * 3).collect();
+        let enc = rt(&data, &Params::new(Width::W1));
+        assert!(enc.len() < data.len() / 3, "{}", enc.len());
+    }
+
+    #[test]
+    fn sparse_data_uses_runs() {
+        let mut data = vec![0u8; 60000];
+        for i in (0..data.len()).step_by(97) {
+            data[i] = (i % 251) as u8 | 1;
+        }
+        let enc = rt(&data, &Params::new(Width::W1));
+        assert_eq!(enc[..2], [LAYOUT_GROUPED, KIND_HUFFMAN_RUNS]);
+        // Plain Huffman cannot go below 1 bit per byte.
+        assert!(enc.len() < data.len() / 8 / 2, "{}", enc.len());
+    }
+
+    #[test]
+    fn incompressible_data_costs_one_byte_per_block() {
+        let mut random = crate::xorshift(0x1234_5678_9abc_def0);
+        let data: Vec<u8> = (0..200_000).map(|_| (random() >> 24) as u8).collect();
+        let p = Params::new(Width::W4);
+        let enc = rt(&data, &p);
+        let blocks = 4 * (data.len() / 4).div_ceil(p.block_bytes());
+        assert_eq!(enc.len(), 1 + data.len() + blocks);
+    }
+
+    /// Rows whose groups switch between random and skewed bytes, so that the raw prefix the
+    /// encoder predicts from the row before is right, too long (a group, or the first group, turns
+    /// out compressible) or meets a short last row.
+    fn rows_of_changing_groups(w: usize, p: &Params) -> Vec<u8> {
+        let mut random = crate::xorshift(0x9e37_79b9_7f4a_7c15);
+        // Per row and group: random (true) or skewed (false) bytes.
+        let plan: [&[bool]; 6] = [
+            &[true, false, true, false, true, false, true, false],
+            &[false, true, true, true, true, true, true, false],
+            &[true, true, true, true, true, true, true, false],
+            &[true, false, true, true, false, false, false, false],
+            &[true, true, true, true, true, true, true, true],
+            &[true, true, false, true, false, true, false, true],
+        ];
+        let n = p.block_bytes();
+        let mut data = Vec::new();
+        for (r, groups) in plan.iter().enumerate() {
+            let elems = if r + 1 == plan.len() { n / 3 } else { n };
+            for i in 0..elems {
+                for &g in &groups[..w] {
+                    data.push(if g {
+                        (random() >> 24) as u8
+                    } else {
+                        (i % 5 == 0) as u8 * 3
+                    });
+                }
+            }
+        }
+        data.push(9);
+        data
+    }
+
+    #[test]
+    fn raw_blocks_split_straight_into_the_output_give_the_same_stream() {
+        // Blocks do not depend on other rows, so the whole stream must be the rows' own streams
+        // one after the other, whichever raw prefix the encoder predicted for each.
+        for width in [Width::W2, Width::W4, Width::W8] {
+            let w = width.bytes();
+            let mut p = Params::new(width);
+            p.block_log2 = 16;
+            // Bytes stay in their groups (the sign rotation would mix the groups' bits).
+            p.transform = Transform::None;
+            let data = rows_of_changing_groups(w, &p);
+            let whole = rt(&data, &p);
+            let mut rows = vec![LAYOUT_GROUPED];
+            let (elems, tail) = data.split_at(data.len() / w * w);
+            for row in elems.chunks(p.block_bytes() * w) {
+                rows.extend_from_slice(&encode(row, &p)[1..]);
+            }
+            rows.extend_from_slice(tail);
+            assert_eq!(whole, rows, "width {w}");
+            let raw = whole.iter().filter(|&&b| b == KIND_RAW).count();
+            assert!(raw >= 20, "width {w}: {raw} raw blocks at most");
+        }
+    }
+}
