@@ -51,20 +51,6 @@ pub const BITSNAP_DELTA: u8 = 3;
 /// Codec id of [`Codec::BitSnapQuant`].
 pub const BITSNAP_QUANT: u8 = 4;
 
-fn format_code(f: FloatFormat) -> u8 {
-    match f {
-        FloatFormat::Bf16 => 0,
-        FloatFormat::F16 => 1,
-        FloatFormat::F32 => 2,
-    }
-}
-
-fn format_from_code(c: u8) -> Option<FloatFormat> {
-    [FloatFormat::Bf16, FloatFormat::F16, FloatFormat::F32]
-        .into_iter()
-        .find(|&f| format_code(f) == c)
-}
-
 impl Codec {
     /// LMC grouping bytes by the given element width in bytes (1, 2, 4 or 8; anything else is
     /// treated as 1, i.e. no grouping).
@@ -121,7 +107,7 @@ impl Codec {
             Codec::Stored => Vec::new(),
             Codec::Lmc { width } => vec![width.bytes() as u8],
             Codec::NeuZip(s) => vec![
-                format_code(s.format()),
+                s.format().code(),
                 s.mantissa_bits() as u8,
                 if s.is_lossy() {
                     s.norm_block().trailing_zeros() as u8
@@ -134,7 +120,7 @@ impl Codec {
                 entropy_coded,
             } => vec![width.bytes() as u8, u8::from(*entropy_coded)],
             Codec::BitSnapQuant { format, clusters } => {
-                vec![format_code(*format), clusters.get() as u8]
+                vec![format.code(), clusters.get() as u8]
             }
         }
     }
@@ -153,7 +139,7 @@ impl Codec {
             },
             (NEUZIP, [f, k, log_b]) => {
                 let format =
-                    format_from_code(*f).ok_or_else(|| bad(format!("neuzip format {f}")))?;
+                    FloatFormat::from_code(*f).ok_or_else(|| bad(format!("neuzip format {f}")))?;
                 let norm_block = if *log_b == 0 {
                     0
                 } else {
@@ -171,7 +157,8 @@ impl Codec {
                 }
             }
             (BITSNAP_QUANT, [f, c]) if (1..=16).contains(c) => Codec::BitSnapQuant {
-                format: format_from_code(*f).ok_or_else(|| bad(format!("bitsnap format {f}")))?,
+                format: FloatFormat::from_code(*f)
+                    .ok_or_else(|| bad(format!("bitsnap format {f}")))?,
                 clusters: bitsnap::Clusters::new(usize::from(*c))
                     .map_err(|e| bad(e.to_string()))?,
             },
