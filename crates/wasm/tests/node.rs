@@ -2,6 +2,7 @@
 //! probing and parsing, statistics and flips fed in odd-sized windows, and the typed errors, all
 //! checked against the core crates called directly in the same wasm build.
 #![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used)]
 
 use bitlens_stats::{Accumulator, FlipAccumulator};
 use bitlens_tensors::Dtype;
