@@ -1,49 +1,10 @@
-//! Codec choices as the page sends them: a codec family with NeuZip's kept mantissa bits
-//! ([`Choice`]), the options of a compression ([`CompressOptions`]: one choice for the file and
+//! Codec choices as the page sends them: a codec family (the core's [`CodecKind`], by the names
+//! the CLI's `--codec` takes) with NeuZip's kept mantissa bits ([`Choice`]), the options of a compression ([`CompressOptions`]: one choice for the file and
 //! per-tensor overrides), and the codecs a comparison times on one tensor ([`ComparedCodec`]).
 
+pub use bitlens_snapshot::CodecKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// The codec families a user picks from, by the names the CLI's `--codec` takes. The worker maps
-/// each onto `bitlens_snapshot::CodecKind` (an exhaustive match both ways, so the two lists cannot
-/// drift apart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CodecKind {
-    /// LMC / PLMC (lossless).
-    Lmc,
-    /// NeuZip: lossless, or lossy with 0, 1 or 3 mantissa bits.
-    Neuzip,
-    /// BitSnap delta against a base (lossless).
-    Bitsnap,
-    /// BitSnap cluster-based uint8 quantization (lossy).
-    BitsnapQuant,
-    /// No compression.
-    Stored,
-}
-
-impl CodecKind {
-    /// Every kind.
-    pub const ALL: [CodecKind; 5] = [
-        CodecKind::Lmc,
-        CodecKind::Neuzip,
-        CodecKind::Bitsnap,
-        CodecKind::BitsnapQuant,
-        CodecKind::Stored,
-    ];
-
-    /// The name on the wire and in the CLI (`lmc`, `neuzip`, `bitsnap`, `bitsnap-quant`, `stored`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            CodecKind::Lmc => "lmc",
-            CodecKind::Neuzip => "neuzip",
-            CodecKind::Bitsnap => "bitsnap",
-            CodecKind::BitsnapQuant => "bitsnap-quant",
-            CodecKind::Stored => "stored",
-        }
-    }
-}
 
 /// One codec choice: a family and, for NeuZip, the kept mantissa bits (lossy when below the
 /// format's; `None` keeps them all).

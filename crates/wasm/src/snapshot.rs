@@ -15,11 +15,10 @@ use crate::source::JsSource;
 use bitlens_protocol::js::{from_js, to_js};
 use bitlens_protocol::ValueError as ErrorJson;
 use bitlens_protocol::{
-    self as wire, Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip,
-    SnapshotInfo,
+    Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip, SnapshotInfo,
 };
 use bitlens_snapshot::{
-    BaseSource, ChoiceError, Codec, CodecChoice, CodecKind, Entry, SnapshotError, SnapshotReader,
+    BaseSource, ChoiceError, Codec, CodecChoice, Entry, SnapshotError, SnapshotReader,
 };
 use bitlens_tensors::{Dtype, ReadAt, TensorInfo};
 use std::collections::HashMap;
@@ -29,21 +28,9 @@ use wasm_bindgen::prelude::*;
 /// Where the bytes of a compression or decompression go, chunk by chunk.
 pub type OnChunk<'a> = &'a mut dyn FnMut(&[u8]) -> std::io::Result<()>;
 
-/// The core's codec family for the page's (exhaustive: a family added on one side only does not
-/// build).
-pub fn codec_kind(kind: wire::CodecKind) -> CodecKind {
-    match kind {
-        wire::CodecKind::Lmc => CodecKind::Lmc,
-        wire::CodecKind::Neuzip => CodecKind::Neuzip,
-        wire::CodecKind::Bitsnap => CodecKind::Bitsnap,
-        wire::CodecKind::BitsnapQuant => CodecKind::BitsnapQuant,
-        wire::CodecKind::Stored => CodecKind::Stored,
-    }
-}
-
 /// The core's codec choice for the page's, checked (`has_base`: a base checkpoint is given).
 pub fn codec_choice(c: &Choice, has_base: bool) -> Result<CodecChoice, ChoiceError> {
-    let mut choice = CodecChoice::new(codec_kind(c.codec));
+    let mut choice = CodecChoice::new(c.codec);
     choice.mantissa_bits = c.mantissa_bits;
     choice.check(has_base)?;
     Ok(choice)

@@ -33,7 +33,18 @@ struct Progress<'a> {
     out: &'a dyn Post,
 }
 
-impl Progress<'_> {
+impl<'a> Progress<'a> {
+    /// Progress of job `task` over `total` units, the first report due at once.
+    fn new(task: u32, total: u64, out: &'a dyn Post) -> Self {
+        Progress {
+            task,
+            total,
+            base: 0,
+            throttle: Throttle::new(true),
+            out,
+        }
+    }
+
     /// The current file has done `done` units.
     fn file(&mut self, done: u64) {
         let all = self.base + done;
@@ -132,13 +143,7 @@ pub fn compress(
         .map(|f| to_blob(f.blob.clone()))
         .collect::<Result<Vec<Blob>, _>>()?;
     let total = blobs.iter().map(|b| b.size() as u64).sum();
-    let mut progress = Progress {
-        task,
-        total,
-        base: 0,
-        throttle: Throttle::new(true),
-        out,
-    };
+    let mut progress = Progress::new(task, total, out);
     for (i, (file, blob)) in files.iter().zip(&blobs).enumerate() {
         let started = now();
         let src = input(blob, ahead)?;
@@ -164,13 +169,7 @@ pub fn decompress(
     ahead: Option<&Function>,
     out: &dyn Post,
 ) -> Result<JobResult, Failure> {
-    let mut progress = Progress {
-        task,
-        total,
-        base: 0,
-        throttle: Throttle::new(true),
-        out,
-    };
+    let mut progress = Progress::new(task, total, out);
     for (i, file) in files.iter().enumerate() {
         let started = now();
         let restored = restore(task, i, file, ahead, &mut progress, out);
