@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the web app: sets up what is missing, then format and clippy of the web crates for
-# wasm32 (and of the threaded codec module, where nightly exists), the wasm API's tests compiled to
-# WebAssembly (run in node), the app's build (scripts/build-web.sh: Trunk, plus the threaded module
+# wasm32 (and of the threaded codec module, where nightly exists), a type check of the workers'
+# JavaScript (tsc), the wasm API's and the worker job loop's tests compiled to WebAssembly (run in
+# node), the app's build (scripts/build-web.sh: Trunk, plus the threaded module
 # when nightly with rust-src exists — said clearly when skipped), and the end-to-end tests in
 # headless Chromium against the built app (checked against the CLI: statistics, and the codec
 # features — page snapshots, single files and shard sets, restored by `bitlens decompress`, CLI
@@ -19,16 +20,22 @@ step "setup (web)"
 scripts/setup-web.sh
 
 step "cargo fmt --check (web crates)"
-cargo fmt -p bitlens-web -p bitlens-wasm -- --check
+cargo fmt -p bitlens-web -p bitlens-wasm -p bitlens-protocol -- --check
 
 step "cargo clippy for wasm32 (web crates, warnings are errors)"
 cargo clippy --locked --release --target wasm32-unknown-unknown -p bitlens-web -p bitlens-wasm \
-  --all-targets -- -D warnings
+  -p bitlens-protocol --all-targets -- -D warnings
+
+step "type-check the workers' JavaScript (tsc: // @ts-check with JSDoc, web/tsconfig.json)"
+npx --no-install tsc -p web
 
 step "clippy of the threaded codec module (nightly, feature threads)"
 scripts/build-web.sh --clippy
 
-step "wasm API tests as WebAssembly (node)"
+step "protocol round trips (host)"
+CARGO_TARGET_DIR="$root/target" cargo test --locked -p bitlens-protocol
+
+step "wasm API and worker job loop tests as WebAssembly (node)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   cargo test --locked --release --target wasm32-unknown-unknown -p bitlens-wasm
 

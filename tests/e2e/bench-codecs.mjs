@@ -3,7 +3,7 @@
 // times (the whole path: File → .bls Blob, reads, frames, output chunks folded into a Blob) and
 // reports input MB / worker seconds, once per build of the codec module: single-threaded (page not
 // cross-origin isolated) and wasm threads (isolated page; when dist/threads exists). It also times
-// `codecRoundtrip` (compute only, no I/O) on the file's largest tensor. Native figures come from
+// the codec round trip (compute only, no I/O) on the file's largest tensor. Native figures come from
 // `bitlens --threads 1 compress` / `bench` run by scripts/bench-web.sh in the same run. Last, like
 // `bitlens bench`, every tensor through LMC in memory (compute only) with the single-threaded module
 // in the page. With BIG=FILE2, one compression of FILE2 per build (speed and wasm memory).
@@ -84,13 +84,12 @@ try {
     const bytes = new Uint8Array(await (await fetch('/bench-input.safetensors')).arrayBuffer());
     const n = Number(m.headerPrefixLen(bytes.subarray(0, 8), bytes.length));
     const h = JSON.parse(m.parseHeader(bytes.subarray(0, n), bytes.length));
-    const now = () => performance.now();
     const out = [];
     for (let r = 0; r < runs; r++) {
       let enc = 0, dec = 0, raw = 0, stored = 0;
       for (const t of h.tensors) {
         const [a, b] = t.data_offsets;
-        const res = JSON.parse(m.codecRoundtrip('{"codec":"lmc"}', t.dtype, bytes.subarray(h.data_start + a, h.data_start + b), now));
+        const res = m.codecRoundtrip({ codec: 'lmc' }, t.dtype, bytes.subarray(h.data_start + a, h.data_start + b));
         enc += res.encode_seconds;
         dec += res.decode_seconds;
         raw += res.bytes;

@@ -11,8 +11,9 @@ use bitlens_tensors::Dtype;
 use std::fmt;
 use std::str::FromStr;
 
-/// The codec families a user picks from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The codec families a user picks from (serialized by [`CodecKind::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum CodecKind {
     /// LMC / PLMC (lossless).
     Lmc,

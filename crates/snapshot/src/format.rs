@@ -73,7 +73,7 @@ pub struct Frame {
 /// How far a lossily stored tensor is from the original, as [`crate::ErrorStats`] measures it:
 /// over the finite original values (relative errors over the nonzero ones); a value decoded as
 /// NaN / Inf, or a non-finite original not kept, makes the maxima infinite.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ErrorReport {
     /// Finite values compared.
     pub values: u64,

@@ -39,6 +39,6 @@ impl FlipsAccumulator {
             .inner
             .take()
             .ok_or_else(|| JsError::new("accumulator already finished"))?;
-        to_json(&acc.finish()?)
+        Ok(to_json(&acc.finish()?)?)
     }
 }

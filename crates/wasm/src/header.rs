@@ -33,11 +33,11 @@ struct HeaderJson<'a> {
 #[wasm_bindgen(js_name = parseHeader)]
 pub fn parse_header(prefix: &[u8], file_size: f64) -> Result<String, JsError> {
     let header = Header::parse(prefix, to_u64(file_size, "file size")?)?;
-    to_json(&HeaderJson {
+    Ok(to_json(&HeaderJson {
         header_len: header.header_len,
         data_start: header.data_start(),
         file_size: header.file_size,
         metadata: &header.metadata,
         tensors: &header.tensors,
-    })
+    })?)
 }

@@ -1,18 +1,21 @@
-//! The thin wasm-bindgen API over bitlens' core crates.
+//! bitlens' core crates in the browser: the job loop of the web app's Web Workers, and a thin
+//! wasm-bindgen API for embeds.
 //!
-//! It holds no logic of its own: every function converts JavaScript arguments, calls
-//! `bitlens-tensors` / `bitlens-stats` / `bitlens-snapshot`, and returns the result as JSON text (the same serde structs
-//! the CLI prints with `--json`) or a `JsError` whose message is the core crate's typed error.
-//! The web app's Web Workers (`web/worker.js`) stream `Blob` windows into [`StatsAccumulator`] and
-//! [`FlipsAccumulator`]; an embed can use [`parse_header`] on its own.
+//! The web app's workers (`web/worker.js`: it only picks the build, starts the thread pool and the
+//! read-ahead helper) hand every message of the page to [`worker::run_job`], which runs the
+//! [`WorkerRequest`](bitlens_protocol::WorkerRequest) — statistics, flips, compress, decompress,
+//! snapshot index, codec comparison — on `bitlens-tensors` / `bitlens-stats` / `bitlens-snapshot`
+//! and posts typed [`WorkerEvent`](bitlens_protocol::WorkerEvent)s back. Errors are the core
+//! crates' typed messages.
 //!
-//! - [`header`]: header length probe and header parsing.
-//! - [`stats`]: one tensor's statistics, fed in windows.
-//! - [`flips`]: bit flips between two checkpoints of one tensor, fed in windows.
+//! - [`worker`]: the job loop (requests in, events out, `Blob`s read in windows).
 //! - [`snapshot`]: compress a safetensors file into a snapshot, read and decompress snapshots, and
-//!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd) on one tensor,
-//!   streaming through JavaScript read / chunk callbacks.
-//! - [`convert`]: JavaScript numbers to `u64` offsets, and memory size.
+//!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd) on one tensor.
+//! - [`source`] / [`sink`]: files read synchronously as the core's `ReadAt`, output in chunks.
+//! - [`header`], [`stats`], [`flips`]: the embed API — header probing and parsing, one tensor's
+//!   statistics and two checkpoints' flips fed in windows, results as the JSON the CLI prints.
+//! - [`convert`]: JavaScript numbers to `u64` offsets, the clock, and memory size.
+//! - [`error`]: the crate's error, a message.
 //! - [`threads`]: which build this is (single-threaded, or wasm threads with feature `threads`)
 //!   and its rayon pool.
 //!
@@ -22,17 +25,23 @@
 #![warn(missing_docs)]
 
 pub mod convert;
+pub mod error;
 pub mod flips;
 pub mod header;
+pub mod sink;
 pub mod snapshot;
+pub mod source;
 pub mod stats;
 pub mod threads;
+pub mod worker;
 
 pub use convert::memory_bytes;
+pub use error::Failure;
 pub use flips::FlipsAccumulator;
 pub use header::{header_prefix_len, parse_header};
 pub use snapshot::{
     codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot, peer_codec_roundtrip,
 };
+pub use source::JsSource;
 pub use stats::StatsAccumulator;
 pub use threads::{build_kind, thread_count};

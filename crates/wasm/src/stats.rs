@@ -42,7 +42,7 @@ impl StatsAccumulator {
             .inner
             .take()
             .ok_or_else(|| JsError::new("accumulator already finished"))?;
-        to_json(&acc.finish()?)
+        Ok(to_json(&acc.finish()?)?)
     }
 }
 

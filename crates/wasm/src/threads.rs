@@ -7,18 +7,33 @@
 //! memory); each frame's PLMC segments then run on that pool. The pool lives inside the codec
 //! worker, never on the page's main thread, where a rayon call would busy-wait.
 
+use bitlens_protocol::{Build, BuildKind};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;
 
+/// Which build this is.
+pub fn kind() -> BuildKind {
+    if cfg!(feature = "threads") {
+        BuildKind::Threads
+    } else {
+        BuildKind::Single
+    }
+}
+
 /// `"threads"` for the threaded build, `"single"` otherwise.
 #[wasm_bindgen(js_name = buildKind)]
 pub fn build_kind() -> String {
-    if cfg!(feature = "threads") {
-        "threads".into()
-    } else {
-        "single".into()
+    kind().name().into()
+}
+
+/// This build, its threads, and `reason`: why it is not the threaded one.
+pub fn build(reason: Option<String>) -> Build {
+    Build {
+        kind: kind(),
+        threads: thread_count() as u32,
+        reason,
     }
 }
 

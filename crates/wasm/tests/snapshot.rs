@@ -5,13 +5,15 @@
 // clippy does not see #[wasm_bindgen_test] functions as tests: let them unwrap as tests do.
 #![allow(clippy::unwrap_used)]
 
+use bitlens_protocol::js::{from_js, to_js};
+use bitlens_protocol::{CompressOptions, Compressed, Roundtrip};
 use bitlens_snapshot::{CodecChoice, CodecKind, SnapshotReader};
 use bitlens_tensors::Header;
 use bitlens_test_support::floats::bf16_bits;
 use bitlens_test_support::safetensors::{self, Builder};
-use bitlens_wasm::{codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot};
-use js_sys::{Function, Uint8Array};
-use std::cell::RefCell;
+use bitlens_wasm::snapshot::codec_roundtrip_js;
+use bitlens_wasm::{compress_snapshot, decompress_snapshot, open_snapshot, Failure, JsSource};
+use js_sys::{Function, Uint8Array, JSON};
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
@@ -42,40 +44,54 @@ fn reader(bytes: Rc<Vec<u8>>) -> (Function, Closure<dyn FnMut(f64, f64) -> Uint8
     (c.as_ref().unchecked_ref::<Function>().clone(), c)
 }
 
-/// `on_chunk`, the closure keeping it alive, and the bytes it collected.
-type Collector = (
-    Function,
-    Closure<dyn FnMut(Uint8Array)>,
-    Rc<RefCell<Vec<u8>>>,
-);
-
-/// A JavaScript `on_chunk(bytes)` collecting into a vector.
-fn collector() -> Collector {
-    let out = Rc::new(RefCell::new(Vec::new()));
-    let o = out.clone();
-    let c = Closure::<dyn FnMut(Uint8Array)>::new(move |a: Uint8Array| {
-        o.borrow_mut().extend_from_slice(&a.to_vec())
-    });
-    (c.as_ref().unchecked_ref::<Function>().clone(), c, out)
+/// Compression options as the page sends them: a JavaScript object, read with serde-wasm-bindgen.
+fn options(json: &str) -> CompressOptions {
+    from_js(JSON::parse(json).unwrap()).unwrap()
 }
 
-fn ignore() -> Function {
-    Function::new_no_args("")
+/// A source over `bytes` through a JavaScript `read` function, and the closure keeping it alive.
+fn source(bytes: &Rc<Vec<u8>>) -> (JsSource, Closure<dyn FnMut(f64, f64) -> Uint8Array>) {
+    let (read, keep) = reader(bytes.clone());
+    (JsSource::new(read, bytes.len() as f64).unwrap(), keep)
 }
 
-fn compress_js(src: &Rc<Vec<u8>>, options: &str) -> (String, Vec<u8>) {
-    let (read, _keep) = reader(src.clone());
-    let (chunk, _keep2, out) = collector();
-    let json = compress_snapshot(read, src.len() as f64, options, None, 0.0, chunk, ignore())
-        .unwrap_or_else(|_| panic!("compress"));
-    let bytes = out.borrow().clone();
-    (json, bytes)
+fn compress_js(src: &Rc<Vec<u8>>, json: &str) -> Result<(Compressed, Vec<u8>), Failure> {
+    let (source, _keep) = source(src);
+    let mut out = Vec::new();
+    let result = compress_snapshot(
+        &source,
+        None,
+        &options(json),
+        &mut |chunk: &[u8]| {
+            out.extend_from_slice(chunk);
+            Ok(())
+        },
+        &mut |_| {},
+    )?;
+    Ok((result, out))
+}
+
+/// Decompresses `snap` through a JavaScript `read` function; the restored bytes.
+fn decompress_js(snap: &Rc<Vec<u8>>) -> Result<Vec<u8>, Failure> {
+    let (source, _keep) = source(snap);
+    let mut out = Vec::new();
+    let written = decompress_snapshot(
+        source,
+        None,
+        &mut |chunk: &[u8]| {
+            out.extend_from_slice(chunk);
+            Ok(())
+        },
+        &mut |_| {},
+    )?;
+    assert_eq!(written, out.len() as u64);
+    Ok(out)
 }
 
 #[wasm_bindgen_test]
 fn compress_matches_the_core_and_round_trips() {
     let src = Rc::new(file());
-    let (json, snap) = compress_js(&src, r#"{"codec":"lmc"}"#);
+    let (result, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
     // The core called directly writes the same bytes.
     let header = Header::parse(&src[..safetensors::data_start(&src)], src.len() as u64).unwrap();
     let choice = CodecChoice::new(CodecKind::Lmc);
@@ -89,57 +105,47 @@ fn compress_matches_the_core_and_round_trips() {
     )
     .unwrap();
     assert_eq!(snap, direct);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["out_bytes"].as_u64().unwrap(), snap.len() as u64);
-    assert_eq!(
-        v["entries"][0]["stored_bytes"].as_u64().unwrap(),
-        entries[0].stored_len()
-    );
+    assert_eq!(result.out_bytes, snap.len() as u64);
+    assert_eq!(result.entries[0].stored_bytes, entries[0].stored_len());
     // Index and decompression through the API.
     let snap = Rc::new(snap);
-    let (read, _keep) = reader(snap.clone());
-    let info: serde_json::Value = serde_json::from_str(
-        &open_snapshot(read.clone(), snap.len() as f64).unwrap_or_else(|_| panic!("open")),
-    )
-    .unwrap();
-    assert_eq!(info["original_size"].as_u64().unwrap(), src.len() as u64);
-    let (chunk, _keep2, out) = collector();
-    decompress_snapshot(read, snap.len() as f64, None, 0.0, chunk, ignore())
-        .unwrap_or_else(|_| panic!("decompress"));
-    assert_eq!(*out.borrow(), *src);
+    let (read, _keep) = source(&snap);
+    let info = open_snapshot(read).unwrap();
+    assert_eq!(info.original_size, src.len() as u64);
+    assert_eq!(decompress_js(&snap).unwrap(), *src);
     assert!(SnapshotReader::open(snap.as_slice()).is_ok());
 }
 
 #[wasm_bindgen_test]
 fn overrides_and_lossy_errors() {
     let src = Rc::new(file());
-    let (json, _) = compress_js(
+    let (v, _) = compress_js(
         &src,
         r#"{"codec":"lmc","overrides":{"a":{"codec":"neuzip","mantissa_bits":1}}}"#,
-    );
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["lossy"], true);
-    assert!(v["entries"][0]["error"]["max_rel"].as_f64().unwrap() > 0.0);
-    assert!(v["entries"][1]["error"].is_null());
-    assert_eq!(v["entries"][1]["codec"], "lmc");
-    let now = Function::new_no_args("return 0");
-    let rt: serde_json::Value = serde_json::from_str(
-        &codec_roundtrip(
-            r#"{"codec":"neuzip","mantissa_bits":3}"#,
+    )
+    .unwrap();
+    assert!(v.lossy);
+    assert!(v.entries[0].error.unwrap().max_rel > 0.0);
+    assert!(v.entries[1].error.is_none());
+    assert_eq!(v.entries[1].codec, "lmc");
+    let rt: Roundtrip = from_js(
+        codec_roundtrip_js(
+            JSON::parse(r#"{"codec":"neuzip","mantissa_bits":3}"#).unwrap(),
             "BF16",
             &src[src.len() - 18000..src.len() - 12000],
-            now,
         )
         .unwrap_or_else(|_| panic!("roundtrip")),
     )
     .unwrap();
-    assert_eq!(rt["lossy"], true);
+    assert!(rt.lossy);
+    // The result goes back to JavaScript as the same object.
+    assert_eq!(from_js::<Roundtrip>(to_js(&rt).unwrap()).unwrap(), rt);
 }
 
 #[wasm_bindgen_test]
 fn corrupt_snapshots_fail_with_the_core_message() {
     let src = Rc::new(file());
-    let (_, mut snap) = compress_js(&src, r#"{"codec":"stored"}"#);
+    let (_, mut snap) = compress_js(&src, r#"{"codec":"stored"}"#).unwrap();
     // Flip a data byte (inside tensor `b`'s frame, stored as is).
     let mid = snap.len() / 2;
     snap[mid] ^= 0x55;
@@ -148,29 +154,15 @@ fn corrupt_snapshots_fail_with_the_core_message() {
         r.decode_all(None, &mut |_| Ok(())).unwrap_err().to_string()
     };
     let snap = Rc::new(snap);
-    let (read, _keep) = reader(snap.clone());
-    let (chunk, _keep2, _) = collector();
-    let err = decompress_snapshot(read, snap.len() as f64, None, 0.0, chunk, ignore()).unwrap_err();
-    let msg = js_sys::Error::from(wasm_bindgen::JsValue::from(err)).message();
-    assert_eq!(String::from(msg), expected);
+    let err = decompress_js(&snap).unwrap_err();
+    assert_eq!(err.0, expected);
     // Bad options are errors too.
-    let (read, _keep) = reader(src.clone());
-    let (chunk, _keep2, _) = collector();
-    assert!(compress_snapshot(
-        read,
-        src.len() as f64,
-        r#"{"codec":"bitsnap"}"#,
-        None,
-        0.0,
-        chunk,
-        ignore()
-    )
-    .is_err());
+    assert!(compress_js(&src, r#"{"codec":"bitsnap"}"#).is_err());
 }
 
 #[wasm_bindgen_test]
 fn js_source_reads_through_its_windows() {
-    use bitlens_wasm::snapshot::{JsSource, READ_AHEAD};
+    use bitlens_wasm::source::READ_AHEAD;
     // Two and a half windows of bytes that differ from position to position.
     let size = 2 * READ_AHEAD + READ_AHEAD / 2;
     let bytes: Rc<Vec<u8>> = Rc::new((0..size).map(|i| (i * 7 + (i >> 13)) as u8).collect());
@@ -180,9 +172,9 @@ fn js_source_reads_through_its_windows() {
 }
 
 /// Reads through `src` that start and end inside, across and outside its windows.
-fn read_cases(src: &bitlens_wasm::snapshot::JsSource, bytes: &[u8]) {
+fn read_cases(src: &JsSource, bytes: &[u8]) {
     use bitlens_tensors::ReadAt;
-    use bitlens_wasm::snapshot::READ_AHEAD;
+    use bitlens_wasm::source::READ_AHEAD;
     let size = bytes.len();
     let cases = [
         (0, 8),                                   // small, fills the first window

@@ -1,18 +1,13 @@
-//! Codec choices and results of the codec panel: the presets the page offers, the options JSON the
-//! worker's `compressSnapshot` takes, and the JSON documents it returns (snapshot entries, snapshot
-//! index, codec round trips on one tensor).
+//! The codec panel's choices and names: the presets the page offers, the compression options and
+//! the codecs a comparison times (as [`bitlens_protocol`] types, the worker's own), and the file
+//! names of snapshots and restored files. The results the worker returns are the protocol's types,
+//! re-exported here.
 
-use serde::{Deserialize, Serialize};
+pub use bitlens_protocol::{
+    Choice, CodecKind, ComparedCodec, CompressOptions, Compressed, Contender, EntryInfo,
+    ErrorReport, PeerCodec, Roundtrip, RoundtripRow, SnapshotInfo,
+};
 use std::collections::BTreeMap;
-
-/// One codec choice as the wasm API takes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Choice {
-    /// Codec family (`lmc`, `neuzip`, `bitsnap`, `bitsnap-quant`, `stored`).
-    pub codec: String,
-    /// NeuZip kept mantissa bits (lossy when below the format's).
-    pub mantissa_bits: Option<u32>,
-}
 
 /// A codec preset of the page: id (value of the `<select>`), label, choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,39 +16,25 @@ pub struct Preset {
     pub id: &'static str,
     /// What the user reads.
     pub label: &'static str,
-    /// Codec family.
-    pub codec: &'static str,
-    /// NeuZip kept mantissa bits.
-    pub mantissa_bits: Option<u32>,
+    /// The codec choice it stands for.
+    pub choice: Choice,
     /// Needs a base checkpoint.
     pub needs_base: bool,
     /// Stores values lossily.
     pub lossy: bool,
 }
 
-impl Preset {
-    /// The choice this preset stands for.
-    pub fn choice(&self) -> Choice {
-        Choice {
-            codec: self.codec.to_owned(),
-            mantissa_bits: self.mantissa_bits,
-        }
-    }
-}
-
 const fn preset(
     id: &'static str,
     label: &'static str,
-    codec: &'static str,
-    mantissa_bits: Option<u32>,
+    choice: Choice,
     needs_base: bool,
     lossy: bool,
 ) -> Preset {
     Preset {
         id,
         label,
-        codec,
-        mantissa_bits,
+        choice,
         needs_base,
         lossy,
     }
@@ -61,53 +42,59 @@ const fn preset(
 
 /// Every preset, the default (LMC) first.
 pub const PRESETS: [Preset; 8] = [
-    preset("lmc", "LMC (lossless)", "lmc", None, false, false),
-    preset("neuzip", "NeuZip (lossless)", "neuzip", None, false, false),
+    preset(
+        "lmc",
+        "LMC (lossless)",
+        Choice::new(CodecKind::Lmc),
+        false,
+        false,
+    ),
+    preset(
+        "neuzip",
+        "NeuZip (lossless)",
+        Choice::new(CodecKind::Neuzip),
+        false,
+        false,
+    ),
     preset(
         "neuzip-k3",
         "NeuZip lossy, 3 mantissa bits",
-        "neuzip",
-        Some(3),
+        Choice::neuzip(3),
         false,
         true,
     ),
     preset(
         "neuzip-k1",
         "NeuZip lossy, 1 mantissa bit",
-        "neuzip",
-        Some(1),
+        Choice::neuzip(1),
         false,
         true,
     ),
     preset(
         "neuzip-k0",
         "NeuZip lossy, 0 mantissa bits",
-        "neuzip",
-        Some(0),
+        Choice::neuzip(0),
         false,
         true,
     ),
     preset(
         "bitsnap-quant",
         "BitSnap quantized (lossy)",
-        "bitsnap-quant",
-        None,
+        Choice::new(CodecKind::BitsnapQuant),
         false,
         true,
     ),
     preset(
         "stored",
         "Stored (no compression)",
-        "stored",
-        None,
+        Choice::new(CodecKind::Stored),
         false,
         false,
     ),
     preset(
         "bitsnap",
         "BitSnap delta (needs a base)",
-        "bitsnap",
-        None,
+        Choice::new(CodecKind::Bitsnap),
         true,
         false,
     ),
@@ -118,151 +105,53 @@ pub fn preset_by_id(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
-/// The options JSON of `compressSnapshot`: one choice for the file, per-tensor overrides.
-pub fn options_json(whole: &Preset, overrides: &BTreeMap<String, &'static Preset>) -> String {
-    #[derive(Serialize)]
-    struct Options<'a> {
-        codec: &'a str,
-        mantissa_bits: Option<u32>,
-        overrides: BTreeMap<&'a str, Choice>,
-    }
-    serde_json::to_string(&Options {
-        codec: whole.codec,
-        mantissa_bits: whole.mantissa_bits,
+/// The options of a compression: one preset for the file, per-tensor overrides.
+pub fn options(whole: &Preset, overrides: &BTreeMap<String, &'static Preset>) -> CompressOptions {
+    CompressOptions {
+        whole: whole.choice,
         overrides: overrides
             .iter()
-            .map(|(k, p)| (k.as_str(), p.choice()))
+            .map(|(k, p)| (k.clone(), p.choice))
             .collect(),
-    })
-    .expect("plain data serializes")
-}
-
-/// Error of a lossily stored tensor against the original. An infinite error (a value decoded as
-/// NaN / Inf, see `bitlens_snapshot::ErrorStats`) arrives as JSON `null` and reads as infinity.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-pub struct ValueError {
-    /// Finite values compared.
-    pub values: u64,
-    /// Mean squared error.
-    #[serde(deserialize_with = "infinite_if_null")]
-    pub mse: f64,
-    /// Largest absolute error.
-    #[serde(deserialize_with = "infinite_if_null")]
-    pub max_abs: f64,
-    /// Largest relative error.
-    #[serde(deserialize_with = "infinite_if_null")]
-    pub max_rel: f64,
-    /// Mean relative error.
-    #[serde(deserialize_with = "infinite_if_null")]
-    pub mean_rel: f64,
-}
-
-/// A number, or infinity for the `null` JSON writes for a non-finite one.
-fn infinite_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
-}
-
-/// One tensor of a snapshot.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct EntryInfo {
-    /// Tensor name.
-    pub name: String,
-    /// Codec name.
-    pub codec: String,
-    /// Stored lossily.
-    pub lossy: bool,
-    /// Stored as an XOR delta against the base.
-    pub delta: bool,
-    /// Original bytes.
-    pub bytes: u64,
-    /// Bytes in the snapshot.
-    pub stored_bytes: u64,
-    /// `stored_bytes / bytes`.
-    pub ratio: f64,
-    /// Error of lossy tensors.
-    pub error: Option<ValueError>,
-}
-
-/// What `compressSnapshot` returns.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Compressed {
-    /// Input bytes.
-    pub in_bytes: u64,
-    /// Snapshot bytes.
-    pub out_bytes: u64,
-    /// Some tensor is lossy.
-    pub lossy: bool,
-    /// Some tensor is a delta.
-    pub delta: bool,
-    /// Per tensor, in file order.
-    pub entries: Vec<EntryInfo>,
-}
-
-/// What `openSnapshot` returns.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SnapshotInfo {
-    /// Snapshot size.
-    pub size: u64,
-    /// Size of the original file.
-    pub original_size: u64,
-    /// Some tensor is lossy.
-    pub lossy: bool,
-    /// A delta against a base checkpoint.
-    pub delta: bool,
-    /// Size of the base file, for deltas.
-    pub base_file_size: Option<u64>,
-    /// Per tensor.
-    pub entries: Vec<EntryInfo>,
-}
-
-/// One codec run on one tensor (`codecRoundtrip`, or a peer codec).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct RoundtripRow {
-    /// What the page calls it.
-    pub label: String,
-    /// Codec name.
-    pub codec: String,
-    /// Lossy.
-    pub lossy: bool,
-    /// Original bytes.
-    pub bytes: u64,
-    /// Compressed bytes.
-    pub stored_bytes: u64,
-    /// `stored_bytes / bytes`.
-    pub ratio: f64,
-    /// Seconds to compress.
-    pub encode_seconds: f64,
-    /// Seconds to decompress.
-    pub decode_seconds: f64,
-    /// Error of lossy codecs.
-    pub error: Option<ValueError>,
-}
-
-impl RoundtripRow {
-    /// Compression speed in MB/s (decimal).
-    pub fn encode_mbps(&self) -> f64 {
-        self.bytes as f64 / self.encode_seconds.max(1e-9) / 1e6
-    }
-
-    /// Decompression speed in MB/s (decimal).
-    pub fn decode_mbps(&self) -> f64 {
-        self.bytes as f64 / self.decode_seconds.max(1e-9) / 1e6
     }
 }
 
-/// The codecs the comparison panel runs on a tensor: `(label, codec, mantissa_bits)`; codecs named
-/// `peer:*` are the pure-Rust peers compiled into the module.
-pub const COMPARISON: [(&str, &str, Option<u32>); 9] = [
-    ("bitlens LMC", "lmc", None),
-    ("NeuZip lossless", "neuzip", None),
-    ("NeuZip k=3", "neuzip", Some(3)),
-    ("NeuZip k=1", "neuzip", Some(1)),
-    ("NeuZip k=0", "neuzip", Some(0)),
-    ("BitSnap quantized", "bitsnap-quant", None),
-    ("lz4_flex", "peer:lz4", None),
-    ("deflate (miniz_oxide, level 6)", "peer:deflate", None),
-    ("zstd (ruzstd, fastest)", "peer:zstd", None),
+/// The codecs the comparison panel runs on a tensor, with their labels: bitlens' own, and the
+/// pure-Rust peers compiled into the module.
+pub const COMPARISON: [(&str, Contender); 9] = [
+    (
+        "bitlens LMC",
+        Contender::Bitlens(Choice::new(CodecKind::Lmc)),
+    ),
+    (
+        "NeuZip lossless",
+        Contender::Bitlens(Choice::new(CodecKind::Neuzip)),
+    ),
+    ("NeuZip k=3", Contender::Bitlens(Choice::neuzip(3))),
+    ("NeuZip k=1", Contender::Bitlens(Choice::neuzip(1))),
+    ("NeuZip k=0", Contender::Bitlens(Choice::neuzip(0))),
+    (
+        "BitSnap quantized",
+        Contender::Bitlens(Choice::new(CodecKind::BitsnapQuant)),
+    ),
+    ("lz4_flex", Contender::Peer(PeerCodec::Lz4)),
+    (
+        "deflate (miniz_oxide, level 6)",
+        Contender::Peer(PeerCodec::Deflate),
+    ),
+    ("zstd (ruzstd, fastest)", Contender::Peer(PeerCodec::Zstd)),
 ];
+
+/// [`COMPARISON`] as the worker takes it.
+pub fn comparison() -> Vec<ComparedCodec> {
+    COMPARISON
+        .iter()
+        .map(|(label, codec)| ComparedCodec {
+            label: (*label).to_owned(),
+            codec: *codec,
+        })
+        .collect()
+}
 
 /// The last component of a path.
 pub fn file_name(path: &str) -> &str {
@@ -304,27 +193,6 @@ pub fn base_file(base_files: &[&str], file: &str) -> Option<usize> {
     base_files.iter().position(|b| file_name(b) == name)
 }
 
-impl Compressed {
-    /// The results of a checkpoint's files taken together: sizes summed, entries in file order.
-    pub fn merge(parts: Vec<Compressed>) -> Compressed {
-        let mut all = Compressed {
-            in_bytes: 0,
-            out_bytes: 0,
-            lossy: false,
-            delta: false,
-            entries: Vec::new(),
-        };
-        for p in parts {
-            all.in_bytes += p.in_bytes;
-            all.out_bytes += p.out_bytes;
-            all.lossy |= p.lossy;
-            all.delta |= p.delta;
-            all.entries.extend(p.entries);
-        }
-        all
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,7 +201,7 @@ mod tests {
     fn options_with_overrides() {
         let mut o = BTreeMap::new();
         o.insert("a.weight".to_owned(), preset_by_id("neuzip-k3").unwrap());
-        let json = options_json(preset_by_id("lmc").unwrap(), &o);
+        let json = serde_json::to_string(&options(preset_by_id("lmc").unwrap(), &o)).unwrap();
         assert_eq!(
             json,
             r#"{"codec":"lmc","mantissa_bits":null,"overrides":{"a.weight":{"codec":"neuzip","mantissa_bits":3}}}"#
@@ -367,33 +235,8 @@ mod tests {
     }
 
     #[test]
-    fn merges_shard_results() {
-        let part = |n: u64, delta| Compressed {
-            in_bytes: n,
-            out_bytes: n / 2,
-            lossy: false,
-            delta,
-            entries: Vec::new(),
-        };
-        let all = Compressed::merge(vec![part(10, false), part(20, true)]);
-        assert_eq!((all.in_bytes, all.out_bytes, all.delta), (30, 15, true));
-    }
-
-    #[test]
-    fn parses_entries() {
-        let c: Compressed = serde_json::from_str(
-            r#"{"in_bytes":10,"out_bytes":5,"lossy":true,"delta":false,"entries":[{"name":"t","codec":"neuzip","lossy":true,"delta":false,"bytes":8,"stored_bytes":4,"ratio":0.5,"error":{"values":4,"mse":0.1,"max_abs":0.2,"max_rel":0.3,"mean_rel":0.05}}]}"#,
-        )
-        .unwrap();
-        assert_eq!(c.entries[0].error.unwrap().max_rel, 0.3);
-        let e: ValueError = serde_json::from_str(
-            r#"{"values":2,"mse":null,"max_abs":null,"max_rel":null,"mean_rel":0.5}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            (e.mse, e.max_rel, e.mean_rel),
-            (f64::INFINITY, f64::INFINITY, 0.5)
-        );
+    fn lossy_presets_take_no_base() {
         assert!(PRESETS.iter().filter(|p| p.lossy).all(|p| !p.needs_base));
+        assert_eq!(comparison().len(), COMPARISON.len());
     }
 }

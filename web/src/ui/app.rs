@@ -1,28 +1,27 @@
-//! The root component: every piece of state, the messages that change it, and the page layout.
+//! The root component: the app's state, the messages that change it, and the page layout.
 //!
 //! Flow: files arrive (picker, drop, demo) → [`loader::load`] reads headers only → checkpoints and
 //! their tensor tables show at once → [`Jobs`] plans worker tasks for missing statistics (and flip
 //! statistics between consecutive checkpoints) → the [`Pool`] runs them and results fill the views.
+//! The codec panel ([`codecs`]) has its own state and messages ([`CodecMsg`]); the root hands them
+//! on. Each view gets only the parts of the state it shows.
 
 use crate::model::checkpoint::Checkpoint;
-use crate::model::codec::{
-    preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow, SnapshotInfo, PRESETS,
-};
 use crate::model::compare::{steps, Comparison};
 use crate::model::table::{self, SortKey};
-use crate::ui::codec::{Build, CodecEvent, CodecRunner, Job};
 use crate::ui::io::demo;
 use crate::ui::io::files::{self, Dropped, Picked};
 use crate::ui::jobs::{mark, now, Jobs, TaskKind};
 use crate::ui::loader::{self, LoadError, Outcome};
 use crate::ui::pool::{Pool, PoolEvent};
 use crate::ui::views;
-use bitlens_stats::{FlipStats, TensorStats};
-use std::collections::{BTreeMap, HashMap};
-use web_sys::{Blob, DragEvent, Url};
+use bitlens_protocol::Results;
+use codecs::{CodecMsg, CodecPanel, Ctx};
+use std::collections::HashMap;
+use web_sys::{Blob, DragEvent};
 use yew::prelude::*;
 
-mod codecs;
+pub mod codecs;
 
 /// The views of the main panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,86 +38,16 @@ pub enum Tab {
     Codecs,
 }
 
-/// A finished download: object URL, file name, size, seconds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Output {
-    /// `blob:` URL of the file.
-    pub url: String,
-    /// Suggested file name.
-    pub name: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// Seconds the worker took.
-    pub seconds: f64,
-    /// The worker's wasm memory in bytes afterwards.
-    pub memory: u64,
-}
-
-/// The last compression of a checkpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CompressRun {
-    /// One snapshot per file of the checkpoint, in file order.
-    pub outputs: Vec<Output>,
-    /// The checkpoint's shard index, offered as it is (the CLI copies it next to the snapshots).
-    pub index: Option<Output>,
-    /// True for a sharded checkpoint (snapshots named `<shard>.bls`).
-    pub sharded: bool,
-    /// Preset of the whole checkpoint.
-    pub preset: &'static Preset,
-    /// Name of the base checkpoint, for deltas.
-    pub base: Option<String>,
-    /// Sizes and entries of all files together.
-    pub result: Compressed,
-    /// Entry index by tensor name.
-    pub by_name: HashMap<String, usize>,
-    /// Seconds the worker spent on the whole job.
-    pub seconds: f64,
-    /// The codec worker's wasm memory in bytes at the end (its high-water mark).
-    pub memory: u64,
-    /// The build of the module that ran it.
-    pub build: Option<Build>,
-}
-
-impl CompressRun {
-    /// Revokes the object URLs of its downloads.
-    pub fn revoke(&self) {
-        for o in self.outputs.iter().chain(&self.index) {
-            revoke(Some(o));
-        }
-    }
-
-    /// The entry of a tensor.
-    pub fn entry(&self, name: &str) -> Option<&EntryInfo> {
-        self.by_name.get(name).map(|&i| &self.result.entries[i])
-    }
-}
-
-/// A snapshot file opened in the page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SnapshotFile {
-    /// Id (unique among snapshots).
-    pub id: u32,
-    /// File name.
-    pub name: String,
-    /// Its data.
-    pub blob: Blob,
-    /// Its index, once read.
-    pub info: Option<SnapshotInfo>,
-    /// The checkpoint chosen as its base (deltas).
-    pub base: Option<u32>,
-    /// The decompressed file.
-    pub output: Option<Output>,
-    /// Why reading or decoding failed.
-    pub error: Option<String>,
-}
-
-/// Everything the views show.
+/// The app's state besides the codec panel's: the loaded checkpoints, their comparisons, errors,
+/// and what is shown.
 #[derive(Default)]
 pub struct State {
     /// Loaded checkpoints, in compare order.
     pub checkpoints: Vec<Checkpoint>,
     /// The data of each checkpoint's files, by checkpoint id.
     pub blobs: HashMap<u32, Vec<Blob>>,
+    /// The shard index file of each sharded checkpoint that came with one, by checkpoint id.
+    pub indexes: HashMap<u32, (String, Blob)>,
     /// Consecutive checkpoints compared (`i` vs `i + 1`).
     pub comparisons: Vec<Comparison>,
     /// Files that could not be loaded or analysed.
@@ -139,30 +68,7 @@ pub struct State {
     pub drag: bool,
     /// Milliseconds from files given to tensor table on the page, for the last load.
     pub table_ms: Option<f64>,
-    /// Snapshot files opened for decompression.
-    pub snapshots: Vec<SnapshotFile>,
-    /// Codec preset id for whole files (LMC when empty).
-    pub preset: String,
-    /// Base checkpoint for compression (XOR deltas).
-    pub base: Option<u32>,
-    /// Per-tensor codec overrides, by checkpoint id.
-    pub overrides: HashMap<u32, BTreeMap<String, &'static Preset>>,
-    /// The last compression of each checkpoint.
-    pub compressed: HashMap<u32, CompressRun>,
-    /// Codec comparisons by (checkpoint, tensor).
-    pub roundtrips: HashMap<(u32, String), Vec<RoundtripRow>>,
-    /// The codec job running.
-    pub codec_job: Option<Job>,
-    /// Error of the last codec job.
-    pub codec_error: Option<String>,
-    /// The build of the module the codec worker runs, once it has started.
-    pub codec_build: Option<Build>,
-    /// Shard indexes given with snapshot sets (restored as they are).
-    pub snapshot_indexes: Vec<Output>,
-    /// The shard index file of each sharded checkpoint that came with one, by checkpoint id.
-    pub indexes: HashMap<u32, (String, Blob)>,
     next_id: u32,
-    next_snapshot: u32,
 }
 
 impl State {
@@ -180,16 +86,6 @@ impl State {
     /// The open tab (Summary by default).
     pub fn tab(&self) -> Tab {
         self.tab.unwrap_or(Tab::Summary)
-    }
-
-    /// The preset chosen for whole files.
-    pub fn preset(&self) -> &'static Preset {
-        preset_by_id(&self.preset).unwrap_or(&PRESETS[0])
-    }
-
-    /// A tensor's codec override in a checkpoint.
-    pub fn override_of(&self, ckpt: u32, tensor: &str) -> Option<&'static Preset> {
-        self.overrides.get(&ckpt)?.get(tensor).copied()
     }
 }
 
@@ -233,55 +129,33 @@ pub enum Msg {
     Dismiss(usize),
     /// Drag state changed.
     Drag(bool),
-    /// Choose the whole-file codec preset.
-    SetPreset(String),
-    /// Choose the base checkpoint for compression.
-    SetBase(Option<u32>),
-    /// Compress the active checkpoint.
-    Compress,
-    /// Stop the codec job.
-    CodecCancel,
-    /// The codec worker reported.
-    Codec(CodecEvent),
-    /// Choose a snapshot's base checkpoint.
-    SnapshotBase(u32, Option<u32>),
-    /// Decompress a snapshot.
-    Decompress(u32),
-    /// Decompress every snapshot that is ready (index read, base chosen for deltas).
-    DecompressAll,
-    /// Set (or clear) a tensor's codec override in the active checkpoint.
-    SetOverride(String, Option<String>),
-    /// Run the codec comparison on a tensor of the active checkpoint.
-    CompareCodecs(String),
+    /// A message of the codec panel.
+    Codec(CodecMsg),
 }
 
 /// The root component.
 pub struct App {
     state: State,
+    codecs: CodecPanel,
     jobs: Jobs,
     pool: Pool,
-    codec: CodecRunner,
-    /// Snapshots whose index is still to be read.
-    pending_info: Vec<u32>,
-    /// The snapshots (download, result) of the running compress job so far, in file order.
-    compress_parts: Vec<(Output, Compressed)>,
-    /// The output file being received from the codec worker: (job, file index, its chunks).
-    building: Option<(u32, usize, crate::ui::io::blob::BlobBuilder)>,
     pending_table: Option<f64>,
 }
 
-/// An object URL for a blob.
-fn object_url(blob: &Blob) -> String {
-    Url::create_object_url_with_blob(blob).unwrap_or_default()
-}
-
-fn revoke(output: Option<&Output>) {
-    if let Some(o) = output {
-        let _ = Url::revoke_object_url(&o.url);
-    }
-}
-
 impl App {
+    /// The codec panel with what it reads of the app.
+    fn codecs(&mut self) -> (&mut CodecPanel, Ctx<'_>) {
+        let s = &mut self.state;
+        let ctx = Ctx {
+            checkpoints: &s.checkpoints,
+            blobs: &s.blobs,
+            indexes: &s.indexes,
+            active: s.active,
+            errors: &mut s.errors,
+        };
+        (&mut self.codecs, ctx)
+    }
+
     fn rebuild_comparisons(&mut self) {
         let ids: Vec<u32> = self.state.checkpoints.iter().map(|c| c.id).collect();
         let mut old: Vec<Comparison> = std::mem::take(&mut self.state.comparisons);
@@ -332,26 +206,20 @@ impl App {
         }
     }
 
-    fn apply_results(&mut self, task: u32, results: Vec<(usize, String)>) {
+    fn apply_results(&mut self, task: u32, results: Results) {
         let Some(kind) = self.jobs.tasks.get(&task).cloned() else {
             return;
         };
-        match kind {
-            TaskKind::Stats { ckpt } => {
+        match (kind, results) {
+            (TaskKind::Stats { ckpt }, Results::Stats(results)) => {
                 let Some(c) = self.state.checkpoints.iter_mut().find(|c| c.id == ckpt) else {
                     return;
                 };
-                for (item, json) in results {
-                    match serde_json::from_str::<TensorStats>(&json) {
-                        Ok(s) => c.set_stats(item, s),
-                        Err(e) => self.state.errors.push(LoadError {
-                            file: c.name.clone(),
-                            reason: format!("statistics of row {item} unreadable: {e}"),
-                        }),
-                    }
+                for (item, s) in results {
+                    c.set_stats(item, s);
                 }
             }
-            TaskKind::Flips { a, b } => {
+            (TaskKind::Flips { a, b }, Results::Flips(results)) => {
                 let Some(cmp) = self
                     .state
                     .comparisons
@@ -360,16 +228,15 @@ impl App {
                 else {
                     return;
                 };
-                for (item, json) in results {
-                    match serde_json::from_str::<FlipStats>(&json) {
-                        Ok(f) => cmp.set_flips(item, f),
-                        Err(e) => self.state.errors.push(LoadError {
-                            file: "comparison".into(),
-                            reason: format!("flip statistics of pair {item} unreadable: {e}"),
-                        }),
-                    }
+                for (item, f) in results {
+                    cmp.set_flips(item, f);
                 }
             }
+            (_, results) if results.is_empty() => {}
+            _ => self.state.errors.push(LoadError {
+                file: self.task_file(Some(task)),
+                reason: "the worker sent results of another kind of task".into(),
+            }),
         }
     }
 
@@ -390,28 +257,23 @@ impl App {
 
     fn on_pool(&mut self, event: PoolEvent) {
         match event {
-            PoolEvent::Update {
-                task,
-                bytes,
-                results,
-            } => {
+            PoolEvent::Update { task, batch } => {
                 if self.jobs.tasks.contains_key(&task) {
-                    self.jobs.progress(bytes);
-                    self.apply_results(task, results);
+                    self.jobs.progress(batch.bytes);
+                    self.apply_results(task, batch.results);
                 }
             }
             PoolEvent::Done {
                 worker,
                 task,
-                bytes,
-                results,
+                batch,
                 memory,
             } => {
                 if self.pool.running(worker) != Some(task) {
                     return; // a report from a cancelled run
                 }
-                self.jobs.progress(bytes);
-                self.apply_results(task, results);
+                self.jobs.progress(batch.bytes);
+                self.apply_results(task, batch.results);
                 self.jobs.task_done(task, memory);
                 if let Err(e) = self.pool.finished(worker) {
                     self.state.errors.push(LoadError {
@@ -452,35 +314,11 @@ impl App {
     fn on_loaded(&mut self, outcome: Outcome, given: f64) {
         self.state.loading = false;
         self.state.errors.extend(outcome.errors);
-        for (path, blob) in outcome.snapshot_indexes {
-            let name = crate::model::codec::file_name(&path).to_owned();
-            self.state.snapshot_indexes.push(Output {
-                url: object_url(&blob),
-                name,
-                bytes: blob.size() as u64,
-                seconds: 0.0,
-                memory: 0,
-            });
+        let (panel, mut ctx) = self.codecs();
+        let snapshots = panel.open(outcome.snapshots, outcome.snapshot_indexes, &mut ctx);
+        if snapshots && (self.state.tab.is_none() || self.state.checkpoints.is_empty()) {
+            self.state.tab = Some(Tab::Codecs);
         }
-        for (name, blob) in outcome.snapshots {
-            let id = self.state.next_snapshot;
-            self.state.next_snapshot += 1;
-            self.state.snapshots.push(SnapshotFile {
-                id,
-                name,
-                blob,
-                info: None,
-                base: None,
-                output: None,
-                error: None,
-            });
-            self.pending_info.insert(0, id);
-            if self.state.tab.is_none() || self.state.checkpoints.is_empty() {
-                self.state.tab = Some(Tab::Codecs);
-            }
-        }
-        self.next_info();
-        self.state.codec_job = self.codec.job.clone();
         let first_new = outcome.loaded.first().map(|l| l.checkpoint.id);
         for l in outcome.loaded {
             self.state.next_id = self.state.next_id.max(l.checkpoint.id + 1);
@@ -515,12 +353,9 @@ impl Component for App {
                 next_id: 1,
                 ..State::default()
             },
+            codecs: CodecPanel::new(ctx.link().callback(|e| Msg::Codec(CodecMsg::Worker(e)))),
             jobs: Jobs::default(),
             pool: Pool::new(ctx.link().callback(Msg::Pool)),
-            codec: CodecRunner::new(ctx.link().callback(Msg::Codec)),
-            pending_info: Vec::new(),
-            compress_parts: Vec::new(),
-            building: None,
             pending_table: None,
         }
     }
@@ -582,14 +417,8 @@ impl Component for App {
                 self.state.checkpoints.retain(|c| c.id != id);
                 crate::model::checkpoint::relabel(&mut self.state.checkpoints);
                 self.state.blobs.remove(&id);
-                if let Some(r) = self.state.compressed.remove(&id) {
-                    r.revoke();
-                }
+                self.codecs.forget(id);
                 self.state.indexes.remove(&id);
-                self.state.overrides.remove(&id);
-                if self.state.base == Some(id) {
-                    self.state.base = None;
-                }
                 if self.state.active == Some(id) {
                     self.state.active = self.state.checkpoints.first().map(|c| c.id);
                 }
@@ -607,32 +436,15 @@ impl Component for App {
                 self.state.active = None;
                 self.state.detail = None;
                 self.state.tab = None;
-                self.codec.cancel();
-                self.drop_partial();
-                self.state.codec_job = None;
-                self.pending_info.clear();
-                for s in self.state.snapshots.drain(..) {
-                    revoke(s.output.as_ref());
-                }
-                for (_, r) in self.state.compressed.drain() {
-                    r.revoke();
-                }
-                for o in self.state.snapshot_indexes.drain(..) {
-                    revoke(Some(&o));
-                }
+                self.codecs.clear();
                 self.state.indexes.clear();
-                self.state.overrides.clear();
-                self.state.roundtrips.clear();
-                self.state.base = None;
             }
             Msg::Select(id) => self.state.active = Some(id),
             Msg::Tab(t) => {
                 self.state.tab = Some(t);
                 if t == Tab::Codecs {
-                    // Start the codec worker now, so it reports its build before the first job.
-                    if let Err(e) = self.codec.warm() {
-                        self.codec_failed("codec worker".into(), e);
-                    }
+                    let (panel, mut ctx) = self.codecs();
+                    panel.warm(&mut ctx);
                 }
             }
             Msg::Sort(k) => self.state.table.click(k),
@@ -653,54 +465,9 @@ impl Component for App {
                 }
                 self.state.drag = on;
             }
-            Msg::SetPreset(id) => self.state.preset = id,
-            Msg::SetBase(b) => self.state.base = b,
-            Msg::Compress => {
-                self.start_compress();
-                self.state.codec_job = self.codec.job.clone();
-            }
-            Msg::CodecCancel => {
-                self.codec.cancel();
-                self.drop_partial();
-                self.state.codec_job = None;
-                self.state.codec_error = Some("cancelled".into());
-                self.next_info();
-                self.state.codec_job = self.codec.job.clone();
-            }
-            Msg::Codec(e) => return self.on_codec(e),
-            Msg::SnapshotBase(snap, base) => {
-                if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
-                    s.base = base;
-                }
-            }
-            Msg::Decompress(snap) => {
-                self.start_decompress(vec![snap]);
-                self.state.codec_job = self.codec.job.clone();
-            }
-            Msg::DecompressAll => {
-                let snaps = self.ready_snapshots();
-                if !snaps.is_empty() {
-                    self.start_decompress(snaps);
-                }
-                self.state.codec_job = self.codec.job.clone();
-            }
-            Msg::SetOverride(tensor, preset) => {
-                let Some(id) = self.state.active else {
-                    return false;
-                };
-                let map = self.state.overrides.entry(id).or_default();
-                match preset.as_deref().and_then(preset_by_id) {
-                    Some(p) => {
-                        map.insert(tensor, p);
-                    }
-                    None => {
-                        map.remove(&tensor);
-                    }
-                }
-            }
-            Msg::CompareCodecs(tensor) => {
-                self.start_roundtrip(tensor);
-                self.state.codec_job = self.codec.job.clone();
+            Msg::Codec(msg) => {
+                let (panel, ctx) = self.codecs();
+                return panel.update(msg, ctx);
             }
         }
         true
@@ -732,24 +499,44 @@ impl Component for App {
             link2.send_message(Msg::Dropped(files::take_drop(&e), given));
         });
         let s = &self.state;
+        let codecs = &self.codecs.state;
+        let active = s.active_checkpoint();
+        let on_codec = link.callback(Msg::Codec);
+        let has_content = !s.checkpoints.is_empty() || !codecs.snapshots.is_empty();
         html! {
             <div class={classes!("app", s.drag.then_some("dragging"))}
                  {ondragover} {ondragleave} {ondrop}>
-                { views::chrome::header(link, s) }
-                { views::chrome::errors(link, s) }
-                { views::chrome::progress(link, s, &self.jobs, self.pool.size()) }
-                if s.checkpoints.is_empty() && s.snapshots.is_empty() {
-                    { views::chrome::welcome(link, s) }
+                { views::chrome::header(link, s.loading, has_content) }
+                { views::chrome::errors(link, &s.errors) }
+                { views::chrome::progress(link, s.loading, s.table_ms, &self.jobs, self.pool.size()) }
+                if !has_content {
+                    { views::chrome::welcome(link, s.loading) }
                 } else {
-                    { views::chrome::checkpoints(link, s) }
-                    { views::chrome::tabs(link, s) }
+                    { views::chrome::checkpoints(link, &s.checkpoints, s.active) }
+                    { views::chrome::tabs(link, s.tab(), s.checkpoints.len()) }
                     <main class="panel">
                         { match s.tab() {
-                            Tab::Summary => views::summary::view(s),
-                            Tab::Tensors => views::table::view(link, s),
-                            Tab::Detail => views::detail::view(link, s),
-                            Tab::Compare => views::compare::view(link, s),
-                            Tab::Codecs => views::codecs::view(link, s),
+                            Tab::Summary => views::summary::view(active),
+                            Tab::Tensors => views::table::view(link, &views::table::Props {
+                                checkpoint: active,
+                                table: &s.table,
+                                compressed: active.and_then(|c| codecs.compressed.get(&c.id)),
+                            }),
+                            Tab::Detail => views::detail::view(link, &on_codec, &views::detail::Props {
+                                checkpoint: active,
+                                detail: s.detail.as_deref(),
+                                codecs,
+                            }),
+                            Tab::Compare => views::compare::view(link, &views::compare::Props {
+                                checkpoints: &s.checkpoints,
+                                comparisons: &s.comparisons,
+                                step: s.step,
+                            }),
+                            Tab::Codecs => views::codecs::view(&on_codec, &views::codecs::Props::new(
+                                &s.checkpoints,
+                                active,
+                                codecs,
+                            )),
                         } }
                     </main>
                 }

@@ -5,9 +5,9 @@ use crate::model::checkpoint::Checkpoint;
 use crate::model::compare::Comparison;
 use crate::model::plan::{batches, Span};
 use crate::ui::pool::Task;
-use js_sys::{Array, Object, Reflect};
+use bitlens_protocol::js::{Js, Request};
+use bitlens_protocol::{FlipSpan, StatsSpan, WorkerRequest};
 use std::collections::{HashMap, HashSet};
-use wasm_bindgen::JsValue;
 use web_sys::Blob;
 
 /// What a task computes.
@@ -64,14 +64,6 @@ pub fn mark(name: &str) {
     }
 }
 
-fn object(entries: &[(&str, JsValue)]) -> JsValue {
-    let o = Object::new();
-    for (k, v) in entries {
-        let _ = Reflect::set(&o, &(*k).into(), v);
-    }
-    o.into()
-}
-
 impl Jobs {
     /// True while tasks are queued or running.
     pub fn running(&self) -> bool {
@@ -95,13 +87,13 @@ impl Jobs {
         self.total += bytes;
     }
 
-    fn add_task(&mut self, kind: TaskKind, message: impl FnOnce(u32) -> JsValue) -> Task {
+    fn add_task(&mut self, kind: TaskKind, request: impl FnOnce(u32) -> Request) -> Task {
         self.next_task += 1;
         let id = self.next_task;
         self.tasks.insert(id, kind);
         Task {
             id,
-            message: message(id),
+            request: request(id),
         }
     }
 
@@ -123,24 +115,19 @@ impl Jobs {
         for batch in batches(&spans, true) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
-            let list = Array::new();
+            let mut spans = Vec::with_capacity(batch.len());
             for s in &batch {
                 self.queued_rows.insert((c.id, s.item));
-                list.push(&object(&[
-                    ("item", (s.item as f64).into()),
-                    ("dtype", c.rows[s.item].dtype.to_string().into()),
-                    ("offset", (s.offset as f64).into()),
-                    ("bytes", (s.bytes as f64).into()),
-                ]));
+                spans.push(StatsSpan {
+                    item: s.item,
+                    dtype: c.rows[s.item].dtype,
+                    offset: s.offset,
+                    bytes: s.bytes,
+                });
             }
-            let blob = blobs[batch[0].file].clone();
-            out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |id| {
-                object(&[
-                    ("kind", "stats".into()),
-                    ("task", id.into()),
-                    ("blob", blob.into()),
-                    ("spans", list.into()),
-                ])
+            let blob = Js(blobs[batch[0].file].clone().into());
+            out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |task| {
+                WorkerRequest::Stats { task, blob, spans }
             }));
         }
         out
@@ -169,28 +156,26 @@ impl Jobs {
         for batch in batches(&spans, false) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
-            let list = Array::new();
+            let mut spans = Vec::with_capacity(batch.len());
             for s in &batch {
                 self.queued_pairs.insert((cmp.a, cmp.b, s.item));
                 let p = &cmp.pairs[s.item];
                 let (ra, rb) = (&a.0.rows[p.a_row], &b.0.rows[p.b_row]);
-                list.push(&object(&[
-                    ("item", (s.item as f64).into()),
-                    ("dtype", p.dtype.to_string().into()),
-                    ("a", a.1[ra.file].clone().into()),
-                    ("aOffset", (ra.offset as f64).into()),
-                    ("b", b.1[rb.file].clone().into()),
-                    ("bOffset", (rb.offset as f64).into()),
-                    ("bytes", (p.bytes as f64).into()),
-                ]));
+                spans.push(FlipSpan {
+                    item: s.item,
+                    dtype: p.dtype,
+                    a: Js(a.1[ra.file].clone().into()),
+                    a_offset: ra.offset,
+                    b: Js(b.1[rb.file].clone().into()),
+                    b_offset: rb.offset,
+                    bytes: p.bytes,
+                });
             }
-            out.push(self.add_task(TaskKind::Flips { a: cmp.a, b: cmp.b }, |id| {
-                object(&[
-                    ("kind", "flips".into()),
-                    ("task", id.into()),
-                    ("spans", list.into()),
-                ])
-            }));
+            out.push(
+                self.add_task(TaskKind::Flips { a: cmp.a, b: cmp.b }, |task| {
+                    WorkerRequest::Flips { task, spans }
+                }),
+            );
         }
         out
     }

@@ -1,10 +1,11 @@
 //! The browser side of the app (wasm32 only).
 //!
-//! - [`app`]: the root component: state, messages, layout.
+//! - [`app`]: the root component: state, messages, layout; and the codec panel ([`app::codecs`]:
+//!   its own state and messages, and the codec worker).
 //! - [`io`]: reading `Blob`s, collecting dropped / picked files, fetching the demo.
 //! - [`loader`]: files → parsed headers → checkpoints, with one error per bad file.
+//! - [`worker`]: one Web Worker, spoken to in the typed messages of `bitlens-protocol`.
 //! - [`pool`]: the Web Worker pool that runs the statistics.
-//! - [`codec`]: the codec worker (compress, decompress, codec comparison), one job at a time.
 //! - [`jobs`]: turning missing statistics into worker tasks and worker results into state.
 //! - [`views`]: summary, tensor table, tensor detail, compare, and the page chrome.
 //! - [`charts`]: SVG chart components.
@@ -12,10 +13,10 @@
 
 pub mod app;
 pub mod charts;
-pub mod codec;
 pub mod io;
 pub mod jobs;
 pub mod loader;
 pub mod pool;
 pub mod shared;
 pub mod views;
+pub mod worker;

@@ -6,11 +6,10 @@
 //! Each worker holds one read window (4 MiB) and one accumulator, so memory does not grow with the
 //! file size.
 
-use js_sys::{Array, Reflect};
+use crate::ui::worker::WorkerHandle;
+use bitlens_protocol::js::{Event, Request};
+use bitlens_protocol::{Batch, JobResult, WorkerEvent};
 use std::collections::VecDeque;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 use yew::Callback;
 
 /// URL of the worker script, relative to the page.
@@ -19,12 +18,12 @@ const WORKER_URL: &str = "worker.js";
 /// Most workers started (the page's own thread stays free for the UI).
 const MAX_WORKERS: usize = 8;
 
-/// A task for a worker: its id and the message that describes it.
+/// A task for a worker: its id and the request that describes it.
 pub struct Task {
-    /// Task id, echoed in every message about it.
+    /// Task id, echoed in every event about it.
     pub id: u32,
-    /// The message posted to the worker (see `worker.js`).
-    pub message: JsValue,
+    /// The request posted to the worker.
+    pub request: Request,
 }
 
 /// What the workers report.
@@ -34,10 +33,8 @@ pub enum PoolEvent {
     Update {
         /// Task id.
         task: u32,
-        /// Bytes read since the last report.
-        bytes: u64,
-        /// `(item, JSON result)` of finished items.
-        results: Vec<(usize, String)>,
+        /// Bytes read and items finished since the last report.
+        batch: Batch,
     },
     /// A task finished (its last progress and results included).
     Done {
@@ -45,14 +42,12 @@ pub enum PoolEvent {
         worker: usize,
         /// Task id.
         task: u32,
-        /// Bytes read since the last report.
-        bytes: u64,
-        /// `(item, JSON result)` of finished items.
-        results: Vec<(usize, String)>,
+        /// Bytes read and items finished since the last report.
+        batch: Batch,
         /// The worker's wasm memory size in bytes.
         memory: u64,
     },
-    /// A task failed.
+    /// A task failed, or the worker itself (`task: None`).
     Failed {
         /// Worker index.
         worker: usize,
@@ -63,11 +58,39 @@ pub enum PoolEvent {
     },
 }
 
+impl PoolEvent {
+    /// What worker `worker` reported, as the pool's event.
+    fn of(worker: usize, event: Event) -> PoolEvent {
+        match event {
+            WorkerEvent::Update { task, batch } => PoolEvent::Update { task, batch },
+            WorkerEvent::Done {
+                task,
+                memory,
+                result: JobResult::Items(batch),
+                ..
+            } => PoolEvent::Done {
+                worker,
+                task,
+                batch,
+                memory,
+            },
+            WorkerEvent::Failed { task, message } => PoolEvent::Failed {
+                worker,
+                task,
+                message,
+            },
+            other => PoolEvent::Failed {
+                worker,
+                task: other.task(),
+                message: "the worker answered a statistics task with a codec job's event".into(),
+            },
+        }
+    }
+}
+
 struct Slot {
-    worker: Worker,
+    worker: WorkerHandle,
     busy: Option<u32>,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_error: Closure<dyn FnMut(ErrorEvent)>,
 }
 
 /// The worker pool.
@@ -76,58 +99,6 @@ pub struct Pool {
     queue: VecDeque<Task>,
     size: usize,
     events: Callback<PoolEvent>,
-}
-
-fn results_of(data: &JsValue) -> Vec<(usize, String)> {
-    let Ok(list) = Reflect::get(data, &"results".into()) else {
-        return Vec::new();
-    };
-    Array::from(&list)
-        .iter()
-        .filter_map(|r| {
-            let item = Reflect::get(&r, &"item".into()).ok()?.as_f64()? as usize;
-            let json = Reflect::get(&r, &"json".into()).ok()?.as_string()?;
-            Some((item, json))
-        })
-        .collect()
-}
-
-fn number(data: &JsValue, key: &str) -> f64 {
-    Reflect::get(data, &key.into())
-        .ok()
-        .and_then(|v| v.as_f64())
-        .unwrap_or(0.0)
-}
-
-fn decode(worker: usize, data: &JsValue) -> PoolEvent {
-    let kind = Reflect::get(data, &"type".into())
-        .ok()
-        .and_then(|v| v.as_string())
-        .unwrap_or_default();
-    let task = number(data, "task") as u32;
-    let bytes = number(data, "bytes") as u64;
-    match kind.as_str() {
-        "update" => PoolEvent::Update {
-            task,
-            bytes,
-            results: results_of(data),
-        },
-        "done" => PoolEvent::Done {
-            worker,
-            task,
-            bytes,
-            results: results_of(data),
-            memory: number(data, "memory") as u64,
-        },
-        _ => PoolEvent::Failed {
-            worker,
-            task: Some(task),
-            message: Reflect::get(data, &"message".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_else(|| "unknown worker error".into()),
-        },
-    }
 }
 
 impl Pool {
@@ -170,38 +141,15 @@ impl Pool {
 
     /// Stops every worker now and drops the queue.
     pub fn cancel(&mut self) {
-        for s in self.slots.drain(..) {
-            s.worker.terminate();
-        }
+        self.slots.clear();
         self.queue.clear();
     }
 
     fn spawn(&mut self) -> Result<(), String> {
         let index = self.slots.len();
-        let options = WorkerOptions::new();
-        options.set_type(WorkerType::Module);
-        let worker = Worker::new_with_options(WORKER_URL, &options)
-            .map_err(|e| format!("cannot start a worker: {e:?}"))?;
-        let events = self.events.clone();
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-            events.emit(decode(index, &e.data()));
-        });
-        let events = self.events.clone();
-        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |e: ErrorEvent| {
-            events.emit(PoolEvent::Failed {
-                worker: index,
-                task: None,
-                message: format!("worker crashed: {}", e.message()),
-            });
-        });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        self.slots.push(Slot {
-            worker,
-            busy: None,
-            _on_message: on_message,
-            _on_error: on_error,
-        });
+        let events = self.events.reform(move |e| PoolEvent::of(index, e));
+        let worker = WorkerHandle::spawn(WORKER_URL, "worker", events)?;
+        self.slots.push(Slot { worker, busy: None });
         Ok(())
     }
 
@@ -215,11 +163,10 @@ impl Pool {
                 }
                 None => break,
             };
-            let task = self.queue.pop_front().expect("queue is not empty");
-            self.slots[free]
-                .worker
-                .post_message(&task.message)
-                .map_err(|e| format!("cannot post to a worker: {e:?}"))?;
+            let Some(task) = self.queue.pop_front() else {
+                break;
+            };
+            self.slots[free].worker.post(&task.request)?;
             self.slots[free].busy = Some(task.id);
         }
         Ok(())
@@ -228,11 +175,5 @@ impl Pool {
     /// The task a worker is running, if any.
     pub fn running(&self, worker: usize) -> Option<u32> {
         self.slots.get(worker).and_then(|s| s.busy)
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        self.cancel();
     }
 }

@@ -3,7 +3,7 @@
 
 use bitlens_tensors::{Header, HeaderError};
 use js_sys::Uint8Array;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::Blob;
 
@@ -20,9 +20,8 @@ pub enum ReadError {
 
 /// A JavaScript error value as text.
 pub fn js_error_text(e: &JsValue) -> String {
-    js_sys::Reflect::get(e, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
         .or_else(|| e.as_string())
         .unwrap_or_else(|| format!("{e:?}"))
 }

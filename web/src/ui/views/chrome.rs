@@ -1,10 +1,12 @@
 //! The page around the views: header with the open / demo buttons, errors, the progress bar with
 //! Cancel, the first-visit welcome panel, the list of loaded checkpoints, and the tabs.
 
-use crate::model::format::{bytes, count, rate};
-use crate::ui::app::{App, Msg, State, Tab};
+use crate::model::checkpoint::Checkpoint;
+use crate::model::format::{bytes, count, mib, rate};
+use crate::ui::app::{App, Msg, Tab};
 use crate::ui::io::files;
 use crate::ui::jobs::{mark, now, Jobs};
+use crate::ui::loader::LoadError;
 use web_sys::HtmlInputElement;
 use yew::html::Scope;
 use yew::prelude::*;
@@ -22,8 +24,9 @@ fn on_pick(link: &Scope<App>) -> Callback<Event> {
     })
 }
 
-/// The header: title, privacy note and the open / demo buttons.
-pub fn header(link: &Scope<App>, s: &State) -> Html {
+/// The header: title, privacy note and the open / demo buttons (`loading`: a load is in progress;
+/// `has_content`: something is open, so it can be closed).
+pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
     let demo = link.callback(|_| Msg::Demo);
     let clear = link.callback(|_| Msg::Clear);
     html! {
@@ -42,8 +45,8 @@ pub fn header(link: &Scope<App>, s: &State) -> Html {
                     { "Open folder…" }
                     <input id="dir-input" type="file" webkitdirectory=true onchange={on_pick(link)} />
                 </label>
-                <button id="demo-button" class="button" onclick={demo} disabled={s.loading}>{ "Load demo" }</button>
-                if !s.checkpoints.is_empty() || !s.snapshots.is_empty() {
+                <button id="demo-button" class="button" onclick={demo} disabled={loading}>{ "Load demo" }</button>
+                if has_content {
                     <button class="button subtle" onclick={clear}>{ "Close all" }</button>
                 }
             </div>
@@ -52,13 +55,13 @@ pub fn header(link: &Scope<App>, s: &State) -> Html {
 }
 
 /// One line per file that could not be loaded or analysed.
-pub fn errors(link: &Scope<App>, s: &State) -> Html {
-    if s.errors.is_empty() {
+pub fn errors(link: &Scope<App>, errors: &[LoadError]) -> Html {
+    if errors.is_empty() {
         return Html::default();
     }
     html! {
         <section class="errors" role="alert">
-            { for s.errors.iter().enumerate().map(|(i, e)| html! {
+            { for errors.iter().enumerate().map(|(i, e)| html! {
                 <div class="error" data-file={e.file.clone()}>
                     <strong class="error-file">{ &e.file }</strong>
                     <span class="error-reason">{ format!(": {}", e.reason) }</span>
@@ -74,12 +77,19 @@ fn main_memory() -> u64 {
     core::arch::wasm32::memory_size::<0>() as u64 * 65_536
 }
 
-/// The progress bar (bytes done / total) with Cancel, or the result line of the last run.
-pub fn progress(link: &Scope<App>, s: &State, jobs: &Jobs, workers: usize) -> Html {
-    let timing = s.table_ms.map(|ms| {
+/// The progress bar (bytes done / total) with Cancel, or the result line of the last run; and how
+/// long the last load took to show its tensor table (`table_ms`).
+pub fn progress(
+    link: &Scope<App>,
+    loading: bool,
+    table_ms: Option<f64>,
+    jobs: &Jobs,
+    workers: usize,
+) -> Html {
+    let timing = table_ms.map(|ms| {
         html! { <span class="timing" data-table-ms={format!("{ms:.1}")}>{ format!("Tensor table shown {ms:.0} ms after the files were given. ") }</span> }
     });
-    if s.loading {
+    if loading {
         return html! { <section class="progress" data-state="loading"><span>{ "Reading headers…" }</span></section> };
     }
     if jobs.total == 0 {
@@ -98,7 +108,6 @@ pub fn progress(link: &Scope<App>, s: &State, jobs: &Jobs, workers: usize) -> Ht
     } else {
         "done"
     };
-    let mib = jobs.memory_max as f64 / (1 << 20) as f64;
     let text = match state {
         "running" => format!(
             "Analysing in {workers} workers: {} of {} · {}",
@@ -112,10 +121,11 @@ pub fn progress(link: &Scope<App>, s: &State, jobs: &Jobs, workers: usize) -> Ht
             bytes(jobs.total)
         ),
         _ => format!(
-            "Analysed {} in {:.2} s ({}) with {workers} workers; peak wasm memory per worker {mib:.0} MiB.",
+            "Analysed {} in {:.2} s ({}) with {workers} workers; peak wasm memory per worker {}.",
             bytes(jobs.done),
             secs,
-            rate(jobs.done, secs)
+            rate(jobs.done, secs),
+            mib(jobs.memory_max)
         ),
     };
     html! {
@@ -139,14 +149,14 @@ pub fn progress(link: &Scope<App>, s: &State, jobs: &Jobs, workers: usize) -> Ht
 }
 
 /// The first-visit panel: what the app does and the demo button.
-pub fn welcome(link: &Scope<App>, s: &State) -> Html {
+pub fn welcome(link: &Scope<App>, loading: bool) -> Html {
     html! {
         <section class="welcome">
             <div class="dropzone">
                 <p class="big">{ "Drop checkpoints here" }</p>
                 <p>{ "One or more .safetensors files, a sharded checkpoint (its *.safetensors.index.json with the shards), or whole folders. Several checkpoints of one model are compared step by step." }</p>
                 <p>{ "Headers are read first, so the tensor table appears at once; the data is then streamed in 4 MiB windows through Web Workers running the bitlens core compiled to WebAssembly. Files never leave your machine." }</p>
-                <button id="demo-button-big" class="button primary" disabled={s.loading}
+                <button id="demo-button-big" class="button primary" disabled={loading}
                         onclick={link.callback(|_| Msg::Demo)}>{ "Try the demo: three steps of a real MiniLM checkpoint" }</button>
             </div>
         </section>
@@ -154,12 +164,13 @@ pub fn welcome(link: &Scope<App>, s: &State) -> Html {
 }
 
 /// The loaded checkpoints, in compare order: select or remove.
-pub fn checkpoints(link: &Scope<App>, s: &State) -> Html {
+pub fn checkpoints(link: &Scope<App>, checkpoints: &[Checkpoint], active: Option<u32>) -> Html {
+    let selected = active;
     html! {
         <nav class="checkpoints">
-            { for s.checkpoints.iter().enumerate().map(|(i, c)| {
+            { for checkpoints.iter().enumerate().map(|(i, c)| {
                 let id = c.id;
-                let active = s.active == Some(id);
+                let active = selected == Some(id);
                 let status = if c.complete() {
                     "analysed".to_owned()
                 } else {
@@ -182,10 +193,10 @@ pub fn checkpoints(link: &Scope<App>, s: &State) -> Html {
     }
 }
 
-/// The view tabs.
-pub fn tabs(link: &Scope<App>, s: &State) -> Html {
+/// The view tabs (`open`: the open one; `checkpoints`: how many are loaded).
+pub fn tabs(link: &Scope<App>, open: Tab, checkpoints: usize) -> Html {
     let tab = |t: Tab, label: &'static str, enabled: bool| {
-        let current = s.tab() == t;
+        let current = open == t;
         html! {
             <button class={classes!("tab", current.then_some("current"))} data-tab={label.to_lowercase()}
                     disabled={!enabled} onclick={link.callback(move |_| Msg::Tab(t))}>{ label }</button>
@@ -196,7 +207,7 @@ pub fn tabs(link: &Scope<App>, s: &State) -> Html {
             { tab(Tab::Summary, "Summary", true) }
             { tab(Tab::Tensors, "Tensors", true) }
             { tab(Tab::Detail, "Detail", true) }
-            { tab(Tab::Compare, "Compare", s.checkpoints.len() >= 2) }
+            { tab(Tab::Compare, "Compare", checkpoints >= 2) }
             { tab(Tab::Codecs, "Codecs", true) }
         </div>
     }

@@ -5,18 +5,69 @@
 //! files, the typed error of a corrupt snapshot). It says which build of the codec module runs
 //! (wasm threads or single-threaded, and why).
 
-use crate::model::codec::PRESETS;
-use crate::model::format::{bytes, number, rate};
-use crate::ui::app::{App, CompressRun, Msg, Output, State};
-use crate::ui::codec::{Build, Job, JobKind};
+use crate::model::checkpoint::Checkpoint;
+use crate::model::codec::{Preset, PRESETS};
+use crate::model::format::{bytes, mbps, mib, number, rate};
+use crate::ui::app::codecs::{
+    CodecMsg, CodecState, CompressRun, Job, JobKind, Output, SnapshotFile,
+};
 use crate::ui::io::download::save_all;
 use crate::ui::jobs::now;
+use bitlens_protocol::{Build, BuildKind};
 use web_sys::HtmlSelectElement;
-use yew::html::Scope;
 use yew::prelude::*;
 
+/// What the Codecs view shows: the checkpoints (to compress, as bases) and the codec panel's state.
+pub struct Props<'a> {
+    /// Loaded checkpoints.
+    pub checkpoints: &'a [Checkpoint],
+    /// The active checkpoint (the one to compress).
+    pub active: Option<&'a Checkpoint>,
+    /// The preset for whole files.
+    pub preset: &'static Preset,
+    /// The base checkpoint chosen for compression.
+    pub base: Option<u32>,
+    /// The running codec job.
+    pub job: Option<&'a Job>,
+    /// How many tensors of the active checkpoint have a codec override.
+    pub overrides: usize,
+    /// The last compression of the active checkpoint.
+    pub compressed: Option<&'a CompressRun>,
+    /// The build of the codec worker's module.
+    pub build: Option<&'a Build>,
+    /// Snapshots opened for decompression.
+    pub snapshots: &'a [SnapshotFile],
+    /// Shard indexes given with snapshot sets.
+    pub snapshot_indexes: &'a [Output],
+}
+
+impl<'a> Props<'a> {
+    /// The parts of the codec panel's state the view shows.
+    pub fn new(
+        checkpoints: &'a [Checkpoint],
+        active: Option<&'a Checkpoint>,
+        panel: &'a CodecState,
+    ) -> Self {
+        let id = active.map(|c| c.id);
+        Props {
+            checkpoints,
+            active,
+            preset: panel.preset(),
+            base: panel.base,
+            job: panel.job.as_ref(),
+            overrides: id
+                .and_then(|id| panel.overrides.get(&id))
+                .map_or(0, |o| o.len()),
+            compressed: id.and_then(|id| panel.compressed.get(&id)),
+            build: panel.build.as_ref(),
+            snapshots: &panel.snapshots,
+            snapshot_indexes: &panel.snapshot_indexes,
+        }
+    }
+}
+
 /// The progress bar of the running codec job, with Cancel.
-pub fn job_progress(link: &Scope<App>, job: &Job, what: &str) -> Html {
+pub fn job_progress(on: &Callback<CodecMsg>, job: &Job, what: &str) -> Html {
     let fraction = if job.total > 0.0 {
         (job.done / job.total).min(1.0)
     } else {
@@ -41,7 +92,7 @@ pub fn job_progress(link: &Scope<App>, job: &Job, what: &str) -> Html {
                 <div class="fill" style={format!("width:{:.2}%", 100.0 * fraction)}></div>
             </div>
             <span class="progress-text">{ format!("{what}: {units}") }</span>
-            <button id="codec-cancel" class="button" onclick={link.callback(|_| Msg::CodecCancel)}>{ "Cancel" }</button>
+            <button id="codec-cancel" class="button" onclick={on.reform(|_| CodecMsg::Cancel)}>{ "Cancel" }</button>
         </div>
     }
 }
@@ -83,7 +134,7 @@ fn build_note(b: Option<&Build>) -> Html {
     let Some(b) = b else {
         return html! { <p id="codec-build" class="note">{ "Codec worker: starting…" }</p> };
     };
-    let text = if b.kind == "threads" {
+    let text = if b.kind == BuildKind::Threads {
         format!(
             "Codec worker: wasm threads, PLMC on {} threads (shared memory; the page is cross-origin isolated).",
             b.threads
@@ -95,27 +146,27 @@ fn build_note(b: Option<&Build>) -> Html {
         )
     };
     html! {
-        <p id="codec-build" class="note" data-build={b.kind.clone()} data-threads={b.threads.to_string()}>{ text }</p>
+        <p id="codec-build" class="note" data-build={b.kind.name()} data-threads={b.threads.to_string()}>{ text }</p>
     }
 }
 
-fn compress_panel(link: &Scope<App>, s: &State) -> Html {
-    let Some(c) = s.active_checkpoint() else {
+fn compress_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
+    let Some(c) = s.active else {
         return html! { <p class="note">{ "Open a .safetensors checkpoint to compress it." }</p> };
     };
     let id = c.id;
-    let preset = s.preset();
-    let on_preset = link.callback(|e: Event| {
+    let preset = s.preset;
+    let on_preset = on.reform(|e: Event| {
         let sel: HtmlSelectElement = e.target_unchecked_into();
-        Msg::SetPreset(sel.value())
+        CodecMsg::SetPreset(sel.value())
     });
-    let on_base = link.callback(|e: Event| {
+    let on_base = on.reform(|e: Event| {
         let sel: HtmlSelectElement = e.target_unchecked_into();
-        Msg::SetBase(sel.value().parse().ok())
+        CodecMsg::SetBase(sel.value().parse().ok())
     });
-    let running = s.codec_job.as_ref();
-    let overrides = s.overrides.get(&id).map_or(0, |o| o.len());
-    let run = s.compressed.get(&id);
+    let running = s.job;
+    let overrides = s.overrides;
+    let run = s.compressed;
     html! {
         <section class="codec-panel" data-panel="compress">
             <h2>{ format!("Compress {}", c.name) }</h2>
@@ -137,16 +188,16 @@ fn compress_panel(link: &Scope<App>, s: &State) -> Html {
                     </select>
                 </label>
                 <button id="compress-button" class="button primary" disabled={running.is_some()}
-                        onclick={link.callback(|_| Msg::Compress)}>{ "Compress" }</button>
+                        onclick={on.reform(|_| CodecMsg::Compress)}>{ "Compress" }</button>
                 if overrides > 0 {
                     <span class="note" data-overrides={overrides.to_string()}>
                         { format!("{overrides} tensor override{} (Detail view)", if overrides == 1 { "" } else { "s" }) }</span>
                 }
             </div>
             <p class="note">{ "Runs in a Web Worker, streaming each file in 64 MiB frames; the snapshots are collected as Blobs, never whole in wasm memory. A sharded checkpoint gives one snapshot per shard (<shard>.bls, as bitlens compress INDEX -o DIR), plus its index as it is. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas, each shard against the base's shard of the same name; lossy codecs take no base." }</p>
-            { build_note(s.codec_build.as_ref()) }
+            { build_note(s.build) }
             if let Some(j) = running.filter(|j| j.kind == JobKind::Compress { ckpt: id }) {
-                { job_progress(link, j, "Compressing") }
+                { job_progress(on, j, "Compressing") }
             }
             if let Some(r) = run {
                 { compress_result(r) }
@@ -158,23 +209,22 @@ fn compress_panel(link: &Scope<App>, s: &State) -> Html {
 fn compress_result(r: &CompressRun) -> Html {
     let res = &r.result;
     let ratio = res.out_bytes as f64 / res.in_bytes.max(1) as f64;
-    let mbps = res.in_bytes as f64 / r.seconds.max(1e-9) / 1e6;
     let lossy: Vec<_> = res.entries.iter().filter(|e| e.error.is_some()).collect();
     let (build, threads) = r
         .build
         .as_ref()
-        .map_or((String::new(), 0), |b| (b.kind.clone(), b.threads));
+        .map_or(("", 0), |b| (b.kind.name(), b.threads));
     html! {
         <div id="compress-result" data-in={res.in_bytes.to_string()} data-out={res.out_bytes.to_string()}
              data-ratio={ratio.to_string()} data-seconds={r.seconds.to_string()}
-             data-mbps={format!("{mbps:.1}")} data-preset={r.preset.id} data-lossy={res.lossy.to_string()}
+             data-mbps={format!("{:.1}", mbps(res.in_bytes, r.seconds))} data-preset={r.preset.id} data-lossy={res.lossy.to_string()}
              data-delta={res.delta.to_string()} data-memory={r.memory.to_string()}
              data-files={r.outputs.len().to_string()} data-build={build} data-threads={threads.to_string()}>
             <div class="cards">
                 <div class="card"><div class="card-label">{ "in" }</div><div class="card-value">{ bytes(res.in_bytes) }</div></div>
                 <div class="card"><div class="card-label">{ "out" }</div><div class="card-value">{ bytes(res.out_bytes) }</div></div>
                 <div class="card"><div class="card-label">{ "ratio (out / in)" }</div><div class="card-value">{ format!("{ratio:.4}") }</div></div>
-                <div class="card"><div class="card-label">{ "speed" }</div><div class="card-value">{ format!("{mbps:.0} MB/s") }</div></div>
+                <div class="card"><div class="card-label">{ "speed" }</div><div class="card-value">{ rate(res.in_bytes, r.seconds) }</div></div>
             </div>
             <p>
                 { format!("{} in {:.2} s{}. ", r.preset.label, r.seconds,
@@ -188,8 +238,8 @@ fn compress_result(r: &CompressRun) -> Html {
                     r.outputs.len(), if r.index.is_some() { ", and the shard index as it is" } else { "" }) }</p>
                 { download_set("compress-downloads", "compress-download", r.outputs.iter().chain(&r.index)) }
             }
-            <p class="note">{ format!("Per-tensor ratios are in the Tensors view (achieved ratio). Wasm memory of the codec worker: {:.0} MiB.",
-                r.memory as f64 / (1u64 << 20) as f64) }</p>
+            <p class="note">{ format!("Per-tensor ratios are in the Tensors view (achieved ratio). Wasm memory of the codec worker: {}.",
+                mib(r.memory)) }</p>
             if !lossy.is_empty() {
                 <h3>{ "Error of the lossy tensors" }</h3>
                 <div class="table-scroll">
@@ -219,7 +269,7 @@ fn compress_result(r: &CompressRun) -> Html {
     }
 }
 
-fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
+fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
     if s.snapshots.is_empty() {
         return html! {
             <section class="codec-panel" data-panel="snapshots">
@@ -228,7 +278,7 @@ fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
             </section>
         };
     }
-    let running = s.codec_job.as_ref();
+    let running = s.job;
     let decompressing = running.filter(|j| matches!(j.kind, JobKind::Decompress { .. }));
     let restored: Vec<&Output> = s
         .snapshots
@@ -241,26 +291,26 @@ fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
             if s.snapshots.len() > 1 {
                 <div class="codec-tools">
                     <button id="decompress-all" class="button primary" disabled={running.is_some()}
-                            onclick={link.callback(|_| Msg::DecompressAll)}>
+                            onclick={on.reform(|_| CodecMsg::DecompressAll)}>
                         { format!("Decompress all {} snapshots", s.snapshots.len()) }</button>
                     <span class="note">{ "one after another; deltas need their base chosen below" }</span>
                 </div>
             }
             if let Some(j) = decompressing {
-                { job_progress(link, j, "Decompressing") }
+                { job_progress(on, j, "Decompressing") }
             }
             if !s.snapshot_indexes.is_empty() && restored.len() <= 1 {
                 <p class="note snapshot-indexes">{ "Shard index, restored as it is: " }
                     { for s.snapshot_indexes.iter().map(|o| download(None, "snapshot-index-download", o)) }</p>
             }
             if restored.len() > 1 {
-                { download_set("decompress-downloads", "restored-download", restored.iter().copied().chain(&s.snapshot_indexes)) }
+                { download_set("decompress-downloads", "restored-download", restored.iter().copied().chain(s.snapshot_indexes)) }
             }
             { for s.snapshots.iter().map(|f| {
                 let snap = f.id;
-                let on_base = link.callback(move |e: Event| {
+                let on_base = on.reform(move |e: Event| {
                     let sel: HtmlSelectElement = e.target_unchecked_into();
-                    Msg::SnapshotBase(snap, sel.value().parse().ok())
+                    CodecMsg::SnapshotBase(snap, sel.value().parse().ok())
                 });
                 let info = f.info.as_ref();
                 html! {
@@ -285,7 +335,7 @@ fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
                             }
                             <button class="button primary decompress-button"
                                     disabled={running.is_some() || (i.delta && f.base.is_none())}
-                                    onclick={link.callback(move |_| Msg::Decompress(snap))}>{ "Decompress" }</button>
+                                    onclick={on.reform(move |_| CodecMsg::Decompress(snap))}>{ "Decompress" }</button>
                         } else if f.error.is_none() {
                             <p class="meta">{ "Reading the index…" }</p>
                         }
@@ -306,11 +356,11 @@ fn snapshots_panel(link: &Scope<App>, s: &State) -> Html {
 }
 
 /// The Codecs view.
-pub fn view(link: &Scope<App>, s: &State) -> Html {
+pub fn view(on: &Callback<CodecMsg>, s: &Props) -> Html {
     html! {
         <section class="codecs" data-view="codecs">
-            { compress_panel(link, s) }
-            { snapshots_panel(link, s) }
+            { compress_panel(on, s) }
+            { snapshots_panel(on, s) }
         </section>
     }
 }

@@ -3,9 +3,10 @@
 //! positions, the changed fraction per tensor; over all steps: the flip ratio of each bit position
 //! per step (LMC Fig. 6).
 
+use crate::model::checkpoint::Checkpoint;
 use crate::model::compare::Comparison;
 use crate::model::format::{bytes, count, percent};
-use crate::ui::app::{App, Msg, State};
+use crate::ui::app::{App, Msg};
 use crate::ui::charts::{BarChart, HBarChart, HBarRow, Heatmap, LineChart, Series};
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, bit_color, role_legend};
@@ -13,7 +14,24 @@ use bitlens_tensors::Dtype;
 use yew::html::Scope;
 use yew::prelude::*;
 
-fn step_name(s: &State, cmp: &Comparison) -> String {
+/// What the compare view shows.
+pub struct Props<'a> {
+    /// Loaded checkpoints, in compare order.
+    pub checkpoints: &'a [Checkpoint],
+    /// Consecutive checkpoints compared.
+    pub comparisons: &'a [Comparison],
+    /// The comparison shown.
+    pub step: usize,
+}
+
+impl Props<'_> {
+    /// A checkpoint by id.
+    pub fn checkpoint(&self, id: u32) -> Option<&Checkpoint> {
+        self.checkpoints.iter().find(|c| c.id == id)
+    }
+}
+
+fn step_name(s: &Props, cmp: &Comparison) -> String {
     let pos = |id: u32| {
         s.checkpoints
             .iter()
@@ -61,7 +79,7 @@ fn heatmap_for(cmp: &Comparison, dtype: Dtype) -> Html {
     }
 }
 
-fn over_steps(s: &State) -> Html {
+fn over_steps(s: &Props) -> Html {
     if s.comparisons.len() < 2 {
         return html! {
             <p class="note">{ "Load three or more checkpoints of one run to see the flip ratio of each bit position over the steps (LMC Fig. 6)." }</p>
@@ -117,7 +135,7 @@ fn over_steps(s: &State) -> Html {
 }
 
 /// The compare view.
-pub fn view(link: &Scope<App>, s: &State) -> Html {
+pub fn view(link: &Scope<App>, s: &Props) -> Html {
     if s.comparisons.is_empty() {
         return html! { <p class="note">{ "Load two or more checkpoints of the same model to compare them." }</p> };
     }

@@ -4,13 +4,13 @@
 //! codec override for compression, and a comparison of every codec on this tensor.
 
 use crate::model::bits::BitRole;
-use crate::model::checkpoint::TensorRow;
+use crate::model::checkpoint::{Checkpoint, TensorRow};
 use crate::model::codec::{RoundtripRow, PRESETS};
 use crate::model::format::{bytes, count, number, percent, shape};
-use crate::ui::app::{App, Msg, State};
+use crate::ui::app::codecs::{CodecMsg, CodecState, JobKind};
+use crate::ui::app::{App, Msg};
 use crate::ui::charts::hbars::{HBarChart, HBarRow};
 use crate::ui::charts::{Bar, BarChart, LineChart, Series};
-use crate::ui::codec::JobKind;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
 use crate::ui::views::codecs::job_progress;
@@ -24,6 +24,16 @@ const MAX_PROFILE_POINTS: usize = 1500;
 
 /// Most bars drawn for a mantissa histogram (wider ones are summed into this many bins).
 const MAX_MANTISSA_BARS: usize = 128;
+
+/// What the detail view shows.
+pub struct Props<'a> {
+    /// The active checkpoint.
+    pub checkpoint: Option<&'a Checkpoint>,
+    /// The tensor chosen (the largest when none).
+    pub detail: Option<&'a str>,
+    /// The codec panel: the tensor's override, comparisons, the running job.
+    pub codecs: &'a CodecState,
+}
 
 fn hist_bars(counts: &[u64], label: impl Fn(usize) -> String, color: &str, what: &str) -> Vec<Bar> {
     let total: u64 = counts.iter().sum::<u64>().max(1);
@@ -209,13 +219,12 @@ fn entropy_charts(st: &TensorStats) -> Html {
 }
 
 /// The detail of the selected tensor of the active checkpoint.
-pub fn view(link: &Scope<App>, s: &State) -> Html {
-    let Some(c) = s.active_checkpoint() else {
+pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
+    let Some(c) = s.checkpoint else {
         return html! { <p>{ "No checkpoint selected." }</p> };
     };
     let row = s
         .detail
-        .as_deref()
         .and_then(|n| c.row_by_name(n))
         // By default the largest tensor: the most telling one.
         .or_else(|| (0..c.rows.len()).max_by_key(|&i| (c.rows[i].bytes, std::cmp::Reverse(i))));
@@ -260,26 +269,26 @@ pub fn view(link: &Scope<App>, s: &State) -> Html {
                 <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
                     r.dtype, shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
             </div>
-            { codec_section(link, s, c.id, r) }
+            { codec_section(on, s.codecs, c.id, r) }
             { body }
         </section>
     }
 }
 
 /// Per-tensor codec override and the codec comparison on this tensor.
-fn codec_section(link: &Scope<App>, s: &State, ckpt: u32, r: &TensorRow) -> Html {
+fn codec_section(on: &Callback<CodecMsg>, s: &CodecState, ckpt: u32, r: &TensorRow) -> Html {
     let name = r.name.clone();
     let current = s.override_of(ckpt, &r.name);
     let on_override = {
         let name = name.clone();
-        link.callback(move |e: Event| {
+        on.reform(move |e: Event| {
             let sel: HtmlSelectElement = e.target_unchecked_into();
             let v = sel.value();
-            Msg::SetOverride(name.clone(), (!v.is_empty()).then_some(v))
+            CodecMsg::SetOverride(name.clone(), (!v.is_empty()).then_some(v))
         })
     };
-    let on_compare = link.callback(move |_| Msg::CompareCodecs(name.clone()));
-    let running = s.codec_job.as_ref();
+    let on_compare = on.reform(move |_| CodecMsg::CompareCodecs(name.clone()));
+    let running = s.job.as_ref();
     let mine = running.filter(|j| matches!(&j.kind, JobKind::Roundtrip { ckpt: c, tensor } if *c == ckpt && *tensor == r.name));
     let rows = s.roundtrips.get(&(ckpt, r.name.clone()));
     html! {
@@ -297,7 +306,7 @@ fn codec_section(link: &Scope<App>, s: &State, ckpt: u32, r: &TensorRow) -> Html
                     { "Compare codecs on this tensor" }</button>
             </div>
             if let Some(j) = mine {
-                { job_progress(link, j, "Comparing codecs") }
+                { job_progress(on, j, "Comparing codecs") }
             }
             if let Some(rows) = rows {
                 { comparison(rows) }
@@ -307,8 +316,14 @@ fn codec_section(link: &Scope<App>, s: &State, ckpt: u32, r: &TensorRow) -> Html
 }
 
 fn comparison(rows: &[RoundtripRow]) -> Html {
-    let max_enc = rows.iter().map(|r| r.encode_mbps()).fold(1e-9, f64::max);
-    let max_dec = rows.iter().map(|r| r.decode_mbps()).fold(1e-9, f64::max);
+    let max_enc = rows
+        .iter()
+        .map(|r| r.result.encode_mbps())
+        .fold(1e-9, f64::max);
+    let max_dec = rows
+        .iter()
+        .map(|r| r.result.decode_mbps())
+        .fold(1e-9, f64::max);
     let bar = |v: f64, max: f64, class: &str| {
         html! {
             <div class="inline-bar"><div class={classes!("inline-fill", class.to_owned())}
@@ -320,7 +335,7 @@ fn comparison(rows: &[RoundtripRow]) -> Html {
         .iter()
         .map(|r| HBarRow {
             label: r.label.clone(),
-            value: r.ratio.min(1.0),
+            value: r.result.ratio.min(1.0),
         })
         .collect();
     html! {
@@ -331,11 +346,11 @@ fn comparison(rows: &[RoundtripRow]) -> Html {
                 <thead><tr><th>{ "codec" }</th><th class="num">{ "ratio" }</th><th class="num">{ "saved" }</th>
                     <th>{ "compress MB/s" }</th><th>{ "decompress MB/s" }</th><th class="num">{ "max rel. error" }</th><th class="num">{ "MSE" }</th></tr></thead>
                 <tbody>
-                    { for rows.iter().map(|r| html! {
-                        <tr data-label={r.label.clone()} data-codec={r.codec.clone()} data-ratio={r.ratio.to_string()}
+                    { for rows.iter().map(|RoundtripRow { label, result: r }| html! {
+                        <tr data-label={label.clone()} data-codec={r.codec.clone()} data-ratio={r.ratio.to_string()}
                             data-enc-mbps={format!("{:.2}", r.encode_mbps())} data-dec-mbps={format!("{:.2}", r.decode_mbps())}
                             data-lossy={r.lossy.to_string()} data-max-rel={r.error.map(|e| e.max_rel.to_string())}>
-                            <td>{ &r.label }{ if r.lossy { html! { <span class="tag">{ "lossy" }</span> } } else { Html::default() } }</td>
+                            <td>{ label }{ if r.lossy { html! { <span class="tag">{ "lossy" }</span> } } else { Html::default() } }</td>
                             <td class="num">{ format!("{:.4}", r.ratio) }</td>
                             <td class="num">{ percent(1.0 - r.ratio) }</td>
                             <td>{ bar(r.encode_mbps(), max_enc, "enc") }</td>

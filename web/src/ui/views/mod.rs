@@ -1,5 +1,6 @@
-//! The page's views. Each is a function of the app [`State`](crate::ui::app::State) returning
-//! `Html`; charts inside are components that re-render only when handed new data.
+//! The page's views. Each is a function of the parts of the app's state it shows (its arguments, or
+//! a `Props` struct of references) returning `Html`; charts inside are components that re-render
+//! only when handed new data.
 //!
 //! - [`chrome`]: header and buttons, error list, progress bar, welcome panel, checkpoint list, tabs.
 //! - [`summary`]: whole-checkpoint summary.

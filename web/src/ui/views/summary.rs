@@ -2,8 +2,8 @@
 //! entropy, the predicted compressed size (64 KiB block-entropy bound, LMC §4.1), and per dtype the
 //! bit-position set ratios and byte-group entropies.
 
+use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, count, groups, number, percent};
-use crate::ui::app::State;
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
@@ -19,8 +19,8 @@ fn card(label: &str, value: String, id: &str) -> Html {
 }
 
 /// The summary of the active checkpoint.
-pub fn view(s: &State) -> Html {
-    let Some(c) = s.active_checkpoint() else {
+pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
+    let Some(c) = checkpoint else {
         return html! { <p>{ "No checkpoint selected." }</p> };
     };
     let sum = &c.summary;

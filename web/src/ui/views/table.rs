@@ -3,9 +3,11 @@
 //! Sortable by clicking a header, filterable by name. Every row carries its exact numbers in
 //! `data-*` attributes (for tests and copy-paste); cells show rounded values.
 
+use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, count, groups, number, shape};
-use crate::model::table::SortKey;
-use crate::ui::app::{App, Msg, State};
+use crate::model::table::{self, SortKey};
+use crate::ui::app::codecs::CompressRun;
+use crate::ui::app::{App, Msg};
 use web_sys::HtmlInputElement;
 use yew::html::Scope;
 use yew::prelude::*;
@@ -13,9 +15,19 @@ use yew::prelude::*;
 /// Rows rendered at most (the filter narrows larger models).
 const MAX_ROWS: usize = 5000;
 
+/// What the table shows.
+pub struct Props<'a> {
+    /// The active checkpoint.
+    pub checkpoint: Option<&'a Checkpoint>,
+    /// Sort and filter.
+    pub table: &'a table::View,
+    /// Its last compression (the achieved ratio column).
+    pub compressed: Option<&'a CompressRun>,
+}
+
 fn header_cell(
     link: &Scope<App>,
-    s: &State,
+    s: &Props,
     key: SortKey,
     label: &str,
     numeric: bool,
@@ -38,14 +50,14 @@ fn header_cell(
 }
 
 /// The table of the active checkpoint.
-pub fn view(link: &Scope<App>, s: &State) -> Html {
-    let Some(c) = s.active_checkpoint() else {
+pub fn view(link: &Scope<App>, s: &Props) -> Html {
+    let Some(c) = s.checkpoint else {
         return html! { <p>{ "No checkpoint selected." }</p> };
     };
     let order = s.table.apply(&c.rows);
     let shown = order.len().min(MAX_ROWS);
     let multi = c.files.len() > 1;
-    let run = s.compressed.get(&c.id);
+    let run = s.compressed;
     let oninput = link.callback(|e: InputEvent| {
         let input: HtmlInputElement = e.target_unchecked_into();
         Msg::Filter(input.value())

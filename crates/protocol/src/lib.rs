@@ -1,0 +1,31 @@
+//! The typed boundary between the bitlens web page and its Web Workers, defined once for both
+//! sides: the page (`bitlens-web`) posts a [`WorkerRequest`], the worker (`bitlens-wasm`, driven by
+//! `web/worker.js`) answers with [`WorkerEvent`]s.
+//!
+//! - [`choice`]: the codec choices the page sends (codec family, NeuZip mantissa bits, per-tensor
+//!   overrides, the codecs a comparison times).
+//! - [`result`]: what the worker's codec jobs return (snapshot entries and sizes, a snapshot's
+//!   index, codec round trips on one tensor).
+//! - [`message`]: the requests and events themselves; statistics travel as the core's own
+//!   [`TensorStats`](bitlens_stats::TensorStats) / [`FlipStats`](bitlens_stats::FlipStats).
+//! - `js` (wasm32 only): how messages cross `postMessage` (serde-wasm-bindgen), with JavaScript
+//!   values (`Blob`s, `ArrayBuffer`s) carried as themselves.
+//!
+//! Messages are generic over `J`, the type of the JavaScript values they carry: `js::Js` in the
+//! browser; on the host, anything serializable (the tests use strings), so every type here builds
+//! and is tested natively.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod choice;
+#[cfg(target_arch = "wasm32")]
+pub mod js;
+pub mod message;
+pub mod result;
+
+pub use choice::{Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec};
+pub use message::{
+    Batch, Build, BuildKind, FileDone, FileOutput, FlipSpan, JobFile, JobResult, Results,
+    StatsSpan, WorkerEvent, WorkerRequest,
+};
+pub use result::{Compressed, EntryInfo, ErrorReport, Roundtrip, RoundtripRow, SnapshotInfo};

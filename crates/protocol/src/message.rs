@@ -1,0 +1,472 @@
+//! The messages between the page and a worker. The page posts one [`WorkerRequest`] per task (the
+//! statistics pool) or job (the codec worker); the worker answers with [`WorkerEvent`]s, every one
+//! naming its task, and always ends a task with `Done` or `Failed`.
+//!
+//! - statistics / flips: `Update`s (at most every 100 ms) with the bytes read and the items
+//!   finished since the last one, then `Done` with the rest ([`JobResult::Items`]).
+//! - compress / decompress: `Progress` (at most every 100 ms), each output file as `Chunk`s (their
+//!   `ArrayBuffer`s transferred, not copied) then `File`, and `Done`. Compress stops at the first
+//!   failure (as the CLI does); decompress reports a failed file and goes on with the next.
+//! - snapshot index, codec comparison: `Progress` (comparison: one per codec), then `Done` with
+//!   the result.
+//! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
+
+use crate::choice::{ComparedCodec, CompressOptions};
+use crate::result::{Compressed, RoundtripRow, SnapshotInfo};
+use bitlens_stats::{FlipStats, TensorStats};
+use bitlens_tensors::Dtype;
+use serde::{Deserialize, Serialize};
+
+/// One tensor of a statistics task: its bytes in the task's file. The spans of a task are
+/// contiguous in the file and in file order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatsSpan {
+    /// Row of the tensor in its checkpoint (echoed in the result).
+    pub item: usize,
+    /// Its dtype.
+    pub dtype: Dtype,
+    /// Offset of its bytes in the file.
+    pub offset: u64,
+    /// Its byte length.
+    pub bytes: u64,
+}
+
+/// One tensor of a flips task: the same tensor in two checkpoints' files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlipSpan<J> {
+    /// Pair index in the comparison (echoed in the result).
+    pub item: usize,
+    /// Its dtype.
+    pub dtype: Dtype,
+    /// The file of checkpoint A.
+    pub a: J,
+    /// Offset of the tensor in `a`.
+    pub a_offset: u64,
+    /// The file of checkpoint B.
+    pub b: J,
+    /// Offset of the tensor in `b`.
+    pub b_offset: u64,
+    /// Byte length of the tensor (in each file).
+    pub bytes: u64,
+}
+
+/// One file of a compress / decompress job, with the base file for deltas.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobFile<J> {
+    /// The file (safetensors to compress, a snapshot to decompress).
+    pub blob: J,
+    /// The base checkpoint's file.
+    pub base: Option<J>,
+}
+
+/// What the page asks a worker to do. `J` is how the files (`Blob`s) travel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WorkerRequest<J> {
+    /// Statistics of tensors of one file.
+    Stats {
+        /// Task id.
+        task: u32,
+        /// The file.
+        blob: J,
+        /// Its tensors.
+        spans: Vec<StatsSpan>,
+    },
+    /// Bit flips between the same tensors of two checkpoints.
+    Flips {
+        /// Task id.
+        task: u32,
+        /// The tensor pairs.
+        spans: Vec<FlipSpan<J>>,
+    },
+    /// Compress safetensors files into snapshots, one after another.
+    Compress {
+        /// Job id.
+        task: u32,
+        /// The files.
+        files: Vec<JobFile<J>>,
+        /// Codec choices.
+        options: CompressOptions,
+    },
+    /// Decompress snapshots into the original files, one after another.
+    Decompress {
+        /// Job id.
+        task: u32,
+        /// The snapshots.
+        files: Vec<JobFile<J>>,
+        /// Bytes of all the original files (for the progress bar).
+        total: u64,
+    },
+    /// Read a snapshot's index.
+    SnapshotInfo {
+        /// Job id.
+        task: u32,
+        /// The snapshot.
+        blob: J,
+    },
+    /// Time codecs on one tensor.
+    Roundtrip {
+        /// Job id.
+        task: u32,
+        /// The file holding the tensor.
+        blob: J,
+        /// Offset of its bytes.
+        offset: u64,
+        /// Its byte length.
+        bytes: u64,
+        /// Its dtype.
+        dtype: Dtype,
+        /// The codecs, in the order of the result's rows.
+        codecs: Vec<ComparedCodec>,
+    },
+}
+
+impl<J> WorkerRequest<J> {
+    /// The task (or job) id.
+    pub fn task(&self) -> u32 {
+        match self {
+            WorkerRequest::Stats { task, .. }
+            | WorkerRequest::Flips { task, .. }
+            | WorkerRequest::Compress { task, .. }
+            | WorkerRequest::Decompress { task, .. }
+            | WorkerRequest::SnapshotInfo { task, .. }
+            | WorkerRequest::Roundtrip { task, .. } => *task,
+        }
+    }
+}
+
+/// Finished items of a statistics or flips task, by item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Results {
+    /// Tensor statistics.
+    Stats(Vec<(usize, TensorStats)>),
+    /// Flip statistics.
+    Flips(Vec<(usize, FlipStats)>),
+}
+
+impl Results {
+    /// True when no item is in it.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Results::Stats(v) => v.is_empty(),
+            Results::Flips(v) => v.is_empty(),
+        }
+    }
+}
+
+/// Progress of a statistics or flips task since the last report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    /// Bytes read.
+    pub bytes: u64,
+    /// Items finished.
+    pub results: Results,
+}
+
+/// Which build of the module a worker runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildKind {
+    /// Wasm threads: shared memory, PLMC on a rayon pool of workers.
+    Threads,
+    /// Single-threaded.
+    Single,
+}
+
+impl BuildKind {
+    /// `threads` or `single`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BuildKind::Threads => "threads",
+            BuildKind::Single => "single",
+        }
+    }
+}
+
+/// The build of the module a worker runs, and why it is not the threaded one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Build {
+    /// Threaded or single-threaded.
+    pub kind: BuildKind,
+    /// Threads the codecs run on.
+    pub threads: u32,
+    /// Why the single-threaded build was chosen.
+    pub reason: Option<String>,
+}
+
+/// What a file of a compress / decompress job gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FileOutput {
+    /// Compress: the snapshot's sizes and entries.
+    Snapshot(Compressed),
+    /// Decompress: the index of the snapshot the file was restored from.
+    Restored(SnapshotInfo),
+}
+
+/// One file of a compress / decompress job, done (its bytes came as `Chunk`s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileDone {
+    /// Seconds the worker spent on it.
+    pub seconds: f64,
+    /// The worker's wasm memory in bytes afterwards.
+    pub memory: u64,
+    /// What it gave.
+    pub output: FileOutput,
+}
+
+/// What a finished task or job gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum JobResult {
+    /// Statistics / flips: the bytes and items since the last `Update`.
+    Items(Batch),
+    /// Compress / decompress: each file came with its own `File` event.
+    Files,
+    /// A snapshot's index.
+    Info(SnapshotInfo),
+    /// A codec comparison, one row per codec asked for.
+    Roundtrip(Vec<RoundtripRow>),
+}
+
+/// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum WorkerEvent<J> {
+    /// The codec worker loaded its module (once, before any job).
+    Ready(Build),
+    /// Progress of a statistics or flips task.
+    Update {
+        /// Task id.
+        task: u32,
+        /// Bytes and items since the last report.
+        batch: Batch,
+    },
+    /// Progress of a codec job: bytes (compress, decompress, index) or codecs (comparison).
+    Progress {
+        /// Job id.
+        task: u32,
+        /// Units done.
+        done: u64,
+        /// Units in all.
+        total: u64,
+    },
+    /// The next bytes of an output file.
+    Chunk {
+        /// Job id.
+        task: u32,
+        /// Index of the file in the job.
+        file: usize,
+        /// The bytes (an `ArrayBuffer`, transferred).
+        chunk: J,
+        /// Their length.
+        bytes: u64,
+    },
+    /// A file of a compress / decompress job is done, or failed.
+    File {
+        /// Job id.
+        task: u32,
+        /// Index of the file in the job.
+        file: usize,
+        /// What it gave, or why it failed.
+        result: Result<FileDone, String>,
+    },
+    /// A task or job finished.
+    Done {
+        /// Task or job id.
+        task: u32,
+        /// Seconds the worker spent on it.
+        seconds: f64,
+        /// The worker's wasm memory in bytes at the end (its high-water mark).
+        memory: u64,
+        /// What it gave.
+        result: JobResult,
+    },
+    /// A task or job failed (`None`: a request the worker could not read).
+    Failed {
+        /// Task or job id, if known.
+        task: Option<u32>,
+        /// What went wrong (the core's typed error).
+        message: String,
+    },
+}
+
+impl<J> WorkerEvent<J> {
+    /// The task or job the event is about (`None`: `Ready`, or a request the worker could not read).
+    pub fn task(&self) -> Option<u32> {
+        match self {
+            WorkerEvent::Ready(_) => None,
+            WorkerEvent::Failed { task, .. } => *task,
+            WorkerEvent::Update { task, .. }
+            | WorkerEvent::Progress { task, .. }
+            | WorkerEvent::Chunk { task, .. }
+            | WorkerEvent::File { task, .. }
+            | WorkerEvent::Done { task, .. } => Some(*task),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choice::{Choice, CodecKind, Contender, PeerCodec};
+    use crate::result::Roundtrip;
+
+    fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(v: T) {
+        let json = serde_json::to_string(&v).unwrap();
+        assert_eq!(serde_json::from_str::<T>(&json).unwrap(), v, "{json}");
+    }
+
+    #[test]
+    fn requests_round_trip() {
+        let files = vec![JobFile {
+            blob: "a.safetensors".to_owned(),
+            base: Some("b.safetensors".to_owned()),
+        }];
+        let requests = [
+            WorkerRequest::Stats {
+                task: 1,
+                blob: "f".to_owned(),
+                spans: vec![StatsSpan {
+                    item: 3,
+                    dtype: Dtype::BF16,
+                    offset: 8,
+                    bytes: 1 << 40,
+                }],
+            },
+            WorkerRequest::Flips {
+                task: 2,
+                spans: vec![FlipSpan {
+                    item: 0,
+                    dtype: Dtype::F32,
+                    a: "a".into(),
+                    a_offset: 0,
+                    b: "b".into(),
+                    b_offset: 4,
+                    bytes: 16,
+                }],
+            },
+            WorkerRequest::Compress {
+                task: 3,
+                files: files.clone(),
+                options: CompressOptions {
+                    whole: Choice::neuzip(3),
+                    overrides: [("t".to_owned(), Choice::new(CodecKind::Stored))].into(),
+                },
+            },
+            WorkerRequest::Decompress {
+                task: 4,
+                files,
+                total: 99,
+            },
+            WorkerRequest::SnapshotInfo {
+                task: 5,
+                blob: "s.bls".into(),
+            },
+            WorkerRequest::Roundtrip {
+                task: 6,
+                blob: "f".into(),
+                offset: 8,
+                bytes: 64,
+                dtype: Dtype::F16,
+                codecs: vec![
+                    ComparedCodec {
+                        label: "LMC".into(),
+                        codec: Contender::Bitlens(Choice::new(CodecKind::Lmc)),
+                    },
+                    ComparedCodec {
+                        label: "zstd".into(),
+                        codec: Contender::Peer(PeerCodec::Zstd),
+                    },
+                ],
+            },
+        ];
+        for (i, r) in requests.into_iter().enumerate() {
+            assert_eq!(r.task(), i as u32 + 1);
+            round_trip(r);
+        }
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let info = SnapshotInfo {
+            size: 10,
+            original_size: 20,
+            lossy: false,
+            delta: true,
+            base_file_size: Some(20),
+            entries: Vec::new(),
+        };
+        let events: Vec<WorkerEvent<String>> = vec![
+            WorkerEvent::Ready(Build {
+                kind: BuildKind::Single,
+                threads: 1,
+                reason: Some("not isolated".into()),
+            }),
+            WorkerEvent::Update {
+                task: 1,
+                batch: Batch {
+                    bytes: 4 << 20,
+                    results: Results::Stats(Vec::new()),
+                },
+            },
+            WorkerEvent::Progress {
+                task: 2,
+                done: 1,
+                total: 9,
+            },
+            WorkerEvent::Chunk {
+                task: 2,
+                file: 0,
+                chunk: "buffer".into(),
+                bytes: 6,
+            },
+            WorkerEvent::File {
+                task: 2,
+                file: 0,
+                result: Ok(FileDone {
+                    seconds: 0.5,
+                    memory: 1 << 20,
+                    output: FileOutput::Restored(info.clone()),
+                }),
+            },
+            WorkerEvent::File {
+                task: 2,
+                file: 1,
+                result: Err("checksum mismatch".into()),
+            },
+            WorkerEvent::Done {
+                task: 2,
+                seconds: 1.0,
+                memory: 1 << 20,
+                result: JobResult::Roundtrip(vec![RoundtripRow {
+                    label: "LMC".into(),
+                    result: Roundtrip {
+                        codec: "lmc".into(),
+                        lossy: false,
+                        bytes: 4,
+                        stored_bytes: 2,
+                        ratio: 0.5,
+                        encode_seconds: 0.1,
+                        decode_seconds: 0.1,
+                        error: None,
+                    },
+                }]),
+            },
+            WorkerEvent::Done {
+                task: 3,
+                seconds: 0.0,
+                memory: 0,
+                result: JobResult::Info(info),
+            },
+            WorkerEvent::Failed {
+                task: None,
+                message: "unreadable request".into(),
+            },
+        ];
+        for e in events {
+            round_trip(e);
+        }
+        assert_eq!(
+            serde_json::to_string(&BuildKind::Threads).unwrap(),
+            format!("\"{}\"", BuildKind::Threads.name())
+        );
+        assert!(Results::Flips(Vec::new()).is_empty());
+    }
+}

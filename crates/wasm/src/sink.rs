@@ -1,0 +1,60 @@
+//! [`ChunkSink`]: the output of a compression or decompression, handed on in chunks of at most
+//! [`CHUNK_BYTES`] (the worker posts each to the page, which folds them into a `Blob`), so an output
+//! file is never whole in wasm memory.
+
+use std::io::Write;
+
+/// Output bytes gathered before they are handed on.
+pub const CHUNK_BYTES: usize = 8 << 20;
+
+/// A [`Write`] that hands chunks of at most [`CHUNK_BYTES`] to `emit`, counting the bytes.
+pub struct ChunkSink<F: FnMut(&[u8]) -> std::io::Result<()>> {
+    emit: F,
+    buf: Vec<u8>,
+    written: u64,
+}
+
+impl<F: FnMut(&[u8]) -> std::io::Result<()>> ChunkSink<F> {
+    /// A sink handing its chunks to `emit`.
+    pub fn new(emit: F) -> Self {
+        ChunkSink {
+            emit,
+            buf: Vec::with_capacity(CHUNK_BYTES),
+            written: 0,
+        }
+    }
+
+    /// Bytes handed on so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    fn emit(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        (self.emit)(&self.buf)?;
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl<F: FnMut(&[u8]) -> std::io::Result<()>> Write for ChunkSink<F> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let mut rest = data;
+        while !rest.is_empty() {
+            let n = rest.len().min(CHUNK_BYTES - self.buf.len());
+            self.buf.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if self.buf.len() == CHUNK_BYTES {
+                self.emit()?;
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.emit()
+    }
+}

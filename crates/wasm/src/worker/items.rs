@@ -1,0 +1,163 @@
+//! The statistics pool's tasks: tensors streamed window by window from `Blob`s into the core's
+//! accumulators ([`bitlens_stats::Accumulator`], [`bitlens_stats::FlipAccumulator`]), with the bytes
+//! read and the items finished reported at most every [`FLUSH_MS`](super::post::FLUSH_MS). Each
+//! worker holds one window (and its copy in wasm memory) and one accumulator at a time, so memory
+//! does not grow with the file.
+
+use super::post::{Post, Throttle};
+use super::windows::Windows;
+use crate::error::Failure;
+use bitlens_protocol::js::{Event, Js};
+use bitlens_protocol::{Batch, FlipSpan, JobResult, Results, StatsSpan};
+use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
+
+/// Collects a task's progress and finished items and posts them as `Update`s.
+struct Reporter<'a, T> {
+    task: u32,
+    out: &'a dyn Post,
+    bytes: u64,
+    items: Vec<(usize, T)>,
+    wrap: fn(Vec<(usize, T)>) -> Results,
+    throttle: Throttle,
+}
+
+impl<'a, T> Reporter<'a, T> {
+    fn new(task: u32, out: &'a dyn Post, wrap: fn(Vec<(usize, T)>) -> Results) -> Self {
+        Reporter {
+            task,
+            out,
+            bytes: 0,
+            items: Vec::new(),
+            wrap,
+            throttle: Throttle::new(false),
+        }
+    }
+
+    /// `bytes` more were read.
+    fn add(&mut self, bytes: u64) -> Result<(), Failure> {
+        self.bytes += bytes;
+        self.maybe_flush()
+    }
+
+    /// Item `item` is finished.
+    fn result(&mut self, item: usize, value: T) -> Result<(), Failure> {
+        self.items.push((item, value));
+        self.maybe_flush()
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), Failure> {
+        if self.throttle.due(false) {
+            let batch = self.take();
+            self.out.post(
+                &Event::Update {
+                    task: self.task,
+                    batch,
+                },
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// What was not reported yet.
+    fn take(&mut self) -> Batch {
+        Batch {
+            bytes: std::mem::take(&mut self.bytes),
+            results: (self.wrap)(std::mem::take(&mut self.items)),
+        }
+    }
+}
+
+/// Statistics of `spans` (contiguous, in file order) of `blob`, read in windows of `window` bytes.
+pub async fn stats(
+    task: u32,
+    blob: &web_sys::Blob,
+    spans: &[StatsSpan],
+    out: &dyn Post,
+    window: usize,
+) -> Result<JobResult, Failure> {
+    let mut rep = Reporter::new(task, out, Results::Stats);
+    let mut next = 0;
+    finish_empty(spans, &mut next, &mut rep)?;
+    let (Some(first), Some(last)) = (spans.get(next), spans.last()) else {
+        return Ok(JobResult::Items(rep.take()));
+    };
+    let (start, end) = (first.offset, last.offset + last.bytes);
+    let mut reader = Windows::new(blob, start, end, window);
+    let mut buf = vec![0u8; window.min((end - start) as usize)];
+    // The accumulator of span `next` and the bytes it still needs.
+    let mut acc: Option<(Accumulator, u64)> = None;
+    let mut pos = start;
+    while pos < end {
+        let w = &mut buf[..window.min((end - pos) as usize)];
+        reader.next(w).await?;
+        let mut p = 0;
+        while p < w.len() {
+            let span = spans
+                .get(next)
+                .ok_or_else(|| Failure::new("statistics spans are not contiguous"))?;
+            let (a, need) =
+                acc.get_or_insert_with(|| (Accumulator::new(span.dtype, span.bytes), span.bytes));
+            let take = (*need).min((w.len() - p) as u64) as usize;
+            a.update(&w[p..p + take])?;
+            p += take;
+            *need -= take as u64;
+            if *need == 0 {
+                if let Some((a, _)) = acc.take() {
+                    rep.result(span.item, a.finish()?)?;
+                }
+                next += 1;
+                finish_empty(spans, &mut next, &mut rep)?;
+            }
+        }
+        pos += w.len() as u64;
+        rep.add(w.len() as u64)?;
+    }
+    Ok(JobResult::Items(rep.take()))
+}
+
+/// Finishes the spans of no bytes from `next` on (they need no window: before the first one, and
+/// after each finished span).
+fn finish_empty(
+    spans: &[StatsSpan],
+    next: &mut usize,
+    rep: &mut Reporter<'_, TensorStats>,
+) -> Result<(), Failure> {
+    while let Some(s) = spans.get(*next).filter(|s| s.bytes == 0) {
+        rep.result(s.item, Accumulator::new(s.dtype, 0).finish()?)?;
+        *next += 1;
+    }
+    Ok(())
+}
+
+/// Flip statistics of each pair of `spans`, reading both files' windows at once.
+pub async fn flips(
+    task: u32,
+    spans: Vec<FlipSpan<Js>>,
+    out: &dyn Post,
+    window: usize,
+) -> Result<JobResult, Failure> {
+    let mut rep = Reporter::new(task, out, Results::Flips);
+    let size = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+    let mut buf_a = vec![0u8; window.min(size as usize)];
+    let mut buf_b = buf_a.clone();
+    for s in spans {
+        let (a, b) = (super::to_blob(s.a)?, super::to_blob(s.b)?);
+        let mut acc = FlipAccumulator::new(s.dtype, s.bytes);
+        let mut ra = Windows::new(&a, s.a_offset, s.a_offset + s.bytes, window);
+        let mut rb = Windows::new(&b, s.b_offset, s.b_offset + s.bytes, window);
+        let mut pos = 0;
+        while pos < s.bytes {
+            let n = window.min((s.bytes - pos) as usize);
+            let (wa, wb) = (&mut buf_a[..n], &mut buf_b[..n]);
+            let (got_a, got_b) = futures_util::future::join(ra.next(wa), rb.next(wb)).await;
+            got_a?;
+            got_b?;
+            acc.update(wa, wb)?;
+            pos += n as u64;
+            rep.add(2 * n as u64)?;
+        }
+        rep.result(s.item, acc.finish()?)?;
+    }
+    Ok(JobResult::Items(rep.take()))
+}

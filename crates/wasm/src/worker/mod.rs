@@ -1,0 +1,140 @@
+//! The job loop of the page's Web Workers: `web/worker.js` loads this module and hands it every
+//! message of the page ([`run_job`]); this module reads the [`WorkerRequest`](bitlens_protocol::WorkerRequest),
+//! runs it and posts its [`WorkerEvent`](bitlens_protocol::WorkerEvent)s back (see
+//! [`bitlens_protocol::message`] for the sequence of events of each kind of job).
+//!
+//! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s in
+//!   windows.
+//! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index, codec comparison.
+//! - [`windows`]: reading a `Blob` range in windows, asynchronously.
+//! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
+
+pub mod items;
+pub mod jobs;
+pub mod post;
+pub mod windows;
+
+use crate::convert::{memory_bytes, now};
+use crate::error::Failure;
+use crate::threads::build;
+use bitlens_protocol::js::{from_js, Event, Js, Request};
+use bitlens_protocol::{JobResult, WorkerRequest};
+use js_sys::Function;
+use post::{Post, ToPage};
+use wasm_bindgen::prelude::*;
+use web_sys::Blob;
+
+/// Bytes per `Blob` read of the statistics tasks.
+pub const WINDOW: usize = 4 << 20;
+
+/// Runs one request of the page (a `WorkerRequest` as posted) and posts its events to the page.
+/// `ahead(blob)`, where the worker could start its read-ahead thread, gives the synchronous
+/// `read(offset, length)` the codec jobs read their input files with (else they read with
+/// `FileReaderSync` on this thread).
+#[wasm_bindgen(js_name = runJob)]
+pub async fn run_job(message: JsValue, ahead: Option<Function>) {
+    match ToPage::new() {
+        Ok(page) => run(message, ahead.as_ref(), &page, WINDOW).await,
+        // Not in a worker: there is no page to answer.
+        Err(e) => web_sys::console::error_1(&JsValue::from_str(&e.0)),
+    }
+}
+
+/// Tells the page which build of the module this worker runs (and `reason`: why not the threaded
+/// one), once the module is ready (the codec worker, before its first job).
+#[wasm_bindgen(js_name = announceReady)]
+pub fn announce_ready(reason: Option<String>) {
+    match ToPage::new() {
+        Ok(page) => {
+            if let Err(e) = page.post(&Event::Ready(build(reason)), None) {
+                web_sys::console::error_1(&JsValue::from_str(&e.0));
+            }
+        }
+        Err(e) => web_sys::console::error_1(&JsValue::from_str(&e.0)),
+    }
+}
+
+/// [`run_job`] with any [`Post`] and statistics windows of `window` bytes: runs the request and
+/// posts its events, ending with `Done` or `Failed`.
+pub async fn run(message: JsValue, ahead: Option<&Function>, out: &dyn Post, window: usize) {
+    let request: Request = match from_js(message) {
+        Ok(r) => r,
+        Err(e) => {
+            let message = format!("the worker could not read the request: {e}");
+            return report(
+                out,
+                Event::Failed {
+                    task: None,
+                    message,
+                },
+            );
+        }
+    };
+    let task = request.task();
+    let started = now();
+    let event = match dispatch(request, ahead, out, window).await {
+        Ok(result) => Event::Done {
+            task,
+            seconds: (now() - started) / 1e3,
+            memory: memory_bytes() as u64,
+            result,
+        },
+        Err(f) => Event::Failed {
+            task: Some(task),
+            message: f.0,
+        },
+    };
+    report(out, event);
+}
+
+/// Posts the last event of a request; when even that fails, says so (the page must not wait for an
+/// answer that never comes), else logs it.
+fn report(out: &dyn Post, event: Event) {
+    if let Err(e) = out.post(&event, None) {
+        let failed = Event::Failed {
+            task: event.task(),
+            message: format!("the worker could not send its answer: {}", e.0),
+        };
+        if out.post(&failed, None).is_err() {
+            web_sys::console::error_1(&JsValue::from_str(&e.0));
+        }
+    }
+}
+
+async fn dispatch(
+    request: Request,
+    ahead: Option<&Function>,
+    out: &dyn Post,
+    window: usize,
+) -> Result<JobResult, Failure> {
+    let task = request.task();
+    match request {
+        WorkerRequest::Stats { blob, spans, .. } => {
+            items::stats(task, &to_blob(blob)?, &spans, out, window).await
+        }
+        WorkerRequest::Flips { spans, .. } => items::flips(task, spans, out, window).await,
+        WorkerRequest::Compress { files, options, .. } => {
+            jobs::compress(task, files, &options, ahead, out)
+        }
+        WorkerRequest::Decompress { files, total, .. } => {
+            jobs::decompress(task, files, total, ahead, out)
+        }
+        WorkerRequest::SnapshotInfo { blob, .. } => jobs::info(to_blob(blob)?),
+        WorkerRequest::Roundtrip {
+            blob,
+            offset,
+            bytes,
+            dtype,
+            codecs,
+            ..
+        } => jobs::roundtrip(task, &to_blob(blob)?, offset, bytes, dtype, &codecs, out),
+    }
+}
+
+/// The `Blob` a message carries.
+pub fn to_blob(value: Js) -> Result<Blob, Failure> {
+    value
+        .0
+        .dyn_into()
+        .map_err(|v| Failure(format!("expected a Blob, got {v:?}")))
+}

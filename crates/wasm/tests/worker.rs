@@ -1,0 +1,202 @@
+//! The worker's job loop run as WebAssembly (in node): typed requests in, typed events out.
+//! Statistics and flips tasks read `Blob`s in small windows (so spans start and end inside,
+//! across and outside windows) and give exactly what the core's accumulators give on the same
+//! bytes; every task ends with one `Done`, its bytes add up, and a request the worker cannot read
+//! fails without a task.
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used)]
+
+use bitlens_protocol::js::{to_js, Event, Js};
+use bitlens_protocol::{FlipSpan, JobResult, Results, StatsSpan, WorkerEvent, WorkerRequest};
+use bitlens_stats::{Accumulator, FlipAccumulator, FlipStats, TensorStats};
+use bitlens_tensors::Dtype;
+use bitlens_wasm::worker::post::Post;
+use bitlens_wasm::worker::run;
+use bitlens_wasm::Failure;
+use js_sys::{Array, Uint8Array};
+use std::cell::RefCell;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::wasm_bindgen_test;
+use web_sys::Blob;
+
+/// Every event posted, in order.
+#[derive(Default)]
+struct Collect(RefCell<Vec<Event>>);
+
+impl Post for Collect {
+    fn post(&self, event: &Event, _transfer: Option<&JsValue>) -> Result<(), Failure> {
+        // Through JavaScript and back, as the page reads it.
+        let js = to_js(event)?;
+        let back: Event = bitlens_protocol::js::from_js(js)?;
+        self.0.borrow_mut().push(back);
+        Ok(())
+    }
+}
+
+fn blob(bytes: &[u8]) -> Blob {
+    Blob::new_with_u8_array_sequence(&Array::of1(&Uint8Array::from(bytes))).unwrap()
+}
+
+fn bytes(n: usize, seed: u32) -> Vec<u8> {
+    (0..n as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 24) as u8)
+        .collect()
+}
+
+/// Runs a request with windows of `window` bytes; its events.
+async fn events(request: &WorkerRequest<Js>, window: usize) -> Vec<Event> {
+    let out = Collect::default();
+    run(to_js(request).unwrap(), None, &out, window).await;
+    out.0.into_inner()
+}
+
+/// The items and bytes of a statistics / flips task's `Update`s and `Done`.
+fn items(events: Vec<Event>, task: u32) -> (Results, u64) {
+    let (mut stats, mut flips, mut bytes) = (Vec::new(), Vec::new(), 0);
+    let last = events.len() - 1;
+    for (i, e) in events.into_iter().enumerate() {
+        let batch = match e {
+            WorkerEvent::Update { task: t, batch } if i < last => {
+                assert_eq!(t, task);
+                batch
+            }
+            WorkerEvent::Done {
+                task: t,
+                result: JobResult::Items(batch),
+                ..
+            } if i == last => {
+                assert_eq!(t, task);
+                batch
+            }
+            other => panic!("unexpected event {other:?}"),
+        };
+        bytes += batch.bytes;
+        match batch.results {
+            Results::Stats(v) => stats.extend(v),
+            Results::Flips(v) => flips.extend(v),
+        }
+    }
+    assert!(stats.is_empty() || flips.is_empty());
+    let results = if flips.is_empty() {
+        Results::Stats(stats)
+    } else {
+        Results::Flips(flips)
+    };
+    (results, bytes)
+}
+
+fn direct_stats(dtype: Dtype, data: &[u8]) -> TensorStats {
+    let mut acc = Accumulator::new(dtype, data.len() as u64);
+    acc.update(data).unwrap();
+    acc.finish().unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn stats_of_spans_across_windows_match_the_core() {
+    let file = bytes(20_000, 1);
+    // (offset, bytes, dtype): empty spans first, inside and last; spans shorter and longer than a
+    // window, starting after the file's first byte.
+    let layout = [
+        (8, 0, Dtype::BF16),
+        (8, 2_000, Dtype::BF16),
+        (2_008, 8, Dtype::F32),
+        (2_016, 0, Dtype::U8),
+        (2_016, 9_000, Dtype::F16),
+        (11_016, 8_984, Dtype::U8),
+        (20_000, 0, Dtype::F32),
+    ];
+    let spans: Vec<StatsSpan> = layout
+        .iter()
+        .enumerate()
+        .map(|(item, &(offset, bytes, dtype))| StatsSpan {
+            item,
+            dtype,
+            offset,
+            bytes,
+        })
+        .collect();
+    let request = WorkerRequest::Stats {
+        task: 7,
+        blob: Js(blob(&file).into()),
+        spans,
+    };
+    for window in [1_000, 4_096, 1 << 20] {
+        let (results, read) = items(events(&request, window).await, 7);
+        let Results::Stats(mut got) = results else {
+            panic!("statistics expected")
+        };
+        got.sort_by_key(|(item, _)| *item);
+        assert_eq!(got.len(), layout.len());
+        for ((item, stats), &(offset, len, dtype)) in got.iter().zip(&layout) {
+            let (a, b) = (offset as usize, (offset + len) as usize);
+            assert_eq!(
+                *stats,
+                direct_stats(dtype, &file[a..b]),
+                "item {item}, window {window}"
+            );
+        }
+        assert_eq!(read, 20_000 - 8);
+    }
+}
+
+#[wasm_bindgen_test]
+async fn flips_match_the_core() {
+    let (a, b) = (bytes(30_000, 1), bytes(30_000, 2));
+    let (blob_a, blob_b) = (blob(&a), blob(&b));
+    let pairs = [(0, 100, 12_000), (12_000, 12_100, 17_900), (5, 5, 0)];
+    let spans = pairs
+        .iter()
+        .enumerate()
+        .map(|(item, &(a_offset, b_offset, bytes))| FlipSpan {
+            item,
+            dtype: Dtype::BF16,
+            a: Js(blob_a.clone().into()),
+            a_offset,
+            b: Js(blob_b.clone().into()),
+            b_offset,
+            bytes,
+        })
+        .collect();
+    let request = WorkerRequest::Flips { task: 3, spans };
+    let (results, read) = items(events(&request, 5_000).await, 3);
+    let Results::Flips(got) = results else {
+        panic!("flips expected")
+    };
+    let expected: Vec<(usize, FlipStats)> = pairs
+        .iter()
+        .enumerate()
+        .map(|(item, &(ao, bo, n))| {
+            let (ao, bo, n) = (ao as usize, bo as usize, n as usize);
+            let mut acc = FlipAccumulator::new(Dtype::BF16, n as u64);
+            acc.update(&a[ao..ao + n], &b[bo..bo + n]).unwrap();
+            (item, acc.finish().unwrap())
+        })
+        .collect();
+    assert_eq!(got, expected);
+    assert_eq!(read, 2 * (12_000 + 17_900));
+}
+
+#[wasm_bindgen_test]
+async fn a_short_file_fails_its_task_and_a_bad_request_fails_without_one() {
+    let request = WorkerRequest::Stats {
+        task: 9,
+        blob: Js(blob(&[0; 100]).into()),
+        spans: vec![StatsSpan {
+            item: 0,
+            dtype: Dtype::U8,
+            offset: 50,
+            bytes: 80,
+        }],
+    };
+    let got = events(&request, 1_000).await;
+    assert!(
+        matches!(got.last(), Some(WorkerEvent::Failed { task: Some(9), message }) if message.contains("ended early")),
+        "{got:?}"
+    );
+    let out = Collect::default();
+    run(JsValue::from_str("stats please"), None, &out, 1_000).await;
+    assert!(matches!(
+        out.0.borrow().as_slice(),
+        [WorkerEvent::Failed { task: None, .. }]
+    ));
+}

@@ -1,0 +1,68 @@
+//! One Web Worker of the page (`worker.js`, its own instance of the `bitlens-wasm` module), spoken
+//! to in the protocol's types: [`WorkerHandle::post`] sends a
+//! [`WorkerRequest`](bitlens_protocol::WorkerRequest), and every message back arrives decoded as a
+//! [`WorkerEvent`](bitlens_protocol::WorkerEvent). The statistics pool and the codec worker both
+//! start theirs here. A worker that crashes, or sends what cannot be read, reports
+//! `Failed { task: None }`: it will not answer again. Dropping the handle terminates the worker.
+
+use crate::ui::io::blob::js_error_text;
+use bitlens_protocol::js::{from_js, to_js, Event, Request};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
+use yew::Callback;
+
+/// A running worker and its event handlers (kept alive as long as it).
+pub struct WorkerHandle {
+    worker: Worker,
+    /// What the page calls it in messages (`worker`, `codec worker`).
+    name: &'static str,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+}
+
+impl WorkerHandle {
+    /// Starts the module worker at `url` (relative to the page), reporting to `events`.
+    pub fn spawn(url: &str, name: &'static str, events: Callback<Event>) -> Result<Self, String> {
+        let options = WorkerOptions::new();
+        options.set_type(WorkerType::Module);
+        let worker = Worker::new_with_options(url, &options)
+            .map_err(|e| format!("cannot start a worker: {}", js_error_text(&e)))?;
+        let on_event = events.clone();
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+            on_event.emit(from_js(e.data()).unwrap_or_else(|e| Event::Failed {
+                task: None,
+                message: format!("unreadable message from the {name}: {e}"),
+            }));
+        });
+        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |e: ErrorEvent| {
+            events.emit(Event::Failed {
+                task: None,
+                message: format!("{name} crashed: {}", e.message()),
+            });
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        Ok(WorkerHandle {
+            worker,
+            name,
+            _on_message: on_message,
+            _on_error: on_error,
+        })
+    }
+
+    /// Sends a request.
+    pub fn post(&self, request: &Request) -> Result<(), String> {
+        let name = self.name;
+        let message = to_js(request).map_err(|e| format!("cannot encode a request: {e}"))?;
+        self.worker
+            .post_message(&message)
+            .map_err(|e| format!("cannot post to the {name}: {}", js_error_text(&e)))
+    }
+}
+
+impl Drop for WorkerHandle {
+    fn drop(&mut self) {
+        self.worker.terminate();
+    }
+}
