@@ -5,7 +5,7 @@
 //! accumulator, and a tensor is never split into more than [`PARTS_PER_THREAD`] parts per thread.
 
 use crate::progress::Progress;
-use crate::source::FileSource;
+use crate::source::Source;
 use anyhow::{Context, Result};
 use bitlens_stats::{
     split_ranges, Accumulator, FlipAccumulator, FlipStats, StatsError, TensorStats,
@@ -32,7 +32,7 @@ fn part_bytes(len: u64) -> u64 {
 /// Statistics of every tensor of one file, in header order.
 pub fn file_stats(
     path: &Path,
-    src: &FileSource,
+    src: &Source,
     header: &Header,
     progress: &Progress,
 ) -> Result<Vec<TensorStats>> {
@@ -66,7 +66,7 @@ fn in_parts<A: Send>(
 }
 
 fn tensor_stats(
-    src: &FileSource,
+    src: &Source,
     header: &Header,
     t: &TensorInfo,
     progress: &Progress,
@@ -99,7 +99,7 @@ fn tensor_stats(
 /// One side of a comparison: a tensor and the file it lives in.
 pub struct Side<'a> {
     /// The file.
-    pub src: &'a FileSource,
+    pub src: &'a Source,
     /// Its header.
     pub header: &'a Header,
     /// The tensor.

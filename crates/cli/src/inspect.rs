@@ -55,10 +55,10 @@ pub struct InspectReport {
 
 /// Runs `inspect` over the inputs and prints the table or JSON to stdout.
 pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
-    let snapshots = inputs
-        .iter()
-        .filter(|p| crate::snapshot_cmd::is_snapshot(p))
-        .count();
+    let mut snapshots = 0;
+    for p in inputs {
+        snapshots += usize::from(crate::snapshot_cmd::is_snapshot(p)?);
+    }
     if snapshots == inputs.len() {
         return crate::snapshot_cmd::inspect_snapshots(inputs, json);
     }

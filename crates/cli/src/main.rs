@@ -8,6 +8,7 @@ mod bench;
 mod diff;
 mod inspect;
 mod progress;
+mod remote;
 mod snapshot_cmd;
 mod source;
 
@@ -23,6 +24,9 @@ struct Cli {
     /// Worker threads (default: all cores).
     #[arg(long, global = true)]
     threads: Option<usize>,
+    /// Read a remote file of at most 64 MiB whole when its server ignores Range requests.
+    #[arg(long, global = true)]
+    download_small: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -31,7 +35,8 @@ struct Cli {
 enum Command {
     /// Per-tensor dtype, shape, bit-set ratios, entropies and predicted compressed size.
     Inspect {
-        /// A .safetensors file, a *.safetensors.index.json, or a directory of shards.
+        /// A .safetensors file, a *.safetensors.index.json, a directory of shards, a .bls
+        /// snapshot, or an http(s) URL of a file, index or snapshot.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Print one JSON document instead of the table.
@@ -40,9 +45,9 @@ enum Command {
     },
     /// Bit-flip ratio per bit position and changed fraction between two checkpoints.
     Diff {
-        /// The earlier checkpoint (file, index or directory).
+        /// The earlier checkpoint (file, index, directory or http(s) URL).
         a: PathBuf,
-        /// The later checkpoint (file, index or directory).
+        /// The later checkpoint (file, index, directory or http(s) URL).
         b: PathBuf,
         /// Print one JSON document instead of the table.
         #[arg(long)]
@@ -73,7 +78,7 @@ enum Command {
     },
     /// Restore the original safetensors file(s) from a snapshot, byte for byte.
     Decompress {
-        /// A snapshot file or a directory of snapshots.
+        /// A snapshot file, a directory of snapshots, or an http(s) URL of a snapshot file.
         input: PathBuf,
         /// The safetensors file (or directory) to write.
         #[arg(short, long)]
@@ -105,6 +110,7 @@ enum Command {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    remote::allow_small_downloads(cli.download_small);
     if let Some(n) = cli.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))

@@ -6,7 +6,7 @@
 //! against the base checkpoint's shard of the same file name (or the single base file).
 
 use crate::progress::Progress;
-use crate::source::{Checkpoint, FileSource, Shard};
+use crate::source::{Checkpoint, Shard, Source};
 use anyhow::{bail, Context, Result};
 use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
 use bitlens_stats::format;
@@ -324,14 +324,15 @@ fn decompress_file(
     tensor: Option<&str>,
     totals: &mut Totals,
 ) -> Result<()> {
-    let src = FileSource::open(input)?;
+    let src = Source::open(input)?;
+    let input_size = bitlens_tensors::ReadAt::size(&src);
     let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
     let base_source = base.map(|b| BaseSource {
         src: &b.source,
         header: &b.header,
     });
     let ctx = || input.display().to_string();
-    totals.input += std::fs::metadata(input)?.len();
+    totals.input += input_size;
     let progress = Progress::new(reader.original_size(), "decompress");
     write_output(output, |out| {
         let mut sink = |bytes: &[u8]| -> Result<(), bitlens_snapshot::SnapshotError> {
@@ -403,13 +404,21 @@ fn summary(verb: &str, t: &Totals, started: Instant) {
     );
 }
 
-/// True when the file starts with the snapshot magic.
-pub fn is_snapshot(path: &Path) -> bool {
+/// True when the file (or URL: its probe, whose errors are returned) starts with the snapshot
+/// magic.
+pub fn is_snapshot(path: &Path) -> Result<bool> {
     let mut magic = [0u8; 8];
-    File::open(path)
+    if crate::remote::is_url(path)? {
+        let src = Source::open(path)?;
+        return Ok(
+            bitlens_tensors::ReadAt::read_exact_at(&src, 0, &mut magic).is_ok()
+                && magic == bitlens_snapshot::format::MAGIC,
+        );
+    }
+    Ok(File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
         .is_ok()
-        && magic == bitlens_snapshot::format::MAGIC
+        && magic == bitlens_snapshot::format::MAGIC)
 }
 
 /// One tensor of a snapshot, as `inspect` reports it.
@@ -445,7 +454,7 @@ struct SnapshotInfo {
 pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
     let mut infos = Vec::new();
     for path in paths {
-        let src = FileSource::open(path)?;
+        let src = Source::open(path)?;
         let size = bitlens_tensors::ReadAt::size(&src);
         let r = SnapshotReader::open(src).with_context(|| path.display().to_string())?;
         let tensors = r

@@ -1,6 +1,8 @@
-//! Local files as [`ReadAt`] sources, and resolving a user's path to the shards of one checkpoint
-//! (which files; whether they make one checkpoint is [`bitlens_tensors::Checkpoint`]'s rule).
+//! Local files and URLs as [`ReadAt`] sources, and resolving a user's path or URL to the shards of
+//! one checkpoint (which files; whether they make one checkpoint is [`bitlens_tensors::Checkpoint`]'s
+//! rule).
 
+use crate::remote::{self, HttpSource};
 use anyhow::{bail, Context, Result};
 use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex, SourceError};
 use std::fs::File;
@@ -59,12 +61,46 @@ fn read_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> std::io::Result<
     Ok(())
 }
 
+/// An input's bytes: a local file or a remote one.
+pub enum Source {
+    /// A local file.
+    File(FileSource),
+    /// An `http(s)` URL read by range requests.
+    Http(HttpSource),
+}
+
+impl Source {
+    /// Opens a local path or an `http(s)` URL.
+    pub fn open(input: &Path) -> Result<Source> {
+        if remote::is_url(input)? {
+            return Ok(Source::Http(HttpSource::open(&input.to_string_lossy())?));
+        }
+        Ok(Source::File(FileSource::open(input)?))
+    }
+}
+
+impl ReadAt for Source {
+    fn size(&self) -> u64 {
+        match self {
+            Source::File(f) => f.size(),
+            Source::Http(h) => h.size(),
+        }
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        match self {
+            Source::File(f) => f.read_exact_at(offset, buf),
+            Source::Http(h) => h.read_exact_at(offset, buf),
+        }
+    }
+}
+
 /// One safetensors file of a checkpoint, opened and with its header parsed.
 pub struct Shard {
-    /// Where it is.
+    /// Where it is: a local path, or the URL as given.
     pub path: PathBuf,
     /// Its data source.
-    pub source: FileSource,
+    pub source: Source,
     /// Its validated header.
     pub header: Header,
 }
@@ -81,6 +117,9 @@ impl Checkpoint {
     /// Resolves and opens a path: a `.safetensors` file, a `*.index.json`, or a directory holding
     /// either an index or `.safetensors` files.
     pub fn open(input: &Path) -> Result<Checkpoint> {
+        if remote::is_url(input)? {
+            return Self::open_url(&input.to_string_lossy());
+        }
         let meta = std::fs::metadata(input)
             .with_context(|| format!("{}: cannot open", input.display()))?;
         if meta.is_dir() {
@@ -150,13 +189,38 @@ impl Checkpoint {
         Self::from_files(index_path, Some(index), files)
     }
 
+    /// A URL: a `*.json` shard index (shards resolved next to it) or one file.
+    fn open_url(url: &str) -> Result<Checkpoint> {
+        let path_part = url.split(['?', '#']).next().unwrap_or(url);
+        if !path_part.ends_with(".json") {
+            return Self::from_files(Path::new(url), None, vec![PathBuf::from(url)]);
+        }
+        let src = HttpSource::open(url)?;
+        let len = src.size();
+        if len > bitlens_tensors::index::MAX_INDEX_LEN {
+            return Err(bitlens_tensors::IndexError::TooLarge {
+                len,
+                max: bitlens_tensors::index::MAX_INDEX_LEN,
+            })
+            .with_context(|| url.to_owned());
+        }
+        let bytes = src.read_all().with_context(|| url.to_owned())?;
+        let index = ShardIndex::parse(&bytes).with_context(|| url.to_owned())?;
+        let files = index
+            .shards
+            .iter()
+            .map(|s| remote::join(url, s).map(PathBuf::from))
+            .collect::<Result<_>>()?;
+        Self::from_files(Path::new(url), Some(index), files)
+    }
+
     /// Opens the files and checks they make one checkpoint by the shared rules
     /// ([`bitlens_tensors::Checkpoint`]); `input` is what the user named, for messages.
     fn from_files(input: &Path, index: Option<ShardIndex>, files: Vec<PathBuf>) -> Result<Self> {
         let mut opened = Vec::with_capacity(files.len());
         let mut parsed = Vec::with_capacity(files.len());
         for path in files {
-            let source = FileSource::open(&path)?;
+            let source = Source::open(&path)?;
             let header = read_header(&source).with_context(|| path.display().to_string())?;
             parsed.push(bitlens_tensors::Shard {
                 path: path.display().to_string(),
