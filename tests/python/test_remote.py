@@ -30,15 +30,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 first = srv.failed[name] == 1
             if first:
                 return self.send_error(500)
-        data = path.read_bytes()
+        size = path.stat().st_size
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
-        if mode == "norange" or not m:
-            body, status, extra = data, 200, {}
-        else:
-            start, end = int(m[1]), min(int(m[2]), len(data) - 1)
-            body, status = data[start : end + 1], 206
-            shown = (start + 1, end + 1) if mode == "badrange" else (start, end)
-            extra = {"Content-Range": f"bytes {shown[0]}-{shown[1]}/{len(data)}"}
+        with open(path, "rb") as f:
+            if mode == "norange" or not m:
+                body, status, extra = f.read(), 200, {}
+            else:
+                start, end = int(m[1]), min(int(m[2]), size - 1)
+                f.seek(start)
+                body, status = f.read(end + 1 - start), 206
+                shown = (start + 1, end + 1) if mode == "badrange" else (start, end)
+                extra = {"Content-Range": f"bytes {shown[0]}-{shown[1]}/{size}"}
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
