@@ -13,7 +13,8 @@ from conftest import run, run_json
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    """Serves `server.root`; the first path segment picks a mode: ok, norange, 404, flaky, badrange."""
+    """Serves `server.root`; the first path segment picks a mode: ok, norange, 404, 500, flaky (500
+    once per file, then ok), badrange (Content-Range off by one)."""
 
     def log_message(self, *args):
         pass
@@ -24,6 +25,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = srv.root / name
         if mode == "404" or not path.is_file():
             return self.send_error(404)
+        if mode == "500":
+            return self.send_error(500)
         if mode == "flaky":
             with srv.lock:
                 srv.failed[name] = srv.failed.get(name, 0) + 1
@@ -145,6 +148,7 @@ def test_flaky_server_is_retried(server, weights):
     [
         ("norange", "ignores Range requests"),
         ("404", "HTTP 404"),
+        ("500", "HTTP 500 Internal Server Error (after 3 tries)"),
         ("badrange", "does not match the request"),
     ],
 )

@@ -102,6 +102,12 @@ pub fn compress(
         .check(base.is_some())
         .map_err(|e| anyhow::anyhow!("--codec {}: {e}", codec.kind))?;
     let checkpoint = Checkpoint::open(input)?;
+    if checkpoint.index.is_some() && crate::remote::is_url(input)? {
+        bail!(
+            "{}: compress reads a sharded checkpoint from local files only",
+            input.display()
+        );
+    }
     let base = base.map(Checkpoint::open).transpose()?;
     let started = Instant::now();
     let progress = Progress::new(checkpoint.data_bytes(), "compress");
