@@ -95,6 +95,16 @@ impl ReadAt for Source {
     }
 }
 
+/// Refuses a shard index longer than [`bitlens_tensors::index::MAX_INDEX_LEN`] before it is read;
+/// `name` is its path or URL, for the message.
+fn check_index_len(len: u64, name: &str) -> Result<()> {
+    let max = bitlens_tensors::index::MAX_INDEX_LEN;
+    if len > max {
+        return Err(bitlens_tensors::IndexError::TooLarge { len, max }).context(name.to_owned());
+    }
+    Ok(())
+}
+
 /// One safetensors file of a checkpoint, opened and with its header parsed.
 pub struct Shard {
     /// Where it is: a local path, or the URL as given.
@@ -163,14 +173,8 @@ impl Checkpoint {
         let len = std::fs::metadata(index_path)
             .with_context(|| format!("{}: cannot open", index_path.display()))?
             .len();
-        if len > bitlens_tensors::index::MAX_INDEX_LEN {
-            // Checked before reading so a huge file is never loaded.
-            return Err(bitlens_tensors::IndexError::TooLarge {
-                len,
-                max: bitlens_tensors::index::MAX_INDEX_LEN,
-            })
-            .with_context(|| index_path.display().to_string());
-        }
+        // Checked before reading so a huge file is never loaded.
+        check_index_len(len, &index_path.display().to_string())?;
         let bytes = std::fs::read(index_path)
             .with_context(|| format!("{}: cannot read", index_path.display()))?;
         let index = ShardIndex::parse(&bytes).with_context(|| index_path.display().to_string())?;
@@ -196,14 +200,7 @@ impl Checkpoint {
             return Self::from_files(Path::new(url), None, vec![PathBuf::from(url)]);
         }
         let src = HttpSource::open(url)?;
-        let len = src.size();
-        if len > bitlens_tensors::index::MAX_INDEX_LEN {
-            return Err(bitlens_tensors::IndexError::TooLarge {
-                len,
-                max: bitlens_tensors::index::MAX_INDEX_LEN,
-            })
-            .with_context(|| url.to_owned());
-        }
+        check_index_len(src.size(), url)?;
         let bytes = src.read_all().with_context(|| url.to_owned())?;
         let index = ShardIndex::parse(&bytes).with_context(|| url.to_owned())?;
         let files = index
