@@ -5,6 +5,7 @@
 use crate::remote::{self, HttpSource};
 use anyhow::{bail, Context, Result};
 use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex, SourceError};
+use rayon::prelude::*;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -216,9 +217,18 @@ impl Checkpoint {
     fn from_files(input: &Path, index: Option<ShardIndex>, files: Vec<PathBuf>) -> Result<Self> {
         let mut opened = Vec::with_capacity(files.len());
         let mut parsed = Vec::with_capacity(files.len());
-        for path in files {
-            let source = Source::open(&path)?;
-            let header = read_header(&source).with_context(|| path.display().to_string())?;
+        // Shards open in parallel (for URLs: their probe and header requests overlap); an error is
+        // still the first one in shard order.
+        let headers: Vec<Result<(Source, Header)>> = files
+            .par_iter()
+            .map(|path| {
+                let source = Source::open(path)?;
+                let header = read_header(&source).with_context(|| path.display().to_string())?;
+                Ok((source, header))
+            })
+            .collect();
+        for (path, result) in files.into_iter().zip(headers) {
+            let (source, header) = result?;
             parsed.push(bitlens_tensors::Shard {
                 path: path.display().to_string(),
                 header,
