@@ -132,16 +132,19 @@ impl Drop for Slot {
     }
 }
 
-/// Why one request failed; `retry` for 5xx answers and network errors.
+/// Why one request failed; `retry` for 5xx answers and network errors, `small_whole` when the
+/// server ignored `Range` for a file of at most [`SMALL_FILE`] bytes.
 struct Failure {
     message: String,
     retry: bool,
+    small_whole: bool,
 }
 
 fn fail(message: String) -> Failure {
     Failure {
         message,
         retry: false,
+        small_whole: false,
     }
 }
 
@@ -170,6 +173,7 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
         .map_err(|e| Failure {
             message: format!("request failed: {e}"),
             retry: true,
+            small_whole: false,
         })?;
     let status = response.status();
     if status.as_u16() == 200 {
@@ -178,7 +182,10 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
             .get("content-length")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        return Err(fail(match len {
+        let small = len.is_some_and(|len| len <= SMALL_FILE);
+        return Err(Failure {
+            small_whole: small,
+            ..fail(match len {
             Some(len) => format!(
                 "the server ignores Range requests (it answered 200 with the whole body, {len} bytes){}",
                 if len <= SMALL_FILE {
@@ -188,7 +195,8 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
                 }
             ),
             None => "the server ignores Range requests (it answered 200 with the whole body)".into(),
-        }));
+        })
+        });
     }
     if status.as_u16() != 206 {
         return Err(Failure {
@@ -200,6 +208,7 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
             .trim_end()
             .to_owned(),
             retry: status.is_server_error(),
+            small_whole: false,
         });
     }
     let header = response
@@ -223,6 +232,7 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
     reader.read_exact(buf).map_err(|e| Failure {
         message: format!("body of bytes {start}-{end} ended early: {e}"),
         retry: true,
+        small_whole: false,
     })?;
     let mut extra = [0u8; 1];
     if matches!(reader.read(&mut extra), Ok(n) if n > 0) {
@@ -234,8 +244,8 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
     Ok(total)
 }
 
-/// [`range_once`] with retries and backoff; the error names the URL.
-fn range(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, String> {
+/// [`range_once`] with retries and backoff; the error's message names the URL.
+fn range(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, Failure> {
     let mut tries = 0;
     loop {
         tries += 1;
@@ -244,8 +254,15 @@ fn range(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64
             Err(f) if f.retry && tries < TRIES => {
                 std::thread::sleep(Duration::from_millis(100 << tries));
             }
-            Err(f) if f.retry => return Err(format!("{url}: {} (after {tries} tries)", f.message)),
-            Err(f) => return Err(format!("{url}: {}", f.message)),
+            Err(mut f) => {
+                let after = if f.retry {
+                    format!(" (after {tries} tries)")
+                } else {
+                    String::new()
+                };
+                f.message = format!("{url}: {}{after}", f.message);
+                return Err(f);
+            }
         }
     }
 }
@@ -300,15 +317,12 @@ impl HttpSource {
                         head: head.to_vec(),
                         whole: false,
                     },
-                    Err(e)
-                        if e.contains("--download-small")
-                            && DOWNLOAD_SMALL.get().copied().unwrap_or(false) =>
-                    {
+                    Err(f) if f.small_whole && DOWNLOAD_SMALL.get().copied().unwrap_or(false) => {
                         whole(url).map_err(anyhow::Error::msg)?
                     }
-                    // A file shorter than 8 bytes answers 416 or a shorter range: read it whole
-                    // through the same checks is not worth it; it cannot be a valid input.
-                    Err(e) => anyhow::bail!(e),
+                    // A file shorter than 8 bytes (416, or a shorter range) is refused here too:
+                    // it cannot be a valid input.
+                    Err(f) => anyhow::bail!(f.message),
                 };
                 PROBES
                     .lock()
@@ -347,11 +361,11 @@ impl ReadAt for HttpSource {
         }
         let mut pos = offset;
         for chunk in buf.chunks_mut(MAX_REQUEST) {
-            range(&self.url, pos, chunk, Some(self.probe.size)).map_err(|message| {
+            range(&self.url, pos, chunk, Some(self.probe.size)).map_err(|f| {
                 SourceError::Backend {
-                    offset,
+                    offset: pos,
                     len: chunk.len() as u64,
-                    source: std::io::Error::other(message),
+                    source: std::io::Error::other(f.message),
                 }
             })?;
             pos += chunk.len() as u64;
