@@ -151,6 +151,17 @@ impl CodecPanel {
         }
     }
 
+    /// Opens a remote snapshot (a URL whose first bytes are `BITLENS\0`). This build has no
+    /// remote snapshot preview: it says so, naming the URL.
+    pub fn open_remote(&mut self, name: String, file: bitlens_protocol::RemoteFile, ctx: &mut Ctx) {
+        ctx.errors.push(LoadError {
+            file: file.url,
+            reason: format!(
+                "{name} is a bitlens snapshot; remote snapshot preview not available in this build"
+            ),
+        });
+    }
+
     /// Opens snapshot files (path and data) and the shard indexes given with snapshot sets; true
     /// when there was a snapshot.
     pub fn open(
