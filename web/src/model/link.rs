@@ -68,7 +68,9 @@ mod tests {
     use super::*;
 
     fn pairs(q: &[(&str, &str)]) -> Vec<(String, String)> {
-        q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        q.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -84,14 +86,12 @@ mod tests {
         assert_eq!(s.urls, ["http://h/a.safetensors", "http://h/b.safetensors"]);
         assert_eq!(s.tab.as_deref(), Some("detail"));
         assert!(s.embed);
-        let back = ViewState::from_pairs(
-            s.to_pairs()
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v)),
-        );
+        let back = ViewState::from_pairs(s.to_pairs().into_iter().map(|(k, v)| (k.to_owned(), v)));
         assert_eq!(back, s);
         assert!(!ViewState::from_pairs(pairs(&[("embed", "0"), ("url", " ")])).embed);
-        assert!(ViewState::from_pairs(pairs(&[("url", " ")])).urls.is_empty());
+        assert!(ViewState::from_pairs(pairs(&[("url", " ")]))
+            .urls
+            .is_empty());
     }
 
     #[test]

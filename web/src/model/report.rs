@@ -125,7 +125,9 @@ mod tests {
         let mut acc = bitlens_stats::Accumulator::new(bitlens_tensors::Dtype::BF16, 4);
         acc.update(&[1, 2, 3, 4]).unwrap();
         c.set_stats(1, acc.finish().unwrap());
-        let r = report(std::slice::from_ref(&c), |_, _| "http://h/m.safetensors".into());
+        let r = report(std::slice::from_ref(&c), |_, _| {
+            "http://h/m.safetensors".into()
+        });
         assert_eq!(r.files[0].path, "http://h/m.safetensors");
         assert_eq!(r.files[0].tensors[0].data_offsets, (0, 8));
         assert_eq!(r.files[0].tensors[1].data_offsets, (8, 12));

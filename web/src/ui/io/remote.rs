@@ -176,7 +176,11 @@ pub async fn probe(url: &str, credentials: bool) -> Result<Probe, FetchError> {
 }
 
 /// The validated safetensors header of a probed file (one more request: the `8 + N` header bytes).
-pub async fn read_header(url: &str, probe: &Probe, credentials: bool) -> Result<Header, FetchError> {
+pub async fn read_header(
+    url: &str,
+    probe: &Probe,
+    credentials: bool,
+) -> Result<Header, FetchError> {
     let needed = Header::needed_prefix(probe.first8, probe.size)?;
     let (prefix, _) = read(url, 0, needed, Some(probe.size), credentials)
         .await
@@ -209,9 +213,8 @@ pub async fn download(url: &str, credentials: bool) -> Result<Blob, String> {
 /// Waits `ms` milliseconds.
 async fn sleep(ms: u64) {
     let wait = Promise::new(&mut |resolve, _| {
-        let set = web_sys::window().map(|w| {
-            w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32)
-        });
+        let set = web_sys::window()
+            .map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32));
         if !matches!(set, Some(Ok(_))) {
             // No timer: go on at once rather than never.
             let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
