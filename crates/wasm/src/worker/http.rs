@@ -92,12 +92,12 @@ impl HttpWindows {
                     let pair = Closure::once_into_js(move |buf: JsValue| -> JsValue {
                         Array::of2(&r, &buf).into()
                     });
-                    then(&body, &pair).into()
+                    chain(&body, "then", &pair).into()
                 }
                 Err(e) => Promise::reject(&e).into(),
             }
         });
-        Ok(then(&fetched, &with_body))
+        Ok(chain(&fetched, "then", &with_body))
     }
 
     /// Fills `out` with the next `out.len()` bytes (the window size, or what is left of the range).
@@ -142,17 +142,21 @@ impl HttpWindows {
 
 impl Drop for HttpWindows {
     fn drop(&mut self) {
-        // Stop whatever is still in flight: nothing will read it.
+        // Stop whatever is still in flight: nothing will read it, so its rejection (AbortError) is
+        // caught here rather than reported as unhandled.
+        for p in self.pending.drain(..) {
+            let _caught = chain(&p.answer, "catch", &Closure::once_into_js(|_: JsValue| {}));
+        }
         if let Some(a) = self.abort.take() {
             a.abort();
         }
     }
 }
 
-/// `promise.then(callback)` for a callback made by `Closure::once_into_js` (the promise it returns
-/// rejects when the call itself fails).
-fn then(promise: &Promise, callback: &JsValue) -> Promise {
-    js_sys::Reflect::get(promise, &"then".into())
+/// `promise.then(callback)` or `promise.catch(callback)` (`method`) for a callback made by
+/// `Closure::once_into_js` (the promise it returns rejects when the call itself fails).
+fn chain(promise: &Promise, method: &str, callback: &JsValue) -> Promise {
+    js_sys::Reflect::get(promise, &method.into())
         .and_then(|f| f.dyn_into::<js_sys::Function>())
         .and_then(|f| f.call1(promise, callback))
         .map_or_else(|e| Promise::reject(&e), JsCast::unchecked_into)
@@ -232,14 +236,15 @@ fn network(e: JsValue) -> RangeError {
     RangeError::Network { message }
 }
 
-/// Waits `ms` milliseconds.
+/// Waits `ms` milliseconds (`setTimeout` of whatever global this runs in).
 async fn sleep(ms: u64) -> Result<(), Failure> {
-    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+    let global = js_sys::global();
+    let set_timeout: js_sys::Function = js_sys::Reflect::get(&global, &"setTimeout".into())
+        .and_then(JsCast::dyn_into)
+        .map_err(|e| Failure::js(&e))?;
     let mut failed = None;
     let wait = Promise::new(&mut |resolve, _| {
-        if let Err(e) =
-            scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32)
-        {
+        if let Err(e) = set_timeout.call2(&global, &resolve, &JsValue::from(ms as f64)) {
             failed = Some(e);
         }
     });
