@@ -8,11 +8,13 @@
 //   node --test tests/e2e/remote.test.mjs   (after scripts/build-web.sh and `cargo build --release -p bitlens-cli`)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { ROOT, WEIGHTS, SHOTS, inspect, diff, perturb, shardSet } from './fixtures.mjs';
+import { ROOT, WEIGHTS, SHOTS, BITLENS, inspect, diff, perturb, shardSet } from './fixtures.mjs';
 
 const BF16 = 'minilm-bf16.safetensors';
 const BIG = 'big-bf16.safetensors';
@@ -25,6 +27,12 @@ before(async () => {
   data = await startRangeServer(WEIGHTS);
 });
 after(() => data?.close());
+
+/** `bitlens inspect --json URL`, run without blocking (the data server lives in this process). */
+async function inspectUrl(url) {
+  const { stdout } = await promisify(execFile)(BITLENS, ['inspect', '--json', url], { maxBuffer: 1 << 28 });
+  return JSON.parse(stdout);
+}
 
 /** A page of the app opened with `query` (`?url=…`), console errors collected. */
 async function openWith(query, base = app.url) {
@@ -77,7 +85,7 @@ test('?url= of a 1.09 GB file: the table after two small requests; a selected te
   const big = path.join(WEIGHTS, BIG);
   assert.ok(fs.existsSync(big), `${big} is missing: scripts/test-web.sh makes it`);
   const url = data.url + BIG;
-  const ref = inspect(url);
+  const ref = await inspectUrl(url);
   data.reset();
   const page = await openWith(query([url]));
   await page.waitForSelector('#tensor-table tbody tr');
