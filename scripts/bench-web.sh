@@ -9,6 +9,8 @@
 # `bitlens --threads 1 compress`, and codec only (every tensor in memory, as `bitlens --threads 1
 # bench --codecs lmc`); with the statistics part, also one compression of the 2.2 GB file per build
 # (speed, codec worker wasm memory). ONLY=codecs skips the statistics part and the 2.2 GB file.
+# The statistics part also opens the 1.09 GB file by URL from a local Range + CORS server
+# (tests/e2e/bench-remote.mjs: URL to tensor table, whole-file statistics throughput; JSON lines).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -21,6 +23,9 @@ CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
 cat $w/big-bf16.safetensors $w/big2-bf16.safetensors > /dev/null  # warm page cache, as the native benchmark
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 node tests/e2e/bench.mjs $w/big-bf16.safetensors $w/big2-bf16.safetensors
+echo
+echo "== remote: $w/big-bf16.safetensors by URL (Range requests to a local server)"
+RUNS=${RUNS:-3} node tests/e2e/bench-remote.mjs $w/big-bf16.safetensors
 fi
 
 echo

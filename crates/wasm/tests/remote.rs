@@ -173,8 +173,8 @@ async fn remote_statistics_match_the_core_and_survive_a_503() {
     }
     assert_eq!(got.len(), 3);
     assert_eq!(read, 49_900);
-    // 13 windows of at most 4096 bytes, one of them asked twice.
-    assert_eq!(server.requests(), 13 + 1);
+    // 7 remote windows (twice the 4096-byte Blob window) of at most 8192 bytes, one asked twice.
+    assert_eq!(server.requests(), 7 + 1);
 }
 
 #[wasm_bindgen_test]

@@ -6,7 +6,7 @@
 //! does not grow with the file.
 
 use super::post::{Post, Throttle};
-use super::windows::Windows;
+use super::windows::{window_for, Windows};
 use crate::error::Failure;
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{Batch, FileRef, FlipSpan, JobResult, Results, StatsSpan};
@@ -84,6 +84,7 @@ pub async fn stats(
         return Ok(JobResult::Items(rep.take()));
     };
     let (start, end) = (first.offset, last.offset + last.bytes);
+    let window = window_for(&file, window);
     let mut reader = Windows::open(file, start, end, window)?;
     let mut buf = vec![0u8; window.min((end - start) as usize)];
     // The accumulator of span `next` and the bytes it still needs.
@@ -140,6 +141,12 @@ pub async fn flips(
 ) -> Result<JobResult, Failure> {
     let mut rep = Reporter::new(task, out, Results::Flips);
     let size = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+    // Both files of a pair step by the same windows: remote-sized when either is remote.
+    let window = spans
+        .iter()
+        .flat_map(|s| [window_for(&s.a, window), window_for(&s.b, window)])
+        .max()
+        .unwrap_or(window);
     let mut buf_a = vec![0u8; window.min(size as usize)];
     let mut buf_b = buf_a.clone();
     for s in spans {
