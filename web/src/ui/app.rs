@@ -253,6 +253,9 @@ pub struct App {
     errors_told: usize,
     /// What the report slot was last filled from: (checkpoints, tensors with statistics).
     reported: Option<(Vec<u32>, usize)>,
+    /// The view state last written into the page URL (written again only when it changes: the
+    /// browser throttles `replaceState`).
+    linked: Option<crate::model::link::ViewState>,
 }
 
 impl App {
@@ -681,6 +684,7 @@ impl Component for App {
             want_tensor: props.tensor.clone().or(from_page.tensor),
             errors_told: 0,
             reported: None,
+            linked: None,
         };
         let urls = props.urls.clone().unwrap_or(from_page.urls);
         app.open_urls(ctx, urls);
@@ -882,7 +886,10 @@ impl Component for App {
         }
         self.tell_host(props);
         if props.sync_url && !self.state.loading {
-            crate::ui::io::location::write(&self.view_state());
+            let view = self.view_state();
+            if self.linked.as_ref() != Some(&view) && crate::ui::io::location::write(&view) {
+                self.linked = Some(view);
+            }
         }
     }
 
@@ -914,7 +921,14 @@ impl Component for App {
         let active = s.active_checkpoint();
         let on_codec = link.callback(Msg::Codec);
         let has_content = !s.checkpoints.is_empty() || !codecs.snapshots.is_empty();
-        let waiting = active.filter(|c| self.waits(c, props.auto_stats));
+        // The active checkpoint's wait first, then any other's (a comparison needs both).
+        let waiting = active
+            .filter(|c| self.waits(c, props.auto_stats))
+            .or_else(|| {
+                s.checkpoints
+                    .iter()
+                    .find(|c| self.waits(c, props.auto_stats))
+            });
         let local_in_link = props.sync_url
             && !embed
             && s.checkpoints.iter().any(|c| !s.urls.contains_key(&c.id))
