@@ -466,6 +466,8 @@ impl App {
     }
 
     fn on_loaded(&mut self, outcome: Outcome, given: f64, props: &AppProps) {
+        // A tab asked for (`?tab=`, the `view` prop, or the visitor's) is kept.
+        let tab_given = self.state.tab.is_some();
         self.state.loading = false;
         self.state.errors.extend(outcome.errors);
         self.state.offers.extend(outcome.offers);
@@ -523,7 +525,7 @@ impl App {
             {
                 self.want_tensor = None;
                 self.select(name, props);
-                if props.view.is_none() && self.state.tab != Some(Tab::Detail) {
+                if !tab_given {
                     self.state.tab = Some(Tab::Detail);
                 }
             }
@@ -695,6 +697,9 @@ impl Component for App {
         let props = ctx.props().clone();
         if props.urls != old.urls {
             self.clear();
+            // The new checkpoints open in the asked-for view, on the asked-for tensor.
+            self.state.tab = props.view.as_deref().and_then(Tab::from_name);
+            self.want_tensor = props.tensor.clone();
             self.open_urls(ctx, props.urls.clone().unwrap_or_default());
         }
         if props.view != old.view {
