@@ -217,6 +217,12 @@ test('a shared link restores the view in a fresh page; the URL box opens a URL',
   await embed.waitForSelector('.app.embed [data-card]');
   assert.equal(await embed.locator('header.top').count(), 0);
   await embed.screenshot({ path: path.join(SHOTS, 'remote-embed.png') });
+  // The codecs work on local files: on a remote checkpoint Compress says to download it first.
+  await second.click('[data-tab=codecs]');
+  await second.click('#compress-button');
+  const refusal = await second.waitForSelector(`.error[data-file="${url}"]`);
+  assert.match(await refusal.textContent(), /remote: the codecs work on local files, so download the file first/);
+  second.errors = [];
   // The URL box of the welcome screen.
   const boxed = await app.openApp();
   await boxed.fill('#url-input-big', url);
@@ -226,6 +232,23 @@ test('a shared link restores the view in a fresh page; the URL box opens a URL',
   for (const p of [first, second, embed, boxed]) {
     assert.deepEqual(p.errors, []);
     await p.close();
+  }
+});
+
+test('a remote .bls snapshot goes to the codec panel', { timeout: 120_000 }, async () => {
+  const snapshot = path.join(app.tmp, 'demo.bls');
+  await promisify(execFile)(BITLENS, ['compress', path.join(ROOT, 'web/demo/minilm-demo-step0.safetensors'), '-o', snapshot]);
+  const { server } = await serveTemp({ 'demo.bls': snapshot });
+  try {
+    const url = server.url + 'demo.bls';
+    const page = await openWith(query([url]));
+    await page.waitForSelector('.tab.current[data-tab=codecs], .error', { timeout: 60_000 });
+    // Only its first bytes were read to tell it is a snapshot (its preview is the codec panel's).
+    assert.ok(server.served('/demo.bls') < fs.statSync(snapshot).size, 'the snapshot was not downloaded whole');
+    assert.equal(await page.locator('#tensor-table').count(), 0);
+    await page.close();
+  } finally {
+    server.close();
   }
 });
 
