@@ -54,8 +54,12 @@ pub struct Probe {
     pub first8: [u8; 8],
 }
 
-/// The request options: CORS, cookies only when asked, aborted through `abort`.
-fn init(credentials: bool, range: Option<String>, abort: &AbortController) -> RequestInit {
+/// The request options: CORS, cookies only when asked, a `Range` header, aborted through `abort`.
+fn init(
+    credentials: bool,
+    range: Option<String>,
+    abort: &AbortController,
+) -> Result<RequestInit, RangeError> {
     let init = RequestInit::new();
     init.set_method("GET");
     init.set_mode(RequestMode::Cors);
@@ -66,13 +70,14 @@ fn init(credentials: bool, range: Option<String>, abort: &AbortController) -> Re
     });
     init.set_signal(Some(&abort.signal()));
     if let Some(r) = range {
-        let headers = web_sys::Headers::new();
-        if let Ok(h) = &headers {
-            let _ = h.set("Range", &r);
-            init.set_headers(h);
-        }
+        let headers = web_sys::Headers::new()
+            .and_then(|h| h.set("Range", &r).map(|()| h))
+            .map_err(|e| RangeError::Network {
+                message: js_error_text(&e),
+            })?;
+        init.set_headers(&headers);
     }
-    init
+    Ok(init)
 }
 
 /// `fetch(url, init)` on the page.
@@ -103,7 +108,7 @@ async fn attempt(
         message: js_error_text(&e),
     })?;
     let range = format!("bytes={start}-{}", start + len.max(1) - 1);
-    let resp = fetch(url, &init(credentials, Some(range), &abort)).await?;
+    let resp = fetch(url, &init(credentials, Some(range), &abort)?).await?;
     let headers = resp.headers();
     let content_range = headers.get("content-range").ok().flatten();
     let content_length = headers
@@ -191,7 +196,7 @@ pub async fn read_header(
 /// A small file read whole (no `Range`), for a server that ignores `Range`, when the visitor asks.
 pub async fn download(url: &str, credentials: bool) -> Result<Blob, String> {
     let abort = AbortController::new().map_err(|e| js_error_text(&e))?;
-    let resp = fetch(url, &init(credentials, None, &abort))
+    let resp = async { fetch(url, &init(credentials, None, &abort)?).await }
         .await
         .map_err(|e| format!("{url}: {e}"))?;
     if !resp.ok() {

@@ -26,8 +26,8 @@ fn on_pick(link: &Scope<App>) -> Callback<Event> {
     })
 }
 
-/// A form to open a checkpoint by URL (`id`: the input's id); `*.safetensors`, a shard index, or
-/// a `.bls` snapshot.
+/// A form to open checkpoints by URL (`id`: the input's id): `*.safetensors`, a shard index, or a
+/// `.bls` snapshot; several URLs separated by spaces.
 fn url_box(link: &Scope<App>, id: &'static str) -> Html {
     let link = link.clone();
     let onsubmit = Callback::from(move |e: SubmitEvent| {
@@ -41,13 +41,18 @@ fn url_box(link: &Scope<App>, id: &'static str) -> Html {
         else {
             return;
         };
-        let url = input.value();
+        // Several URLs (separated by spaces) open as checkpoints to compare.
+        let urls = input
+            .value()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
         input.set_value("");
-        link.send_message(Msg::OpenUrls(vec![url]));
+        link.send_message(Msg::OpenUrls(urls));
     });
     html! {
         <form class="url-box" {onsubmit}>
-            <input {id} type="url" placeholder="https://…/model.safetensors, …index.json or .bls"
+            <input {id} type="text" inputmode="url" spellcheck="false" placeholder="https://…/model.safetensors, …index.json or .bls (several: space-separated)"
                    title="Open a checkpoint by URL: read with Range requests, nothing is downloaded whole" />
             <button type="submit" class="button">{ "Open URL" }</button>
         </form>
