@@ -133,6 +133,55 @@ pub enum Msg {
     Codec(CodecMsg),
 }
 
+pub use crate::ui::events::{ReportSlot, ViewEvent};
+
+/// TEMP stub of the page helper's props (see the brief's contract).
+#[derive(Properties, PartialEq, Clone)]
+pub struct AppProps {
+    /// URLs to open at start.
+    #[prop_or_default]
+    pub urls: Option<Vec<String>>,
+    /// Tensor to select.
+    #[prop_or_default]
+    pub tensor: Option<String>,
+    /// View.
+    #[prop_or_default]
+    pub view: Option<String>,
+    /// Compact layout.
+    #[prop_or_default]
+    pub embed: bool,
+    /// Whole-model statistics threshold.
+    #[prop_or(64_000_000)]
+    pub auto_stats: u64,
+    /// Write the view state into the page URL.
+    #[prop_or(true)]
+    pub sync_url: bool,
+    /// Send credentials.
+    #[prop_or_default]
+    pub credentials: bool,
+    /// Events for the embed.
+    #[prop_or_default]
+    pub events: Callback<ViewEvent>,
+    /// The inspect report.
+    #[prop_or_default]
+    pub report: Option<ReportSlot>,
+}
+
+/// TEMP stub: the report of the loaded checkpoints.
+fn report_of(checkpoints: &[Checkpoint]) -> bitlens_protocol::inspect::InspectReport {
+    use bitlens_protocol::inspect::{FileReport, InspectReport};
+    let mut files = Vec::new();
+    for c in checkpoints {
+        for (fi, f) in c.files.iter().enumerate() {
+            let mut rows = c.rows.iter().filter(|r| r.file == fi);
+            files.push(FileReport::new(f.path.clone(), &f.header, |_| {
+                rows.next().and_then(|r| r.stats.as_deref().cloned())
+            }));
+        }
+    }
+    InspectReport::new(files)
+}
+
 /// The root component.
 pub struct App {
     state: State,
@@ -345,7 +394,7 @@ impl App {
 
 impl Component for App {
     type Message = Msg;
-    type Properties = ();
+    type Properties = AppProps;
 
     fn create(ctx: &Context<Self>) -> Self {
         App {
@@ -473,7 +522,18 @@ impl Component for App {
         true
     }
 
-    fn rendered(&mut self, ctx: &Context<Self>, _first: bool) {
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
+        if let Some(slot) = &ctx.props().report {
+            *slot.0.borrow_mut() = Some(report_of(&self.state.checkpoints));
+        }
+        if first {
+            for url in ctx.props().urls.iter().flatten() {
+                ctx.props().events.emit(ViewEvent::Error {
+                    url: Some(url.clone()),
+                    message: "remote loading is the page helper's (TEMP stub)".into(),
+                });
+            }
+        }
         if let Some(given) = self.pending_table.take() {
             mark("bitlens:table-visible");
             ctx.link().send_message(Msg::TableShown(now() - given));

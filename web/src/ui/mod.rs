@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod charts;
+pub mod events;
 pub mod io;
 pub mod jobs;
 pub mod loader;
