@@ -17,14 +17,8 @@ use std::path::Path;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-/// Largest file read whole when its server ignores `Range` (with `--download-small`).
-pub const SMALL_FILE: u64 = 64 << 20;
-/// Attempts per request (5xx answers and network errors are retried).
-const TRIES: u32 = 3;
-/// Requests in flight at most, over all remote sources.
-const IN_FLIGHT: usize = 6;
-/// Largest single range request; longer reads are split.
-const MAX_REQUEST: usize = 8 << 20;
+pub use bitlens_remote::SMALL_FILE;
+use bitlens_remote::{Answer, RangeError, RemoteError, IN_FLIGHT, MAX_REQUEST, TRIES};
 
 /// Whether a 200 answer for a small file may be read whole (`--download-small`).
 static DOWNLOAD_SMALL: OnceLock<bool> = OnceLock::new();
@@ -36,38 +30,16 @@ pub fn allow_small_downloads(allow: bool) {
 
 /// True when `input` names an `http://` or `https://` URL; an error for other `scheme://` forms.
 pub fn is_url(input: &Path) -> anyhow::Result<bool> {
-    let Some(s) = input.to_str() else {
-        return Ok(false);
-    };
-    let lower = s.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        return Ok(true);
+    match input.to_str() {
+        Some(s) => Ok(bitlens_remote::is_url(s)?),
+        None => Ok(false),
     }
-    if let Some((scheme, _)) = s.split_once("://") {
-        if !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        {
-            anyhow::bail!("{s}: only http and https URLs are supported");
-        }
-    }
-    Ok(false)
 }
 
 /// The URL of `name` relative to the URL `base` (a shard next to its index). Names with `..`,
 /// a leading `/`, a `://` or a `?`/`#` are refused.
 pub fn join(base: &str, name: &str) -> anyhow::Result<String> {
-    if name.starts_with('/')
-        || name.contains("://")
-        || name.split(['/', '\\']).any(|part| part == "..")
-        || name.contains(['?', '#'])
-    {
-        anyhow::bail!("{base}: shard name `{name}` must be a plain relative path");
-    }
-    let path_end = base.find(['?', '#']).unwrap_or(base.len());
-    let dir_end = base[..path_end].rfind('/').map_or(path_end, |i| i + 1);
-    Ok(format!("{}{name}", &base[..dir_end]))
+    Ok(bitlens_remote::join(base, name)?)
 }
 
 /// What a probe found: the size, and the first bytes (or the whole body of a small file whose
@@ -132,139 +104,89 @@ impl Drop for Slot {
     }
 }
 
-/// Why one request failed; `retry` for 5xx answers and network errors, `small_whole` when the
-/// server ignored `Range` for a file of at most [`SMALL_FILE`] bytes.
-struct Failure {
-    message: String,
-    retry: bool,
-    small_whole: bool,
-}
-
-fn fail(message: String) -> Failure {
-    Failure {
-        message,
-        retry: false,
-        small_whole: false,
+/// The hint added to a refusal of a server that ignores `Range`.
+fn ignores_range_hint(e: &RangeError) -> &'static str {
+    match e {
+        RangeError::IgnoresRange { .. } if e.small_enough() => {
+            "; the file is small: pass --download-small to read it whole"
+        }
+        RangeError::IgnoresRange { .. } => "; bitlens never downloads a large file whole",
+        _ => "",
     }
-}
-
-/// Parses `bytes START-END/TOTAL`.
-fn content_range(value: &str) -> Option<(u64, u64, u64)> {
-    let rest = value.trim().strip_prefix("bytes ")?;
-    let (range, total) = rest.split_once('/')?;
-    let (start, end) = range.split_once('-')?;
-    Some((
-        start.trim().parse().ok()?,
-        end.trim().parse().ok()?,
-        total.trim().parse().ok()?,
-    ))
 }
 
 /// Sends one `Range` request for `[start, start + buf.len())` and fills `buf`. `size` is the
 /// probed size (None while probing). Returns the total size the server reported.
-fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, Failure> {
-    let end = start + buf.len() as u64 - 1;
+fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, RangeError> {
+    let want = buf.len() as u64;
+    let end = start + want - 1;
     let _slot = Slot::take();
     let mut response = agent()
         .get(url)
         .header("Range", format!("bytes={start}-{end}"))
         .header("Accept-Encoding", "identity")
         .call()
-        .map_err(|e| Failure {
+        .map_err(|e| RangeError::Network {
             message: format!("request failed: {e}"),
-            retry: true,
-            small_whole: false,
         })?;
-    let status = response.status();
-    if status.as_u16() == 200 {
-        let len = response
+    let header = |name: &str| {
+        response
             .headers()
-            .get("content-length")
+            .get(name)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let small = len.is_some_and(|len| len <= SMALL_FILE);
-        return Err(Failure {
-            small_whole: small,
-            ..fail(match len {
-            Some(len) => format!(
-                "the server ignores Range requests (it answered 200 with the whole body, {len} bytes){}",
-                if len <= SMALL_FILE {
-                    "; the file is small: pass --download-small to read it whole"
-                } else {
-                    "; bitlens never downloads a large file whole"
-                }
-            ),
-            None => "the server ignores Range requests (it answered 200 with the whole body)".into(),
-        })
-        });
-    }
-    if status.as_u16() != 206 {
-        return Err(Failure {
-            message: format!(
-                "HTTP {} {}",
-                status.as_u16(),
-                status.canonical_reason().unwrap_or("")
-            )
-            .trim_end()
-            .to_owned(),
-            retry: status.is_server_error(),
-            small_whole: false,
-        });
-    }
-    let header = response
-        .headers()
-        .get("content-range")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let (got_start, got_end, total) = content_range(&header).ok_or_else(|| {
-        fail(format!(
-            "206 answer without a valid Content-Range (`{header}`)"
-        ))
-    })?;
-    if got_start != start || got_end != end || size.is_some_and(|s| s != total) || end >= total {
-        return Err(fail(format!(
-            "Content-Range `{header}` does not match the request (bytes {start}-{end} of {})",
-            size.map_or_else(|| "the file".to_owned(), |s| format!("{s} bytes"))
-        )));
-    }
+            .map(str::to_owned)
+    };
+    let content_range = header("content-range");
+    let answer = Answer {
+        status: response.status().as_u16(),
+        content_range: content_range.as_deref(),
+        content_length: header("content-length").and_then(|v| v.trim().parse().ok()),
+    };
+    let total = bitlens_remote::check(&answer, start, want, size)?;
     let mut reader = response.body_mut().as_reader();
-    reader.read_exact(buf).map_err(|e| Failure {
-        message: format!("body of bytes {start}-{end} ended early: {e}"),
-        retry: true,
-        small_whole: false,
-    })?;
-    let mut extra = [0u8; 1];
-    if matches!(reader.read(&mut extra), Ok(n) if n > 0) {
-        return Err(fail(format!(
-            "the server sent more than the {} bytes asked for",
-            buf.len()
-        )));
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(RangeError::Network {
+                    message: format!("body of bytes {start}-{end} failed after {got} bytes: {e}"),
+                })
+            }
+        }
     }
+    let mut extra = [0u8; 1];
+    let more = matches!(reader.read(&mut extra), Ok(n) if n > 0);
+    bitlens_remote::check_body(start, got as u64 + u64::from(more), want)?;
     Ok(total)
 }
 
-/// [`range_once`] with retries and backoff; the error's message names the URL.
-fn range(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, Failure> {
+/// [`range_once`] with retries and backoff.
+fn range(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, RemoteError> {
     let mut tries = 0;
     loop {
         tries += 1;
         match range_once(url, start, buf, size) {
             Ok(total) => return Ok(total),
-            Err(f) if f.retry && tries < TRIES => {
-                std::thread::sleep(Duration::from_millis(100 << tries));
+            Err(e) if e.transient() && tries < TRIES => {
+                std::thread::sleep(Duration::from_millis(bitlens_remote::backoff_ms(tries)));
             }
-            Err(mut f) => {
-                let after = if f.retry {
-                    format!(" (after {tries} tries)")
-                } else {
-                    String::new()
-                };
-                f.message = format!("{url}: {}{after}", f.message);
-                return Err(f);
+            Err(error) => {
+                return Err(RemoteError {
+                    url: url.to_owned(),
+                    error,
+                    tries,
+                })
             }
         }
     }
+}
+
+/// A [`RemoteError`] as the CLI says it (with the `--download-small` hint where it applies).
+fn message(e: &RemoteError) -> String {
+    format!("{e}{}", ignores_range_hint(&e.error))
 }
 
 /// Reads a small file whole after its server ignored `Range` (`--download-small`).
@@ -294,13 +216,7 @@ impl HttpSource {
     /// Opens a URL: probes its size with `Range: bytes=0-7` (once per run and URL).
     pub fn open(url: &str) -> anyhow::Result<HttpSource> {
         static PROBES: Mutex<Option<HashMap<String, Probe>>> = Mutex::new(None);
-        if url.split_once("://").is_some_and(|(_, rest)| {
-            rest.split(['/', '?', '#'])
-                .next()
-                .is_some_and(|a| a.contains('@'))
-        }) {
-            anyhow::bail!("{url}: credentials in URLs are not supported");
-        }
+        bitlens_remote::check_url(url)?;
         let cached = PROBES
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -317,12 +233,15 @@ impl HttpSource {
                         head: head.to_vec(),
                         whole: false,
                     },
-                    Err(f) if f.small_whole && DOWNLOAD_SMALL.get().copied().unwrap_or(false) => {
+                    Err(e)
+                        if e.error.small_enough()
+                            && DOWNLOAD_SMALL.get().copied().unwrap_or(false) =>
+                    {
                         whole(url).map_err(anyhow::Error::msg)?
                     }
                     // A file shorter than 8 bytes (416, or a shorter range) is refused here too:
                     // it cannot be a valid input.
-                    Err(f) => anyhow::bail!(f.message),
+                    Err(e) => anyhow::bail!(message(&e)),
                 };
                 PROBES
                     .lock()
@@ -360,51 +279,16 @@ impl ReadAt for HttpSource {
             return Ok(());
         }
         let mut pos = offset;
-        for chunk in buf.chunks_mut(MAX_REQUEST) {
-            range(&self.url, pos, chunk, Some(self.probe.size)).map_err(|f| {
+        for chunk in buf.chunks_mut(MAX_REQUEST as usize) {
+            range(&self.url, pos, chunk, Some(self.probe.size)).map_err(|e| {
                 SourceError::Backend {
                     offset: pos,
                     len: chunk.len() as u64,
-                    source: std::io::Error::other(f.message),
+                    source: std::io::Error::other(message(&e)),
                 }
             })?;
             pos += chunk.len() as u64;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shard_urls_are_resolved_next_to_the_index() {
-        let base = "http://h/m/model.safetensors.index.json?x=1";
-        assert_eq!(
-            join(base, "a.safetensors").unwrap(),
-            "http://h/m/a.safetensors"
-        );
-        assert_eq!(
-            join(base, "d/a.safetensors").unwrap(),
-            "http://h/m/d/a.safetensors"
-        );
-        for bad in ["../a", "/a", "http://e/a", "d/../../a", "a?b"] {
-            assert!(join(base, bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn content_ranges_parse() {
-        assert_eq!(content_range("bytes 0-7/100"), Some((0, 7, 100)));
-        assert_eq!(content_range("bytes */100"), None);
-        assert_eq!(content_range("0-7/100"), None);
-    }
-
-    #[test]
-    fn only_http_schemes_are_urls() {
-        assert!(is_url(Path::new("https://h/a")).unwrap());
-        assert!(!is_url(Path::new("dir/a.safetensors")).unwrap());
-        assert!(is_url(Path::new("ftp://h/a")).is_err());
     }
 }

@@ -28,7 +28,7 @@ pub mod result;
 
 pub use choice::{Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec};
 pub use message::{
-    Batch, Build, BuildKind, FileDone, FileOutput, FlipSpan, JobFile, JobResult, Results,
-    StatsSpan, WorkerEvent, WorkerRequest,
+    Batch, Build, BuildKind, FileDone, FileOutput, FileRef, FlipSpan, JobFile, JobResult,
+    RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
 pub use result::{Compressed, EntryInfo, ErrorReport, Roundtrip, RoundtripRow, SnapshotInfo};

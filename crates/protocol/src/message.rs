@@ -17,6 +17,26 @@ use bitlens_stats::{FlipStats, TensorStats};
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
 
+/// A file on a server, read with `Range` requests (its size known from the probe the page made).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteFile {
+    /// The `http(s)` URL.
+    pub url: String,
+    /// Its size in bytes (from the probe's `Content-Range`).
+    pub size: u64,
+    /// Send cookies / credentials with the requests (only when the embedding page opts in).
+    pub credentials: bool,
+}
+
+/// Where a worker reads a file: a `Blob` the person gave the page (`J`), or a URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FileRef<J> {
+    /// A local file (a `Blob` / `File`).
+    Blob(J),
+    /// A remote file.
+    Url(RemoteFile),
+}
+
 /// One tensor of a statistics task: its bytes in the task's file. The spans of a task are
 /// contiguous in the file and in file order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,11 +59,11 @@ pub struct FlipSpan<J> {
     /// Its dtype.
     pub dtype: Dtype,
     /// The file of checkpoint A.
-    pub a: J,
+    pub a: FileRef<J>,
     /// Offset of the tensor in `a`.
     pub a_offset: u64,
     /// The file of checkpoint B.
-    pub b: J,
+    pub b: FileRef<J>,
     /// Offset of the tensor in `b`.
     pub b_offset: u64,
     /// Byte length of the tensor (in each file).
@@ -67,7 +87,7 @@ pub enum WorkerRequest<J> {
         /// Task id.
         task: u32,
         /// The file.
-        blob: J,
+        file: FileRef<J>,
         /// Its tensors.
         spans: Vec<StatsSpan>,
     },
@@ -101,7 +121,7 @@ pub enum WorkerRequest<J> {
         /// Job id.
         task: u32,
         /// The snapshot.
-        blob: J,
+        file: FileRef<J>,
     },
     /// Time codecs on one tensor.
     Roundtrip {
@@ -335,7 +355,7 @@ mod tests {
         let requests = [
             WorkerRequest::Stats {
                 task: 1,
-                blob: "f".to_owned(),
+                file: FileRef::Blob("f".to_owned()),
                 spans: vec![StatsSpan {
                     item: 3,
                     dtype: Dtype::BF16,
@@ -348,9 +368,13 @@ mod tests {
                 spans: vec![FlipSpan {
                     item: 0,
                     dtype: Dtype::F32,
-                    a: "a".into(),
+                    a: FileRef::Blob("a".into()),
                     a_offset: 0,
-                    b: "b".into(),
+                    b: FileRef::Url(RemoteFile {
+                        url: "http://127.0.0.1/b.safetensors".into(),
+                        size: 1 << 33,
+                        credentials: false,
+                    }),
                     b_offset: 4,
                     bytes: 16,
                 }],
@@ -370,7 +394,7 @@ mod tests {
             },
             WorkerRequest::SnapshotInfo {
                 task: 5,
-                blob: "s.bls".into(),
+                file: FileRef::Blob("s.bls".into()),
             },
             WorkerRequest::Roundtrip {
                 task: 6,

@@ -7,7 +7,9 @@
 #![allow(clippy::unwrap_used)]
 
 use bitlens_protocol::js::{to_js, Event, Js};
-use bitlens_protocol::{FlipSpan, JobResult, Results, StatsSpan, WorkerEvent, WorkerRequest};
+use bitlens_protocol::{
+    FileRef, FlipSpan, JobResult, Results, StatsSpan, WorkerEvent, WorkerRequest,
+};
 use bitlens_stats::{Accumulator, FlipAccumulator, FlipStats, TensorStats};
 use bitlens_tensors::Dtype;
 use bitlens_wasm::worker::post::Post;
@@ -117,7 +119,7 @@ async fn stats_of_spans_across_windows_match_the_core() {
         .collect();
     let request = WorkerRequest::Stats {
         task: 7,
-        blob: Js(blob(&file).into()),
+        file: FileRef::Blob(Js(blob(&file).into())),
         spans,
     };
     for window in [1_000, 4_096, 1 << 20] {
@@ -150,9 +152,9 @@ async fn flips_match_the_core() {
         .map(|(item, &(a_offset, b_offset, bytes))| FlipSpan {
             item,
             dtype: Dtype::BF16,
-            a: Js(blob_a.clone().into()),
+            a: FileRef::Blob(Js(blob_a.clone().into())),
             a_offset,
-            b: Js(blob_b.clone().into()),
+            b: FileRef::Blob(Js(blob_b.clone().into())),
             b_offset,
             bytes,
         })
@@ -180,7 +182,7 @@ async fn flips_match_the_core() {
 async fn a_short_file_fails_its_task_and_a_bad_request_fails_without_one() {
     let request = WorkerRequest::Stats {
         task: 9,
-        blob: Js(blob(&[0; 100]).into()),
+        file: FileRef::Blob(Js(blob(&[0; 100]).into())),
         spans: vec![StatsSpan {
             item: 0,
             dtype: Dtype::U8,

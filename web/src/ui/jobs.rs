@@ -6,7 +6,7 @@ use crate::model::compare::Comparison;
 use crate::model::plan::{batches, Span};
 use crate::ui::pool::Task;
 use bitlens_protocol::js::{Js, Request};
-use bitlens_protocol::{FlipSpan, StatsSpan, WorkerRequest};
+use bitlens_protocol::{FileRef, FlipSpan, StatsSpan, WorkerRequest};
 use std::collections::{HashMap, HashSet};
 use web_sys::Blob;
 
@@ -125,9 +125,9 @@ impl Jobs {
                     bytes: s.bytes,
                 });
             }
-            let blob = Js(blobs[batch[0].file].clone().into());
+            let file = FileRef::Blob(Js(blobs[batch[0].file].clone().into()));
             out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |task| {
-                WorkerRequest::Stats { task, blob, spans }
+                WorkerRequest::Stats { task, file, spans }
             }));
         }
         out
@@ -164,9 +164,9 @@ impl Jobs {
                 spans.push(FlipSpan {
                     item: s.item,
                     dtype: p.dtype,
-                    a: Js(a.1[ra.file].clone().into()),
+                    a: FileRef::Blob(Js(a.1[ra.file].clone().into())),
                     a_offset: ra.offset,
-                    b: Js(b.1[rb.file].clone().into()),
+                    b: FileRef::Blob(Js(b.1[rb.file].clone().into())),
                     b_offset: rb.offset,
                     bytes: p.bytes,
                 });

@@ -142,7 +142,7 @@ pub async fn flips(
     let mut buf_a = vec![0u8; window.min(size as usize)];
     let mut buf_b = buf_a.clone();
     for s in spans {
-        let (a, b) = (super::to_blob(s.a)?, super::to_blob(s.b)?);
+        let (a, b) = (super::local(s.a)?, super::local(s.b)?);
         let mut acc = FlipAccumulator::new(s.dtype, s.bytes);
         let mut ra = Windows::new(&a, s.a_offset, s.a_offset + s.bytes, window);
         let mut rb = Windows::new(&b, s.b_offset, s.b_offset + s.bytes, window);

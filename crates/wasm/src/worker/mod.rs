@@ -18,7 +18,7 @@ use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
 use crate::threads::build;
 use bitlens_protocol::js::{from_js, Event, Js, Request};
-use bitlens_protocol::{JobResult, WorkerRequest};
+use bitlens_protocol::{FileRef, JobResult, WorkerRequest};
 use js_sys::Function;
 use post::{Post, ToPage};
 use wasm_bindgen::prelude::*;
@@ -109,8 +109,8 @@ async fn dispatch(
 ) -> Result<JobResult, Failure> {
     let task = request.task();
     match request {
-        WorkerRequest::Stats { blob, spans, .. } => {
-            items::stats(task, &to_blob(blob)?, &spans, out, window).await
+        WorkerRequest::Stats { file, spans, .. } => {
+            items::stats(task, &local(file)?, &spans, out, window).await
         }
         WorkerRequest::Flips { spans, .. } => items::flips(task, spans, out, window).await,
         WorkerRequest::Compress { files, options, .. } => {
@@ -119,7 +119,7 @@ async fn dispatch(
         WorkerRequest::Decompress { files, total, .. } => {
             jobs::decompress(task, files, total, ahead, out)
         }
-        WorkerRequest::SnapshotInfo { blob, .. } => jobs::info(to_blob(blob)?),
+        WorkerRequest::SnapshotInfo { file, .. } => jobs::info(local(file)?),
         WorkerRequest::Roundtrip {
             blob,
             offset,
@@ -128,6 +128,17 @@ async fn dispatch(
             codecs,
             ..
         } => jobs::roundtrip(task, &to_blob(blob)?, offset, bytes, dtype, &codecs, out),
+    }
+}
+
+/// The `Blob` of a local file reference; remote files are refused (not read by this build yet).
+pub fn local(file: FileRef<Js>) -> Result<Blob, Failure> {
+    match file {
+        FileRef::Blob(blob) => to_blob(blob),
+        FileRef::Url(remote) => Err(Failure(format!(
+            "{}: this worker cannot read remote files yet",
+            remote.url
+        ))),
     }
 }
 

@@ -21,7 +21,7 @@ use crate::ui::io::blob::BlobBuilder;
 use crate::ui::jobs::now;
 use crate::ui::loader::LoadError;
 use bitlens_protocol::js::{Event, Js, Request};
-use bitlens_protocol::{JobFile, WorkerRequest};
+use bitlens_protocol::{FileRef, JobFile, WorkerRequest};
 use runner::CodecRunner;
 use std::collections::{BTreeMap, HashMap};
 use web_sys::Blob;
@@ -393,7 +393,7 @@ impl CodecPanel {
             let total = blob.size();
             let request = |task| WorkerRequest::SnapshotInfo {
                 task,
-                blob: Js(blob.into()),
+                file: FileRef::Blob(Js(blob.into())),
             };
             self.start_job(ctx, JobKind::Info { snap }, request, total, name);
             return;
