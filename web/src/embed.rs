@@ -155,15 +155,11 @@ impl ViewHandle {
     /// statistics computed so far.
     pub fn inspect(&self) -> Result<String, JsError> {
         let report = self.report.0.borrow();
-        let empty;
-        let report = match report.as_ref() {
-            Some(r) => r,
-            None => {
-                empty = InspectReport::new(Vec::new());
-                &empty
-            }
+        let text = match report.as_ref() {
+            Some(r) => serde_json::to_string(r),
+            None => serde_json::to_string(&InspectReport::new(Vec::new())),
         };
-        serde_json::to_string(report).map_err(|e| JsError::new(&format!("inspect: {e}")))
+        text.map_err(|e| JsError::new(&format!("inspect: {e}")))
     }
 
     /// Unmounts the view (its workers' tasks stop; the page's last view stops the workers).
