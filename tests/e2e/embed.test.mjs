@@ -251,3 +251,28 @@ test('a missing file gives a bitlens-error naming its URL', async () => {
   assert.match(e.detail.message, /404/);
   await page.close();
 });
+
+test('an element moved in the page mounts its view once, and inspect() follows it', async () => {
+  const page = await openHost([SMALL], { 'auto-stats': '0' });
+  await event(page, 'bitlens-load');
+  const views = await page.evaluate(async () => {
+    const view = document.getElementById('view');
+    const home = view.parentElement;
+    view.remove();
+    const detached = await view.inspect().then(
+      () => 'resolved',
+      (e) => e.message,
+    );
+    document.body.append(view);
+    home.append(view); // moved twice before the module answers
+    const r = await view.inspect();
+    return { detached, apps: view.shadowRoot.querySelectorAll('.bitlens-root > *').length, files: r.files.length };
+  });
+  assert.match(views.detached, /not mounted/);
+  assert.equal(views.apps, 1);
+  await event(page, 'bitlens-load', 'view', () => true);
+  const r = await reportWhen(page, (r) => r.files.length === 1, 'view', 'the reloaded file');
+  assert.equal(r.files[0].tensors.length, reference(SMALL).files[0].tensors.length);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -109,9 +109,10 @@ export class BitlensView extends HTMLElement {
 
   connectedCallback() {
     if (this.#mounting !== null) return;
-    this.#mounting = loadApp().then(
+    /** @type {Promise<ViewHandle | null>} */
+    const mounting = loadApp().then(
       (m) => {
-        if (!this.isConnected) return null;
+        if (this.#mounting !== mounting) return null; // removed (and maybe added again) meanwhile
         this.#handle = m.mountView(this.#root, JSON.stringify(this.options()), (type, detail) =>
           this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true })),
         );
@@ -122,6 +123,7 @@ export class BitlensView extends HTMLElement {
         return null;
       },
     );
+    this.#mounting = mounting;
   }
 
   disconnectedCallback() {
