@@ -195,6 +195,8 @@ test('the host page CSS does not reach inside the element, and the element CSS d
       return { inner, hostButton: { padding: hostButton.paddingTop, font: hostButton.fontFamily } };
     });
   const styled = await probe();
+  // The module's own `main` left the page alone (no full app mounted on <body>).
+  assert.equal(await page.evaluate(() => document.querySelectorAll('.app').length), 0);
   for (const sel of ['.bitlens-root', 'table', 'td', 'button']) assert.ok(styled.inner[sel], `the view has a ${sel}`);
   // The page's own button keeps the page's style (the app's `.button`/`button` rules stay inside).
   assert.equal(styled.hostButton.padding, '12px');
