@@ -3,55 +3,11 @@
 //! tensors with their header entries and, once computed, their statistics flattened in, and the
 //! totals.
 //!
-//! The structs mirror `crates/cli/src/inspect.rs` field for field (same names, same `flatten`), so
-//! the JSON is the CLI's; a tensor whose statistics are not computed yet has only its header
-//! fields. (They live here until the report types move into `bitlens-protocol`.)
+//! The report types are `bitlens_protocol::inspect`'s, the ones the CLI writes, so the JSON is the
+//! CLI's; a tensor whose statistics are not computed yet has only its header fields and dtype.
 
 use crate::model::checkpoint::Checkpoint;
-use bitlens_stats::{Summary, TensorStats};
-use serde::Serialize;
-
-/// One tensor in the report: its header entry and its statistics.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TensorReport {
-    /// Tensor name.
-    pub name: String,
-    /// Shape.
-    pub shape: Vec<u64>,
-    /// Byte range within the data section.
-    pub data_offsets: (u64, u64),
-    /// Element count.
-    pub params: u64,
-    /// The statistics (dtype, bytes, bit ratios, entropies, histograms, values), once computed.
-    #[serde(flatten)]
-    pub stats: Option<TensorStats>,
-}
-
-/// One file in the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FileReport {
-    /// The file's URL, or its name as given.
-    pub path: String,
-    /// Its size in bytes.
-    pub file_size: u64,
-    /// Length of its JSON header.
-    pub header_len: u64,
-    /// `__metadata__`, in file order.
-    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Its tensors in offset order.
-    pub tensors: Vec<TensorReport>,
-    /// Totals over the file's tensors that have statistics.
-    pub summary: Summary,
-}
-
-/// The whole `inspect --json` document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InspectReport {
-    /// Every file of every checkpoint, in order.
-    pub files: Vec<FileReport>,
-    /// Totals over all files.
-    pub summary: Summary,
-}
+pub use bitlens_protocol::inspect::{FileReport, InspectReport, TensorReport};
 
 /// The report of `checkpoints`; `location(checkpoint, file)` names a file (its URL for a remote
 /// file, else its path as given).
@@ -59,49 +15,17 @@ pub fn report<'a>(
     checkpoints: &'a [Checkpoint],
     location: impl Fn(&'a Checkpoint, usize) -> String,
 ) -> InspectReport {
-    let mut out = InspectReport {
-        files: Vec::new(),
-        summary: Summary::default(),
-    };
+    let mut files = Vec::new();
     for c in checkpoints {
         for (fi, f) in c.files.iter().enumerate() {
-            let data_start = 8 + f.header.header_len;
-            let mut summary = Summary::default();
-            let tensors = c
-                .rows
-                .iter()
-                .filter(|r| r.file == fi)
-                .map(|r| {
-                    let stats = r.stats.as_deref().cloned();
-                    if let Some(s) = &stats {
-                        summary.add(r.params, s);
-                    }
-                    let start = r.offset - data_start;
-                    TensorReport {
-                        name: r.name.clone(),
-                        shape: r.shape.clone(),
-                        data_offsets: (start, start + r.bytes),
-                        params: r.params,
-                        stats,
-                    }
-                })
-                .collect();
-            out.summary.merge(&summary);
-            out.files.push(FileReport {
-                path: location(c, fi),
-                file_size: f.header.file_size,
-                header_len: f.header.header_len,
-                metadata: f.header.metadata.as_ref().map(|m| {
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                        .collect()
-                }),
-                tensors,
-                summary,
-            });
+            // Rows are each file's tensors in header order.
+            let mut rows = c.rows.iter().filter(|r| r.file == fi);
+            files.push(FileReport::new(location(c, fi), &f.header, |_| {
+                rows.next().and_then(|r| r.stats.as_deref().cloned())
+            }));
         }
     }
-    out
+    InspectReport::new(files)
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //!
 //! - [`app`]: the root component: state, messages, layout; and the codec panel ([`app::codecs`]:
 //!   its own state and messages, and the codec worker).
+//! - [`assets`]: where the app's files are (the page's or the embed script's base) and starting
+//!   workers from them.
 //! - [`io`]: reading `Blob`s and remote files, collecting dropped / picked files, fetching the demo.
 //! - [`loader`]: files and URLs → parsed headers → checkpoints, with one error per bad file.
 //! - [`worker`]: one Web Worker, spoken to in the typed messages of `bitlens-protocol`.
@@ -13,6 +15,7 @@
 //! - [`shared`]: cheap, pointer-compared props.
 
 pub mod app;
+pub mod assets;
 pub mod charts;
 pub mod events;
 pub mod io;
