@@ -332,7 +332,9 @@ impl App {
     /// Plans the statistics of the tensor Detail shows (of the active checkpoint) ahead of the
     /// rest, and feeds the pool.
     fn schedule_shown(&mut self) {
-        if self.state.tab() == Tab::Detail {
+        // A selected tensor is computed whatever the view (an embed's `tensor` attribute on a
+        // table view too); the Detail view computes the tensor it shows.
+        if self.state.tab() == Tab::Detail || self.state.detail.is_some() {
             if let Some(c) = self.state.active_checkpoint() {
                 let row = c.detail_row(self.state.detail.as_deref());
                 if let (Some(row), Some(sources)) = (row, self.state.sources.get(&c.id)) {
