@@ -5,7 +5,8 @@
 //!
 //! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s in
 //!   windows.
-//! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index, codec comparison.
+//! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
+//!   one tensor of a snapshot, codec comparison.
 //! - [`windows`]: reading a `Blob` range in windows, asynchronously.
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
@@ -119,7 +120,10 @@ async fn dispatch(
         WorkerRequest::Decompress { files, total, .. } => {
             jobs::decompress(task, files, total, ahead, out)
         }
-        WorkerRequest::SnapshotInfo { file, .. } => jobs::info(local(file)?),
+        WorkerRequest::SnapshotInfo { file, .. } => jobs::info(file),
+        WorkerRequest::DecodeTensor {
+            file, tensor, base, ..
+        } => jobs::decode_tensor(task, file, &tensor, base, out),
         WorkerRequest::Roundtrip {
             blob,
             offset,
