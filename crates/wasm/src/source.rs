@@ -225,11 +225,12 @@ impl FileSource {
         }
     }
 
-    /// How errors name the file: its URL, or "snapshot" for a local file.
-    pub fn name(&self) -> &str {
+    /// `error` about this file: for a URL, prefixed with it (a local file's errors are shown
+    /// next to its name already).
+    pub fn named(&self, error: impl std::fmt::Display) -> Failure {
         match self {
-            FileSource::Blob(_) => "snapshot",
-            FileSource::Url(s) => s.url(),
+            FileSource::Blob(_) => Failure(error.to_string()),
+            FileSource::Url(s) => Failure(format!("{}: {error}", s.url())),
         }
     }
 }

@@ -220,8 +220,7 @@ fn restore(
 /// A snapshot's index (of a URL: read by range, the preamble and the end of the file).
 pub fn info(file: FileRef<Js>) -> Result<JobResult, Failure> {
     let src = FileSource::open(file)?;
-    let name = src.name().to_owned();
-    let info = open_snapshot(src).map_err(|f| Failure(format!("{name}: {}", f.0)))?;
+    let info = open_snapshot(&src).map_err(|f| src.named(f.0))?;
     Ok(JobResult::Info(info))
 }
 
@@ -238,8 +237,7 @@ pub fn decode_tensor(
 ) -> Result<JobResult, Failure> {
     let started = now();
     let src = FileSource::open(file)?;
-    let name = src.name().to_owned();
-    let named = |e: SnapshotError| Failure(format!("{name}: {e}"));
+    let named = |e: SnapshotError| src.named(e);
     let reader = SnapshotReader::open(&src).map_err(named)?;
     let idx = reader.find(tensor).ok_or_else(|| {
         named(SnapshotError::NoTensor {
@@ -248,8 +246,8 @@ pub fn decode_tensor(
     })?;
     let (entry, info) = (&reader.entries[idx], &reader.header.tensors[idx]);
     if reader.base.is_some() && base.is_none() {
-        return Err(Failure(format!(
-            "{name}: tensor `{tensor}`: the snapshot is a delta against a base checkpoint; open the base checkpoint's file to decode it"
+        return Err(src.named(format_args!(
+            "tensor `{tensor}`: the snapshot is a delta against a base checkpoint; open the base checkpoint's file to decode it"
         )));
     }
     let base = base.map(FileSource::open).transpose()?;
