@@ -51,6 +51,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 body, status = f.read(end + 1 - start), 206
                 shown = (start + 1, end + 1) if mode == "badrange" else (start, end)
                 extra = {"Content-Range": f"bytes {shown[0]}-{shown[1]}/{size}"}
+        with srv.lock:
+            replace = mode == "replace" and name not in srv.versions
+            if replace:
+                # The new version is in place before this answer leaves: every later request
+                # sees it, this one still carries the old ETag.
+                data = bytearray(path.read_bytes())
+                data[-1] ^= 0xFF
+                tmp = path.with_suffix(".new")
+                tmp.write_bytes(data)
+                tmp.replace(path)
+                srv.versions[name] = 1
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
@@ -63,13 +74,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         with srv.lock:
             srv.served += len(body)
-            replace = mode == "replace" and name not in srv.versions
-            if replace:
-                srv.versions[name] = 1
-        if replace:
-            data = bytearray(path.read_bytes())
-            data[-1] ^= 0xFF
-            path.write_bytes(data)
 
 
 @pytest.fixture

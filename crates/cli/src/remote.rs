@@ -258,7 +258,10 @@ fn probe_once(url: &str) -> Result<Probe, RangeError> {
 }
 
 /// `attempt` with retries and backoff on transient failures.
-fn retried<T>(url: &str, mut attempt: impl FnMut() -> Result<T, RangeError>) -> Result<T, RemoteError> {
+fn retried<T>(
+    url: &str,
+    mut attempt: impl FnMut() -> Result<T, RangeError>,
+) -> Result<T, RemoteError> {
     let mut tries = 0;
     loop {
         tries += 1;
@@ -299,7 +302,8 @@ impl HttpSource {
             None => {
                 // A file shorter than 8 bytes (416, or a shorter range) is refused here too: it
                 // cannot be a valid input.
-                let probe = retried(url, || probe_once(url)).map_err(|e| anyhow::anyhow!(message(&e)))?;
+                let probe =
+                    retried(url, || probe_once(url)).map_err(|e| anyhow::anyhow!(message(&e)))?;
                 PROBES
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

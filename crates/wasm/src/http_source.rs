@@ -6,9 +6,10 @@
 //! [`MAX_REQUEST`] bytes at once.
 //!
 //! It fetches exactly what the core asks for, except that a small read (under [`SMALL_READ`]) is
-//! widened to a window of that size, kept for the next reads: opening a snapshot (preamble at the
-//! start, trailer and index at the end) then takes two requests, and decoding one tensor fetches
-//! its frames and nothing else. [`HttpSource::fetched`] counts the bytes transferred.
+//! widened to a window of that size; the last [`WINDOWS`] windows are kept for the next reads:
+//! opening a snapshot (preamble and stored header at the start, trailer and index at the end, read
+//! alternately) then takes two requests, and decoding one tensor fetches its frames and nothing
+//! else. [`HttpSource::fetched`] counts the bytes transferred.
 //!
 //! The synchronous backoff sleeps with `Atomics.wait` when the worker has `SharedArrayBuffer`
 //! (cross-origin isolated pages); otherwise it busy-waits on `performance.now()`: retrying at once
@@ -31,6 +32,9 @@ use web_sys::{XmlHttpRequest, XmlHttpRequestResponseType};
 /// Reads shorter than this are widened to a window of this many bytes (kept for the next reads).
 pub const SMALL_READ: usize = 64 << 10;
 
+/// Windows of small reads kept (the start and the end of a snapshot).
+pub const WINDOWS: usize = 2;
+
 /// What a request that got no answer means in a browser, which does not tell the causes apart.
 const NO_ANSWER: &str = "no answer: a network error, or the server refused the cross-origin read (CORS: it must send Access-Control-Allow-Origin and expose Content-Range)";
 
@@ -39,8 +43,8 @@ pub struct HttpSource {
     url: String,
     size: u64,
     credentials: bool,
-    /// Start offset and bytes of the window of the last small read.
-    window: RefCell<(u64, Vec<u8>)>,
+    /// Start offset and bytes of the windows of the last small reads, the latest first.
+    windows: RefCell<Vec<(u64, Vec<u8>)>>,
     /// Bytes transferred so far.
     fetched: Cell<u64>,
 }
@@ -53,7 +57,7 @@ impl HttpSource {
             url: file.url.clone(),
             size: file.size,
             credentials: file.credentials,
-            window: RefCell::new((0, Vec::new())),
+            windows: RefCell::new(Vec::with_capacity(WINDOWS + 1)),
             fetched: Cell::new(0),
         })
     }
@@ -170,11 +174,14 @@ impl ReadAt for HttpSource {
         if buf.is_empty() {
             return Ok(());
         }
-        let mut w = self.window.borrow_mut();
+        let mut windows = self.windows.borrow_mut();
         let end = offset + buf.len() as u64;
-        if offset >= w.0 && end <= w.0 + w.1.len() as u64 {
-            let at = (offset - w.0) as usize;
-            buf.copy_from_slice(&w.1[at..at + buf.len()]);
+        let held = windows
+            .iter()
+            .find(|(start, bytes)| offset >= *start && end <= start + bytes.len() as u64);
+        if let Some((start, bytes)) = held {
+            let at = (offset - start) as usize;
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
             return Ok(());
         }
         if buf.len() >= SMALL_READ {
@@ -191,7 +198,8 @@ impl ReadAt for HttpSource {
             .map_err(|e| backend(offset, buf.len(), e))?;
         let at = (offset - start) as usize;
         buf.copy_from_slice(&bytes[at..at + buf.len()]);
-        *w = (start, bytes);
+        windows.insert(0, (start, bytes));
+        windows.truncate(WINDOWS);
         Ok(())
     }
 }
