@@ -9,7 +9,7 @@
 pub mod preview;
 
 use crate::model::checkpoint::Checkpoint;
-use crate::model::codec::{Preset, PRESETS};
+use crate::model::codec::{Preset, SnapshotInfo, PRESETS};
 use crate::model::format::{bytes, mbps, mib, number, rate};
 use crate::ui::app::codecs::{
     CodecMsg, CodecState, CompressRun, Job, JobKind, Output, PreviewSort, SnapshotFile,
@@ -276,6 +276,42 @@ fn compress_result(r: &CompressRun) -> Html {
     }
 }
 
+/// A snapshot's index in one line: tensors, sizes, ratio, lossy, delta.
+pub fn snapshot_meta(i: &SnapshotInfo) -> String {
+    format!(
+        "{} tensors · {} → {} original (ratio {:.4}){}{}",
+        i.entries.len(),
+        bytes(i.size),
+        bytes(i.original_size),
+        i.size as f64 / i.original_size.max(1) as f64,
+        if i.lossy { " · lossy" } else { "" },
+        if i.delta {
+            " · XOR delta: needs its base checkpoint"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The choice of a delta snapshot's base among the loaded checkpoints.
+pub fn base_select(on: &Callback<CodecMsg>, checkpoints: &[Checkpoint], f: &SnapshotFile) -> Html {
+    let snap = f.id;
+    let on_base = on.reform(move |e: Event| {
+        let sel: HtmlSelectElement = e.target_unchecked_into();
+        CodecMsg::SnapshotBase(snap, sel.value().parse().ok())
+    });
+    html! {
+        <label>{ "Base " }
+            <select class="snapshot-base" onchange={on_base}>
+                <option value="" selected={f.base.is_none()}>{ "choose a loaded checkpoint…" }</option>
+                { for checkpoints.iter().map(|c| html! {
+                    <option value={c.id.to_string()} selected={f.base == Some(c.id)}>{ c.name.clone() }</option>
+                }) }
+            </select>
+        </label>
+    }
+}
+
 fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
     if s.snapshots.is_empty() {
         return html! {
@@ -323,33 +359,18 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
             { preview::url_box(on) }
             { for s.snapshots.iter().map(|f| {
                 if f.remote().is_some() {
-                    return preview::remote_snapshot(on, f, running, s.preview_sort, first_remote == Some(f.id));
+                    return preview::remote_snapshot(on, s, f, first_remote == Some(f.id));
                 }
                 let snap = f.id;
-                let on_base = on.reform(move |e: Event| {
-                    let sel: HtmlSelectElement = e.target_unchecked_into();
-                    CodecMsg::SnapshotBase(snap, sel.value().parse().ok())
-                });
                 let info = f.info.as_ref();
                 html! {
                     <div class="snapshot" data-name={f.name.clone()} data-id={snap.to_string()}
                          data-delta={info.map(|i| i.delta.to_string())} data-lossy={info.map(|i| i.lossy.to_string())}>
                         <h3>{ &f.name }</h3>
                         if let Some(i) = info {
-                            <p class="meta">{ format!("{} tensors · {} → {} original (ratio {:.4}){}{}",
-                                i.entries.len(), bytes(i.size), bytes(i.original_size),
-                                i.size as f64 / i.original_size.max(1) as f64,
-                                if i.lossy { " · lossy" } else { "" },
-                                if i.delta { " · XOR delta: needs its base checkpoint" } else { "" }) }</p>
+                            <p class="meta">{ snapshot_meta(i) }</p>
                             if i.delta {
-                                <label>{ "Base " }
-                                    <select class="snapshot-base" onchange={on_base}>
-                                        <option value="" selected={f.base.is_none()}>{ "choose a loaded checkpoint…" }</option>
-                                        { for s.checkpoints.iter().map(|c| html! {
-                                            <option value={c.id.to_string()} selected={f.base == Some(c.id)}>{ c.name.clone() }</option>
-                                        }) }
-                                    </select>
-                                </label>
+                                { base_select(on, s.checkpoints, f) }
                             }
                             <button class="button primary decompress-button"
                                     disabled={running.is_some() || (i.delta && f.base.is_none())}

@@ -7,8 +7,8 @@
 use crate::model::codec::EntryInfo;
 use crate::model::format::{bytes, count, number, percent};
 use crate::ui::app::codecs::probe::probe;
-use crate::ui::app::codecs::{CodecMsg, Job, JobKind, PreviewSort, SnapshotFile, TensorPreview};
-use crate::ui::views::codecs::{download, job_progress};
+use crate::ui::app::codecs::{CodecMsg, JobKind, PreviewSort, SnapshotFile, TensorPreview};
+use crate::ui::views::codecs::{base_select, download, job_progress, snapshot_meta, Props};
 use crate::ui::views::detail::stats_charts;
 use bitlens_protocol::DecodedTensor;
 use web_sys::HtmlInputElement;
@@ -65,15 +65,11 @@ fn sorted(entries: &[EntryInfo], sort: (PreviewSort, bool)) -> Vec<&EntryInfo> {
     rows
 }
 
-/// A remote snapshot: its tensors and the preview of the one chosen. `first`: the first remote
-/// snapshot of the page (it gets the `#snapshot-preview` id).
-pub fn remote_snapshot(
-    on: &Callback<CodecMsg>,
-    f: &SnapshotFile,
-    job: Option<&Job>,
-    sort: (PreviewSort, bool),
-    first: bool,
-) -> Html {
+/// A remote snapshot: its tensors and the preview of the one chosen (for a delta, with the choice
+/// of its base among the loaded checkpoints). `first`: the first remote snapshot of the page (it
+/// gets the `#snapshot-preview` id).
+pub fn remote_snapshot(on: &Callback<CodecMsg>, s: &Props, f: &SnapshotFile, first: bool) -> Html {
+    let (job, sort) = (s.job, s.preview_sort);
     let Some(remote) = f.remote() else {
         return Html::default();
     };
@@ -101,11 +97,10 @@ pub fn remote_snapshot(
             <h3>{ &f.name }</h3>
             <p class="meta">{ &remote.url }</p>
             if let Some(i) = info {
-                <p class="meta">{ format!("{} tensors · {} → {} original (ratio {:.4}){}{}",
-                    i.entries.len(), bytes(i.size), bytes(i.original_size),
-                    i.size as f64 / i.original_size.max(1) as f64,
-                    if i.lossy { " · lossy" } else { "" },
-                    if i.delta { " · XOR delta: open its base checkpoint and choose it below" } else { "" }) }</p>
+                <p class="meta">{ snapshot_meta(i) }</p>
+                if i.delta {
+                    { base_select(on, s.checkpoints, f) }
+                }
                 if let Some(j) = decoding {
                     { job_progress(on, j, "Decoding") }
                 }
