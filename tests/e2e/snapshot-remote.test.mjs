@@ -20,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { WEIGHTS, SHOTS, BITLENS, inspect, tempDir } from './fixtures.mjs';
+import { WEIGHTS, SHOTS, BITLENS, inspect, perturb, tempDir } from './fixtures.mjs';
 import { cli, sameBytes, download } from './steps.mjs';
 
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
@@ -54,6 +54,9 @@ before(() => {
   cli('compress', BF16, '-o', path.join(data.dir, 'minilm-lmc.bls'), '--codec', 'lmc');
   cli('compress', F32, '-o', path.join(data.dir, 'minilm-f32-k3.bls'), '--codec', 'neuzip', '--mantissa-bits', '3');
   data.tiny = tinySnapshot(data.local);
+  // A later checkpoint stored as an XOR delta against the bf16 weights.
+  const later = perturb(BF16, 0.01, path.join(data.local, 'later.safetensors'));
+  cli('compress', later, '-o', path.join(data.dir, 'delta.bls'), '--base', BF16);
 });
 
 before(async () => {
@@ -129,7 +132,7 @@ async function sameStats(page, shown, file) {
   assert.ok(await page.locator('#snapshot-preview [data-chart=block-entropy]').count());
 }
 
-test('a remote LMC snapshot: listing, one tensor decoded byte-exact from only its frames, its statistics', { timeout: 300_000 }, async () => {
+test('a remote LMC snapshot: listing, one tensor decoded byte-exact from only its frames, its statistics', { timeout: 300_000 }, async (ctx) => {
   const file = path.join(data.dir, 'minilm-lmc.bls');
   const url = `${data.server.url}minilm-lmc.bls`;
   const size = fs.statSync(file).size;
@@ -153,6 +156,7 @@ test('a remote LMC snapshot: listing, one tensor decoded byte-exact from only it
   assert.ok(served >= t.stored_bytes && served <= t.stored_bytes + SLACK, `served ${served} for ${t.stored_bytes} stored bytes`);
   assert.ok(served < size * 0.6, `served ${served} of ${size}`);
   assert.equal(Number(shown.fetched), served);
+  ctx.diagnostic(`index: ${indexBytes} bytes served; ${t.name}: ${served} served for ${t.stored_bytes} stored bytes, of a ${size}-byte snapshot`);
   assert.equal(shown.codec, t.codec);
   assert.equal(Number(shown.stored), t.stored_bytes);
   assert.equal(Number(shown.original), t.bytes);
@@ -188,6 +192,32 @@ test('a remote lossy NeuZip snapshot of f32 weights: listing and one tensor as t
   sameBytes(out, cliOut, 'lossy tensor: page vs CLI');
   await sameStats(page, shown, cliOut);
   assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a remote delta snapshot: refused without its base, decoded with the base checkpoint chosen', { timeout: 300_000 }, async () => {
+  const url = `${data.server.url}delta.bls`;
+  const page = await openUrl(url);
+  const rows = await listing(page);
+  assert.equal(await page.getAttribute('#snapshot-preview', 'data-delta'), 'true');
+  const name = 'encoder.layer.0.attention.self.query.weight';
+  assert.equal(rows.find((r) => r.tensor === name)?.delta, 'true');
+  const refused = await decode(page, name);
+  assert.equal(refused.state, 'failed');
+  assert.match(await page.textContent('#snapshot-preview .preview-error'), /delta against a base checkpoint/);
+  // The base: open the checkpoint the delta was made against and choose it.
+  await page.setInputFiles('#file-input', BF16);
+  await page.click('[data-tab=codecs]');
+  await page.waitForSelector('#snapshot-preview .snapshot-base option:nth-child(2)', { state: 'attached' });
+  const id = await page.$eval('#snapshot-preview .snapshot-base', (s) => [...s.options].find((o) => o.textContent.includes('minilm-bf16'))?.value);
+  assert.ok(id !== undefined);
+  await page.selectOption('#snapshot-preview .snapshot-base', id);
+  const shown = await decode(page, name);
+  assert.equal(shown.state, 'done', await page.textContent('#snapshot-preview'));
+  const { out } = await download(page, '#tensor-download', path.join(app.tmp, 'page-delta.safetensors'));
+  const cliOut = path.join(app.tmp, 'cli-delta.safetensors');
+  await cliAsync('decompress', url, '--base', BF16, '--tensor', name, '-o', cliOut);
+  sameBytes(out, cliOut, 'delta tensor: page vs CLI');
   await page.close();
 });
 
