@@ -2,13 +2,16 @@
 # Web app speed and memory (a benchmark, not a test; BENCHMARKS.md records its output): in headless
 # Chromium, the time from giving the page a 1.09 GB bf16 file to its tensor table on the page,
 # the statistics throughput of the whole in-page pass (2 workers on this machine), and the wasm
-# memory of the workers and the page while processing it and a 2.2 GB file. RUNS=3 by default.
+# memory of the workers and the page while processing it and a 2.2 GB file, and the embed's first
+# render from a remote 1.09 GB file and download size (tests/e2e/bench-embed.mjs). RUNS=3 by default.
 # Then LMC compression in the page vs the native CLI on minilm-bf16 in the same run: the whole in-page
 # path (codec worker, File → .bls Blob) with the single-threaded build (page not cross-origin
 # isolated) and with the threaded build (isolated page, when scripts/build-web.sh made it) vs
 # `bitlens --threads 1 compress`, and codec only (every tensor in memory, as `bitlens --threads 1
 # bench --codecs lmc`); with the statistics part, also one compression of the 2.2 GB file per build
 # (speed, codec worker wasm memory). ONLY=codecs skips the statistics part and the 2.2 GB file.
+# The statistics part also opens the 1.09 GB file by URL from a local Range + CORS server
+# (tests/e2e/bench-remote.mjs: URL to tensor table, whole-file statistics throughput; JSON lines).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -21,6 +24,12 @@ CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
 cat $w/big-bf16.safetensors $w/big2-bf16.safetensors > /dev/null  # warm page cache, as the native benchmark
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 node tests/e2e/bench.mjs $w/big-bf16.safetensors $w/big2-bf16.safetensors
+echo
+echo "== remote: $w/big-bf16.safetensors by URL (Range requests to a local server)"
+RUNS=${RUNS:-3} node tests/e2e/bench-remote.mjs $w/big-bf16.safetensors
+echo
+echo "== the embed: first render (script load to table) with a cold cache, download size"
+node tests/e2e/bench-embed.mjs $w/big-bf16.safetensors
 fi
 
 echo

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds the web app into dist/: the Trunk build (the Yew app and the single-threaded module of the
 # workers), then the threaded build of the worker module into dist/threads/, which the codec worker
-# (web/worker.js) loads when the page is cross-origin isolated. The threaded build needs a nightly
+# (web/worker.js) loads when the page is cross-origin isolated, then the embed (dist/embed/: the
+# <bitlens-view> element with the app's module, the workers and the styles, as an npm package
+# folder that can be published as is; docs/EMBED.md). The threaded build needs a nightly
 # toolchain with rust-src and the wasm32 target (scripts/setup-web.sh adds them when nightly
 # exists); without one the app is built single-threaded only and this says so — it never fails
 # the build for it.
 #
 #   scripts/build-web.sh             both builds
 #   scripts/build-web.sh --threads   only the threaded one (dist/ must exist)
+#   scripts/build-web.sh --embed     only dist/embed/ from what dist/ holds
 #   scripts/build-web.sh --clippy    clippy (warnings are errors) of bitlens-wasm with feature
 #                                    `threads`, under the threaded build's flags
 #   scripts/build-web.sh --check     whether the threaded build can be made (exit 0 / 1)
@@ -76,9 +79,63 @@ build_threads() {
   echo '{"threads": true}' > dist/builds.json
 }
 
+# dist/embed/: everything <bitlens-view> loads, found relative to bitlens-embed.js (docs/EMBED.md),
+# plus package.json and README.md. The stylesheet is the app's with its page-wide variables on the
+# element's shadow host instead of the document's root (`:root` matches nothing in a shadow tree).
+build_embed() {
+  local out=dist/embed version
+  rm -rf "$out"
+  mkdir -p "$out"
+  cp web/embed/bitlens-embed.js dist/bitlens-web.js dist/bitlens-web_bg.wasm dist/bitlens-wasm.js \
+    dist/bitlens-wasm_bg.wasm dist/worker.js dist/reader.js dist/builds.json "$out/"
+  sed 's/^:root {/:host {/' web/style.css > "$out/style.css"
+  grep -q '^:host {' "$out/style.css" || { say "web/style.css has no ':root {' rule to move to :host"; exit 1; }
+  [ -d dist/threads ] && cp -r dist/threads "$out/threads"
+  version="$(sed -n 's/^version = "\(.*\)"$/\1/p' web/Cargo.toml | head -1)"
+  cp docs/EMBED.md "$out/README.md"
+  cat > "$out/package.json" <<JSON
+{
+  "name": "@bitlens/embed",
+  "version": "$version",
+  "description": "<bitlens-view>: look inside safetensors checkpoints and bitlens snapshots by URL, in any page (WebAssembly, range reads)",
+  "license": "MIT OR Apache-2.0",
+  "type": "module",
+  "main": "./bitlens-embed.js",
+  "module": "./bitlens-embed.js",
+  "exports": {
+    ".": "./bitlens-embed.js",
+    "./bitlens-embed.js": "./bitlens-embed.js",
+    "./style.css": "./style.css",
+    "./package.json": "./package.json"
+  },
+  "files": [
+    "bitlens-embed.js",
+    "bitlens-web.js",
+    "bitlens-web_bg.wasm",
+    "bitlens-wasm.js",
+    "bitlens-wasm_bg.wasm",
+    "worker.js",
+    "reader.js",
+    "builds.json",
+    "style.css",
+    "threads/",
+    "README.md"
+  ],
+  "sideEffects": true,
+  "keywords": ["safetensors", "webassembly", "custom-element", "checkpoint", "model-hub"]
+}
+JSON
+  local gz=0 f
+  for f in bitlens-embed.js bitlens-web.js bitlens-web_bg.wasm; do
+    gz=$((gz + $(gzip -9c "$out/$f" | wc -c)))
+  done
+  say "embed → $out/ (page: bitlens-embed.js + bitlens-web.js + wasm = $gz bytes gzip)"
+}
+
 case "${1:-}" in
   --check) nightly_ready; exit ;;
   --threads) build_threads; exit ;;
+  --embed) build_embed; exit ;;
   --clippy)
     if nightly_ready; then threads_cargo clippy --all-targets -- -D warnings; else skipped; fi
     exit ;;
@@ -92,3 +149,4 @@ if ! trunk build --release >"$log" 2>&1; then
 fi
 rm -f "$log"
 build_threads
+build_embed

@@ -26,8 +26,9 @@ step "cargo clippy for wasm32 (web crates, warnings are errors)"
 cargo clippy --locked --release --target wasm32-unknown-unknown -p bitlens-web -p bitlens-wasm \
   -p bitlens-protocol --all-targets -- -D warnings
 
-step "type-check the workers' JavaScript (tsc: // @ts-check with JSDoc, web/tsconfig.json)"
+step "type-check the workers' and the embed's JavaScript (tsc: // @ts-check with JSDoc, web/tsconfig.json, web/embed/tsconfig.json)"
 npx --no-install tsc -p web
+npx --no-install tsc -p web/embed
 
 step "clippy of the threaded codec module (nightly, feature threads)"
 scripts/build-web.sh --clippy

@@ -33,7 +33,7 @@ BITLENS_CPU=baseline cargo test --locked --release -p bitlens-codecs -p bitlens-
 
 step "core crates build for wasm32-unknown-unknown"
 cargo build --locked --release --target wasm32-unknown-unknown \
-  -p bitlens-tensors -p bitlens-stats -p bitlens-codecs -p bitlens-snapshot --no-default-features
+  -p bitlens-tensors -p bitlens-stats -p bitlens-codecs -p bitlens-snapshot -p bitlens-remote --no-default-features
 
 step "Python cross-checks (safetensors, numpy) against the CLI"
 cargo build --locked --release -p bitlens-cli

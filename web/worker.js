@@ -101,13 +101,26 @@ async function load() {
  */
 
 /**
+ * Starts the classic worker script at `url`: directly when it is on this worker's origin, else (the
+ * embed's files on a CDN, this worker started through a same-origin shim, web/src/ui/assets.rs)
+ * through a same-origin `blob:` script that imports it, since a worker cannot be started from
+ * another origin's script.
+ * @param {URL} url
+ */
+function startClassicWorker(url) {
+  if (url.origin === scope.location.origin) return new Worker(url);
+  const shim = new Blob([`importScripts(${JSON.stringify(url.href)});\n`], { type: 'text/javascript' });
+  return new Worker(URL.createObjectURL(shim));
+}
+
+/**
  * Starts the reader thread (isolated pages only); resolves to `ahead(blob)`, or null.
  * @param {Wasm} m
  * @returns {Promise<((blob: Blob) => ReadFn) | null>}
  */
 async function startReadAhead(m) {
   if (!(scope.crossOriginIsolated && typeof SharedArrayBuffer === 'function')) return null;
-  const worker = new Worker(new URL('./reader.js', import.meta.url));
+  const worker = startClassicWorker(new URL('./reader.js', import.meta.url));
   // A round trip before anything blocks on it (see reader.js).
   await new Promise((resolve, reject) => {
     worker.onmessage = (e) => e.data && e.data.pong && resolve(undefined);

@@ -7,16 +7,22 @@
 //!
 //! - [`model`]: data and logic without browser dependencies (host-testable).
 //! - `ui` (wasm32 only): the Yew components, views, charts, file reading and worker pool.
+//! - `embed` (wasm32 only): the mount API of the `<bitlens-view>` element.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(target_arch = "wasm32")]
+pub mod embed;
 pub mod model;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
 
-/// Mounts the app on the page's `<body>`.
+/// Mounts the app on the page's `<body>`, unless the embed loaded the module (it mounts views
+/// itself, see [`embed`]).
 #[cfg(target_arch = "wasm32")]
 pub fn start() {
-    yew::Renderer::<ui::app::App>::new().render();
+    if !embed::embedded() {
+        yew::Renderer::<ui::app::App>::with_props(yew::props!(ui::app::AppProps {})).render();
+    }
 }

@@ -4,54 +4,12 @@ use crate::analyze::file_stats;
 use crate::progress::Progress;
 use crate::source::Checkpoint;
 use anyhow::Result;
+use bitlens_protocol::inspect::{FileReport, InspectReport};
 use bitlens_stats::format;
-use bitlens_stats::{Summary, TensorStats};
-use serde::Serialize;
+use bitlens_stats::Summary;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// One tensor in the report: its header entry and its statistics.
-#[derive(Serialize)]
-pub struct TensorReport {
-    /// Tensor name.
-    pub name: String,
-    /// Shape.
-    pub shape: Vec<u64>,
-    /// Byte range within the data section.
-    pub data_offsets: (u64, u64),
-    /// Element count.
-    pub params: u64,
-    /// The statistics (dtype, bytes, bit ratios, entropies, histograms, values).
-    #[serde(flatten)]
-    pub stats: TensorStats,
-}
-
-/// One file in the report.
-#[derive(Serialize)]
-pub struct FileReport {
-    /// Path of the file.
-    pub path: PathBuf,
-    /// Its size in bytes.
-    pub file_size: u64,
-    /// Length of its JSON header.
-    pub header_len: u64,
-    /// `__metadata__`, in file order.
-    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Its tensors in offset order.
-    pub tensors: Vec<TensorReport>,
-    /// Totals over the file.
-    pub summary: Summary,
-}
-
-/// The whole `inspect --json` document.
-#[derive(Serialize)]
-pub struct InspectReport {
-    /// Every file of every input, in order.
-    pub files: Vec<FileReport>,
-    /// Totals over all files.
-    pub summary: Summary,
-}
 
 /// Runs `inspect` over the inputs and prints the table or JSON to stdout.
 pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
@@ -72,43 +30,14 @@ pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
     let total: u64 = checkpoints.iter().map(Checkpoint::data_bytes).sum();
     let progress = Progress::new(total, "inspect");
     let started = Instant::now();
-    let mut report = InspectReport {
-        files: Vec::new(),
-        summary: Summary::default(),
-    };
+    let mut files = Vec::new();
     for shard in checkpoints.iter().flat_map(|c| &c.shards) {
-        let stats = file_stats(&shard.path, &shard.source, &shard.header, &progress)?;
-        let mut summary = Summary::default();
-        let tensors = shard
-            .header
-            .tensors
-            .iter()
-            .zip(stats)
-            .map(|(t, stats)| {
-                summary.add(t.elements(), &stats);
-                TensorReport {
-                    name: t.name.clone(),
-                    shape: t.shape.clone(),
-                    data_offsets: t.data_offsets,
-                    params: t.elements(),
-                    stats,
-                }
-            })
-            .collect();
-        report.summary.merge(&summary);
-        report.files.push(FileReport {
-            path: shard.path.clone(),
-            file_size: shard.header.file_size,
-            header_len: shard.header.header_len,
-            metadata: shard.header.metadata.as_ref().map(|m| {
-                m.iter()
-                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                    .collect()
-            }),
-            tensors,
-            summary,
-        });
+        let mut stats =
+            file_stats(&shard.path, &shard.source, &shard.header, &progress)?.into_iter();
+        let path = shard.path.to_string_lossy().into_owned();
+        files.push(FileReport::new(path, &shard.header, |_| stats.next()));
     }
+    let report = InspectReport::new(files);
     progress.finish();
     let secs = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
@@ -134,7 +63,7 @@ fn print_table(out: &mut impl Write, report: &InspectReport) -> Result<()> {
         writeln!(
             out,
             "{}  ({}, {} tensors, {} params)",
-            file.path.display(),
+            file.path,
             format::bytes(file.file_size),
             file.tensors.len(),
             format::count(file.summary.params)
@@ -153,7 +82,8 @@ fn print_table(out: &mut impl Write, report: &InspectReport) -> Result<()> {
             "pred"
         )?;
         for t in &file.tensors {
-            let s = &t.stats;
+            // The CLI measures every tensor, so each has its statistics.
+            let Some(s) = &t.stats else { continue };
             writeln!(
                 out,
                 "  {:<NAME$} {:<7} {:<16} {:>9} {:>9} {:>6.3} {:<24} {:>5} {:>6.3}",

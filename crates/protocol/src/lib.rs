@@ -6,6 +6,8 @@
 //!   overrides, the codecs a comparison times).
 //! - [`result`]: what the worker's codec jobs return (snapshot entries and sizes, a snapshot's
 //!   index, codec round trips on one tensor, one tensor decoded from a snapshot).
+//! - [`inspect`]: the `bitlens inspect --json` document (the CLI prints it; the page's embed
+//!   returns it from `inspect()`).
 //! - [`message`]: the requests and events themselves; statistics travel as the core's own
 //!   [`TensorStats`](bitlens_stats::TensorStats) / [`FlipStats`](bitlens_stats::FlipStats).
 //! - `js` (wasm32 only): how messages cross `postMessage` (serde-wasm-bindgen), with JavaScript
@@ -18,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod choice;
+pub mod inspect;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
 pub mod message;

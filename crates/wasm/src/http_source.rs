@@ -18,6 +18,7 @@
 
 use crate::convert::now;
 use crate::error::{js_text, Failure};
+use crate::worker::http::NETWORK_MESSAGE;
 use bitlens_protocol::RemoteFile;
 use bitlens_remote::{
     backoff_ms, check, check_body, check_url, requests, Answer, RangeError, RemoteError,
@@ -34,9 +35,6 @@ pub const SMALL_READ: usize = 64 << 10;
 
 /// Windows of small reads kept (the start and the end of a snapshot).
 pub const WINDOWS: usize = 2;
-
-/// What a request that got no answer means in a browser, which does not tell the causes apart.
-const NO_ANSWER: &str = "no answer: a network error, or the server refused the cross-origin read (CORS: it must send Access-Control-Allow-Origin and expose Content-Range)";
 
 /// A remote file of known size, read with synchronous `Range` requests (in a worker).
 pub struct HttpSource {
@@ -116,11 +114,11 @@ impl HttpSource {
         xhr.set_request_header("Range", &format!("bytes={start}-{}", start + len - 1))
             .map_err(|e| network(js_text(&e)))?;
         if let Err(e) = xhr.send() {
-            return Err(network(format!("{NO_ANSWER} ({})", js_text(&e))));
+            return Err(network(format!("{NETWORK_MESSAGE} ({})", js_text(&e))));
         }
         let status = xhr.status().map_err(|e| network(js_text(&e)))?;
         if status == 0 {
-            return Err(network(NO_ANSWER.into()));
+            return Err(network(NETWORK_MESSAGE.into()));
         }
         let header = |name: &str| xhr.get_response_header(name).ok().flatten();
         let content_range = header("Content-Range");

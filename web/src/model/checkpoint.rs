@@ -176,6 +176,14 @@ impl Checkpoint {
         mix
     }
 
+    /// The row Detail shows for the tensor `name`: that tensor, or by default (no name, or a
+    /// name it does not have) the largest tensor, the most telling one.
+    pub fn detail_row(&self, name: Option<&str>) -> Option<usize> {
+        name.and_then(|n| self.row_by_name(n)).or_else(|| {
+            (0..self.rows.len()).max_by_key(|&i| (self.rows[i].bytes, std::cmp::Reverse(i)))
+        })
+    }
+
     /// The row with this name.
     pub fn row_by_name(&self, name: &str) -> Option<usize> {
         self.rows.iter().position(|r| r.name == name)

@@ -10,6 +10,8 @@
 //! - [`table`]: sorting and filtering of the tensor table.
 //! - [`plan`]: splitting the statistics and comparison work into worker tasks.
 //! - [`bits`]: which bit positions are sign / exponent / mantissa.
+//! - [`link`]: the view state a link carries (`?url=…&tab=…&tensor=…`), URLs read as paths.
+//! - [`report`]: the loaded checkpoints as `bitlens inspect --json` reports them.
 
 pub mod bits;
 pub mod checkpoint;
@@ -18,6 +20,8 @@ pub mod compare;
 pub mod format;
 pub mod grouping;
 pub mod label;
+pub mod link;
 pub mod plan;
+pub mod report;
 pub mod scale;
 pub mod table;

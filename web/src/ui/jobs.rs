@@ -1,14 +1,18 @@
 //! The analysis run: which statistics are missing, the worker tasks that compute them, progress
 //! in bytes, and throughput and memory figures for the status line.
+//!
+//! Planned tasks wait here ([`Jobs::waiting`]) and go to the pool only as workers free up, so a
+//! tensor the visitor selects ([`Jobs::plan_row`]) is computed next, ahead of the whole-model
+//! tasks queued before it.
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::compare::Comparison;
 use crate::model::plan::{batches, Span};
+use crate::ui::loader::Source;
 use crate::ui::pool::Task;
 use bitlens_protocol::js::{Js, Request};
 use bitlens_protocol::{FileRef, FlipSpan, StatsSpan, WorkerRequest};
-use std::collections::{HashMap, HashSet};
-use web_sys::Blob;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a task computes.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +21,13 @@ pub enum TaskKind {
     Stats {
         /// Checkpoint id.
         ckpt: u32,
+    },
+    /// Statistics of one row the visitor selected, planned ahead of the rest.
+    Row {
+        /// Checkpoint id.
+        ckpt: u32,
+        /// Row index.
+        row: usize,
     },
     /// Flip statistics of pairs of a comparison.
     Flips {
@@ -28,11 +39,15 @@ pub enum TaskKind {
 }
 
 /// Progress and bookkeeping of the current analysis run.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Jobs {
     next_task: u32,
     /// Running or queued tasks.
     pub tasks: HashMap<u32, TaskKind>,
+    /// Planned tasks not handed to the pool yet, next first.
+    pub waiting: VecDeque<Task>,
+    /// Tasks handed to the pool and not finished.
+    pub in_pool: usize,
     /// Rows `(checkpoint, row)` and pairs `(a, b, pair)` already submitted.
     queued_rows: HashSet<(u32, usize)>,
     queued_pairs: HashSet<(u32, u32, usize)>,
@@ -48,6 +63,14 @@ pub struct Jobs {
     pub memory_max: u64,
     /// The run was cancelled by the user.
     pub cancelled: bool,
+}
+
+/// A file source as a worker request carries it.
+fn to_ref(source: &Source) -> FileRef<Js> {
+    match source {
+        FileRef::Blob(b) => FileRef::Blob(Js(b.clone().into())),
+        FileRef::Url(r) => FileRef::Url(r.clone()),
+    }
 }
 
 /// `performance.now()` in milliseconds.
@@ -98,12 +121,44 @@ impl Jobs {
     }
 
     /// Tasks for the rows of `c` that have no statistics and are not queued.
-    pub fn plan_stats(&mut self, c: &Checkpoint, blobs: &[Blob]) -> Vec<Task> {
+    pub fn plan_stats(&mut self, c: &Checkpoint, sources: &[Source]) -> Vec<Task> {
+        self.plan_rows(c, sources, |_| true)
+    }
+
+    /// Queues the statistics of row `row` of `c` ahead of every waiting task (when it has none and
+    /// is not being computed: a row waiting in a batch is planned again, alone, so it comes first).
+    pub fn plan_row(&mut self, c: &Checkpoint, sources: &[Source], row: usize) {
+        if c.rows.get(row).is_none_or(|r| r.stats.is_some())
+            || self
+                .tasks
+                .values()
+                .any(|k| *k == TaskKind::Row { ckpt: c.id, row })
+        {
+            return;
+        }
+        self.queued_rows.remove(&(c.id, row));
+        for t in self.plan_rows(c, sources, |i| i == row).into_iter().rev() {
+            if let Some(kind) = self.tasks.get_mut(&t.id) {
+                *kind = TaskKind::Row { ckpt: c.id, row };
+            }
+            self.waiting.push_front(t);
+        }
+    }
+
+    /// Tasks for the rows of `c` that `want`, have no statistics and are not queued.
+    fn plan_rows(
+        &mut self,
+        c: &Checkpoint,
+        sources: &[Source],
+        want: impl Fn(usize) -> bool,
+    ) -> Vec<Task> {
         let spans: Vec<Span> = c
             .rows
             .iter()
             .enumerate()
-            .filter(|(i, r)| r.stats.is_none() && !self.queued_rows.contains(&(c.id, *i)))
+            .filter(|(i, r)| {
+                want(*i) && r.stats.is_none() && !self.queued_rows.contains(&(c.id, *i))
+            })
             .map(|(i, r)| Span {
                 item: i,
                 file: r.file,
@@ -125,7 +180,7 @@ impl Jobs {
                     bytes: s.bytes,
                 });
             }
-            let file = FileRef::Blob(Js(blobs[batch[0].file].clone().into()));
+            let file = to_ref(&sources[batch[0].file]);
             out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |task| {
                 WorkerRequest::Stats { task, file, spans }
             }));
@@ -137,8 +192,8 @@ impl Jobs {
     pub fn plan_flips(
         &mut self,
         cmp: &Comparison,
-        a: (&Checkpoint, &[Blob]),
-        b: (&Checkpoint, &[Blob]),
+        a: (&Checkpoint, &[Source]),
+        b: (&Checkpoint, &[Source]),
     ) -> Vec<Task> {
         let spans: Vec<Span> = cmp
             .pairs
@@ -164,9 +219,9 @@ impl Jobs {
                 spans.push(FlipSpan {
                     item: s.item,
                     dtype: p.dtype,
-                    a: FileRef::Blob(Js(a.1[ra.file].clone().into())),
+                    a: to_ref(&a.1[ra.file]),
                     a_offset: ra.offset,
-                    b: FileRef::Blob(Js(b.1[rb.file].clone().into())),
+                    b: to_ref(&b.1[rb.file]),
                     b_offset: rb.offset,
                     bytes: p.bytes,
                 });
@@ -185,9 +240,21 @@ impl Jobs {
         self.done += bytes;
     }
 
+    /// The next task for the pool, while fewer than `workers` are in it.
+    pub fn next_for(&mut self, workers: usize) -> Option<Task> {
+        if self.in_pool >= workers {
+            return None;
+        }
+        let t = self.waiting.pop_front()?;
+        self.in_pool += 1;
+        Some(t)
+    }
+
     /// A task ended; returns true when the run is over.
     pub fn task_done(&mut self, task: u32, memory: u64) -> bool {
-        self.tasks.remove(&task);
+        if self.tasks.remove(&task).is_some() {
+            self.in_pool = self.in_pool.saturating_sub(1);
+        }
         self.memory_max = self.memory_max.max(memory);
         if self.tasks.is_empty() && self.finished.is_none() {
             self.finished = Some(now());
@@ -201,6 +268,8 @@ impl Jobs {
     /// Forgets every task (after a cancel or a removal).
     pub fn cancel(&mut self) {
         self.tasks.clear();
+        self.waiting.clear();
+        self.in_pool = 0;
         self.queued_rows.clear();
         self.queued_pairs.clear();
         if self.finished.is_none() {

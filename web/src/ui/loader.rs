@@ -4,14 +4,26 @@
 //! start with the snapshot magic `BITLENS\0` are set aside as snapshots for the codec panel, and so
 //! is a shard index given with a snapshot of each of its shards (`<shard>.bls`, the directory
 //! `bitlens compress INDEX -o DIR` writes): decompressing the set restores the index as it is.
+//!
+//! URLs ([`load_urls`]) load the same way with `Range` requests (see [`crate::ui::io::remote`]): a
+//! `.safetensors` file, a `*.safetensors.index.json` with its shards (resolved next to it, their
+//! headers read in parallel), or a snapshot (first 8 bytes `BITLENS\0`) for the codec panel. Their
+//! paths are the URLs' host and path, so grouping, labels and the checkpoint rules are the files'.
 
 use crate::model::checkpoint::{Checkpoint, FileInfo};
 use crate::model::grouping::{self, InputFile};
+use crate::model::link::url_path;
 use crate::ui::io::blob::{read_header, read_range, size};
 use crate::ui::io::files::Picked;
+use crate::ui::io::remote::{self, FetchError};
+use bitlens_protocol::{FileRef, RemoteFile};
 use bitlens_tensors::index::MAX_INDEX_LEN;
 use bitlens_tensors::ShardIndex;
+use futures_util::future::join_all;
 use web_sys::Blob;
+
+/// Where a checkpoint file's bytes are: a `Blob` the visitor gave, or a URL.
+pub type Source = FileRef<Blob>;
 
 /// A file that could not be used.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,12 +34,14 @@ pub struct LoadError {
     pub reason: String,
 }
 
-/// A checkpoint ready to show, with the blobs of its files (same order as `checkpoint.files`).
+/// A checkpoint ready to show, with the sources of its files (same order as `checkpoint.files`).
 pub struct Loaded {
     /// The checkpoint.
     pub checkpoint: Checkpoint,
     /// Its files' data.
-    pub blobs: Vec<Blob>,
+    pub sources: Vec<Source>,
+    /// The URL it was opened from (a file or a shard index), for remote checkpoints.
+    pub url: Option<String>,
     /// Its shard index file (path and data), if it was given one.
     pub index: Option<(String, Blob)>,
 }
@@ -43,6 +57,10 @@ pub struct Outcome {
     pub snapshots: Vec<(String, Blob)>,
     /// Shard indexes of snapshot sets (every shard given as `<shard>.bls`): path and data.
     pub snapshot_indexes: Vec<(String, Blob)>,
+    /// Remote snapshots: name and file.
+    pub remote_snapshots: Vec<(String, RemoteFile)>,
+    /// URLs whose server ignores `Range` and that are small enough to be read whole on request.
+    pub offers: Vec<String>,
 }
 
 /// True when every shard `index` names was given as a snapshot `<shard>.bls` next to it.
@@ -137,7 +155,7 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
                         path: picked[s].path.clone(),
                         header,
                     });
-                    blobs.push(picked[s].blob.clone());
+                    blobs.push(FileRef::Blob(picked[s].blob.clone()));
                 }
                 Err(e) => {
                     let reason = if g.shards.len() > 1 {
@@ -161,7 +179,8 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
                     .map(|i| (picked[i].path.clone(), picked[i].blob.clone()));
                 out.loaded.push(Loaded {
                     checkpoint,
-                    blobs,
+                    sources: blobs,
+                    url: None,
                     index,
                 });
                 id += 1;
@@ -170,6 +189,196 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
                 file: g.name,
                 reason: e.to_string(),
             }),
+        }
+    }
+    out
+}
+
+/// What one URL gave.
+enum Opened {
+    /// A checkpoint: its name (as grouping names it), files, sources and index.
+    Checkpoint {
+        name: String,
+        files: Vec<FileInfo>,
+        sources: Vec<Source>,
+        index: Option<ShardIndex>,
+    },
+    /// A snapshot for the codec panel.
+    Snapshot(String, RemoteFile),
+}
+
+/// A load error about `url`.
+fn url_error(url: &str, reason: String) -> LoadError {
+    LoadError {
+        file: url.to_owned(),
+        reason,
+    }
+}
+
+/// The header of the remote safetensors file at `url`, probed first.
+async fn remote_file(
+    url: String,
+    credentials: bool,
+) -> Result<(FileInfo, Source), (String, FetchError)> {
+    let probe = remote::probe(&url, credentials)
+        .await
+        .map_err(|e| (url.clone(), e))?;
+    let header = remote::read_header(&url, &probe, credentials)
+        .await
+        .map_err(|e| (url.clone(), e))?;
+    let file = RemoteFile {
+        url: url.clone(),
+        size: probe.size,
+        credentials,
+    };
+    Ok((
+        FileInfo {
+            path: url_path(&url),
+            header,
+        },
+        FileRef::Url(file),
+    ))
+}
+
+/// Opens one URL: a shard index with its shards, a snapshot, or a safetensors file.
+async fn open_url(
+    url: &str,
+    credentials: bool,
+    offers: &mut Vec<String>,
+) -> Result<Opened, LoadError> {
+    bitlens_remote::check_url(url).map_err(|e| url_error(url, e.to_string()))?;
+    let failed = |(u, e): (String, FetchError), offers: &mut Vec<String>| {
+        if e.small_enough() {
+            offers.push(u.clone());
+        }
+        url_error(&u, e.to_string())
+    };
+    let path = url_path(url);
+    if grouping::is_index(&path) {
+        let probe = remote::probe(url, credentials)
+            .await
+            .map_err(|e| failed((url.to_owned(), e), offers))?;
+        if probe.size > MAX_INDEX_LEN {
+            return Err(url_error(
+                url,
+                format!(
+                    "index is {} bytes, over the limit of {MAX_INDEX_LEN}",
+                    probe.size
+                ),
+            ));
+        }
+        let (bytes, _) = remote::read(url, 0, probe.size, Some(probe.size), credentials)
+            .await
+            .map_err(|e| failed((url.to_owned(), FetchError::Remote(e)), offers))?;
+        let index = ShardIndex::parse(&bytes).map_err(|e| url_error(url, e.to_string()))?;
+        let shard_urls = index
+            .shards
+            .iter()
+            .map(|s| bitlens_remote::join(url, s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| url_error(url, e.to_string()))?;
+        let read = join_all(shard_urls.into_iter().map(|u| remote_file(u, credentials))).await;
+        let mut files = Vec::with_capacity(read.len());
+        let mut sources = Vec::with_capacity(read.len());
+        for r in read {
+            let (f, s) = r.map_err(|e| {
+                let mut e = failed(e, offers);
+                e.reason = format!("{} (so checkpoint {url} was not loaded)", e.reason);
+                e
+            })?;
+            files.push(f);
+            sources.push(s);
+        }
+        // The same grouping as for files: the index claims its shards, and names the checkpoint.
+        let mut inputs = vec![InputFile {
+            path: path.clone(),
+            shard_names: Some(index.shards.clone()),
+        }];
+        inputs.extend(files.iter().map(|f| InputFile {
+            path: f.path.clone(),
+            shard_names: None,
+        }));
+        let groups = grouping::group(&inputs);
+        if let Some(r) = groups.rejected.first() {
+            return Err(url_error(url, r.reason.clone()));
+        }
+        let g = groups
+            .groups
+            .into_iter()
+            .find(|g| g.index == Some(0))
+            .ok_or_else(|| url_error(url, "the index names no shards".into()))?;
+        // Shards in the group's order (its indexes count the index file first).
+        let mut order = Vec::with_capacity(g.shards.len());
+        for &i in &g.shards {
+            order.push((files[i - 1].clone(), sources[i - 1].clone()));
+        }
+        let (files, sources) = order.into_iter().unzip();
+        return Ok(Opened::Checkpoint {
+            name: g.name,
+            files,
+            sources,
+            index: Some(index),
+        });
+    }
+    let probe = remote::probe(url, credentials)
+        .await
+        .map_err(|e| failed((url.to_owned(), e), offers))?;
+    if &probe.first8 == SNAPSHOT_MAGIC {
+        let file = RemoteFile {
+            url: url.to_owned(),
+            size: probe.size,
+            credentials,
+        };
+        return Ok(Opened::Snapshot(crate::model::link::file_name(url), file));
+    }
+    let header = remote::read_header(url, &probe, credentials)
+        .await
+        .map_err(|e| failed((url.to_owned(), e), offers))?;
+    Ok(Opened::Checkpoint {
+        name: path.clone(),
+        files: vec![FileInfo { path, header }],
+        sources: vec![FileRef::Url(RemoteFile {
+            url: url.to_owned(),
+            size: probe.size,
+            credentials,
+        })],
+        index: None,
+    })
+}
+
+/// Loads checkpoints (and snapshots) from URLs, one checkpoint per URL, in the given order (the
+/// compare order); ids start at `first_id`. The URLs are read in parallel.
+pub async fn load_urls(urls: Vec<String>, first_id: u32, credentials: bool) -> Outcome {
+    let mut out = Outcome::default();
+    let opened = join_all(urls.iter().map(|u| async move {
+        let mut offers = Vec::new();
+        let r = open_url(u, credentials, &mut offers).await;
+        (r, offers)
+    }))
+    .await;
+    let mut id = first_id;
+    for (url, (r, offers)) in urls.into_iter().zip(opened) {
+        out.offers.extend(offers);
+        match r {
+            Ok(Opened::Snapshot(name, file)) => out.remote_snapshots.push((name, file)),
+            Ok(Opened::Checkpoint {
+                name,
+                files,
+                sources,
+                index,
+            }) => match Checkpoint::new(id, name, files, index) {
+                Ok(checkpoint) => {
+                    out.loaded.push(Loaded {
+                        checkpoint,
+                        sources,
+                        url: Some(url),
+                        index: None,
+                    });
+                    id += 1;
+                }
+                Err(e) => out.errors.push(url_error(&url, e.to_string())),
+            },
+            Err(e) => out.errors.push(e),
         }
     }
     out

@@ -1,18 +1,24 @@
-//! A pool of Web Workers (`worker.js`, each with its own instance of the `bitlens-wasm` module).
+//! The page's pool of Web Workers (`worker.js`, each with its own instance of the `bitlens-wasm`
+//! module), shared by every app instance on the page (the app, or several `<bitlens-view>`
+//! elements): one set of at most `hardwareConcurrency` workers, however many views.
 //!
-//! Tasks wait in a queue and are handed to whichever worker is free, one at a time, so the load
-//! balances itself. Cancelling terminates every worker at once (the only way to stop a worker in
-//! the middle of a window) and drops the queue; fresh workers are started on the next submit.
-//! Each worker holds one read window (4 MiB) and one accumulator, so memory does not grow with the
-//! file size.
+//! Each app holds a [`Pool`], its handle on the shared one. Tasks of every handle wait in one queue
+//! and are handed to whichever worker is free, one at a time, so the load balances itself. A task
+//! gets a page-wide id when submitted (the handle's own id is given back in its events), and each
+//! worker's events go to the handle whose task it runs. Cancelling terminates the workers running
+//! that handle's tasks (the only way to stop a worker in the middle of a window) and drops its
+//! queued tasks; the other handles' tasks go on, and fresh workers start on the next submit. Each
+//! worker holds one read window (4 MiB) and one accumulator, so memory does not grow with the file
+//! size.
 
 use crate::ui::worker::WorkerHandle;
 use bitlens_protocol::js::{Event, Request};
 use bitlens_protocol::{Batch, JobResult, WorkerEvent};
-use std::collections::VecDeque;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use yew::Callback;
 
-/// URL of the worker script, relative to the page.
+/// The worker script, one of the app's files (see [`crate::ui::assets`]).
 const WORKER_URL: &str = "worker.js";
 
 /// Most workers started (the page's own thread stays free for the UI).
@@ -59,121 +65,253 @@ pub enum PoolEvent {
 }
 
 impl PoolEvent {
-    /// What worker `worker` reported, as the pool's event.
-    fn of(worker: usize, event: Event) -> PoolEvent {
+    /// What worker `worker` reported about its task `local` (the submitter's id), as the pool's
+    /// event.
+    fn of(worker: usize, local: u32, event: Event) -> PoolEvent {
         match event {
-            WorkerEvent::Update { task, batch } => PoolEvent::Update { task, batch },
+            WorkerEvent::Update { batch, .. } => PoolEvent::Update { task: local, batch },
             WorkerEvent::Done {
-                task,
                 memory,
                 result: JobResult::Items(batch),
                 ..
             } => PoolEvent::Done {
                 worker,
-                task,
+                task: local,
                 batch,
                 memory,
             },
             WorkerEvent::Failed { task, message } => PoolEvent::Failed {
                 worker,
-                task,
+                task: task.map(|_| local),
                 message,
             },
             other => PoolEvent::Failed {
                 worker,
-                task: other.task(),
+                task: other.task().map(|_| local),
                 message: "the worker answered a statistics task with a codec job's event".into(),
             },
         }
     }
 }
 
+/// A task the shared pool holds: whose it is, its id there, and its page-wide id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Owned {
+    /// The handle that submitted it.
+    owner: u32,
+    /// Its id as the handle gave it.
+    local: u32,
+    /// Its id on the page (in the request the worker gets, and echoed in its events).
+    global: u32,
+}
+
 struct Slot {
     worker: WorkerHandle,
-    busy: Option<u32>,
+    busy: Option<Owned>,
 }
 
-/// The worker pool.
-pub struct Pool {
-    slots: Vec<Slot>,
-    queue: VecDeque<Task>,
+/// The workers, the queue and the handles of the page.
+struct Shared {
+    /// Workers by a stable index (the `worker` of [`PoolEvent`]s).
+    slots: BTreeMap<usize, Slot>,
+    next_slot: usize,
+    queue: VecDeque<(Owned, Request)>,
     size: usize,
-    events: Callback<PoolEvent>,
+    /// Where each handle's events go.
+    handles: HashMap<u32, Callback<PoolEvent>>,
+    next_handle: u32,
+    next_task: u32,
 }
 
-impl Pool {
-    /// A pool of `hardwareConcurrency` workers (at most [`MAX_WORKERS`]) reporting to `events`.
-    pub fn new(events: Callback<PoolEvent>) -> Self {
+thread_local! {
+    static SHARED: RefCell<Shared> = RefCell::new(Shared::new());
+}
+
+impl Shared {
+    fn new() -> Self {
         let cores = web_sys::window()
             .map(|w| w.navigator().hardware_concurrency() as usize)
             .unwrap_or(2);
-        Pool {
-            slots: Vec::new(),
+        Shared {
+            slots: BTreeMap::new(),
+            next_slot: 0,
             queue: VecDeque::new(),
             size: cores.clamp(1, MAX_WORKERS),
-            events,
+            handles: HashMap::new(),
+            next_handle: 1,
+            next_task: 1,
         }
     }
 
-    /// Number of workers the pool runs at most.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
-    /// True while any task is queued or running.
-    pub fn busy(&self) -> bool {
-        !self.queue.is_empty() || self.slots.iter().any(|s| s.busy.is_some())
-    }
-
-    /// Queues a task and starts it if a worker is free.
-    pub fn submit(&mut self, task: Task) -> Result<(), String> {
-        self.queue.push_back(task);
-        self.pump()
-    }
-
-    /// Marks a worker free (after `Done` or `Failed`) and hands it the next task.
-    pub fn finished(&mut self, worker: usize) -> Result<(), String> {
-        if let Some(s) = self.slots.get_mut(worker) {
-            s.busy = None;
-        }
-        self.pump()
-    }
-
-    /// Stops every worker now and drops the queue.
-    pub fn cancel(&mut self) {
-        self.slots.clear();
-        self.queue.clear();
-    }
-
-    fn spawn(&mut self) -> Result<(), String> {
-        let index = self.slots.len();
-        let events = self.events.reform(move |e| PoolEvent::of(index, e));
+    fn spawn(&mut self) -> Result<usize, String> {
+        let index = self.next_slot;
+        let events = Callback::from(move |e: Event| on_event(index, e));
         let worker = WorkerHandle::spawn(WORKER_URL, "worker", events)?;
-        self.slots.push(Slot { worker, busy: None });
-        Ok(())
+        self.next_slot += 1;
+        self.slots.insert(index, Slot { worker, busy: None });
+        Ok(index)
     }
 
     fn pump(&mut self) -> Result<(), String> {
         while !self.queue.is_empty() {
-            let free = match self.slots.iter().position(|s| s.busy.is_none()) {
-                Some(i) => i,
-                None if self.slots.len() < self.size => {
-                    self.spawn()?;
-                    self.slots.len() - 1
-                }
+            let free = match self.slots.iter().find(|(_, s)| s.busy.is_none()) {
+                Some((&i, _)) => i,
+                None if self.slots.len() < self.size => self.spawn()?,
                 None => break,
             };
-            let Some(task) = self.queue.pop_front() else {
+            let Some((task, request)) = self.queue.pop_front() else {
                 break;
             };
-            self.slots[free].worker.post(&task.request)?;
-            self.slots[free].busy = Some(task.id);
+            if let Some(slot) = self.slots.get_mut(&free) {
+                slot.worker.post(&request)?;
+                slot.busy = Some(task);
+            }
         }
         Ok(())
     }
 
-    /// The task a worker is running, if any.
+    /// Drops `owner`'s queued tasks and terminates the workers running its tasks.
+    fn cancel(&mut self, owner: u32) {
+        self.queue.retain(|(t, _)| t.owner != owner);
+        self.slots
+            .retain(|_, s| s.busy.is_none_or(|t| t.owner != owner));
+    }
+
+    /// Where worker `slot`'s event goes: its task's handle and the event in the handle's ids.
+    fn route(&mut self, slot: usize, event: Event) -> Option<(Callback<PoolEvent>, PoolEvent)> {
+        let busy = self.slots.get(&slot)?.busy;
+        let Some(task) = busy else {
+            // An idle worker has nothing to report; if it died, forget it.
+            if event.task().is_none() {
+                self.slots.remove(&slot);
+            }
+            return None;
+        };
+        if event.task().is_some_and(|g| g != task.global) {
+            return None; // not about the task it runs now
+        }
+        let to = self.handles.get(&task.owner)?.clone();
+        Some((to, PoolEvent::of(slot, task.local, event)))
+    }
+}
+
+/// A worker reported: hand the event to the handle whose task it runs (outside the borrow, since
+/// the handle's app may call back into the pool at once).
+fn on_event(slot: usize, event: Event) {
+    if let Some((to, event)) = SHARED.with(|s| s.borrow_mut().route(slot, event)) {
+        to.emit(event);
+    }
+}
+
+/// Number of workers running on the page, over every app instance.
+pub fn workers() -> usize {
+    SHARED.with(|s| s.borrow().slots.len())
+}
+
+/// An app instance's handle on the page's shared worker pool.
+pub struct Pool {
+    id: u32,
+}
+
+impl Pool {
+    /// A handle whose tasks' events go to `events`. The page runs `hardwareConcurrency` workers
+    /// (at most [`MAX_WORKERS`]) for all handles together.
+    pub fn new(events: Callback<PoolEvent>) -> Self {
+        SHARED.with(|s| {
+            let mut s = s.borrow_mut();
+            let id = s.next_handle;
+            s.next_handle += 1;
+            s.handles.insert(id, events);
+            Pool { id }
+        })
+    }
+
+    /// Number of workers the page runs at most.
+    pub fn size(&self) -> usize {
+        SHARED.with(|s| s.borrow().size)
+    }
+
+    /// True while any of this handle's tasks is queued or running.
+    pub fn busy(&self) -> bool {
+        SHARED.with(|s| {
+            let s = s.borrow();
+            s.queue.iter().any(|(t, _)| t.owner == self.id)
+                || s.slots
+                    .values()
+                    .any(|w| w.busy.is_some_and(|t| t.owner == self.id))
+        })
+    }
+
+    /// Queues a task and starts it if a worker is free.
+    pub fn submit(&mut self, task: Task) -> Result<(), String> {
+        SHARED.with(|s| {
+            let mut s = s.borrow_mut();
+            let global = s.next_task;
+            s.next_task = s.next_task.wrapping_add(1).max(1);
+            let mut request = task.request;
+            *request.task_mut() = global;
+            let owned = Owned {
+                owner: self.id,
+                local: task.id,
+                global,
+            };
+            s.queue.push_back((owned, request));
+            s.pump()
+        })
+    }
+
+    /// Marks a worker running this handle's task free (after `Done` or `Failed`) and hands it the
+    /// next task.
+    pub fn finished(&mut self, worker: usize) -> Result<(), String> {
+        SHARED.with(|s| {
+            let mut s = s.borrow_mut();
+            if let Some(w) = s.slots.get_mut(&worker) {
+                if w.busy.is_some_and(|t| t.owner == self.id) {
+                    w.busy = None;
+                }
+            }
+            s.pump()
+        })
+    }
+
+    /// Stops the workers running this handle's tasks now and drops its queued tasks; other
+    /// handles' tasks go on (and may take the freed places).
+    pub fn cancel(&mut self) {
+        SHARED.with(|s| {
+            let mut s = s.borrow_mut();
+            s.cancel(self.id);
+            // A failure to start a worker here is the queued tasks' owners' to see: it recurs on
+            // their next submit or finish.
+            let _ = s.pump();
+        });
+    }
+
+    /// This handle's task a worker is running, if any.
     pub fn running(&self, worker: usize) -> Option<u32> {
-        self.slots.get(worker).and_then(|s| s.busy)
+        SHARED.with(|s| {
+            s.borrow()
+                .slots
+                .get(&worker)
+                .and_then(|w| w.busy)
+                .filter(|t| t.owner == self.id)
+                .map(|t| t.local)
+        })
+    }
+}
+
+impl Drop for Pool {
+    /// An unmounted app's tasks stop; the last handle gone stops every worker.
+    fn drop(&mut self) {
+        SHARED.with(|s| {
+            let mut s = s.borrow_mut();
+            s.cancel(self.id);
+            s.handles.remove(&self.id);
+            if s.handles.is_empty() {
+                s.slots.clear();
+                s.queue.clear();
+            } else {
+                let _ = s.pump();
+            }
+        });
     }
 }

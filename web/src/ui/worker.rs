@@ -2,14 +2,16 @@
 //! to in the protocol's types: [`WorkerHandle::post`] sends a
 //! [`WorkerRequest`](bitlens_protocol::WorkerRequest), and every message back arrives decoded as a
 //! [`WorkerEvent`](bitlens_protocol::WorkerEvent). The statistics pool and the codec worker both
-//! start theirs here. A worker that crashes, or sends what cannot be read, reports
+//! start theirs here, from the app's files ([`crate::ui::assets`]: the page's, or the embed script's
+//! origin through a same-origin shim). A worker that crashes, or sends what cannot be read, reports
 //! `Failed { task: None }`: it will not answer again. Dropping the handle terminates the worker.
 
+use crate::ui::assets;
 use crate::ui::io::blob::js_error_text;
 use bitlens_protocol::js::{from_js, to_js, Event, Request};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
+use web_sys::{ErrorEvent, MessageEvent, Worker};
 use yew::Callback;
 
 /// A running worker and its event handlers (kept alive as long as it).
@@ -22,12 +24,14 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
-    /// Starts the module worker at `url` (relative to the page), reporting to `events`.
-    pub fn spawn(url: &str, name: &'static str, events: Callback<Event>) -> Result<Self, String> {
-        let options = WorkerOptions::new();
-        options.set_type(WorkerType::Module);
-        let worker = Worker::new_with_options(url, &options)
-            .map_err(|e| format!("cannot start a worker: {}", js_error_text(&e)))?;
+    /// Starts the module worker of the app's file `script` (`worker.js`, `worker.js?role=codec`;
+    /// see [`assets::start_worker`]), reporting to `events`.
+    pub fn spawn(
+        script: &str,
+        name: &'static str,
+        events: Callback<Event>,
+    ) -> Result<Self, String> {
+        let worker = assets::start_worker(script).map_err(|e| e.to_string())?;
         let on_event = events.clone();
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
             on_event.emit(from_js(e.data()).unwrap_or_else(|e| Event::Failed {

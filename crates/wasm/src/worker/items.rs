@@ -1,14 +1,15 @@
-//! The statistics pool's tasks: tensors streamed window by window from `Blob`s into the core's
+//! The statistics pool's tasks: tensors streamed window by window from `Blob`s or remote files
+//! (`Range` requests, see [`super::http`]) into the core's
 //! accumulators ([`bitlens_stats::Accumulator`], [`bitlens_stats::FlipAccumulator`]), with the bytes
 //! read and the items finished reported at most every [`FLUSH_MS`](super::post::FLUSH_MS). Each
 //! worker holds one window (and its copy in wasm memory) and one accumulator at a time, so memory
 //! does not grow with the file.
 
 use super::post::{Post, Throttle};
-use super::windows::Windows;
+use super::windows::{window_for, Windows};
 use crate::error::Failure;
 use bitlens_protocol::js::{Event, Js};
-use bitlens_protocol::{Batch, FlipSpan, JobResult, Results, StatsSpan};
+use bitlens_protocol::{Batch, FileRef, FlipSpan, JobResult, Results, StatsSpan};
 use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
 
 /// Collects a task's progress and finished items and posts them as `Update`s.
@@ -68,10 +69,10 @@ impl<'a, T> Reporter<'a, T> {
     }
 }
 
-/// Statistics of `spans` (contiguous, in file order) of `blob`, read in windows of `window` bytes.
+/// Statistics of `spans` (contiguous, in file order) of `file`, read in windows of `window` bytes.
 pub async fn stats(
     task: u32,
-    blob: &web_sys::Blob,
+    file: FileRef<Js>,
     spans: &[StatsSpan],
     out: &dyn Post,
     window: usize,
@@ -83,7 +84,8 @@ pub async fn stats(
         return Ok(JobResult::Items(rep.take()));
     };
     let (start, end) = (first.offset, last.offset + last.bytes);
-    let mut reader = Windows::new(blob, start, end, window);
+    let window = window_for(&file, window);
+    let mut reader = Windows::open(file, start, end, window)?;
     let mut buf = vec![0u8; window.min((end - start) as usize)];
     // The accumulator of span `next` and the bytes it still needs.
     let mut acc: Option<(Accumulator, u64)> = None;
@@ -139,13 +141,18 @@ pub async fn flips(
 ) -> Result<JobResult, Failure> {
     let mut rep = Reporter::new(task, out, Results::Flips);
     let size = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+    // Both files of a pair step by the same windows: remote-sized when either is remote.
+    let window = spans
+        .iter()
+        .flat_map(|s| [window_for(&s.a, window), window_for(&s.b, window)])
+        .max()
+        .unwrap_or(window);
     let mut buf_a = vec![0u8; window.min(size as usize)];
     let mut buf_b = buf_a.clone();
     for s in spans {
-        let (a, b) = (super::local(s.a)?, super::local(s.b)?);
         let mut acc = FlipAccumulator::new(s.dtype, s.bytes);
-        let mut ra = Windows::new(&a, s.a_offset, s.a_offset + s.bytes, window);
-        let mut rb = Windows::new(&b, s.b_offset, s.b_offset + s.bytes, window);
+        let mut ra = Windows::open(s.a, s.a_offset, s.a_offset + s.bytes, window)?;
+        let mut rb = Windows::open(s.b, s.b_offset, s.b_offset + s.bytes, window)?;
         let mut pos = 0;
         while pos < s.bytes {
             let n = window.min((s.bytes - pos) as usize);

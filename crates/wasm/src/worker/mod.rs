@@ -3,13 +3,15 @@
 //! runs it and posts its [`WorkerEvent`](bitlens_protocol::WorkerEvent)s back (see
 //! [`bitlens_protocol::message`] for the sequence of events of each kind of job).
 //!
-//! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s in
-//!   windows.
+//! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s or
+//!   remote files in windows.
 //! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
 //!   one tensor of a snapshot, codec comparison.
-//! - [`windows`]: reading a `Blob` range in windows, asynchronously.
+//! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
+//!   file, with `Range` requests.
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
+pub mod http;
 pub mod items;
 pub mod jobs;
 pub mod post;
@@ -111,7 +113,7 @@ async fn dispatch(
     let task = request.task();
     match request {
         WorkerRequest::Stats { file, spans, .. } => {
-            items::stats(task, &local(file)?, &spans, out, window).await
+            items::stats(task, file, &spans, out, window).await
         }
         WorkerRequest::Flips { spans, .. } => items::flips(task, spans, out, window).await,
         WorkerRequest::Compress { files, options, .. } => {
@@ -135,7 +137,7 @@ async fn dispatch(
     }
 }
 
-/// The `Blob` of a local file reference; remote files are refused (not read by this build yet).
+/// The `Blob` of a local file reference; remote files are refused (the codec jobs read `Blob`s).
 pub fn local(file: FileRef<Js>) -> Result<Blob, Failure> {
     match file {
         FileRef::Blob(blob) => to_blob(blob),

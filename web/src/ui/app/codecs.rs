@@ -4,12 +4,11 @@
 //! snapshots, read snapshot indexes, preview a remote snapshot (its index read by range, one chosen
 //! tensor decoded with its statistics: [`CodecPanel::open_remote`]), time codecs on a tensor — on
 //! top of the codec worker ([`runner::CodecRunner`]); the worker's reports are handled in
-//! [`reports`], a snapshot URL typed in the view is probed in [`probe`].
+//! [`reports`].
 //!
 //! The panel reads the app's checkpoints through a [`Ctx`] and reports problems into its error
 //! list.
 
-pub mod probe;
 mod reports;
 pub mod runner;
 pub mod state;
@@ -55,9 +54,6 @@ pub enum CodecMsg {
     SetOverride(String, Option<String>),
     /// Run the codec comparison on a tensor of the active checkpoint.
     CompareCodecs(String),
-    /// A snapshot URL typed in the view was probed: open it (name, file), or report why not
-    /// (URL, message).
-    OpenUrl(Result<(String, RemoteFile), (String, String)>),
     /// Decode one tensor of a snapshot (snapshot id, tensor name) for its preview.
     PreviewTensor(u32, String),
     /// Sort remote snapshots' tensor lists by a column (again: reverse).
@@ -153,8 +149,6 @@ impl CodecPanel {
                 }
             }
             CodecMsg::CompareCodecs(tensor) => self.start_roundtrip(tensor, &mut ctx),
-            CodecMsg::OpenUrl(Ok((name, file))) => self.open_remote(name, file, &mut ctx),
-            CodecMsg::OpenUrl(Err((url, message))) => self.codec_failed(&mut ctx, url, message),
             CodecMsg::PreviewTensor(snap, tensor) => self.start_preview(snap, tensor, &mut ctx),
             CodecMsg::SortPreview(col) => {
                 let (current, desc) = self.state.preview_sort;

@@ -1,5 +1,7 @@
-//! The page around the views: header with the open / demo buttons, errors, the progress bar with
-//! Cancel, the first-visit welcome panel, the list of loaded checkpoints, and the tabs.
+//! The page around the views: header with the open / demo buttons and the URL box, errors (with
+//! the offer to read a small file whole when its server ignores `Range`), the progress bar with
+//! Cancel, the button that starts a large remote checkpoint's statistics, the first-visit welcome
+//! panel, the list of loaded checkpoints, and the tabs.
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, count, mib, rate};
@@ -7,7 +9,7 @@ use crate::ui::app::{App, Msg, Tab};
 use crate::ui::io::files;
 use crate::ui::jobs::{mark, now, Jobs};
 use crate::ui::loader::LoadError;
-use web_sys::HtmlInputElement;
+use web_sys::{HtmlInputElement, SubmitEvent};
 use yew::html::Scope;
 use yew::prelude::*;
 
@@ -22,6 +24,39 @@ fn on_pick(link: &Scope<App>) -> Callback<Event> {
         input.set_value("");
         link.send_message(Msg::Given(picked, given));
     })
+}
+
+/// A form to open checkpoints by URL (`id`: the input's id): `*.safetensors`, a shard index, or a
+/// `.bls` snapshot; several URLs separated by spaces.
+fn url_box(link: &Scope<App>, id: &'static str) -> Html {
+    let link = link.clone();
+    let onsubmit = Callback::from(move |e: SubmitEvent| {
+        e.prevent_default();
+        let form: web_sys::HtmlFormElement = e.target_unchecked_into();
+        let Some(input) = form
+            .query_selector("input")
+            .ok()
+            .flatten()
+            .and_then(|i| wasm_bindgen::JsCast::dyn_into::<HtmlInputElement>(i).ok())
+        else {
+            return;
+        };
+        // Several URLs (separated by spaces) open as checkpoints to compare.
+        let urls = input
+            .value()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        input.set_value("");
+        link.send_message(Msg::OpenUrls(urls));
+    });
+    html! {
+        <form class="url-box" {onsubmit}>
+            <input {id} type="text" inputmode="url" spellcheck="false" placeholder="https://…/model.safetensors, …index.json or .bls (several: space-separated)"
+                   title="Open a checkpoint by URL: read with Range requests, nothing is downloaded whole" />
+            <button type="submit" class="button">{ "Open URL" }</button>
+        </form>
+    }
 }
 
 /// The header: title, privacy note and the open / demo buttons (`loading`: a load is in progress;
@@ -45,6 +80,7 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
                     { "Open folder…" }
                     <input id="dir-input" type="file" webkitdirectory=true onchange={on_pick(link)} />
                 </label>
+                { url_box(link, "url-input") }
                 <button id="demo-button" class="button" onclick={demo} disabled={loading}>{ "Load demo" }</button>
                 if has_content {
                     <button class="button subtle" onclick={clear}>{ "Close all" }</button>
@@ -54,8 +90,9 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
     }
 }
 
-/// One line per file that could not be loaded or analysed.
-pub fn errors(link: &Scope<App>, errors: &[LoadError]) -> Html {
+/// One line per file that could not be loaded or analysed; `offers`: URLs that may be read whole
+/// (a small file whose server ignores `Range`), each with a button.
+pub fn errors(link: &Scope<App>, errors: &[LoadError], offers: &[String]) -> Html {
     if errors.is_empty() {
         return Html::default();
     }
@@ -65,6 +102,12 @@ pub fn errors(link: &Scope<App>, errors: &[LoadError]) -> Html {
                 <div class="error" data-file={e.file.clone()}>
                     <strong class="error-file">{ &e.file }</strong>
                     <span class="error-reason">{ format!(": {}", e.reason) }</span>
+                    if offers.contains(&e.file) {
+                        <button class="button download-whole" onclick={
+                            let url = e.file.clone();
+                            link.callback(move |_| Msg::DownloadWhole(url.clone()))
+                        }>{ "Download the whole file instead" }</button>
+                    }
                     <button class="dismiss" title="Dismiss" onclick={link.callback(move |_| Msg::Dismiss(i))}>{ "×" }</button>
                 </div>
             }) }
@@ -148,6 +191,20 @@ pub fn progress(
     }
 }
 
+/// The button that starts the whole-model statistics of a large remote checkpoint.
+pub fn stats_button(link: &Scope<App>, c: &Checkpoint) -> Html {
+    let id = c.id;
+    let missing = c.rows.len() - c.done;
+    html! {
+        <section class="stats-wait">
+            <span>{ format!("{} is remote and large: statistics of a tensor are computed when you select it; the whole model waits for you.", c.name) }</span>
+            <button id="stats-all" class="button primary" onclick={link.callback(move |_| Msg::AllowStats(id))}>
+                { format!("Compute statistics for all {missing} tensors ({})", bytes(c.data_bytes())) }
+            </button>
+        </section>
+    }
+}
+
 /// The first-visit panel: what the app does and the demo button.
 pub fn welcome(link: &Scope<App>, loading: bool) -> Html {
     html! {
@@ -158,13 +215,20 @@ pub fn welcome(link: &Scope<App>, loading: bool) -> Html {
                 <p>{ "Headers are read first, so the tensor table appears at once; the data is then streamed in 4 MiB windows through Web Workers running the bitlens core compiled to WebAssembly. Files never leave your machine." }</p>
                 <button id="demo-button-big" class="button primary" disabled={loading}
                         onclick={link.callback(|_| Msg::Demo)}>{ "Try the demo: three steps of a real MiniLM checkpoint" }</button>
+                <p>{ "Or open a hosted checkpoint by URL (the server must allow Range requests and CORS):" }</p>
+                { url_box(link, "url-input-big") }
             </div>
         </section>
     }
 }
 
-/// The loaded checkpoints, in compare order: select or remove.
-pub fn checkpoints(link: &Scope<App>, checkpoints: &[Checkpoint], active: Option<u32>) -> Html {
+/// The loaded checkpoints, in compare order: select, or remove (`removable`).
+pub fn checkpoints(
+    link: &Scope<App>,
+    checkpoints: &[Checkpoint],
+    active: Option<u32>,
+    removable: bool,
+) -> Html {
     let selected = active;
     html! {
         <nav class="checkpoints">
@@ -185,7 +249,9 @@ pub fn checkpoints(link: &Scope<App>, checkpoints: &[Checkpoint], active: Option
                                 c.files.len(), if c.files.len() == 1 { "" } else { "s" },
                                 bytes(c.file_bytes()), count(c.params())) }</span>
                         </button>
-                        <button class="remove" title="Remove" onclick={link.callback(move |_| Msg::Remove(id))}>{ "×" }</button>
+                        if removable {
+                            <button class="remove" title="Remove" onclick={link.callback(move |_| Msg::Remove(id))}>{ "×" }</button>
+                        }
                     </div>
                 }
             }) }

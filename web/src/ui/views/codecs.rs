@@ -318,7 +318,6 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
             <section class="codec-panel" data-panel="snapshots">
                 <h2>{ "Decompress" }</h2>
                 <p class="note">{ "Open or drop .bls snapshots (files are recognised by their BITLENS magic) to restore the original .safetensors files; for a shard set, give the folder bitlens compress wrote (snapshots and index)." }</p>
-                { preview::url_box(on) }
             </section>
         };
     }
@@ -356,7 +355,6 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
             if restored.len() > 1 {
                 { download_set("decompress-downloads", "restored-download", restored.iter().copied().chain(s.snapshot_indexes)) }
             }
-            { preview::url_box(on) }
             { for s.snapshots.iter().map(|f| {
                 if f.remote().is_some() {
                     return preview::remote_snapshot(on, s, f, first_remote == Some(f.id));

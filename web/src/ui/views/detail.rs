@@ -241,12 +241,7 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
     let Some(c) = s.checkpoint else {
         return html! { <p>{ "No checkpoint selected." }</p> };
     };
-    let row = s
-        .detail
-        .and_then(|n| c.row_by_name(n))
-        // By default the largest tensor: the most telling one.
-        .or_else(|| (0..c.rows.len()).max_by_key(|&i| (c.rows[i].bytes, std::cmp::Reverse(i))));
-    let Some(ri) = row else {
+    let Some(ri) = c.detail_row(s.detail) else {
         return html! { <p>{ "This checkpoint has no tensors." }</p> };
     };
     let r = &c.rows[ri];

@@ -1,51 +1,16 @@
-//! The preview of a snapshot on a server, in the Codecs view: a box to open a snapshot URL, the
-//! snapshot's tensors (codec, stored and original sizes, ratio; sortable), and for the tensor
+//! The preview of a snapshot on a server (opened by URL: `?url=`, the URL box), in the Codecs
+//! view: the snapshot's tensors (codec, stored and original sizes, ratio; sortable), and for the tensor
 //! chosen its decoding (progress), its statistics — exact values in `data-*` attributes, and the
 //! Detail view's charts — and its one-tensor `.safetensors` file to download. A failed decoding
 //! (a checksum mismatch names the tensor) is shown in place.
 
 use crate::model::codec::EntryInfo;
 use crate::model::format::{bytes, count, number, percent};
-use crate::ui::app::codecs::probe::probe;
 use crate::ui::app::codecs::{CodecMsg, JobKind, PreviewSort, SnapshotFile, TensorPreview};
 use crate::ui::views::codecs::{base_select, download, job_progress, snapshot_meta, Props};
 use crate::ui::views::detail::stats_charts;
 use bitlens_protocol::DecodedTensor;
-use web_sys::HtmlInputElement;
 use yew::prelude::*;
-
-/// The box to open a snapshot by URL: probes it (size, magic), then the panel reads its index.
-pub fn url_box(on: &Callback<CodecMsg>) -> Html {
-    let input = NodeRef::default();
-    let open = {
-        let (input, on) = (input.clone(), on.clone());
-        Callback::from(move |e: SubmitEvent| {
-            e.prevent_default();
-            let Some(el) = input.cast::<HtmlInputElement>() else {
-                return;
-            };
-            let url = el.value().trim().to_owned();
-            if url.is_empty() {
-                return;
-            }
-            let on = on.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                let name = url.rsplit('/').next().unwrap_or(&url).to_owned();
-                let opened = probe(&url).await.map(|f| (name, f)).map_err(|m| (url, m));
-                on.emit(CodecMsg::OpenUrl(opened));
-            });
-        })
-    };
-    html! {
-        <form id="snapshot-url-form" class="codec-tools" onsubmit={open}>
-            <label>{ "Open a snapshot URL " }
-                <input id="snapshot-url" type="url" ref={input} size="60"
-                       placeholder="https://…/model.bls" /></label>
-            <button id="snapshot-url-open" class="button" type="submit">{ "Open" }</button>
-            <span class="note">{ "read by Range requests: the index, then only the frames of the tensor you pick" }</span>
-        </form>
-    }
-}
 
 /// The entries in the order of `sort` (column, descending).
 fn sorted(entries: &[EntryInfo], sort: (PreviewSort, bool)) -> Vec<&EntryInfo> {

@@ -1,0 +1,164 @@
+//! The `bitlens inspect --json` document, shared by the CLI (which prints it) and the page (whose
+//! embed's `inspect()` resolves to it): every file with its header's tensors and their statistics,
+//! and totals. [`FileReport::new`] builds a file's part from its parsed header and whatever
+//! statistics exist; [`InspectReport::new`] adds the totals.
+//!
+//! The CLI computes every tensor's statistics, so each [`TensorReport`] carries them (flattened into
+//! the tensor's object: `dtype`, `bytes`, bit ratios, entropies…). The page may not have computed
+//! some yet: such a tensor still lists its name, shape, offsets, element count and `dtype`, and the
+//! totals count only the tensors with statistics.
+
+use bitlens_stats::{Summary, TensorStats};
+use bitlens_tensors::{Dtype, Header};
+use serde::Serialize;
+
+/// One tensor in the report: its header entry and its statistics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorReport {
+    /// Tensor name.
+    pub name: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// Byte range within the data section.
+    pub data_offsets: (u64, u64),
+    /// Element count.
+    pub params: u64,
+    /// The element type while the statistics (which carry it) are not computed; `None` once they
+    /// are, so the JSON has one `dtype` key either way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<Dtype>,
+    /// The statistics (dtype, bytes, bit ratios, entropies, histograms, values), once computed.
+    #[serde(flatten)]
+    pub stats: Option<TensorStats>,
+}
+
+/// One file in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileReport {
+    /// Path of the file (for the page: its URL or the name it was given by).
+    pub path: String,
+    /// Its size in bytes.
+    pub file_size: u64,
+    /// Length of its JSON header.
+    pub header_len: u64,
+    /// `__metadata__`, in file order.
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Its tensors in offset order.
+    pub tensors: Vec<TensorReport>,
+    /// Totals over the file's tensors that have statistics.
+    pub summary: Summary,
+}
+
+/// The whole `inspect --json` document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InspectReport {
+    /// Every file of every input, in order.
+    pub files: Vec<FileReport>,
+    /// Totals over all files.
+    pub summary: Summary,
+}
+
+impl FileReport {
+    /// The report of the file at `path` with this parsed `header`: each of its tensors, in header
+    /// order, with the statistics `stats(i)` gives for the `i`-th (`None`: not computed yet).
+    pub fn new(
+        path: String,
+        header: &Header,
+        mut stats: impl FnMut(usize) -> Option<TensorStats>,
+    ) -> FileReport {
+        let mut summary = Summary::default();
+        let tensors = header
+            .tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let stats = stats(i);
+                if let Some(s) = &stats {
+                    summary.add(t.elements(), s);
+                }
+                TensorReport {
+                    name: t.name.clone(),
+                    shape: t.shape.clone(),
+                    data_offsets: t.data_offsets,
+                    params: t.elements(),
+                    dtype: stats.is_none().then_some(t.dtype),
+                    stats,
+                }
+            })
+            .collect();
+        FileReport {
+            path,
+            file_size: header.file_size,
+            header_len: header.header_len,
+            metadata: header.metadata.as_ref().map(|m| {
+                m.iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect()
+            }),
+            tensors,
+            summary,
+        }
+    }
+}
+
+impl InspectReport {
+    /// The document over these files, with their totals merged.
+    pub fn new(files: Vec<FileReport>) -> InspectReport {
+        let mut summary = Summary::default();
+        for f in &files {
+            summary.merge(&f.summary);
+        }
+        InspectReport { files, summary }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bitlens_stats::Accumulator;
+
+    /// A header of two F32 tensors (`a` [2], `b` [1]) with metadata, as a file holds it.
+    fn header() -> Header {
+        let json = br#"{"__metadata__":{"step":"7"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}"#;
+        let mut file = (json.len() as u64).to_le_bytes().to_vec();
+        file.extend_from_slice(json);
+        file.extend_from_slice(&[0u8; 12]);
+        Header::parse(&file, file.len() as u64).unwrap()
+    }
+
+    fn stats_of(bytes: &[u8]) -> TensorStats {
+        let mut acc = Accumulator::new(Dtype::F32, bytes.len() as u64);
+        acc.update(bytes).unwrap();
+        acc.finish().unwrap()
+    }
+
+    #[test]
+    fn pending_tensors_keep_their_dtype_and_stay_out_of_the_totals() {
+        let h = header();
+        let b = stats_of(&1.5f32.to_le_bytes());
+        let file = FileReport::new("m.safetensors".into(), &h, |i| (i == 1).then(|| b.clone()));
+        let json = serde_json::to_value(InspectReport::new(vec![file])).unwrap();
+        let tensors = &json["files"][0]["tensors"];
+        assert_eq!(tensors[0]["dtype"], "F32");
+        assert_eq!(tensors[0].get("byte_entropy"), None);
+        assert_eq!(tensors[1]["dtype"], "F32");
+        assert_eq!(tensors[1]["bytes"], 4);
+        assert_eq!(json["files"][0]["summary"]["tensors"], 1);
+        assert_eq!(json["summary"]["params"], 1);
+        assert_eq!(json["files"][0]["metadata"]["step"], "7");
+        assert_eq!(json["files"][0]["header_len"], h.header_len);
+    }
+
+    #[test]
+    fn a_measured_tensor_serializes_its_header_entry_then_its_statistics() {
+        let h = header();
+        let s = stats_of(&[0u8; 8]);
+        let file = FileReport::new("m".into(), &h, |i| (i == 0).then(|| s.clone()));
+        let text = serde_json::to_string(&file.tensors[0]).unwrap();
+        let expected = format!(
+            r#"{{"name":"a","shape":[2],"data_offsets":[0,8],"params":2,{}"#,
+            &serde_json::to_string(&s).unwrap()[1..]
+        );
+        assert_eq!(text, expected);
+    }
+}
