@@ -21,7 +21,7 @@ use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
 use crate::threads::build;
 use bitlens_protocol::js::{from_js, Event, Js, Request};
-use bitlens_protocol::{FileRef, JobResult, WorkerRequest};
+use bitlens_protocol::{JobResult, WorkerRequest};
 use js_sys::Function;
 use post::{Post, ToPage};
 use wasm_bindgen::prelude::*;
@@ -134,17 +134,6 @@ async fn dispatch(
             codecs,
             ..
         } => jobs::roundtrip(task, &to_blob(blob)?, offset, bytes, dtype, &codecs, out),
-    }
-}
-
-/// The `Blob` of a local file reference; remote files are refused (the codec jobs read `Blob`s).
-pub fn local(file: FileRef<Js>) -> Result<Blob, Failure> {
-    match file {
-        FileRef::Blob(blob) => to_blob(blob),
-        FileRef::Url(remote) => Err(Failure(format!(
-            "{}: this worker cannot read remote files yet",
-            remote.url
-        ))),
     }
 }
 
