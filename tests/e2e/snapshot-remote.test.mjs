@@ -83,7 +83,7 @@ function close(a, b, what, tol = 1e-9) {
 /** The listing equals `bitlens inspect --json` of the snapshot: names in order, codecs, sizes. */
 function sameListing(rows, file) {
   const ref = inspect(file).snapshots[0].tensors;
-  assert.equal(rows.length, ref.length);
+  assert.deepEqual(rows.map((r) => r.tensor), ref.map((t) => t.name));
   const byName = new Map(rows.map((r) => [r.tensor, r]));
   for (const t of ref) {
     const r = byName.get(t.name);
