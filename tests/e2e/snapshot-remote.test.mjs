@@ -28,7 +28,7 @@ const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
 const SLACK = 3 * 65536;
 
 const app = useApp();
-const data = { dir: null, server: null, noCors: null };
+const data = { dir: null, server: null, noCors: null, flaky: null };
 
 /** Runs the CLI without blocking this process, whose range server must answer it. */
 async function cliAsync(...args) {
@@ -48,18 +48,20 @@ before(() => {
 before(async () => {
   data.server = await startRangeServer(data.dir);
   data.noCors = await startRangeServer(data.dir, { cors: false });
+  data.flaky = await startRangeServer(data.dir, { fail5xx: 1 });
 });
 
 after(() => {
   data.server?.close();
   data.noCors?.close();
+  data.flaky?.close();
   for (const d of [data.dir, data.local]) if (d) fs.rmSync(d, { recursive: true, force: true });
 });
 
-/** A page of the app opened on `?url=<url>`. */
-async function openUrl(url) {
-  const page = await app.openApp();
-  await page.goto(`${app.url}?url=${encodeURIComponent(url)}`);
+/** A page of the app opened on `?url=<url>` (cross-origin isolated unless `isolated: false`). */
+async function openUrl(url, { isolated = true } = {}) {
+  const page = await app.openApp({ isolated });
+  await page.goto(`${isolated ? app.url : app.plainUrl}?url=${encodeURIComponent(url)}`);
   return page;
 }
 
@@ -202,6 +204,29 @@ test('a remote delta snapshot: refused without its base, decoded with the base c
   await cliAsync('decompress', url, '--base', BF16, '--tensor', name, '-o', cliOut);
   sameBytes(out, cliOut, 'delta tensor: page vs CLI');
   await page.close();
+});
+
+test('a 503 during a decode is retried after a pause, with and without SharedArrayBuffer', { timeout: 300_000 }, async () => {
+  const url = `${data.flaky.url}minilm-lmc.bls`;
+  const name = 'encoder.layer.1.attention.self.key.weight';
+  const cliOut = path.join(app.tmp, 'cli-retry.safetensors');
+  await cliAsync('decompress', url, '--tensor', name, '-o', cliOut);
+  for (const isolated of [true, false]) {
+    const page = await openUrl(url, { isolated });
+    await listing(page);
+    // The next request of the file fails once with 503: the worker waits (Atomics.wait when the
+    // page is cross-origin isolated, else on the clock) and asks again.
+    data.flaky.reset();
+    const shown = await decode(page, name);
+    assert.equal(shown.state, 'done', await page.textContent('#snapshot-preview'));
+    const log = data.flaky.requests.filter((r) => r.path === '/minilm-lmc.bls');
+    assert.equal(log[0].status, 503);
+    assert.equal(log[1].range, log[0].range, JSON.stringify(log));
+    assert.equal(log[1].status, 206);
+    const { out } = await download(page, '#tensor-download', path.join(app.tmp, `page-retry-${isolated}.safetensors`));
+    sameBytes(out, cliOut, 'decoded after a retry');
+    await page.close();
+  }
 });
 
 test('a corrupted frame gives the checksum error naming the tensor; a vanished file its 404', { timeout: 300_000 }, async () => {

@@ -117,7 +117,19 @@ impl CodecPanel {
             CodecMsg::Cancel => {
                 self.runner.cancel();
                 self.drop_partial();
-                self.state.job = None;
+                if let Some(JobKind::DecodeTensor { snap, .. }) =
+                    self.state.job.take().map(|j| j.kind)
+                {
+                    if let Some(p) = self
+                        .state
+                        .snapshots
+                        .iter_mut()
+                        .find(|s| s.id == snap)
+                        .and_then(|s| s.preview.as_mut())
+                    {
+                        p.error = Some("cancelled".into());
+                    }
+                }
                 self.state.error = Some("cancelled".into());
                 self.next_info(&mut ctx);
             }
