@@ -14,7 +14,10 @@ from conftest import run, run_json
 
 class Handler(http.server.BaseHTTPRequestHandler):
     """Serves `server.root`; the first path segment picks a mode: ok, norange, 404, 500, flaky (500
-    once per file, then ok), badrange (Content-Range off by one)."""
+    once per file, then ok), badrange (Content-Range off by one), replace (the file is replaced by
+    another version of the same size right after its first answer). Answers carry an ETag (size,
+    mtime and version of the file); a request whose If-Range does not match it gets the whole
+    file with 200, as HTTP says."""
 
     def log_message(self, *args):
         pass
@@ -33,10 +36,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 first = srv.failed[name] == 1
             if first:
                 return self.send_error(500)
-        size = path.stat().st_size
+        st = path.stat()
+        size = st.st_size
+        with srv.lock:
+            etag = f'"{size:x}-{st.st_mtime_ns:x}-{srv.versions.get(name, 0)}"'
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        if_range = self.headers.get("If-Range")
         with open(path, "rb") as f:
-            if mode == "norange" or not m:
+            if mode == "norange" or not m or (if_range is not None and if_range != etag):
                 body, status, extra = f.read(), 200, {}
             else:
                 start, end = int(m[1]), min(int(m[2]), size - 1)
@@ -44,10 +51,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 body, status = f.read(end + 1 - start), 206
                 shown = (start + 1, end + 1) if mode == "badrange" else (start, end)
                 extra = {"Content-Range": f"bytes {shown[0]}-{shown[1]}/{size}"}
+        with srv.lock:
+            replace = mode == "replace" and name not in srv.versions
+            if replace:
+                # The new version is in place before this answer leaves: every later request
+                # sees it, this one still carries the old ETag.
+                data = bytearray(path.read_bytes())
+                data[-1] ^= 0xFF
+                tmp = path.with_suffix(".new")
+                tmp.write_bytes(data)
+                tmp.replace(path)
+                srv.versions[name] = 1
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
         self.end_headers()
         try:
             self.wfile.write(body)
@@ -61,7 +80,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def server(tmp_path):
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
-    srv.root, srv.lock, srv.served, srv.failed = tmp_path, threading.Lock(), 0, {}
+    srv.root, srv.lock, srv.served, srv.failed, srv.versions = tmp_path, threading.Lock(), 0, {}, {}
     srv.url = lambda name, mode="ok": f"http://127.0.0.1:{srv.server_address[1]}/{mode}/{name}"
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -168,8 +187,22 @@ def test_small_files_may_be_read_whole_on_request(server, weights):
     shutil.copy(weights / "minilm-bf16.safetensors", server.root / "m.safetensors")
     url = server.url("m.safetensors", "norange")
     assert "--download-small" in run("inspect", url, check=False).stderr
+    before = server.served
     remote = run_json("--download-small", "inspect", url)
     assert without_paths(remote) == without_paths(run_json("inspect", weights / "minilm-bf16.safetensors"))
+    # The probe's own 200 answer is the file: it is downloaded once, not twice.
+    assert server.served - before == (weights / "minilm-bf16.safetensors").stat().st_size
+
+
+def test_a_file_replaced_between_requests_is_refused(server, weights):
+    shutil.copy(weights / "minilm-bf16.safetensors", server.root / "m.safetensors")
+    url = server.url("m.safetensors", "replace")
+    proc = run("inspect", url, check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert url in lines[0] and "changed on the server" in lines[0], proc.stderr
+    # The same file, unchanged, reads as before: its ETag matches every If-Range.
+    assert run_json("inspect", server.url("m.safetensors"))["files"][0]["tensors"]
 
 
 def test_only_http_urls(weights):

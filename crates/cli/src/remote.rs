@@ -4,7 +4,10 @@
 //! bytes, so a safetensors header then takes one more request). Every answer must be `206` with a
 //! `Content-Range` equal to the request and the probed size; a `200` means the server ignores
 //! `Range` and is refused (unless `--download-small` and the file is at most [`SMALL_FILE`]
-//! bytes), so a multi-GB file is never downloaded whole by accident. 5xx answers and network
+//! bytes: then the probe's own body is the file, read once), so a multi-GB file is never
+//! downloaded whole by accident. When the probe's answer has a strong `ETag`, later requests carry
+//! it in `If-Range`: a file replaced between two requests answers `200`, refused as
+//! [`RangeError::Changed`] instead of mixing bytes of two versions. 5xx answers and network
 //! errors are retried [`TRIES`] times with backoff; at most [`IN_FLIGHT`] requests run at once.
 //! No cookies or credentials are sent; only `http` and `https` URLs are accepted. The client is
 //! ureq with rustls (ring): pure Rust apart from ring's C, builds offline here, and https works
@@ -42,13 +45,14 @@ pub fn join(base: &str, name: &str) -> anyhow::Result<String> {
     Ok(bitlens_remote::join(base, name)?)
 }
 
-/// What a probe found: the size, and the first bytes (or the whole body of a small file whose
-/// server ignores `Range`).
+/// What a probe found: the size, the first bytes (or the whole body of a small file whose server
+/// ignores `Range`), and the file's strong entity tag, if the server sent one.
 #[derive(Clone)]
 struct Probe {
     size: u64,
     head: Vec<u8>,
     whole: bool,
+    etag: Option<String>,
 }
 
 /// A remote file read with range requests.
@@ -115,20 +119,42 @@ fn ignores_range_hint(e: &RangeError) -> &'static str {
     }
 }
 
-/// Sends one `Range` request for `[start, start + buf.len())` and fills `buf`. `size` is the
-/// probed size (None while probing). Returns the total size the server reported.
-fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, RangeError> {
-    let want = buf.len() as u64;
-    let end = start + want - 1;
-    let _slot = Slot::take();
-    let mut response = agent()
+/// An answer's status and the headers judging it needs.
+struct Head {
+    status: u16,
+    content_range: Option<String>,
+    content_length: Option<u64>,
+    etag: Option<String>,
+}
+
+impl Head {
+    fn answer(&self) -> Answer<'_> {
+        Answer {
+            status: self.status,
+            content_range: self.content_range.as_deref(),
+            content_length: self.content_length,
+        }
+    }
+}
+
+/// Sends `GET url` for bytes `[start, end]` (with `If-Range: etag` when given); returns the head
+/// and the response, whose body is still to be read.
+fn send(
+    url: &str,
+    start: u64,
+    end: u64,
+    etag: Option<&str>,
+) -> Result<(Head, ureq::http::Response<ureq::Body>), RangeError> {
+    let mut request = agent()
         .get(url)
         .header("Range", format!("bytes={start}-{end}"))
-        .header("Accept-Encoding", "identity")
-        .call()
-        .map_err(|e| RangeError::Network {
-            message: format!("request failed: {e}"),
-        })?;
+        .header("Accept-Encoding", "identity");
+    if let Some(tag) = etag {
+        request = request.header("If-Range", tag);
+    }
+    let response = request.call().map_err(|e| RangeError::Network {
+        message: format!("request failed: {e}"),
+    })?;
     let header = |name: &str| {
         response
             .headers()
@@ -136,13 +162,22 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
-    let content_range = header("content-range");
-    let answer = Answer {
+    let head = Head {
         status: response.status().as_u16(),
-        content_range: content_range.as_deref(),
+        content_range: header("content-range"),
         content_length: header("content-length").and_then(|v| v.trim().parse().ok()),
+        // Only a strong validator may go in If-Range.
+        etag: header("etag").filter(|t| !t.starts_with("W/")),
     };
-    let total = bitlens_remote::check(&answer, start, want, size)?;
+    Ok((head, response))
+}
+
+/// Reads the body of bytes `[start, start + buf.len())` into `buf`, checking its length.
+fn read_body(
+    response: &mut ureq::http::Response<ureq::Body>,
+    start: u64,
+    buf: &mut [u8],
+) -> Result<(), RangeError> {
     let mut reader = response.body_mut().as_reader();
     let mut got = 0;
     while got < buf.len() {
@@ -152,24 +187,86 @@ fn range_once(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Resul
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
                 return Err(RangeError::Network {
-                    message: format!("body of bytes {start}-{end} failed after {got} bytes: {e}"),
+                    message: format!(
+                        "body of bytes {start}-{} failed after {got} bytes: {e}",
+                        start + buf.len() as u64 - 1
+                    ),
                 })
             }
         }
     }
     let mut extra = [0u8; 1];
     let more = matches!(reader.read(&mut extra), Ok(n) if n > 0);
-    bitlens_remote::check_body(start, got as u64 + u64::from(more), want)?;
-    Ok(total)
+    bitlens_remote::check_body(start, got as u64 + u64::from(more), buf.len() as u64)
 }
 
-/// [`range_once`] with retries and backoff.
-fn range(url: &str, start: u64, buf: &mut [u8], size: Option<u64>) -> Result<u64, RemoteError> {
+/// Sends one `Range` request for `[start, start + buf.len())` of a probed file (`size`, `etag`)
+/// and fills `buf`.
+fn range_once(
+    url: &str,
+    start: u64,
+    buf: &mut [u8],
+    size: u64,
+    etag: Option<&str>,
+) -> Result<(), RangeError> {
+    let want = buf.len() as u64;
+    let _slot = Slot::take();
+    let (head, mut response) = send(url, start, start + want - 1, etag)?;
+    if let (Some(tag), 200) = (etag, head.status) {
+        return Err(RangeError::Changed { etag: tag.into() });
+    }
+    bitlens_remote::check(&head.answer(), start, want, Some(size))?;
+    read_body(&mut response, start, buf)
+}
+
+/// The probe: `Range: bytes=0-7`, giving the size, the first bytes and the ETag. A server that
+/// ignores `Range` on a small file gives the whole file in this one answer, kept when
+/// `--download-small` allows it (and not read at all otherwise).
+fn probe_once(url: &str) -> Result<Probe, RangeError> {
+    let _slot = Slot::take();
+    let (head, mut response) = send(url, 0, 7, None)?;
+    match bitlens_remote::check(&head.answer(), 0, 8, None) {
+        Ok(size) => {
+            let mut first = [0u8; 8];
+            read_body(&mut response, 0, &mut first)?;
+            Ok(Probe {
+                size,
+                head: first.to_vec(),
+                whole: false,
+                etag: head.etag,
+            })
+        }
+        Err(e) if e.small_enough() && DOWNLOAD_SMALL.get().copied().unwrap_or(false) => {
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(SMALL_FILE)
+                .read_to_vec()
+                .map_err(|e| RangeError::Network {
+                    message: format!("cannot read the whole file: {e}"),
+                })?;
+            bitlens_remote::check_body(0, body.len() as u64, head.content_length.unwrap_or(0))?;
+            Ok(Probe {
+                size: body.len() as u64,
+                head: body,
+                whole: true,
+                etag: None,
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `attempt` with retries and backoff on transient failures.
+fn retried<T>(
+    url: &str,
+    mut attempt: impl FnMut() -> Result<T, RangeError>,
+) -> Result<T, RemoteError> {
     let mut tries = 0;
     loop {
         tries += 1;
-        match range_once(url, start, buf, size) {
-            Ok(total) => return Ok(total),
+        match attempt() {
+            Ok(v) => return Ok(v),
             Err(e) if e.transient() && tries < TRIES => {
                 std::thread::sleep(Duration::from_millis(bitlens_remote::backoff_ms(tries)));
             }
@@ -189,29 +286,6 @@ fn message(e: &RemoteError) -> String {
     format!("{e}{}", ignores_range_hint(&e.error))
 }
 
-/// Reads a small file whole after its server ignored `Range` (`--download-small`).
-fn whole(url: &str) -> Result<Probe, String> {
-    let _slot = Slot::take();
-    let mut response = agent()
-        .get(url)
-        .call()
-        .map_err(|e| format!("{url}: request failed: {e}"))?;
-    if response.status().as_u16() != 200 {
-        return Err(format!("{url}: HTTP {}", response.status().as_u16()));
-    }
-    let head = response
-        .body_mut()
-        .with_config()
-        .limit(SMALL_FILE)
-        .read_to_vec()
-        .map_err(|e| format!("{url}: cannot read the whole file: {e}"))?;
-    Ok(Probe {
-        size: head.len() as u64,
-        head,
-        whole: true,
-    })
-}
-
 impl HttpSource {
     /// Opens a URL: probes its size with `Range: bytes=0-7` (once per run and URL).
     pub fn open(url: &str) -> anyhow::Result<HttpSource> {
@@ -226,23 +300,10 @@ impl HttpSource {
         let probe = match cached {
             Some(p) => p,
             None => {
-                let mut head = [0u8; 8];
-                let probe = match range(url, 0, &mut head, None) {
-                    Ok(size) => Probe {
-                        size,
-                        head: head.to_vec(),
-                        whole: false,
-                    },
-                    Err(e)
-                        if e.error.small_enough()
-                            && DOWNLOAD_SMALL.get().copied().unwrap_or(false) =>
-                    {
-                        whole(url).map_err(anyhow::Error::msg)?
-                    }
-                    // A file shorter than 8 bytes (416, or a shorter range) is refused here too:
-                    // it cannot be a valid input.
-                    Err(e) => anyhow::bail!(message(&e)),
-                };
+                // A file shorter than 8 bytes (416, or a shorter range) is refused here too: it
+                // cannot be a valid input.
+                let probe =
+                    retried(url, || probe_once(url)).map_err(|e| anyhow::anyhow!(message(&e)))?;
                 PROBES
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -280,7 +341,8 @@ impl ReadAt for HttpSource {
         }
         let mut pos = offset;
         for chunk in buf.chunks_mut(MAX_REQUEST as usize) {
-            range(&self.url, pos, chunk, Some(self.probe.size)).map_err(|e| {
+            let (size, etag) = (self.probe.size, self.probe.etag.as_deref());
+            retried(&self.url, || range_once(&self.url, pos, chunk, size, etag)).map_err(|e| {
                 SourceError::Backend {
                     offset: pos,
                     len: chunk.len() as u64,

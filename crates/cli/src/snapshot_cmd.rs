@@ -10,7 +10,7 @@ use crate::source::{Checkpoint, Shard, Source};
 use anyhow::{bail, Context, Result};
 use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
 use bitlens_stats::format;
-use bitlens_tensors::{Dtype, Header};
+use bitlens_tensors::Dtype;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -352,13 +352,8 @@ fn decompress_file(
                 .decode_all(base_source.as_ref(), &mut sink)
                 .with_context(ctx)?,
             Some(name) => {
-                let idx = reader
-                    .find(name)
-                    .with_context(|| format!("{}: no tensor `{name}`", input.display()))?;
-                let prefix = single_tensor_prefix(&reader.header, name)?;
-                sink(&prefix)?;
                 reader
-                    .decode_tensors(&[idx], base_source.as_ref(), &mut sink)
+                    .decode_tensor_file(name, base_source.as_ref(), &mut sink)
                     .with_context(ctx)?;
             }
         }
@@ -366,31 +361,6 @@ fn decompress_file(
     })?;
     progress.finish();
     Ok(())
-}
-
-/// The header of a safetensors file holding only `name` (metadata kept), padded to 8 bytes as the
-/// reference writer does.
-fn single_tensor_prefix(header: &Header, name: &str) -> Result<Vec<u8>> {
-    let t = header.tensor(name).expect("caller checked");
-    let mut map = serde_json::Map::new();
-    if let Some(meta) = &header.metadata {
-        let m: serde_json::Map<String, serde_json::Value> = meta
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-            .collect();
-        map.insert("__metadata__".into(), m.into());
-    }
-    map.insert(
-        t.name.clone(),
-        serde_json::json!({ "dtype": t.dtype, "shape": t.shape, "data_offsets": [0, t.byte_len()] }),
-    );
-    let mut json = serde_json::to_vec(&map)?;
-    while json.len() % 8 != 0 {
-        json.push(b' ');
-    }
-    let mut prefix = (json.len() as u64).to_le_bytes().to_vec();
-    prefix.extend_from_slice(&json);
-    Ok(prefix)
 }
 
 fn summary(verb: &str, t: &Totals, started: Instant) {

@@ -5,7 +5,7 @@
 //! - [`choice`]: the codec choices the page sends (codec family, NeuZip mantissa bits, per-tensor
 //!   overrides, the codecs a comparison times).
 //! - [`result`]: what the worker's codec jobs return (snapshot entries and sizes, a snapshot's
-//!   index, codec round trips on one tensor).
+//!   index, codec round trips on one tensor, one tensor decoded from a snapshot).
 //! - [`inspect`]: the `bitlens inspect --json` document (the CLI prints it; the page's embed
 //!   returns it from `inspect()`).
 //! - [`message`]: the requests and events themselves; statistics travel as the core's own
@@ -31,4 +31,6 @@ pub use message::{
     Batch, Build, BuildKind, FileDone, FileOutput, FileRef, FlipSpan, JobFile, JobResult,
     RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
-pub use result::{Compressed, EntryInfo, ErrorReport, Roundtrip, RoundtripRow, SnapshotInfo};
+pub use result::{
+    Compressed, DecodedTensor, EntryInfo, ErrorReport, Roundtrip, RoundtripRow, SnapshotInfo,
+};

@@ -7,12 +7,15 @@
 //! - compress / decompress: `Progress` (at most every 100 ms), each output file as `Chunk`s (their
 //!   `ArrayBuffer`s transferred, not copied) then `File`, and `Done`. Compress stops at the first
 //!   failure (as the CLI does); decompress reports a failed file and goes on with the next.
+//! - one tensor of a snapshot (`DecodeTensor`): `Progress` (bytes of the tensor decoded), the
+//!   one-tensor safetensors file as `Chunk`s then `File`, and `Done` with its statistics
+//!   ([`JobResult::Tensor`]).
 //! - snapshot index, codec comparison: `Progress` (comparison: one per codec), then `Done` with
 //!   the result.
 //! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
 
 use crate::choice::{ComparedCodec, CompressOptions};
-use crate::result::{Compressed, RoundtripRow, SnapshotInfo};
+use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
 use bitlens_stats::{FlipStats, TensorStats};
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
@@ -123,6 +126,18 @@ pub enum WorkerRequest<J> {
         /// The snapshot.
         file: FileRef<J>,
     },
+    /// Decode one tensor of a snapshot into a safetensors file holding only it (what
+    /// `bitlens decompress SNAPSHOT --tensor NAME` writes), with its statistics.
+    DecodeTensor {
+        /// Job id.
+        task: u32,
+        /// The snapshot.
+        file: FileRef<J>,
+        /// The tensor's name.
+        tensor: String,
+        /// The base checkpoint's file, for a delta snapshot (refused without one).
+        base: Option<FileRef<J>>,
+    },
     /// Time codecs on one tensor.
     Roundtrip {
         /// Job id.
@@ -149,6 +164,7 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::Compress { task, .. }
             | WorkerRequest::Decompress { task, .. }
             | WorkerRequest::SnapshotInfo { task, .. }
+            | WorkerRequest::DecodeTensor { task, .. }
             | WorkerRequest::Roundtrip { task, .. } => *task,
         }
     }
@@ -162,6 +178,7 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::Compress { task, .. }
             | WorkerRequest::Decompress { task, .. }
             | WorkerRequest::SnapshotInfo { task, .. }
+            | WorkerRequest::DecodeTensor { task, .. }
             | WorkerRequest::Roundtrip { task, .. } => task,
         }
     }
@@ -233,6 +250,8 @@ pub enum FileOutput {
     Snapshot(Compressed),
     /// Decompress: the index of the snapshot the file was restored from.
     Restored(SnapshotInfo),
+    /// Decode one tensor: the file holds only the tensor of this name.
+    Tensor(String),
 }
 
 /// One file of a compress / decompress job, done (its bytes came as `Chunk`s).
@@ -257,6 +276,8 @@ pub enum JobResult {
     Info(SnapshotInfo),
     /// A codec comparison, one row per codec asked for.
     Roundtrip(Vec<RoundtripRow>),
+    /// One tensor decoded from a snapshot (its file came as `Chunk`s and a `File` event).
+    Tensor(Box<DecodedTensor>),
 }
 
 /// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.
@@ -396,8 +417,18 @@ mod tests {
                 task: 5,
                 file: FileRef::Blob("s.bls".into()),
             },
-            WorkerRequest::Roundtrip {
+            WorkerRequest::DecodeTensor {
                 task: 6,
+                file: FileRef::Url(RemoteFile {
+                    url: "http://127.0.0.1:8000/model.bls".into(),
+                    size: 1 << 34,
+                    credentials: true,
+                }),
+                tensor: "encoder.layer.0.attention.self.query.weight".into(),
+                base: Some(FileRef::Blob("base.safetensors".into())),
+            },
+            WorkerRequest::Roundtrip {
+                task: 7,
                 blob: "f".into(),
                 offset: 8,
                 bytes: 64,
@@ -491,6 +522,34 @@ mod tests {
                 seconds: 0.0,
                 memory: 0,
                 result: JobResult::Info(info),
+            },
+            WorkerEvent::File {
+                task: 4,
+                file: 0,
+                result: Ok(FileDone {
+                    seconds: 0.1,
+                    memory: 1 << 20,
+                    output: FileOutput::Tensor("w".into()),
+                }),
+            },
+            WorkerEvent::Done {
+                task: 4,
+                seconds: 0.1,
+                memory: 1 << 20,
+                result: JobResult::Tensor(Box::new(DecodedTensor {
+                    name: "w".into(),
+                    codec: "neuzip-m3".into(),
+                    lossy: true,
+                    bytes: 8,
+                    stored_bytes: 5,
+                    file_bytes: 8 + 64,
+                    fetched: 70_000,
+                    stats: {
+                        let mut acc = bitlens_stats::Accumulator::new(Dtype::F32, 8);
+                        acc.update(&[0, 0, 128, 63, 0, 0, 0, 192]).unwrap();
+                        acc.finish().unwrap()
+                    },
+                })),
             },
             WorkerEvent::Failed {
                 task: None,

@@ -1,8 +1,10 @@
 //! What the worker's codec jobs return: the entries and sizes of a snapshot it wrote
 //! ([`Compressed`]) or read ([`SnapshotInfo`]), the error of lossily stored tensors
-//! ([`ErrorReport`], the core's own type), and codec round trips on one tensor ([`Roundtrip`], [`RoundtripRow`]).
+//! ([`ErrorReport`], the core's own type), codec round trips on one tensor ([`Roundtrip`],
+//! [`RoundtripRow`]), and one tensor decoded from a snapshot ([`DecodedTensor`]).
 
 pub use bitlens_snapshot::ErrorReport;
+use bitlens_stats::TensorStats;
 use serde::{Deserialize, Serialize};
 
 /// One tensor of a snapshot.
@@ -124,6 +126,28 @@ pub struct RoundtripRow {
     pub label: String,
     /// The measurement.
     pub result: Roundtrip,
+}
+
+/// One tensor decoded from a snapshot (the preview of a remote snapshot): what it was stored as,
+/// what the decoding fetched, and the statistics of its decoded bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecodedTensor {
+    /// Tensor name.
+    pub name: String,
+    /// Codec name (as the core names it).
+    pub codec: String,
+    /// Stored lossily.
+    pub lossy: bool,
+    /// Original bytes of the tensor.
+    pub bytes: u64,
+    /// Its bytes in the snapshot (frames).
+    pub stored_bytes: u64,
+    /// Bytes of the output file (a safetensors file holding only this tensor).
+    pub file_bytes: u64,
+    /// Bytes of the snapshot read to open it and decode this tensor (for a URL: transferred).
+    pub fetched: u64,
+    /// Statistics of the decoded bytes (as the statistics workers compute them).
+    pub stats: TensorStats,
 }
 
 #[cfg(test)]

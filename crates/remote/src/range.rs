@@ -144,6 +144,13 @@ pub enum RangeError {
         /// Bytes asked for.
         want: u64,
     },
+    /// A 200 answer to a request sent with `If-Range`: the file changed on the server since it
+    /// was probed (its entity tag no longer matches).
+    #[error("the file changed on the server since it was first read (its ETag {etag} no longer matches); its bytes are not mixed with the new ones")]
+    Changed {
+        /// The entity tag of the probe.
+        etag: String,
+    },
     /// The request failed before any answer (connection, DNS, TLS, timeout; in a browser also a
     /// CORS refusal, which it does not tell apart).
     #[error("{message}")]

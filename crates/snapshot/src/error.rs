@@ -124,6 +124,12 @@ pub enum SnapshotError {
         /// What differs.
         reason: String,
     },
+    /// No tensor of this name is in the snapshot.
+    #[error("no tensor `{name}` in the snapshot")]
+    NoTensor {
+        /// The name asked for.
+        name: String,
+    },
     /// The writer was used inconsistently (a bug in the caller).
     #[error("snapshot writer misuse: {0}")]
     Misuse(String),

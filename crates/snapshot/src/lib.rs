@@ -18,6 +18,8 @@
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
 //! - [`writer`] — [`SnapshotWriter`].
 //! - [`reader`] — [`SnapshotReader`].
+//! - [`single`] — one tensor as a safetensors file of its own (`decompress --tensor`, the page's
+//!   preview of a remote snapshot).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -28,6 +30,7 @@ pub mod error;
 pub mod format;
 pub mod metrics;
 pub mod reader;
+pub mod single;
 pub mod writer;
 
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
@@ -37,6 +40,7 @@ pub use error::SnapshotError;
 pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
 pub use metrics::{ErrorStats, MetricsError};
 pub use reader::{BaseSource, SnapshotReader, Source};
+pub use single::tensor_file_prefix;
 pub use writer::{FrameJob, SnapshotWriter, TensorPlan, WindowReader};
 
 /// xxh3-64 of a byte string: the checksum used throughout the container.

@@ -11,7 +11,8 @@
 //! - [`worker`]: the job loop (requests in, events out, `Blob`s read in windows).
 //! - [`snapshot`]: compress a safetensors file into a snapshot, read and decompress snapshots, and
 //!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd) on one tensor.
-//! - [`source`] / [`sink`]: files read synchronously as the core's `ReadAt`, output in chunks.
+//! - [`source`] / [`sink`]: files read synchronously as the core's `ReadAt`, output in chunks;
+//!   [`http_source`]: a remote file read the same way, with synchronous `Range` requests.
 //! - [`header`], [`stats`], [`flips`]: the embed API — header probing and parsing, one tensor's
 //!   statistics and two checkpoints' flips fed in windows, results as the JSON the CLI prints.
 //! - [`convert`]: JavaScript numbers to `u64` offsets, the clock, and memory size.
@@ -28,6 +29,7 @@ pub mod convert;
 pub mod error;
 pub mod flips;
 pub mod header;
+pub mod http_source;
 pub mod sink;
 pub mod snapshot;
 pub mod source;

@@ -114,7 +114,7 @@ pub fn compress_snapshot(
 }
 
 /// Reads a snapshot's trailer and index.
-pub fn open_snapshot(src: JsSource) -> Result<SnapshotInfo, Failure> {
+pub fn open_snapshot<R: bitlens_snapshot::Source>(src: R) -> Result<SnapshotInfo, Failure> {
     let total = src.size();
     let reader = SnapshotReader::open(src)?;
     Ok(SnapshotInfo {

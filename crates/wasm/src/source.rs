@@ -1,13 +1,18 @@
 //! Files read synchronously, as the core's [`ReadAt`]: [`JsSource`] over a JavaScript function
 //! `read(offset, length) -> Uint8Array` (the codec worker's read-ahead helper in `web/worker.js`,
 //! or a test's closure) or over a `Blob` with `FileReaderSync` (workers only), reading ahead
-//! [`READ_AHEAD`] bytes at a time; and [`read_blob`], one range of a `Blob` in one read.
+//! [`READ_AHEAD`] bytes at a time; [`read_blob`], one range of a `Blob` in one read; and
+//! [`FileSource`], a job's file whether the person gave it (a `Blob`) or named it by URL
+//! ([`HttpSource`]).
 
 use crate::convert::to_u64;
 use crate::error::{js_text, Failure};
+use crate::http_source::HttpSource;
+use bitlens_protocol::js::Js;
+use bitlens_protocol::FileRef;
 use bitlens_tensors::{Header, ReadAt, SourceError};
 use js_sys::{Function, Uint8Array};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
 use web_sys::{Blob, FileReaderSync};
 
@@ -43,6 +48,8 @@ pub struct JsSource {
     size: u64,
     /// Start offset and bytes of the read-ahead window.
     window: RefCell<(u64, Option<Uint8Array>)>,
+    /// Bytes fetched from the browser so far.
+    fetched: Cell<u64>,
 }
 
 impl JsSource {
@@ -66,7 +73,13 @@ impl JsSource {
             fetch,
             size,
             window: RefCell::new((0, None)),
+            fetched: Cell::new(0),
         }
+    }
+
+    /// Bytes fetched from the browser so far (read-ahead windows included).
+    pub fn fetched(&self) -> u64 {
+        self.fetched.get()
     }
 
     /// `len` bytes at `offset` with one read.
@@ -88,6 +101,7 @@ impl JsSource {
         if got.length() as usize != len {
             return Err(backend(offset, len, format!("got {} bytes", got.length())));
         }
+        self.fetched.set(self.fetched.get() + len as u64);
         Ok(got)
     }
 
@@ -180,5 +194,59 @@ impl ReadAt for JsSource {
             done += n;
         }
         Ok(())
+    }
+}
+
+/// A job's file as one [`ReadAt`]: a `Blob` (read with `FileReaderSync`) or a URL (read by range).
+pub enum FileSource {
+    /// A file the person gave the page.
+    Blob(JsSource),
+    /// A remote file.
+    Url(HttpSource),
+}
+
+impl FileSource {
+    /// Opens a file reference of a request.
+    pub fn open(file: FileRef<Js>) -> Result<FileSource, Failure> {
+        Ok(match file {
+            FileRef::Blob(b) => FileSource::Blob(JsSource::from_blob(
+                b.0.dyn_into()
+                    .map_err(|v| Failure(format!("expected a Blob, got {v:?}")))?,
+            )?),
+            FileRef::Url(remote) => FileSource::Url(HttpSource::new(&remote)?),
+        })
+    }
+
+    /// Bytes fetched so far (for a URL: transferred).
+    pub fn fetched(&self) -> u64 {
+        match self {
+            FileSource::Blob(s) => s.fetched(),
+            FileSource::Url(s) => s.fetched(),
+        }
+    }
+
+    /// `error` about this file: for a URL, prefixed with it (a local file's errors are shown
+    /// next to its name already).
+    pub fn named(&self, error: impl std::fmt::Display) -> Failure {
+        match self {
+            FileSource::Blob(_) => Failure(error.to_string()),
+            FileSource::Url(s) => Failure(format!("{}: {error}", s.url())),
+        }
+    }
+}
+
+impl ReadAt for FileSource {
+    fn size(&self) -> u64 {
+        match self {
+            FileSource::Blob(s) => s.size(),
+            FileSource::Url(s) => s.size(),
+        }
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        match self {
+            FileSource::Blob(s) => s.read_exact_at(offset, buf),
+            FileSource::Url(s) => s.read_exact_at(offset, buf),
+        }
     }
 }

@@ -1,24 +1,30 @@
 //! The codec worker's jobs: compress safetensors files into snapshots and decompress snapshots
 //! (one file after another, each output posted as transferred chunks, then a `File` event), read a
-//! snapshot's index, time codecs on one tensor. Files are read synchronously (the core's streaming
-//! compressor pulls frames through a [`ReadAt`](bitlens_tensors::ReadAt)): the input through the
-//! read-ahead helper when there is one, a base file and an index with `FileReaderSync`.
+//! snapshot's index, decode one tensor of a snapshot into a file of its own with its statistics,
+//! time codecs on one tensor. Files are read synchronously (the core's streaming compressor pulls
+//! frames through a [`ReadAt`](bitlens_tensors::ReadAt)): the input through the read-ahead helper
+//! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
+//! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
 
 use super::post::{Post, Throttle};
 use super::to_blob;
 use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
+use crate::sink::ChunkSink;
 use crate::snapshot::{
     codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot, peer_codec_roundtrip,
 };
-use crate::source::{read_blob, JsSource};
+use crate::source::{read_blob, FileSource, JsSource};
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{
-    ComparedCodec, CompressOptions, Contender, FileDone, FileOutput, JobFile, JobResult,
-    RoundtripRow, SnapshotInfo,
+    ComparedCodec, CompressOptions, Contender, DecodedTensor, FileDone, FileOutput, FileRef,
+    JobFile, JobResult, RoundtripRow, SnapshotInfo,
 };
+use bitlens_snapshot::{BaseSource, SnapshotError, SnapshotReader};
+use bitlens_stats::Accumulator;
 use bitlens_tensors::Dtype;
 use js_sys::{Function, Uint8Array};
+use std::io::Write;
 use wasm_bindgen::prelude::*;
 use web_sys::Blob;
 
@@ -211,9 +217,88 @@ fn restore(
     Ok((info, bytes))
 }
 
-/// A snapshot's index.
-pub fn info(blob: Blob) -> Result<JobResult, Failure> {
-    Ok(JobResult::Info(open_snapshot(JsSource::from_blob(blob)?)?))
+/// A snapshot's index (of a URL: read by range, the preamble and the end of the file).
+pub fn info(file: FileRef<Js>) -> Result<JobResult, Failure> {
+    let src = FileSource::open(file)?;
+    let info = open_snapshot(&src).map_err(|f| src.named(f.0))?;
+    Ok(JobResult::Info(info))
+}
+
+/// Decodes tensor `tensor` of the snapshot `file` (with `base` for a delta) into a safetensors file
+/// holding only it, posted as `Chunk`s then a `File` event; its bytes are checksum-verified and
+/// their statistics computed as they go by. Of a URL, only the snapshot's preamble, index and the
+/// tensor's frames are fetched.
+pub fn decode_tensor(
+    task: u32,
+    file: FileRef<Js>,
+    tensor: &str,
+    base: Option<FileRef<Js>>,
+    out: &dyn Post,
+) -> Result<JobResult, Failure> {
+    let started = now();
+    let src = FileSource::open(file)?;
+    let named = |e: SnapshotError| src.named(e);
+    let reader = SnapshotReader::open(&src).map_err(named)?;
+    let idx = reader.find(tensor).ok_or_else(|| {
+        named(SnapshotError::NoTensor {
+            name: tensor.into(),
+        })
+    })?;
+    let (entry, info) = (&reader.entries[idx], &reader.header.tensors[idx]);
+    if reader.base.is_some() && base.is_none() {
+        return Err(src.named(format_args!(
+            "tensor `{tensor}`: the snapshot is a delta against a base checkpoint; open the base checkpoint's file to decode it"
+        )));
+    }
+    let base = base.map(FileSource::open).transpose()?;
+    let base_header = base
+        .as_ref()
+        .map(bitlens_tensors::source::read_header)
+        .transpose()
+        .map_err(|e| Failure(format!("base: {e}")))?;
+    let base_src = base
+        .as_ref()
+        .zip(base_header.as_ref())
+        .map(|(src, header)| BaseSource {
+            src: src as &dyn bitlens_snapshot::Source,
+            header,
+        });
+    let skip = bitlens_snapshot::tensor_file_prefix(&reader.header, tensor)
+        .map_err(named)?
+        .len() as u64;
+    let mut stats = Accumulator::new(info.dtype, entry.raw_len);
+    let mut progress = Progress::new(task, entry.raw_len, out);
+    let mut poster = chunk_poster(task, 0, out);
+    let mut sink = ChunkSink::new(&mut poster);
+    let mut written = 0u64;
+    let file_bytes = reader
+        .decode_tensor_file(tensor, base_src.as_ref(), &mut |bytes| {
+            let data = &bytes[(skip.saturating_sub(written) as usize).min(bytes.len())..];
+            written += bytes.len() as u64;
+            stats
+                .update(data)
+                .map_err(|e| SnapshotError::Misuse(format!("statistics: {e}")))?;
+            progress.file(written.saturating_sub(skip));
+            sink.write_all(bytes)
+                .map_err(|e| SnapshotError::Misuse(format!("output: {e}")))
+        })
+        .map_err(named)?;
+    sink.flush().map_err(|e| Failure(format!("output: {e}")))?;
+    let stats = stats
+        .finish()
+        .map_err(|e| Failure(format!("statistics of `{tensor}`: {e}")))?;
+    let output = FileOutput::Tensor(tensor.to_owned());
+    file_done(task, 0, started, output, out)?;
+    Ok(JobResult::Tensor(Box::new(DecodedTensor {
+        name: tensor.to_owned(),
+        codec: entry.codec.name().to_owned(),
+        lossy: entry.codec.is_lossy(),
+        bytes: entry.raw_len,
+        stored_bytes: entry.stored_len(),
+        file_bytes,
+        fetched: src.fetched(),
+        stats,
+    })))
 }
 
 /// Times each codec of `codecs` on the tensor at `[offset, offset + bytes)` of `blob`, posting

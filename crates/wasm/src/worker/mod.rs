@@ -5,7 +5,8 @@
 //!
 //! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s or
 //!   remote files in windows.
-//! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index, codec comparison.
+//! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
+//!   one tensor of a snapshot, codec comparison.
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
 //!   file, with `Range` requests.
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
@@ -20,7 +21,7 @@ use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
 use crate::threads::build;
 use bitlens_protocol::js::{from_js, Event, Js, Request};
-use bitlens_protocol::{FileRef, JobResult, WorkerRequest};
+use bitlens_protocol::{JobResult, WorkerRequest};
 use js_sys::Function;
 use post::{Post, ToPage};
 use wasm_bindgen::prelude::*;
@@ -121,7 +122,10 @@ async fn dispatch(
         WorkerRequest::Decompress { files, total, .. } => {
             jobs::decompress(task, files, total, ahead, out)
         }
-        WorkerRequest::SnapshotInfo { file, .. } => jobs::info(local(file)?),
+        WorkerRequest::SnapshotInfo { file, .. } => jobs::info(file),
+        WorkerRequest::DecodeTensor {
+            file, tensor, base, ..
+        } => jobs::decode_tensor(task, file, &tensor, base, out),
         WorkerRequest::Roundtrip {
             blob,
             offset,
@@ -130,17 +134,6 @@ async fn dispatch(
             codecs,
             ..
         } => jobs::roundtrip(task, &to_blob(blob)?, offset, bytes, dtype, &codecs, out),
-    }
-}
-
-/// The `Blob` of a local file reference; remote files are refused (the codec jobs read `Blob`s).
-pub fn local(file: FileRef<Js>) -> Result<Blob, Failure> {
-    match file {
-        FileRef::Blob(blob) => to_blob(blob),
-        FileRef::Url(remote) => Err(Failure(format!(
-            "{}: this worker cannot read remote files yet",
-            remote.url
-        ))),
     }
 }
 

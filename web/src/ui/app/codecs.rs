@@ -1,8 +1,10 @@
 //! The codec panel: its own state ([`CodecState`], what the views read) and messages
 //! ([`CodecMsg`]), handled by [`CodecPanel::update`] — compress the active checkpoint (one snapshot
 //! per file, deltas against the base checkpoint's file of the same name), decompress one or several
-//! snapshots, read snapshot indexes, time codecs on a tensor — on top of the codec worker
-//! ([`runner::CodecRunner`]); the worker's reports are handled in [`reports`].
+//! snapshots, read snapshot indexes, preview a remote snapshot (its index read by range, one chosen
+//! tensor decoded with its statistics: [`CodecPanel::open_remote`]), time codecs on a tensor — on
+//! top of the codec worker ([`runner::CodecRunner`]); the worker's reports are handled in
+//! [`reports`].
 //!
 //! The panel reads the app's checkpoints through a [`Ctx`] and reports problems into its error
 //! list.
@@ -11,7 +13,10 @@ mod reports;
 pub mod runner;
 pub mod state;
 
-pub use state::{CodecState, CompressRun, Job, JobKind, Output, SnapshotFile};
+pub use state::{
+    CodecState, CompressRun, Job, JobKind, Output, PreviewSort, SnapshotFile, SnapshotSource,
+    TensorPreview,
+};
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::codec::{
@@ -21,7 +26,7 @@ use crate::ui::io::blob::BlobBuilder;
 use crate::ui::jobs::now;
 use crate::ui::loader::LoadError;
 use bitlens_protocol::js::{Event, Js, Request};
-use bitlens_protocol::{FileRef, JobFile, WorkerRequest};
+use bitlens_protocol::{FileRef, JobFile, RemoteFile, WorkerRequest};
 use runner::CodecRunner;
 use std::collections::{BTreeMap, HashMap};
 use web_sys::Blob;
@@ -49,6 +54,10 @@ pub enum CodecMsg {
     SetOverride(String, Option<String>),
     /// Run the codec comparison on a tensor of the active checkpoint.
     CompareCodecs(String),
+    /// Decode one tensor of a snapshot (snapshot id, tensor name) for its preview.
+    PreviewTensor(u32, String),
+    /// Sort remote snapshots' tensor lists by a column (again: reverse).
+    SortPreview(PreviewSort),
 }
 
 /// What the panel reads of the app — the loaded checkpoints — and where it reports problems.
@@ -108,7 +117,19 @@ impl CodecPanel {
             CodecMsg::Cancel => {
                 self.runner.cancel();
                 self.drop_partial();
-                self.state.job = None;
+                if let Some(JobKind::DecodeTensor { snap, .. }) =
+                    self.state.job.take().map(|j| j.kind)
+                {
+                    if let Some(p) = self
+                        .state
+                        .snapshots
+                        .iter_mut()
+                        .find(|s| s.id == snap)
+                        .and_then(|s| s.preview.as_mut())
+                    {
+                        p.error = Some("cancelled".into());
+                    }
+                }
                 self.state.error = Some("cancelled".into());
                 self.next_info(&mut ctx);
             }
@@ -140,6 +161,11 @@ impl CodecPanel {
                 }
             }
             CodecMsg::CompareCodecs(tensor) => self.start_roundtrip(tensor, &mut ctx),
+            CodecMsg::PreviewTensor(snap, tensor) => self.start_preview(snap, tensor, &mut ctx),
+            CodecMsg::SortPreview(col) => {
+                let (current, desc) = self.state.preview_sort;
+                self.state.preview_sort = (col, current == col && !desc);
+            }
         }
         true
     }
@@ -149,17 +175,6 @@ impl CodecPanel {
         if let Err(e) = self.runner.warm() {
             self.codec_failed(ctx, "codec worker".into(), e);
         }
-    }
-
-    /// Opens a remote snapshot (a URL whose first bytes are `BITLENS\0`). This build has no
-    /// remote snapshot preview: it says so, naming the URL.
-    pub fn open_remote(&mut self, name: String, file: bitlens_protocol::RemoteFile, ctx: &mut Ctx) {
-        ctx.errors.push(LoadError {
-            file: file.url,
-            reason: format!(
-                "{name} is a bitlens snapshot; remote snapshot preview not available in this build"
-            ),
-        });
     }
 
     /// Opens snapshot files (path and data) and the shard indexes given with snapshot sets; true
@@ -178,21 +193,35 @@ impl CodecPanel {
         }
         let any = !snapshots.is_empty();
         for (name, blob) in snapshots {
-            let id = self.next_snapshot;
-            self.next_snapshot += 1;
-            self.state.snapshots.push(SnapshotFile {
-                id,
-                name,
-                blob,
-                info: None,
-                base: None,
-                output: None,
-                error: None,
-            });
-            self.pending_info.insert(0, id);
+            self.add_snapshot(name, SnapshotSource::Blob(blob));
         }
         self.next_info(ctx);
         any
+    }
+
+    /// Opens a snapshot on a server (the loader calls this for a URL whose first 8 bytes are
+    /// `BITLENS\0`): its index is read by range, then its tensors are listed and any one of them can
+    /// be decoded, fetching only that tensor's frames.
+    pub fn open_remote(&mut self, name: String, file: RemoteFile, ctx: &mut Ctx) {
+        self.add_snapshot(name, SnapshotSource::Url(file));
+        self.next_info(ctx);
+    }
+
+    /// Adds a snapshot whose index is still to be read.
+    fn add_snapshot(&mut self, name: String, source: SnapshotSource) {
+        let id = self.next_snapshot;
+        self.next_snapshot += 1;
+        self.state.snapshots.push(SnapshotFile {
+            id,
+            name,
+            source,
+            info: None,
+            base: None,
+            output: None,
+            error: None,
+            preview: None,
+        });
+        self.pending_info.insert(0, id);
     }
 
     /// Forgets what belongs to a removed checkpoint.
@@ -213,7 +242,8 @@ impl CodecPanel {
         self.state.job = None;
         self.pending_info.clear();
         for s in self.state.snapshots.drain(..) {
-            if let Some(o) = &s.output {
+            let preview = s.preview.as_ref().and_then(|p| p.output.as_ref());
+            for o in s.output.iter().chain(preview) {
                 o.revoke();
             }
         }
@@ -325,7 +355,12 @@ impl CodecPanel {
             let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
                 return;
             };
-            let (name, blob, base) = (s.name.clone(), s.blob.clone(), s.base);
+            let SnapshotSource::Blob(blob) = &s.source else {
+                let message =
+                    "a snapshot on a server is previewed tensor by tensor, not restored whole";
+                return self.codec_failed(ctx, s.name.clone(), message.into());
+            };
+            let (name, blob, base) = (s.name.clone(), blob.clone(), s.base);
             total += s.info.as_ref().map_or(0, |i| i.original_size);
             let base_blob = match base.map(|b| Self::base_blob(ctx, b, &restored_name(&name))) {
                 Some(Err(e)) => return self.codec_failed(ctx, name, e),
@@ -356,9 +391,10 @@ impl CodecPanel {
             .snapshots
             .iter()
             .filter(|s| {
-                s.info
-                    .as_ref()
-                    .is_some_and(|i| !i.delta || s.base.is_some())
+                s.remote().is_none()
+                    && s.info
+                        .as_ref()
+                        .is_some_and(|i| !i.delta || s.base.is_some())
             })
             .map(|s| s.id)
             .collect()
@@ -400,14 +436,68 @@ impl CodecPanel {
             let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
                 continue;
             };
-            let (name, blob) = (s.name.clone(), s.blob.clone());
-            let total = blob.size();
-            let request = |task| WorkerRequest::SnapshotInfo {
-                task,
-                file: FileRef::Blob(Js(blob.into())),
+            let (name, file, total) = match &s.source {
+                SnapshotSource::Blob(b) => (
+                    s.name.clone(),
+                    FileRef::Blob(Js(b.clone().into())),
+                    b.size(),
+                ),
+                SnapshotSource::Url(r) => (s.name.clone(), FileRef::Url(r.clone()), r.size as f64),
             };
+            let request = |task| WorkerRequest::SnapshotInfo { task, file };
             self.start_job(ctx, JobKind::Info { snap }, request, total, name);
             return;
+        }
+    }
+
+    /// Decodes tensor `tensor` of snapshot `snap` (with its chosen base, for a delta) for its
+    /// preview: statistics, charts and a one-tensor file to download.
+    fn start_preview(&mut self, snap: u32, tensor: String, ctx: &mut Ctx) {
+        self.state.error = None;
+        let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
+            return;
+        };
+        let name = s.name.clone();
+        let file = match &s.source {
+            SnapshotSource::Blob(b) => FileRef::Blob(Js(b.clone().into())),
+            SnapshotSource::Url(r) => FileRef::Url(r.clone()),
+        };
+        let total = s
+            .info
+            .as_ref()
+            .and_then(|i| i.entries.iter().find(|e| e.name == tensor))
+            .map_or(0, |e| e.bytes);
+        let base = match s
+            .base
+            .map(|b| Self::base_blob(ctx, b, &restored_name(&name)))
+        {
+            Some(Err(e)) => return self.codec_failed(ctx, name, e),
+            b => b.and_then(Result::ok).map(|b| FileRef::Blob(Js(b.into()))),
+        };
+        let kind = JobKind::DecodeTensor {
+            snap,
+            tensor: tensor.clone(),
+        };
+        let preview = TensorPreview {
+            tensor: tensor.clone(),
+            result: None,
+            output: None,
+            error: None,
+        };
+        let request = |task| WorkerRequest::DecodeTensor {
+            task,
+            file,
+            tensor,
+            base,
+        };
+        self.start_job(ctx, kind.clone(), request, total as f64, name);
+        if self.state.job.as_ref().is_some_and(|j| j.kind == kind) {
+            if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
+                if let Some(o) = s.preview.as_ref().and_then(|p| p.output.as_ref()) {
+                    o.revoke();
+                }
+                s.preview = Some(preview);
+            }
         }
     }
 

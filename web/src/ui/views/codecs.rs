@@ -2,14 +2,17 @@
 //! the whole checkpoint, optional base checkpoint for deltas, progress with Cancel, sizes, ratio,
 //! speed, a download per snapshot and one for the whole set, and the error of lossy tensors), and
 //! decompress opened snapshots, one or all (base choice for deltas, download of the original
-//! files, the typed error of a corrupt snapshot). It says which build of the codec module runs
-//! (wasm threads or single-threaded, and why).
+//! files, the typed error of a corrupt snapshot), and preview snapshots on a server tensor by
+//! tensor ([`preview`]). It says which build of the codec module runs (wasm threads or
+//! single-threaded, and why).
+
+pub mod preview;
 
 use crate::model::checkpoint::Checkpoint;
-use crate::model::codec::{Preset, PRESETS};
+use crate::model::codec::{Preset, SnapshotInfo, PRESETS};
 use crate::model::format::{bytes, mbps, mib, number, rate};
 use crate::ui::app::codecs::{
-    CodecMsg, CodecState, CompressRun, Job, JobKind, Output, SnapshotFile,
+    CodecMsg, CodecState, CompressRun, Job, JobKind, Output, PreviewSort, SnapshotFile,
 };
 use crate::ui::io::download::save_all;
 use crate::ui::jobs::now;
@@ -39,6 +42,8 @@ pub struct Props<'a> {
     pub snapshots: &'a [SnapshotFile],
     /// Shard indexes given with snapshot sets.
     pub snapshot_indexes: &'a [Output],
+    /// How remote snapshots' tensor lists are sorted.
+    pub preview_sort: (PreviewSort, bool),
 }
 
 impl<'a> Props<'a> {
@@ -62,6 +67,7 @@ impl<'a> Props<'a> {
             build: panel.build.as_ref(),
             snapshots: &panel.snapshots,
             snapshot_indexes: &panel.snapshot_indexes,
+            preview_sort: panel.preview_sort,
         }
     }
 }
@@ -97,7 +103,8 @@ pub fn job_progress(on: &Callback<CodecMsg>, job: &Job, what: &str) -> Html {
     }
 }
 
-fn download(id: Option<&str>, class: &str, o: &Output) -> Html {
+/// A download link (a button) for an output file.
+pub fn download(id: Option<&str>, class: &str, o: &Output) -> Html {
     html! {
         <a id={id.map(str::to_owned)} class={classes!("button", "primary", "download", class.to_owned())} href={o.url.clone()} download={o.name.clone()}
            data-name={o.name.clone()} data-bytes={o.bytes.to_string()}>{ format!("Download {} ({})", o.name, bytes(o.bytes)) }</a>
@@ -269,6 +276,42 @@ fn compress_result(r: &CompressRun) -> Html {
     }
 }
 
+/// A snapshot's index in one line: tensors, sizes, ratio, lossy, delta.
+pub fn snapshot_meta(i: &SnapshotInfo) -> String {
+    format!(
+        "{} tensors · {} → {} original (ratio {:.4}){}{}",
+        i.entries.len(),
+        bytes(i.size),
+        bytes(i.original_size),
+        i.size as f64 / i.original_size.max(1) as f64,
+        if i.lossy { " · lossy" } else { "" },
+        if i.delta {
+            " · XOR delta: needs its base checkpoint"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The choice of a delta snapshot's base among the loaded checkpoints.
+pub fn base_select(on: &Callback<CodecMsg>, checkpoints: &[Checkpoint], f: &SnapshotFile) -> Html {
+    let snap = f.id;
+    let on_base = on.reform(move |e: Event| {
+        let sel: HtmlSelectElement = e.target_unchecked_into();
+        CodecMsg::SnapshotBase(snap, sel.value().parse().ok())
+    });
+    html! {
+        <label>{ "Base " }
+            <select class="snapshot-base" onchange={on_base}>
+                <option value="" selected={f.base.is_none()}>{ "choose a loaded checkpoint…" }</option>
+                { for checkpoints.iter().map(|c| html! {
+                    <option value={c.id.to_string()} selected={f.base == Some(c.id)}>{ c.name.clone() }</option>
+                }) }
+            </select>
+        </label>
+    }
+}
+
 fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
     if s.snapshots.is_empty() {
         return html! {
@@ -278,6 +321,12 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
             </section>
         };
     }
+    let first_remote = s
+        .snapshots
+        .iter()
+        .find(|f| f.remote().is_some())
+        .map(|f| f.id);
+    let local = s.snapshots.iter().filter(|f| f.remote().is_none()).count();
     let running = s.job;
     let decompressing = running.filter(|j| matches!(j.kind, JobKind::Decompress { .. }));
     let restored: Vec<&Output> = s
@@ -288,11 +337,11 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
     html! {
         <section class="codec-panel" data-panel="snapshots">
             <h2>{ "Decompress" }</h2>
-            if s.snapshots.len() > 1 {
+            if local > 1 {
                 <div class="codec-tools">
                     <button id="decompress-all" class="button primary" disabled={running.is_some()}
                             onclick={on.reform(|_| CodecMsg::DecompressAll)}>
-                        { format!("Decompress all {} snapshots", s.snapshots.len()) }</button>
+                        { format!("Decompress all {local} snapshots") }</button>
                     <span class="note">{ "one after another; deltas need their base chosen below" }</span>
                 </div>
             }
@@ -307,31 +356,19 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
                 { download_set("decompress-downloads", "restored-download", restored.iter().copied().chain(s.snapshot_indexes)) }
             }
             { for s.snapshots.iter().map(|f| {
+                if f.remote().is_some() {
+                    return preview::remote_snapshot(on, s, f, first_remote == Some(f.id));
+                }
                 let snap = f.id;
-                let on_base = on.reform(move |e: Event| {
-                    let sel: HtmlSelectElement = e.target_unchecked_into();
-                    CodecMsg::SnapshotBase(snap, sel.value().parse().ok())
-                });
                 let info = f.info.as_ref();
                 html! {
                     <div class="snapshot" data-name={f.name.clone()} data-id={snap.to_string()}
                          data-delta={info.map(|i| i.delta.to_string())} data-lossy={info.map(|i| i.lossy.to_string())}>
                         <h3>{ &f.name }</h3>
                         if let Some(i) = info {
-                            <p class="meta">{ format!("{} tensors · {} → {} original (ratio {:.4}){}{}",
-                                i.entries.len(), bytes(i.size), bytes(i.original_size),
-                                i.size as f64 / i.original_size.max(1) as f64,
-                                if i.lossy { " · lossy" } else { "" },
-                                if i.delta { " · XOR delta: needs its base checkpoint" } else { "" }) }</p>
+                            <p class="meta">{ snapshot_meta(i) }</p>
                             if i.delta {
-                                <label>{ "Base " }
-                                    <select class="snapshot-base" onchange={on_base}>
-                                        <option value="" selected={f.base.is_none()}>{ "choose a loaded checkpoint…" }</option>
-                                        { for s.checkpoints.iter().map(|c| html! {
-                                            <option value={c.id.to_string()} selected={f.base == Some(c.id)}>{ c.name.clone() }</option>
-                                        }) }
-                                    </select>
-                                </label>
+                                { base_select(on, s.checkpoints, f) }
                             }
                             <button class="button primary decompress-button"
                                     disabled={running.is_some() || (i.delta && f.base.is_none())}

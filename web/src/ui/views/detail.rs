@@ -218,6 +218,24 @@ fn entropy_charts(st: &TensorStats) -> Html {
     }
 }
 
+/// Every chart of one tensor's statistics: bit-set ratios, sign / exponent / mantissa, values,
+/// byte-group and block entropies (the Detail view; the Codecs view's preview of a remote
+/// snapshot's tensor).
+pub fn stats_charts(st: &TensorStats) -> Html {
+    let (bars, bands) = bit_bars(st.dtype, &st.bit_set_ratio, "set in");
+    html! {
+        <>
+            <BarChart id="bit-set-ratio" title="Fraction of values with each bit set"
+                      bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
+                      x_label="bit position (most significant → least significant)" y_label="fraction set"
+                      y_max={Some(1.0)} legend={role_legend(st.dtype)} />
+            { float_charts(st) }
+            { value_chart(st) }
+            { entropy_charts(st) }
+        </>
+    }
+}
+
 /// The detail of the selected tensor of the active checkpoint.
 pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
     let Some(c) = s.checkpoint else {
@@ -242,20 +260,7 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
         None => {
             html! { <p class="note pending">{ "Statistics for this tensor are still being computed…" }</p> }
         }
-        Some(st) => {
-            let (bars, bands) = bit_bars(r.dtype, &st.bit_set_ratio, "set in");
-            html! {
-                <>
-                    <BarChart id="bit-set-ratio" title="Fraction of values with each bit set"
-                              bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
-                              x_label="bit position (most significant → least significant)" y_label="fraction set"
-                              y_max={Some(1.0)} legend={role_legend(r.dtype)} />
-                    { float_charts(st) }
-                    { value_chart(st) }
-                    { entropy_charts(st) }
-                </>
-            }
-        }
+        Some(st) => stats_charts(st),
     };
     html! {
         <section class="detail" data-view="detail" data-tensor={r.name.clone()}>

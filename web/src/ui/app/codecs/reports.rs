@@ -1,7 +1,7 @@
 //! The codec worker's reports: the build it runs, progress, output chunks folded into Blobs, each
-//! finished file of a compress / decompress job, and the end (or failure) of a job.
+//! finished file of a compress / decompress / tensor-preview job, and the end (or failure) of a job.
 
-use super::{CodecPanel, CompressRun, Ctx, JobKind, Output};
+use super::{CodecPanel, CompressRun, Ctx, JobKind, Output, TensorPreview};
 use crate::model::codec::{base_file, file_name, restored_name, snapshot_name, Compressed};
 use crate::ui::io::blob::BlobBuilder;
 use crate::ui::jobs::now;
@@ -105,6 +105,13 @@ impl CodecPanel {
                         name
                     }
                     JobKind::Decompress { .. } => "decompress".into(),
+                    JobKind::DecodeTensor { snap, .. } => {
+                        let name = self.snapshot_name(*snap);
+                        if let Some(p) = self.preview(*snap) {
+                            p.error = Some(message.clone());
+                        }
+                        name
+                    }
                     JobKind::Roundtrip { tensor, .. } => tensor.clone(),
                 };
                 self.codec_failed(ctx, file, message);
@@ -169,8 +176,28 @@ impl CodecPanel {
                     Err(e) => s.error = Some(e),
                 }
             }
+            JobKind::DecodeTensor { snap, tensor } => {
+                let name = format!("{}.safetensors", tensor.replace('/', "_"));
+                let Some(p) = self.preview(*snap) else {
+                    return;
+                };
+                match result {
+                    Ok((f, blob)) => p.output = Some(Output::new(&blob, name, f.seconds, f.memory)),
+                    Err(e) => p.error = Some(e),
+                }
+            }
             JobKind::Info { .. } | JobKind::Roundtrip { .. } => {}
         }
+    }
+
+    /// The preview of snapshot `snap`'s tensor, while it is being decoded or shown.
+    fn preview(&mut self, snap: u32) -> Option<&mut TensorPreview> {
+        self.state
+            .snapshots
+            .iter_mut()
+            .find(|s| s.id == snap)?
+            .preview
+            .as_mut()
     }
 
     /// A finished job: `cost` is the worker's (seconds, wasm memory bytes).
@@ -251,6 +278,15 @@ impl CodecPanel {
                 }
             }
             (JobKind::Decompress { .. }, _) => {}
+            (JobKind::DecodeTensor { snap, .. }, result) => {
+                let Some(p) = self.preview(snap) else {
+                    return;
+                };
+                match result {
+                    JobResult::Tensor(t) => p.result = Some(*t),
+                    _ => p.error = Some("the worker sent no decoded tensor".into()),
+                }
+            }
             (JobKind::Roundtrip { ckpt, tensor }, JobResult::Roundtrip(rows)) => {
                 self.state.roundtrips.insert((ckpt, tensor), rows);
             }

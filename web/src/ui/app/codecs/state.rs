@@ -1,10 +1,11 @@
 //! What the codec panel shows: the running job, the last compression of each checkpoint, the
-//! snapshots opened for decompression, per-tensor codec overrides, codec comparisons.
+//! snapshots opened for decompression (files the person gave, or URLs previewed tensor by tensor),
+//! per-tensor codec overrides, codec comparisons.
 
 use crate::model::codec::{
     preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow, SnapshotInfo, PRESETS,
 };
-use bitlens_protocol::Build;
+use bitlens_protocol::{Build, DecodedTensor, RemoteFile};
 use std::collections::{BTreeMap, HashMap};
 use web_sys::{Blob, Url};
 
@@ -80,6 +81,58 @@ impl CompressRun {
     }
 }
 
+/// Where a snapshot's bytes are.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SnapshotSource {
+    /// A file the person gave the page.
+    Blob(Blob),
+    /// A file on a server, read by range (previewed tensor by tensor, never downloaded whole).
+    Url(RemoteFile),
+}
+
+/// One tensor of a remote snapshot, decoded (or being decoded) in the worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorPreview {
+    /// The tensor's name.
+    pub tensor: String,
+    /// What the worker reported: codec, sizes, bytes fetched, statistics.
+    pub result: Option<DecodedTensor>,
+    /// The one-tensor safetensors file, for download.
+    pub output: Option<Output>,
+    /// Why decoding failed (a checksum mismatch names the tensor).
+    pub error: Option<String>,
+}
+
+/// A column of a remote snapshot's tensor list to sort by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PreviewSort {
+    /// File order.
+    #[default]
+    Order,
+    /// Name.
+    Name,
+    /// Codec.
+    Codec,
+    /// Bytes in the snapshot.
+    Stored,
+    /// Original bytes.
+    Original,
+    /// Stored / original.
+    Ratio,
+}
+
+impl PreviewSort {
+    /// Every column, with its `data-sort` key.
+    pub const ALL: [(PreviewSort, &'static str); 6] = [
+        (PreviewSort::Order, "order"),
+        (PreviewSort::Name, "name"),
+        (PreviewSort::Codec, "codec"),
+        (PreviewSort::Stored, "stored"),
+        (PreviewSort::Original, "original"),
+        (PreviewSort::Ratio, "ratio"),
+    ];
+}
+
 /// A snapshot file opened in the page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SnapshotFile {
@@ -88,7 +141,7 @@ pub struct SnapshotFile {
     /// File name.
     pub name: String,
     /// Its data.
-    pub blob: Blob,
+    pub source: SnapshotSource,
     /// Its index, once read.
     pub info: Option<SnapshotInfo>,
     /// The checkpoint chosen as its base (deltas).
@@ -97,6 +150,18 @@ pub struct SnapshotFile {
     pub output: Option<Output>,
     /// Why reading or decoding failed.
     pub error: Option<String>,
+    /// The tensor previewed last (remote snapshots).
+    pub preview: Option<TensorPreview>,
+}
+
+impl SnapshotFile {
+    /// The remote file, for a snapshot opened by URL.
+    pub fn remote(&self) -> Option<&RemoteFile> {
+        match &self.source {
+            SnapshotSource::Url(r) => Some(r),
+            SnapshotSource::Blob(_) => None,
+        }
+    }
 }
 
 /// What a codec job is about.
@@ -116,6 +181,13 @@ pub enum JobKind {
     Decompress {
         /// Snapshot ids, in the order of the job's files.
         snaps: Vec<u32>,
+    },
+    /// Decoding one tensor of a snapshot (the preview of a remote one).
+    DecodeTensor {
+        /// Snapshot id.
+        snap: u32,
+        /// Tensor name.
+        tensor: String,
     },
     /// Timing codecs on one tensor.
     Roundtrip {
@@ -164,6 +236,8 @@ pub struct CodecState {
     pub build: Option<Build>,
     /// Shard indexes given with snapshot sets (restored as they are).
     pub snapshot_indexes: Vec<Output>,
+    /// How remote snapshots' tensor lists are sorted (column, descending).
+    pub preview_sort: (PreviewSort, bool),
 }
 
 impl CodecState {
