@@ -127,7 +127,7 @@ pub enum RangeError {
         size: Option<u64>,
     },
     /// The body ended before the bytes asked for.
-    #[error("the body of bytes {start}-{} ended after {got} of {want} bytes", start + want.saturating_sub(1))]
+    #[error("the body of bytes {start}-{} ended after {got} of {want} bytes", start.saturating_add(want.saturating_sub(1)))]
     ShortBody {
         /// First byte asked for.
         start: u64,
@@ -213,7 +213,7 @@ pub fn check(answer: &Answer, start: u64, len: u64, size: Option<u64>) -> Result
         value: value.into(),
         error,
     })?;
-    let end = start + len.max(1) - 1;
+    let end = start.saturating_add(len.max(1) - 1);
     if cr.start != start || cr.end != end || size.is_some_and(|s| s != cr.total) {
         return Err(RangeError::Mismatch {
             value: value.into(),
@@ -359,6 +359,12 @@ mod tests {
             Err(RangeError::ShortBody { got: 4, .. })
         ));
         assert!(check_body(0, 8, 8).is_ok());
+        // A request running past u64::MAX is refused, not an overflow.
+        let far = answer(206, Some("bytes 0-7/100"), None);
+        assert!(matches!(
+            check(&far, u64::MAX - 3, 10, None),
+            Err(RangeError::Mismatch { .. })
+        ));
         assert!(check_body(0, 9, 8).is_err());
     }
 
