@@ -21,7 +21,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 pub use bitlens_remote::SMALL_FILE;
-use bitlens_remote::{Answer, RangeError, RemoteError, IN_FLIGHT, MAX_REQUEST, TRIES};
+use bitlens_remote::{Head, RangeError, RemoteError, IN_FLIGHT, MAX_REQUEST, TRIES};
 
 /// Whether a 200 answer for a small file may be read whole (`--download-small`).
 static DOWNLOAD_SMALL: OnceLock<bool> = OnceLock::new();
@@ -119,24 +119,6 @@ fn ignores_range_hint(e: &RangeError) -> &'static str {
     }
 }
 
-/// An answer's status and the headers judging it needs.
-struct Head {
-    status: u16,
-    content_range: Option<String>,
-    content_length: Option<u64>,
-    etag: Option<String>,
-}
-
-impl Head {
-    fn answer(&self) -> Answer<'_> {
-        Answer {
-            status: self.status,
-            content_range: self.content_range.as_deref(),
-            content_length: self.content_length,
-        }
-    }
-}
-
 /// Sends `GET url` for bytes `[start, end]` (with `If-Range: etag` when given); returns the head
 /// and the response, whose body is still to be read.
 fn send(
@@ -155,20 +137,13 @@ fn send(
     let response = request.call().map_err(|e| RangeError::Network {
         message: format!("request failed: {e}"),
     })?;
-    let header = |name: &str| {
+    let head = Head::read(response.status().as_u16(), |name| {
         response
             .headers()
             .get(name)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
-    };
-    let head = Head {
-        status: response.status().as_u16(),
-        content_range: header("content-range"),
-        content_length: header("content-length").and_then(|v| v.trim().parse().ok()),
-        // Only a strong validator may go in If-Range.
-        etag: header("etag").filter(|t| !t.starts_with("W/")),
-    };
+    });
     Ok((head, response))
 }
 

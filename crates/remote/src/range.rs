@@ -86,6 +86,41 @@ pub struct Answer<'a> {
     pub content_length: Option<u64>,
 }
 
+/// The headers of an answer the rules read, owned, as any HTTP client gives them: build it with
+/// [`Head::read`] from the status and a header lookup, judge it with [`Head::answer`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    /// HTTP status code.
+    pub status: u16,
+    /// `Content-Range`.
+    pub content_range: Option<String>,
+    /// `Content-Length`, when it is a number.
+    pub content_length: Option<u64>,
+    /// A strong `ETag` (a weak one, `W/…`, may not go in `If-Range`, so it is left out).
+    pub etag: Option<String>,
+}
+
+impl Head {
+    /// Reads the headers through `header(name)` (any case of name the client accepts).
+    pub fn read(status: u16, header: impl Fn(&str) -> Option<String>) -> Head {
+        Head {
+            status,
+            content_range: header("content-range"),
+            content_length: header("content-length").and_then(|v| v.trim().parse().ok()),
+            etag: header("etag").filter(|t| !t.starts_with("W/")),
+        }
+    }
+
+    /// The answer to judge with [`check`].
+    pub fn answer(&self) -> Answer<'_> {
+        Answer {
+            status: self.status,
+            content_range: self.content_range.as_deref(),
+            content_length: self.content_length,
+        }
+    }
+}
+
 /// Why an answer (or the attempt to get one) is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RangeError {

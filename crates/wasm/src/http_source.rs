@@ -21,8 +21,8 @@ use crate::error::{js_text, Failure};
 use crate::worker::http::NETWORK_MESSAGE;
 use bitlens_protocol::RemoteFile;
 use bitlens_remote::{
-    backoff_ms, check, check_body, check_url, requests, Answer, RangeError, RemoteError,
-    MAX_REQUEST, TRIES,
+    backoff_ms, check, check_body, check_url, requests, Head, RangeError, RemoteError, MAX_REQUEST,
+    TRIES,
 };
 use bitlens_tensors::{ReadAt, SourceError};
 use js_sys::{ArrayBuffer, Atomics, Int32Array, Reflect, SharedArrayBuffer, Uint8Array};
@@ -120,14 +120,8 @@ impl HttpSource {
         if status == 0 {
             return Err(network(NETWORK_MESSAGE.into()));
         }
-        let header = |name: &str| xhr.get_response_header(name).ok().flatten();
-        let content_range = header("Content-Range");
-        let answer = Answer {
-            status,
-            content_range: content_range.as_deref(),
-            content_length: header("Content-Length").and_then(|v| v.trim().parse().ok()),
-        };
-        check(&answer, start, len, Some(self.size))?;
+        let head = Head::read(status, |name| xhr.get_response_header(name).ok().flatten());
+        check(&head.answer(), start, len, Some(self.size))?;
         let body = xhr
             .response()
             .ok()

@@ -5,6 +5,7 @@
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use bitlens_protocol::js::{from_js, to_js, Event};
 use bitlens_protocol::{
     FileRef, FlipSpan, JobResult, RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
@@ -145,16 +146,7 @@ async fn remote_statistics_match_the_core_and_survive_a_503() {
         (7_100, 30_000, Dtype::F32),
         (37_100, 12_900, Dtype::U8),
     ];
-    let spans = layout
-        .iter()
-        .enumerate()
-        .map(|(item, &(offset, bytes, dtype))| StatsSpan {
-            item,
-            dtype,
-            offset,
-            bytes,
-        })
-        .collect();
+    let spans = common::spans(&layout);
     let request = WorkerRequest::Stats {
         task: 1,
         file: server.file(data.len()),

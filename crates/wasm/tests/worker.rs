@@ -6,6 +6,7 @@
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use bitlens_protocol::js::{to_js, Event, Js};
 use bitlens_protocol::{
     FileRef, FlipSpan, JobResult, Results, StatsSpan, WorkerEvent, WorkerRequest,
@@ -107,16 +108,7 @@ async fn stats_of_spans_across_windows_match_the_core() {
         (11_016, 8_984, Dtype::U8),
         (20_000, 0, Dtype::F32),
     ];
-    let spans: Vec<StatsSpan> = layout
-        .iter()
-        .enumerate()
-        .map(|(item, &(offset, bytes, dtype))| StatsSpan {
-            item,
-            dtype,
-            offset,
-            bytes,
-        })
-        .collect();
+    let spans = common::spans(&layout);
     let request = WorkerRequest::Stats {
         task: 7,
         file: FileRef::Blob(Js(blob(&file).into())),

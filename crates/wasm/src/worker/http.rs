@@ -9,7 +9,7 @@
 
 use crate::error::{js_text, Failure};
 use bitlens_protocol::RemoteFile;
-use bitlens_remote::{backoff_ms, check, check_body, Answer, RangeError, RemoteError, TRIES};
+use bitlens_remote::{backoff_ms, check, check_body, Head, RangeError, RemoteError, TRIES};
 use js_sys::{Array, ArrayBuffer, Promise, Uint8Array};
 use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
@@ -201,17 +201,8 @@ fn judge(
     let pair: Array = settled.map_err(network)?.unchecked_into();
     let resp: Response = pair.get(0).unchecked_into();
     let headers = resp.headers();
-    let content_range = headers.get("content-range").ok().flatten();
-    let content_length = headers
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.trim().parse().ok());
-    let answer = Answer {
-        status: resp.status(),
-        content_range: content_range.as_deref(),
-        content_length,
-    };
+    let head = Head::read(resp.status(), |name| headers.get(name).ok().flatten());
+    let answer = head.answer();
     check(&answer, start, len, Some(file.size))?;
     let body: ArrayBuffer = pair.get(1).dyn_into().map_err(|_| RangeError::ShortBody {
         start,

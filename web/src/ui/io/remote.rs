@@ -8,7 +8,7 @@
 //! ([`download`]) when it is small, and only when the visitor asks.
 
 use crate::ui::io::blob::js_error_text;
-use bitlens_remote::{backoff_ms, check, check_body, Answer, RangeError, RemoteError, TRIES};
+use bitlens_remote::{backoff_ms, check, check_body, Head, RangeError, RemoteError, TRIES};
 use bitlens_tensors::{Header, HeaderError};
 use js_sys::{ArrayBuffer, Promise, Uint8Array};
 use wasm_bindgen::JsCast;
@@ -110,17 +110,8 @@ async fn attempt(
     let range = format!("bytes={start}-{}", start + len.max(1) - 1);
     let resp = fetch(url, &init(credentials, Some(range), &abort)?).await?;
     let headers = resp.headers();
-    let content_range = headers.get("content-range").ok().flatten();
-    let content_length = headers
-        .get("content-length")
-        .ok()
-        .flatten()
-        .and_then(|v| v.trim().parse().ok());
-    let answer = Answer {
-        status: resp.status(),
-        content_range: content_range.as_deref(),
-        content_length,
-    };
+    let head = Head::read(resp.status(), |name| headers.get(name).ok().flatten());
+    let answer = head.answer();
     let total = match check(&answer, start, len, size) {
         Ok(total) => total,
         Err(e) => {
