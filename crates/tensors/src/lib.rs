@@ -1,6 +1,7 @@
 //! Reading safetensors checkpoints without reading their data.
 //!
 //! - [`dtype`]: every element type of the safetensors spec and its bit layout.
+//! - [`format`]: the format layer: every format's reader turns a file into one [`format::Layout`].
 //! - [`header`]: the `8 + N`-byte header, validated with the reference crate's rules plus explicit
 //!   rejection of duplicate names; offsets and sizes are `u64` everywhere.
 //! - [`index`]: sharded checkpoints (`*.safetensors.index.json`).
@@ -14,6 +15,7 @@
 
 pub mod checkpoint;
 pub mod dtype;
+pub mod format;
 pub mod header;
 pub mod index;
 pub mod pairing;
