@@ -15,6 +15,8 @@
 use crate::Dtype;
 use serde::{Deserialize, Serialize};
 
+pub mod npy;
+pub mod npz;
 pub mod zip;
 
 /// The container formats, as detected from their first bytes.

@@ -890,6 +890,11 @@ impl<'a> Inflater<'a> {
         })
     }
 
+    /// Offset of the compressed stream in the source.
+    pub fn stream_offset(&self) -> u64 {
+        self.at
+    }
+
     /// Inflated bytes produced so far.
     pub fn produced(&self) -> u64 {
         self.produced
