@@ -438,3 +438,11 @@ fn set_member_size(
     }
     panic!("no central entry for {}", m.name);
 }
+
+#[test]
+fn fuzz_regressions_are_errors_not_panics() {
+    // A deflated member whose .npy v1.0 header is shorter than the 12 bytes inflated first.
+    let seeds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/npz_read");
+    let f = std::fs::read(seeds.join("regression-short-v1-header.npz")).unwrap();
+    assert!(npz::read(&f).is_err());
+}

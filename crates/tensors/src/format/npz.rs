@@ -140,8 +140,11 @@ pub fn member_header(
             fill(&mut inf, &mut header)?;
             let (_, total) = npy::preamble(&header).map_err(npy_err)?;
             header_fits(total, m.size).map_err(npy_err)?;
+            // A v1.0 header may end before the 12 bytes inflated first.
             header.resize(total as usize, 0);
-            fill(&mut inf, &mut header[first_len..])?;
+            if let Some(rest) = header.get_mut(first_len..) {
+                fill(&mut inf, rest)?;
+            }
             header
         }
     };
