@@ -1,28 +1,122 @@
-//! Prints the [`Layout`] of each `.npy` / `.npz` file given, one JSON line per file:
-//! `{"path": …, "layout": {…}}` or `{"path": …, "error": "Display", "debug": "Debug"}`.
-//! The cross-checks in `tests/python/test_numpy_formats.py` run it until the CLI reads these
-//! formats.
+//! Prints the [`Layout`] of each `.npy` / `.npz` (or safetensors) file given, one JSON line per
+//! file: `{"path", "layout", "reads", "bytes_read", "micros"}` (the reads the reader made of the
+//! in-memory file and the time it took) or `{"path", "error", "debug"}`. With `--inflate`, it also
+//! streams every deflated entry through `npz::for_each_inflated` and adds `inflate_mb_s` (inflated
+//! MB per second). The cross-checks in `tests/python/test_numpy_formats.py` run it until the CLI
+//! reads these formats.
 #![allow(clippy::unwrap_used)]
 
-use bitlens_tensors::format::{detect, npy, npz, Format, Layout};
+use bitlens_tensors::format::zip::ZipError;
+use bitlens_tensors::format::{detect, npy, npz, Data, Format, Layout};
+use bitlens_tensors::{read_header, ReadAt, SourceError};
+use std::cell::Cell;
+use std::time::Instant;
 
-fn layout(bytes: &[u8]) -> Result<Layout, Box<dyn std::error::Error>> {
-    match detect(&bytes[..bytes.len().min(16)], bytes.len() as u64) {
-        Some(Format::Npy) => Ok(npy::read(&bytes)?),
-        Some(Format::Zip) => Ok(npz::read(&bytes)?),
+/// A source that counts the reads made of it.
+struct Counting<'a> {
+    bytes: &'a [u8],
+    reads: Cell<u64>,
+    read_bytes: Cell<u64>,
+}
+
+impl ReadAt for Counting<'_> {
+    fn size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        self.reads.set(self.reads.get() + 1);
+        self.read_bytes
+            .set(self.read_bytes.get() + buf.len() as u64);
+        self.bytes.read_exact_at(offset, buf)
+    }
+}
+
+fn layout(src: &Counting<'_>) -> Result<Layout, Box<dyn std::error::Error>> {
+    let b = src.bytes;
+    match detect(&b[..b.len().min(16)], b.len() as u64) {
+        Some(Format::Npy) => Ok(npy::read(src)?),
+        Some(Format::Zip) => Ok(npz::read(src)?),
+        Some(Format::Safetensors) => {
+            // For comparison: the safetensors header alone.
+            let h = read_header(src)?;
+            Ok(Layout {
+                format: Format::Safetensors,
+                kind: format!("safetensors ({} tensors)", h.tensors.len()),
+                file_size: b.len() as u64,
+                entries: Vec::new(),
+                metadata: Vec::new(),
+            })
+        }
         other => Err(format!("not a .npy or .npz file ({other:?})").into()),
     }
 }
 
+/// Streams every deflated entry; returns inflated MB/s.
+fn inflate_all(bytes: &[u8], l: &Layout) -> f64 {
+    let t = Instant::now();
+    let mut total = 0u64;
+    let src: &dyn ReadAt = &bytes;
+    for e in &l.entries {
+        if let Data::Deflated {
+            offset,
+            compressed,
+            skip,
+            len,
+        } = e.data
+        {
+            npz::for_each_inflated::<_, ZipError>(
+                src,
+                offset,
+                compressed,
+                skip,
+                len,
+                1 << 20,
+                |w| {
+                    total += w.len() as u64;
+                    Ok(())
+                },
+            )
+            .unwrap();
+        }
+    }
+    total as f64 / 1e6 / t.elapsed().as_secs_f64()
+}
+
 fn main() {
-    for path in std::env::args().skip(1) {
-        let bytes = std::fs::read(&path).unwrap();
-        let line = match layout(&bytes) {
-            Ok(l) => serde_json::json!({ "path": path, "layout": l }),
+    let mut inflate = false;
+    for arg in std::env::args().skip(1) {
+        if arg == "--inflate" {
+            inflate = true;
+            continue;
+        }
+        let bytes = std::fs::read(&arg).unwrap();
+        let src = Counting {
+            bytes: &bytes,
+            reads: Cell::new(0),
+            read_bytes: Cell::new(0),
+        };
+        let t = Instant::now();
+        let result = layout(&src);
+        let micros = t.elapsed().as_micros() as u64;
+        let mut line = match result {
+            Ok(l) => serde_json::json!({
+                "path": arg,
+                "reads": src.reads.get(),
+                "bytes_read": src.read_bytes.get(),
+                "micros": micros,
+                "inflate_mb_s": inflate.then(|| inflate_all(&bytes, &l)),
+                "layout": l,
+            }),
             Err(e) => {
-                serde_json::json!({ "path": path, "error": e.to_string(), "debug": format!("{e:?}") })
+                serde_json::json!({ "path": arg, "error": e.to_string(), "debug": format!("{e:?}") })
             }
         };
+        if !inflate {
+            if let Some(o) = line.as_object_mut() {
+                o.remove("inflate_mb_s");
+            }
+        }
         println!("{line}");
     }
 }

@@ -29,6 +29,8 @@ struct Opts {
     zip64: bool,
     /// Sizes and CRC deferred to a data descriptor.
     descriptor: bool,
+    /// Padding in each local header's extra field (as PyTorch aligns its members' data).
+    local_pad: u16,
 }
 
 /// Where things are in a built archive.
@@ -89,6 +91,11 @@ fn build(members: &[M], o: Opts) -> Built {
             le32(&mut out, crc);
             le32(&mut out, c as u32);
             le32(&mut out, s as u32);
+        }
+        if o.local_pad > 0 {
+            le16(&mut extra, 0x4246);
+            le16(&mut extra, o.local_pad);
+            extra.extend(std::iter::repeat_n(b'Z', usize::from(o.local_pad)));
         }
         le16(&mut out, mm.name.len() as u16);
         le16(&mut out, extra.len() as u16);
@@ -205,6 +212,15 @@ fn valid_archives_read_back_exactly() {
             descriptor: true,
             ..Opts::default()
         },
+        Opts {
+            local_pad: 300,
+            ..Opts::default()
+        },
+        Opts {
+            zip64: true,
+            local_pad: 5,
+            ..Opts::default()
+        },
     ] {
         let ms = two();
         let z = build(&ms, o);
@@ -223,6 +239,13 @@ fn valid_archives_read_back_exactly() {
             &ms[1].content[1000..1010]
         );
         let off = a.data_offset(&z.bytes.as_slice(), b).unwrap();
+        let (off2, prefix) = a.locate(&z.bytes.as_slice(), &a.members()[0], 5).unwrap();
+        assert_eq!(prefix, b"hello");
+        assert_eq!(&z.bytes[off2 as usize..off2 as usize + 5], b"hello");
+        let (_, whole) = a
+            .locate(&z.bytes.as_slice(), &a.members()[0], 1 << 20)
+            .unwrap();
+        assert_eq!(whole, ms[0].content, "a prefetch is capped by the member");
         let mut streamed = Vec::new();
         for_each_inflated::<_, ZipError>(
             &z.bytes.as_slice(),
@@ -248,6 +271,12 @@ fn a_comment_and_an_empty_archive_are_fine() {
     let n = z.len();
     z[n - 2..].copy_from_slice(&5u16.to_le_bytes());
     z.extend_from_slice(b"hello");
+    assert_eq!(open(&z).unwrap().members().len(), 2);
+    // A comment longer than the first tail read: the whole 64 KiB window is searched.
+    let mut z = build(&two(), Opts::default()).bytes;
+    let n = z.len();
+    z[n - 2..].copy_from_slice(&5000u16.to_le_bytes());
+    z.extend(std::iter::repeat_n(b'c', 5000));
     assert_eq!(open(&z).unwrap().members().len(), 2);
     let empty = build(&[], Opts::default()).bytes;
     assert_eq!(empty.len(), 22);

@@ -12,11 +12,15 @@
 use super::npy::{self, NpyError, NpyHeader, PREAMBLE_LEN};
 use super::zip::{Archive, Inflater, Member, Method, ZipError};
 use super::{Data, ElementType, Entry, Format, Layout, MetaValue};
-use crate::source::ReadAt;
+use crate::source::{ReadAt, SourceError};
 
 /// Streams bytes of a [`Data::Deflated`] entry (`offset`, `compressed`, `skip`, `len`) into a
 /// callback in windows: what a statistics reader calls for deflated `.npz` members.
 pub use super::zip::for_each_inflated;
+
+/// Bytes of a member's data read along with its local header: numpy's `.npy` headers take 128
+/// (and deflate to less).
+const PREFETCH: u64 = 256;
 
 /// The suffix of every `.npz` member.
 pub const SUFFIX: &str = ".npy";
@@ -119,23 +123,33 @@ pub fn member_header(
         member: m.name.clone(),
         source,
     };
-    let data_offset = archive.data_offset(src, m)?;
     let first_len = m.size.min(PREAMBLE_LEN as u64) as usize;
     let header = match m.method {
         Method::Stored => {
-            let mut first = vec![0u8; first_len];
-            src.read_exact_at(data_offset, &mut first)
-                .map_err(ZipError::from)?;
-            let (_, total) = npy::preamble(&first).map_err(npy_err)?;
+            // One read for the local header and (usually) the whole .npy header.
+            let (data_offset, mut header) = archive.locate(src, m, PREFETCH)?;
+            if header.len() < first_len {
+                return Err(ZipError::from(SourceError::OutOfBounds {
+                    offset: data_offset,
+                    len: first_len as u64,
+                    size: src.size(),
+                })
+                .into());
+            }
+            let (_, total) = npy::preamble(&header[..first_len]).map_err(npy_err)?;
             header_fits(total, m.size).map_err(npy_err)?;
             // `total` ≤ 12 + MAX_HEADER_LEN and ≤ the member's (checked) size.
-            let mut header = vec![0u8; total as usize];
-            src.read_exact_at(data_offset, &mut header)
-                .map_err(ZipError::from)?;
-            header
+            if (header.len() as u64) < total {
+                header = vec![0u8; total as usize];
+                src.read_exact_at(data_offset, &mut header)
+                    .map_err(ZipError::from)?;
+            }
+            header.truncate(total as usize);
+            (data_offset, header)
         }
         Method::Deflated => {
-            let mut inf = Inflater::new(src, data_offset, m.compressed, m.size)?;
+            let (data_offset, prefix) = archive.locate(src, m, PREFETCH)?;
+            let mut inf = Inflater::with_prefix(src, data_offset, m.compressed, m.size, prefix)?;
             let mut header = vec![0u8; first_len];
             fill(&mut inf, &mut header)?;
             let (_, total) = npy::preamble(&header).map_err(npy_err)?;
@@ -145,9 +159,10 @@ pub fn member_header(
             if let Some(rest) = header.get_mut(first_len..) {
                 fill(&mut inf, rest)?;
             }
-            header
+            (data_offset, header)
         }
     };
+    let (data_offset, header) = header;
     let h = npy::parse_header(&header).map_err(npy_err)?;
     npy::check_fits(&h, m.size).map_err(npy_err)?;
     Ok((data_offset, h))

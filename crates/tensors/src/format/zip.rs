@@ -27,13 +27,20 @@ use std::ops::Range;
 pub const EOCD_LEN: u64 = 22;
 /// The longest comment an end record can carry (how far back its signature is searched).
 pub const MAX_COMMENT_LEN: u64 = 65_535;
+/// Bytes at the end of a file searched first for the end record.
+const FIRST_TAIL: u64 = 1024;
 /// The largest inflated/compressed ratio a deflate stream can reach (a run of one byte coded as
 /// 258-byte matches: about 1032:1). A member declaring more is refused as a zip bomb.
 pub const MAX_RATIO: u64 = 1032;
 /// Inflated bytes allowed on top of `compressed × MAX_RATIO` (tiny members: block headers).
 const RATIO_SLACK: u64 = 1024;
-/// Compressed bytes read per request while inflating.
+/// Compressed bytes read per request while inflating: the first read is small (a reader after a
+/// member's first bytes needs little), each next one doubles, up to the largest.
 const INPUT_WINDOW: u64 = 64 * 1024;
+const FIRST_INPUT_WINDOW: u64 = 1024;
+/// Local extra field bytes read along with a local header, hoping the extra field fits (zip64
+/// sizes: 20 bytes; PyTorch's alignment padding: under 64).
+pub const EXTRA_GUESS: u64 = 128;
 
 const SIG_LOCAL: &[u8; 4] = b"PK\x03\x04";
 const SIG_CENTRAL: &[u8; 4] = b"PK\x01\x02";
@@ -420,19 +427,31 @@ struct EndRecords {
 
 fn read_end_records(src: &dyn ReadAt) -> Result<EndRecords, ZipError> {
     let size = src.size();
-    let tail_len = size.min(EOCD_LEN + MAX_COMMENT_LEN);
-    if tail_len < EOCD_LEN {
-        return Err(ZipError::NoEocd { searched: tail_len });
+    let max_tail = size.min(EOCD_LEN + MAX_COMMENT_LEN);
+    if max_tail < EOCD_LEN {
+        return Err(ZipError::NoEocd { searched: max_tail });
     }
-    let tail_start = size - tail_len;
-    let tail = read_vec(src, tail_start, tail_len)?;
-    let tl = tail.len();
-    let found = (0..=tl - EOCD_LEN as usize).rev().find(|&i| {
-        &tail[i..i + 4] == SIG_EOCD
-            && i + EOCD_LEN as usize + usize::from(u16_at(&tail, i + 20)) == tl
-    });
-    let Some(i) = found else {
-        return Err(ZipError::NoEocd { searched: tail_len });
+    // The last KiB first (an archive without a long comment); the whole window only if needed.
+    // Searching back from the end, both find the same record when the short tail holds one.
+    let mut found = None;
+    for tail_len in [max_tail.min(FIRST_TAIL), max_tail] {
+        let tail_start = size - tail_len;
+        let tail = read_vec(src, tail_start, tail_len)?;
+        let tl = tail.len();
+        let at = (0..=tl - EOCD_LEN as usize).rev().find(|&i| {
+            &tail[i..i + 4] == SIG_EOCD
+                && i + EOCD_LEN as usize + usize::from(u16_at(&tail, i + 20)) == tl
+        });
+        if let Some(i) = at {
+            found = Some((tail_start, tail, i));
+            break;
+        }
+        if tail_len == max_tail {
+            break;
+        }
+    }
+    let Some((tail_start, tail, i)) = found else {
+        return Err(ZipError::NoEocd { searched: max_tail });
     };
     let eocd_at = tail_start + i as u64;
     let e = &tail[i..i + EOCD_LEN as usize];
@@ -668,10 +687,23 @@ impl Archive {
         self.zip64
     }
 
-    /// Reads `member`'s local header (one or two small reads) and returns where its data starts,
-    /// after checking the header agrees with the central directory (name, method, and — unless
-    /// deferred to a data descriptor — CRC-32 and sizes) and that the data fits its slot.
+    /// Reads `member`'s local header (one small read, two when its extra field is longer than
+    /// [`EXTRA_GUESS`]) and returns where its data starts, after checking the header agrees with
+    /// the central directory (name, method, and — unless deferred to a data descriptor — CRC-32
+    /// and sizes) and that the data fits its slot.
     pub fn data_offset(&self, src: &dyn ReadAt, member: &Member) -> Result<u64, ZipError> {
+        Ok(self.locate(src, member, 0)?.0)
+    }
+
+    /// [`Archive::data_offset`], also returning up to `prefetch` bytes of the member's (stored or
+    /// compressed) data read along with the local header in the same request — what a reader
+    /// wanting the start of a member (an `.npy` header) needs, in one read per member.
+    pub fn locate(
+        &self,
+        src: &dyn ReadAt,
+        member: &Member,
+        prefetch: u64,
+    ) -> Result<(u64, Vec<u8>), ZipError> {
         let at = member.header_offset;
         let bad = |why| ZipError::BadLocalHeader {
             name: member.name.clone(),
@@ -681,19 +713,30 @@ impl Archive {
         if at + LOCAL_LEN > member.slot_end {
             return Err(bad("local header runs past its slot"));
         }
-        let h = read_vec(src, at, LOCAL_LEN)?;
+        let guess = (LOCAL_LEN + member.name.len() as u64 + EXTRA_GUESS)
+            .saturating_add(prefetch.min(member.compressed))
+            .min(member.slot_end - at);
+        let mut buf = read_vec(src, at, guess)?;
+        let h = &buf[..LOCAL_LEN as usize];
         if &h[..4] != SIG_LOCAL {
             return Err(bad("bad local header signature"));
         }
-        let flags = u16_at(&h, 6);
-        let method = u16_at(&h, 8);
-        let (crc, c32, s32) = (u32_at(&h, 14), u32_at(&h, 18), u32_at(&h, 22));
-        let (nl, xl) = (u64::from(u16_at(&h, 26)), u64::from(u16_at(&h, 28)));
+        let flags = u16_at(h, 6);
+        let method = u16_at(h, 8);
+        let (crc, c32, s32) = (u32_at(h, 14), u32_at(h, 18), u32_at(h, 22));
+        let (nl, xl) = (u64::from(u16_at(h, 26)), u64::from(u16_at(h, 28)));
         let data = at + LOCAL_LEN + nl + xl;
         if data > member.slot_end {
             return Err(bad("name and extra field run past its slot"));
         }
-        let var = read_vec(src, at + LOCAL_LEN, nl + xl)?;
+        if (buf.len() as u64) < LOCAL_LEN + nl + xl {
+            // A long extra field (alignment padding): read the rest of the header.
+            let want = (LOCAL_LEN + nl + xl).saturating_add(prefetch.min(member.compressed));
+            buf = read_vec(src, at, want.min(member.slot_end - at))?;
+        }
+        let mut data_bytes = buf.split_off((LOCAL_LEN + nl + xl) as usize);
+        data_bytes.truncate(prefetch.min(member.compressed) as usize);
+        let var = &buf[LOCAL_LEN as usize..];
         let mismatch = |field| ZipError::LocalMismatch {
             name: member.name.clone(),
             field,
@@ -752,7 +795,7 @@ impl Archive {
                 }
             });
         }
-        Ok(data)
+        Ok((data, data_bytes))
     }
 
     /// The bytes `range` of `member`'s inflated content. Stored members are read directly;
@@ -840,8 +883,8 @@ fn check_ratio(at: u64, compressed: u64, size: u64) -> Result<(), ZipError> {
 }
 
 /// A bounded streaming inflater over a raw deflate stream of `compressed` bytes at an offset of a
-/// [`ReadAt`]: it reads the compressed bytes in windows of 64 KiB and never produces more than the
-/// declared size.
+/// [`ReadAt`]: it reads the compressed bytes in windows growing from 1 KiB to 64 KiB and never
+/// produces more than the declared size.
 pub struct Inflater<'a> {
     src: &'a dyn ReadAt,
     at: u64,
@@ -852,6 +895,7 @@ pub struct Inflater<'a> {
     state: Box<InflateState>,
     input: Vec<u8>,
     in_start: usize,
+    window: u64,
     ended: bool,
 }
 
@@ -863,6 +907,18 @@ impl<'a> Inflater<'a> {
         offset: u64,
         compressed: u64,
         size: u64,
+    ) -> Result<Self, ZipError> {
+        Self::with_prefix(src, offset, compressed, size, Vec::new())
+    }
+
+    /// [`Inflater::new`] given the stream's first compressed bytes already read (`prefix`, at
+    /// most `compressed` bytes: see [`Archive::locate`]).
+    pub fn with_prefix(
+        src: &'a dyn ReadAt,
+        offset: u64,
+        compressed: u64,
+        size: u64,
+        mut prefix: Vec<u8>,
     ) -> Result<Self, ZipError> {
         if offset
             .checked_add(compressed)
@@ -876,16 +932,18 @@ impl<'a> Inflater<'a> {
             .into());
         }
         check_ratio(offset, compressed, size)?;
+        prefix.truncate(compressed as usize);
         Ok(Inflater {
             src,
             at: offset,
-            pos: offset,
+            pos: offset + prefix.len() as u64,
             end: offset + compressed,
             size,
             produced: 0,
             state: InflateState::new_boxed(DataFormat::Raw),
-            input: Vec::new(),
+            input: prefix,
             in_start: 0,
+            window: FIRST_INPUT_WINDOW,
             ended: false,
         })
     }
@@ -954,17 +1012,12 @@ impl<'a> Inflater<'a> {
     /// One step of inflation into `out` (non-empty); returns bytes written, 0 only once the
     /// stream has ended.
     fn pump(&mut self, out: &mut [u8]) -> Result<usize, ZipError> {
-        let mut stalled = false;
         loop {
             if self.ended {
                 return Ok(0);
             }
-            if self.in_start == self.input.len() && self.pos < self.end {
-                let n = (self.end - self.pos).min(INPUT_WINDOW);
-                self.input = read_vec(self.src, self.pos, n)?;
-                self.in_start = 0;
-                self.pos += n;
-            }
+            // Inflate what is buffered first (the inflater may hold output from earlier input);
+            // read more compressed bytes only when it can make no progress without them.
             let r = mz_inflate(
                 &mut self.state,
                 &self.input[self.in_start..],
@@ -973,7 +1026,6 @@ impl<'a> Inflater<'a> {
             );
             self.in_start += r.bytes_consumed;
             self.produced += r.bytes_written as u64;
-            let exhausted = self.in_start == self.input.len() && self.pos == self.end;
             match r.status {
                 Ok(MZStatus::StreamEnd) => self.ended = true,
                 Ok(_) | Err(MZError::Buf) => {}
@@ -987,22 +1039,27 @@ impl<'a> Inflater<'a> {
             if r.bytes_written > 0 || self.ended {
                 return Ok(r.bytes_written);
             }
-            if r.bytes_consumed == 0 {
-                if exhausted {
-                    return Err(ZipError::Truncated {
-                        at: self.at,
-                        compressed: self.end - self.at,
-                    });
-                }
-                // Input available, room in `out`, and no progress twice: the data is bad.
-                if stalled {
-                    return Err(ZipError::Corrupt {
-                        at: self.at,
-                        produced: self.produced,
-                    });
-                }
-                stalled = true;
+            if r.bytes_consumed > 0 {
+                continue;
             }
+            if self.in_start < self.input.len() {
+                // Input and room for output, yet no progress: the data is bad.
+                return Err(ZipError::Corrupt {
+                    at: self.at,
+                    produced: self.produced,
+                });
+            }
+            if self.pos == self.end {
+                return Err(ZipError::Truncated {
+                    at: self.at,
+                    compressed: self.end - self.at,
+                });
+            }
+            let n = (self.end - self.pos).min(self.window);
+            self.window = (self.window * 2).min(INPUT_WINDOW);
+            self.input = read_vec(self.src, self.pos, n)?;
+            self.in_start = 0;
+            self.pos += n;
         }
     }
 }
