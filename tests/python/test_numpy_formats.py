@@ -18,13 +18,7 @@ import pytest
 from safetensors.numpy import load_file
 
 from conftest import ROOT
-
-DTYPES = {
-    "float16": "F16", "float32": "F32", "float64": "F64", "bool": "BOOL", "int8": "I8",
-    "uint8": "U8", "int16": "I16", "uint16": "U16", "int32": "I32", "uint32": "U32",
-    "int64": "I64", "uint64": "U64", "complex64": "C64",
-}
-
+from make_numpy_fixtures import DTYPES, cast
 
 @pytest.fixture(scope="session")
 def layout_bin():
@@ -44,20 +38,6 @@ def layouts(layout_bin, *paths):
 @pytest.fixture(scope="session")
 def minilm(weights):
     return load_file(str(weights / "minilm-f32.safetensors"))
-
-
-def cast(x, dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return x.astype(dtype)
-    if dtype.kind == "c":
-        return (x + 1j * x[::-1]).astype(dtype)
-    if dtype.kind == "b":
-        return x > 0
-    info = np.iinfo(dtype)
-    x = x.astype(np.float64)
-    scaled = x / (np.abs(x).max() or 1) * (min(info.max, 2**40) * 0.99)
-    return (np.abs(scaled) if info.min == 0 else scaled).astype(dtype)
 
 
 def entry_bytes(raw, data):

@@ -290,6 +290,20 @@ fn put32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
+/// `bytes` with the u16 at `at` set to `v`.
+fn with16(bytes: &[u8], at: usize, v: u16) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    put16(&mut b, at, v);
+    b
+}
+
+/// `bytes` with the u32 at `at` set to `v`.
+fn with32(bytes: &[u8], at: usize, v: u32) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    put32(&mut b, at, v);
+    b
+}
+
 /// The first member's data offset, then the whole-member read of each member, as one result.
 fn walk(bytes: &[u8]) -> Result<(), ZipError> {
     let a = open(bytes)?;
@@ -313,9 +327,7 @@ fn no_end_record() {
     let z = build(&two(), Opts::default());
     refused!(z.bytes[..z.bytes.len() - 1], ZipError::NoEocd { .. });
     // A comment length that does not end at the end of the file.
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.eocd + 20, 3);
-    refused!(b, ZipError::NoEocd { .. });
+    refused!(with16(&z.bytes, z.eocd + 20, 3), ZipError::NoEocd { .. });
     // 64 KiB + 22 of junk after the record: beyond the search window.
     let mut b = z.bytes.clone();
     b.extend(std::iter::repeat_n(0u8, 70_000));
@@ -325,15 +337,12 @@ fn no_end_record() {
 #[test]
 fn multi_disk() {
     let z = build(&two(), Opts::default());
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.eocd + 4, 1);
-    refused!(b, ZipError::MultiDisk { .. });
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.eocd + 8, 1);
-    refused!(b, ZipError::MultiDisk { .. });
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.central[0] + 34, 2);
-    refused!(b, ZipError::MultiDisk { .. });
+    refused!(with16(&z.bytes, z.eocd + 4, 1), ZipError::MultiDisk { .. });
+    refused!(with16(&z.bytes, z.eocd + 8, 1), ZipError::MultiDisk { .. });
+    refused!(
+        with16(&z.bytes, z.central[0] + 34, 2),
+        ZipError::MultiDisk { .. }
+    );
     let z = build(
         &two(),
         Opts {
@@ -341,9 +350,8 @@ fn multi_disk() {
             ..Opts::default()
         },
     );
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.eocd - 4, 3); // locator: total disks
-    refused!(b, ZipError::MultiDisk { .. });
+    // locator: total disks
+    refused!(with32(&z.bytes, z.eocd - 4, 3), ZipError::MultiDisk { .. });
 }
 
 #[test]
@@ -364,20 +372,24 @@ fn bad_zip64() {
     b[rec] = b'X';
     refused!(b, ZipError::BadZip64 { .. });
     // A zip64 sentinel in a central entry without its extra value.
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.central[0] + 30, 0); // extra length 0: the entry now ends early
-    refused!(b, ZipError::BadCentralEntry { .. });
+    // extra length 0: the entry now ends early
+    refused!(
+        with16(&z.bytes, z.central[0] + 30, 0),
+        ZipError::BadCentralEntry { .. }
+    );
 }
 
 #[test]
 fn central_directory_out_of_file() {
     let z = build(&two(), Opts::default());
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.eocd + 16, z.eocd as u32);
-    refused!(b, ZipError::CentralDirectoryOutOfFile { .. });
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.eocd + 12, u32::MAX - 1);
-    refused!(b, ZipError::CentralDirectoryOutOfFile { .. });
+    refused!(
+        with32(&z.bytes, z.eocd + 16, z.eocd as u32),
+        ZipError::CentralDirectoryOutOfFile { .. }
+    );
+    refused!(
+        with32(&z.bytes, z.eocd + 12, u32::MAX - 1),
+        ZipError::CentralDirectoryOutOfFile { .. }
+    );
 }
 
 #[test]
@@ -406,9 +418,11 @@ fn bad_central_entry() {
     let mut b = z.bytes.clone();
     b[z.central[1]] = b'X';
     refused!(b, ZipError::BadCentralEntry { index: 1, .. });
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.central[1] + 28, 500); // name runs past the directory
-    refused!(b, ZipError::BadCentralEntry { index: 1, .. });
+    // name runs past the directory
+    refused!(
+        with16(&z.bytes, z.central[1] + 28, 500),
+        ZipError::BadCentralEntry { index: 1, .. }
+    );
 }
 
 fn with_names(names: [&'static str; 2]) -> Vec<u8> {
@@ -437,15 +451,20 @@ fn unsafe_and_duplicate_names() {
 #[test]
 fn encrypted_and_unsupported_methods() {
     let z = build(&two(), Opts::default());
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.central[0] + 8, 1);
-    refused!(b, ZipError::Encrypted { .. });
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.local[0] + 6, 1); // only the local header says so
-    refused!(b, ZipError::Encrypted { .. });
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.central[1] + 10, 14); // LZMA
-    refused!(b, ZipError::UnsupportedMethod { method: 14, .. });
+    refused!(
+        with16(&z.bytes, z.central[0] + 8, 1),
+        ZipError::Encrypted { .. }
+    );
+    // only the local header says so
+    refused!(
+        with16(&z.bytes, z.local[0] + 6, 1),
+        ZipError::Encrypted { .. }
+    );
+    // LZMA
+    refused!(
+        with16(&z.bytes, z.central[1] + 10, 14),
+        ZipError::UnsupportedMethod { method: 14, .. }
+    );
 }
 
 #[test]
@@ -457,24 +476,25 @@ fn overlapping_members_and_sizes_beyond_the_file() {
     put32(&mut b, z.central[0] + 24, 100);
     refused!(b, ZipError::Overlap { .. });
     // Both members at the same offset.
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.central[1] + 42, 0);
-    refused!(b, ZipError::Overlap { .. });
-    // The last member runs into the central directory / past the file.
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.central[1] + 20, u32::MAX - 8);
-    refused!(b, ZipError::BeyondFile { .. });
-    // A local extra field that pushes the data past the slot (found when the header is read).
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.local[0] + 28, 40);
     refused!(
-        b,
+        with32(&z.bytes, z.central[1] + 42, 0),
+        ZipError::Overlap { .. }
+    );
+    // The last member runs into the central directory / past the file.
+    refused!(
+        with32(&z.bytes, z.central[1] + 20, u32::MAX - 8),
+        ZipError::BeyondFile { .. }
+    );
+    // A local extra field that pushes the data past the slot (found when the header is read).
+    refused!(
+        with16(&z.bytes, z.local[0] + 28, 40),
         ZipError::BadLocalHeader { .. } | ZipError::Overlap { .. }
     );
     // Stored with differing sizes.
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.central[0] + 24, 3);
-    refused!(b, ZipError::StoredSizeMismatch { .. });
+    refused!(
+        with32(&z.bytes, z.central[0] + 24, 3),
+        ZipError::StoredSizeMismatch { .. }
+    );
 }
 
 #[test]
@@ -486,22 +506,19 @@ fn local_header_disagreeing() {
     let mut b = z.bytes.clone();
     b[z.local[0] + 30] = b'z'; // name
     refused!(b, ZipError::LocalMismatch { field: "name", .. });
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.local[1] + 14, 1);
     refused!(
-        b,
+        with32(&z.bytes, z.local[1] + 14, 1),
         ZipError::LocalMismatch {
             field: "CRC-32",
             ..
         }
     );
-    let mut b = z.bytes.clone();
-    put32(&mut b, z.local[1] + 22, 7);
-    refused!(b, ZipError::LocalMismatch { field: "size", .. });
-    let mut b = z.bytes.clone();
-    put16(&mut b, z.local[1] + 8, 0);
     refused!(
-        b,
+        with32(&z.bytes, z.local[1] + 22, 7),
+        ZipError::LocalMismatch { field: "size", .. }
+    );
+    refused!(
+        with16(&z.bytes, z.local[1] + 8, 0),
         ZipError::LocalMismatch {
             field: "compression method",
             ..
