@@ -10,7 +10,7 @@
 //! strides) are refused.
 
 use super::npy::{self, NpyError, NpyHeader, PREAMBLE_LEN};
-use super::zip::{Archive, Inflater, Member, Method, ZipError};
+use super::zip::{Archive, Inflater, Member, Method, Scratch, ZipError};
 use super::{Data, ElementType, Entry, Format, Layout, MetaValue};
 use crate::source::{ReadAt, SourceError};
 
@@ -73,13 +73,14 @@ pub fn read(src: &dyn ReadAt) -> Result<Layout, NpzError> {
 pub fn read_archive(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, NpzError> {
     let mut entries = Vec::with_capacity(archive.members().len());
     let mut deflated = false;
+    let mut scratch = Some(Scratch::new());
     for m in archive.members() {
         let Some(name) = m.name.strip_suffix(SUFFIX) else {
             return Err(NpzError::NotNpy {
                 member: m.name.clone(),
             });
         };
-        let (data_offset, h) = member_header(src, archive, m)?;
+        let (data_offset, h) = member_header(src, archive, m, &mut scratch)?;
         let data = match m.method {
             Method::Stored => h.data_at(data_offset + h.data_offset),
             Method::Deflated => {
@@ -114,10 +115,13 @@ pub fn read_archive(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, NpzEr
 }
 
 /// A member's data offset in the file and its `.npy` header, checked to fit the member.
+/// `scratch` holds inflater memory reused from member to member (taken, and put back when the
+/// header was read).
 pub fn member_header(
     src: &dyn ReadAt,
     archive: &Archive,
     m: &Member,
+    scratch: &mut Option<Scratch>,
 ) -> Result<(u64, NpyHeader), NpzError> {
     let npy_err = |source| NpzError::Npy {
         member: m.name.clone(),
@@ -149,7 +153,14 @@ pub fn member_header(
         }
         Method::Deflated => {
             let (data_offset, prefix) = archive.locate(src, m, PREFETCH)?;
-            let mut inf = Inflater::with_prefix(src, data_offset, m.compressed, m.size, prefix)?;
+            let mut inf = Inflater::with_scratch(
+                src,
+                data_offset,
+                m.compressed,
+                m.size,
+                prefix,
+                scratch.take().unwrap_or_default(),
+            )?;
             let mut header = vec![0u8; first_len];
             fill(&mut inf, &mut header)?;
             let (_, total) = npy::preamble(&header).map_err(npy_err)?;
@@ -159,6 +170,7 @@ pub fn member_header(
             if let Some(rest) = header.get_mut(first_len..) {
                 fill(&mut inf, rest)?;
             }
+            *scratch = Some(inf.into_scratch());
             (data_offset, header)
         }
     };

@@ -882,6 +882,23 @@ fn check_ratio(at: u64, compressed: u64, size: u64) -> Result<(), ZipError> {
     Ok(())
 }
 
+/// An inflater's working memory (about 43 KB: the 32 KiB window and the decoder's tables), kept
+/// to be reused by the next one.
+pub struct Scratch(Box<InflateState>);
+
+impl Scratch {
+    /// Fresh working memory.
+    pub fn new() -> Self {
+        Scratch(InflateState::new_boxed(DataFormat::Raw))
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A bounded streaming inflater over a raw deflate stream of `compressed` bytes at an offset of a
 /// [`ReadAt`]: it reads the compressed bytes in windows growing from 1 KiB to 64 KiB and never
 /// produces more than the declared size.
@@ -918,8 +935,24 @@ impl<'a> Inflater<'a> {
         offset: u64,
         compressed: u64,
         size: u64,
-        mut prefix: Vec<u8>,
+        prefix: Vec<u8>,
     ) -> Result<Self, ZipError> {
+        Self::with_scratch(src, offset, compressed, size, prefix, Scratch::new())
+    }
+
+    /// [`Inflater::with_prefix`] reusing the working memory of an earlier inflater
+    /// ([`Inflater::into_scratch`]): for reading the start of many members.
+    pub fn with_scratch(
+        src: &'a dyn ReadAt,
+        offset: u64,
+        compressed: u64,
+        size: u64,
+        mut prefix: Vec<u8>,
+        scratch: Scratch,
+    ) -> Result<Self, ZipError> {
+        let Scratch(mut state) = scratch;
+        // A full reset (dictionary zeroed): nothing of an earlier stream can show through.
+        state.reset(DataFormat::Raw);
         if offset
             .checked_add(compressed)
             .is_none_or(|e| e > src.size())
@@ -940,12 +973,17 @@ impl<'a> Inflater<'a> {
             end: offset + compressed,
             size,
             produced: 0,
-            state: InflateState::new_boxed(DataFormat::Raw),
+            state,
             input: prefix,
             in_start: 0,
             window: FIRST_INPUT_WINDOW,
             ended: false,
         })
+    }
+
+    /// Gives back the working memory for another inflater.
+    pub fn into_scratch(self) -> Scratch {
+        Scratch(self.state)
     }
 
     /// Offset of the compressed stream in the source.
