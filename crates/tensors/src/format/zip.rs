@@ -1,9 +1,10 @@
 //! A zip reader over [`ReadAt`] for the zips checkpoints come in (PyTorch's `archive/…` files,
-//! NumPy's `.npz`): it reads the end of central directory record (searching back at most
-//! 64 KiB + 22 bytes), the zip64 locator and record when present, and the central directory — two
-//! or three reads, never a pass over the members' data. A member's local header is read only when
-//! its data offset is asked for ([`Archive::data_offset`]), so opening a remote archive costs the
-//! same few range requests whatever its size.
+//! NumPy's `.npz`): it reads the end of central directory record (in the last KiB, else searching
+//! back at most 64 KiB + 22 bytes), the zip64 locator and record when present (usually in the same
+//! read), and the central directory — two reads for most archives, never a pass over the members'
+//! data. A member's local header is read only when its data offset is asked for
+//! ([`Archive::data_offset`]; [`Archive::locate`] also returns the member's first bytes from the
+//! same read), so opening a remote archive costs the same few range requests whatever its size.
 //!
 //! Follows PKWARE's APPNOTE.TXT (6.3.x: §4.3.6 local header, §4.3.12 central directory, §4.3.14–16
 //! zip64 and end records, §4.5.3 the zip64 extra field) as Python's `zipfile` and PyTorch's miniz
@@ -464,14 +465,17 @@ fn read_end_records(src: &dyn ReadAt) -> Result<EndRecords, ZipError> {
         start: eocd_at,
         zip64: false,
     };
-    // A zip64 locator sits right before the end record.
-    let has_locator = if eocd_at >= ZIP64_LOCATOR_LEN {
-        let mut sig = [0u8; 4];
-        src.read_exact_at(eocd_at - ZIP64_LOCATOR_LEN, &mut sig)?;
-        &sig == SIG_ZIP64_LOCATOR
-    } else {
-        false
+    // The zip64 records sit right before the end record, usually within the tail already read.
+    let bytes_at = |offset: u64, len: u64| -> Result<Vec<u8>, SourceError> {
+        match offset.checked_sub(tail_start) {
+            Some(rel) if rel + len <= tail.len() as u64 => {
+                Ok(tail[rel as usize..(rel + len) as usize].to_vec())
+            }
+            _ => read_vec(src, offset, len),
+        }
     };
+    let has_locator = eocd_at >= ZIP64_LOCATOR_LEN
+        && bytes_at(eocd_at - ZIP64_LOCATOR_LEN, 4)? == SIG_ZIP64_LOCATOR;
     if !has_locator {
         if disk != 0 || cd_disk != 0 || entries_disk != entries {
             return Err(ZipError::MultiDisk { at: eocd_at });
@@ -479,7 +483,7 @@ fn read_end_records(src: &dyn ReadAt) -> Result<EndRecords, ZipError> {
         return Ok(rec);
     }
     let loc_at = eocd_at - ZIP64_LOCATOR_LEN;
-    let loc = read_vec(src, loc_at, ZIP64_LOCATOR_LEN)?;
+    let loc = bytes_at(loc_at, ZIP64_LOCATOR_LEN)?;
     if u32_at(&loc, 4) != 0 || u32_at(&loc, 16) != 1 {
         return Err(ZipError::MultiDisk { at: loc_at });
     }
@@ -493,7 +497,7 @@ fn read_end_records(src: &dyn ReadAt) -> Result<EndRecords, ZipError> {
             why: "the zip64 record it points to is not before it",
         });
     }
-    let z = read_vec(src, z_at, ZIP64_EOCD_LEN)?;
+    let z = bytes_at(z_at, ZIP64_EOCD_LEN)?;
     if &z[..4] != SIG_ZIP64_EOCD {
         return Err(ZipError::BadZip64 {
             at: z_at,
