@@ -12,6 +12,8 @@
 //! safetensors (the existing [`crate::header`]), GGUF, PyTorch (zip and legacy pickle),
 //! NumPy `.npy` / `.npz`.
 
+pub mod gguf;
+
 use crate::Dtype;
 use serde::{Deserialize, Serialize};
 
@@ -171,7 +173,10 @@ mod tests {
         assert_eq!(detect(b"GGUF\x03\0\0\0", 100), Some(Format::Gguf));
         assert_eq!(detect(b"PK\x03\x04rest", 100), Some(Format::Zip));
         assert_eq!(detect(b"\x93NUMPY\x01\0", 100), Some(Format::Npy));
-        assert_eq!(detect(b"\x80\x02\x8a\x0a", 100), Some(Format::PyTorchLegacy));
+        assert_eq!(
+            detect(b"\x80\x02\x8a\x0a", 100),
+            Some(Format::PyTorchLegacy)
+        );
         let mut st = 10u64.to_le_bytes().to_vec();
         st.push(b'{');
         assert_eq!(detect(&st, 18), Some(Format::Safetensors));
