@@ -1,12 +1,15 @@
 //! A forward reader over a [`ReadAt`] source for GGUF's header: it fetches the file in windows
-//! of at least 64 KiB, so reading thousands of small key/values costs a few reads, and never
-//! asks for more than the bytes left in the file.
+//! that start at 64 KiB and double with each fetch (up to 8 MiB), so a header of thousands of
+//! small key/values (a tokenizer) costs a handful of reads — few round trips on a remote source
+//! — and it never asks for more than the bytes left in the file.
 
 use super::GgufError;
 use crate::source::ReadAt;
 
-/// The smallest window fetched from the source.
-const WINDOW: usize = 64 * 1024;
+/// The first window fetched from the source.
+const FIRST_WINDOW: u64 = 64 << 10;
+/// The largest window (a longer field is fetched whole).
+const MAX_WINDOW: u64 = 8 << 20;
 
 /// A position in a source and the window of bytes last fetched.
 pub(super) struct Cursor<'a> {
@@ -15,6 +18,7 @@ pub(super) struct Cursor<'a> {
     pos: u64,
     buf: Vec<u8>,
     buf_start: u64,
+    window: u64,
 }
 
 impl<'a> Cursor<'a> {
@@ -25,6 +29,7 @@ impl<'a> Cursor<'a> {
             pos: 0,
             buf: Vec::new(),
             buf_start: 0,
+            window: FIRST_WINDOW,
         }
     }
 
@@ -50,7 +55,9 @@ impl<'a> Cursor<'a> {
         let buf_end = self.buf_start + self.buf.len() as u64;
         if self.pos < self.buf_start || self.pos + n > buf_end {
             // `n` ≤ the bytes left, so the window is bounded by the file size.
-            let len = n.max(WINDOW as u64).min(self.left()) as usize;
+            let len = n.max(self.window).min(self.left()) as usize;
+            self.window = (self.window * 2).min(MAX_WINDOW);
+            self.buf.clear();
             self.buf.resize(len, 0);
             self.src.read_exact_at(self.pos, &mut self.buf)?;
             self.buf_start = self.pos;

@@ -20,20 +20,32 @@ pub const MAX_STRING: u64 = 256 << 20;
 
 /// A GGUF value type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[allow(missing_docs)]
 pub enum ValueType {
+    /// An unsigned 8-bit integer.
     U8,
+    /// A signed 8-bit integer.
     I8,
+    /// An unsigned 16-bit integer (little-endian, as every multi-byte field).
     U16,
+    /// A signed 16-bit integer.
     I16,
+    /// An unsigned 32-bit integer.
     U32,
+    /// A signed 32-bit integer.
     I32,
+    /// IEEE f32.
     F32,
+    /// One byte; non-zero is true.
     Bool,
+    /// A u64 length and that many bytes.
     String,
+    /// An element type, a u64 count and the elements.
     Array,
+    /// An unsigned 64-bit integer.
     U64,
+    /// A signed 64-bit integer.
     I64,
+    /// IEEE f64.
     F64,
 }
 
@@ -158,9 +170,10 @@ impl MetaReader<'_, '_> {
             ValueType::F32 => MetaValue::Float(f64::from(f32::from_le_bytes(c.array("f32")?))),
             ValueType::F64 => MetaValue::Float(f64::from_le_bytes(c.array("f64")?)),
             ValueType::Bool => MetaValue::Bool(c.array::<1>("bool")?[0] != 0),
-            ValueType::String => {
-                MetaValue::Str(String::from_utf8_lossy(&self.string_bytes("string")?).into_owned())
-            }
+            ValueType::String => MetaValue::Str(
+                String::from_utf8(self.string_bytes("string")?)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
             ValueType::Array => return self.array(key, depth + 1),
         };
         Ok((v, None))

@@ -56,41 +56,75 @@ fn row(id: u32) -> Option<&'static Row> {
     TABLE.iter().find(|r| r.0 == id)
 }
 
-#[allow(missing_docs)]
+/// The ggml types by name (`GGML_TYPE_*`).
 impl GgmlType {
+    /// `GGML_TYPE_F32` = 0.
     pub const F32: GgmlType = GgmlType(0);
+    /// `GGML_TYPE_F16` = 1.
     pub const F16: GgmlType = GgmlType(1);
+    /// `GGML_TYPE_Q4_0` = 2.
     pub const Q4_0: GgmlType = GgmlType(2);
+    /// `GGML_TYPE_Q4_1` = 3.
     pub const Q4_1: GgmlType = GgmlType(3);
+    /// `GGML_TYPE_Q5_0` = 6.
     pub const Q5_0: GgmlType = GgmlType(6);
+    /// `GGML_TYPE_Q5_1` = 7.
     pub const Q5_1: GgmlType = GgmlType(7);
+    /// `GGML_TYPE_Q8_0` = 8.
     pub const Q8_0: GgmlType = GgmlType(8);
+    /// `GGML_TYPE_Q8_1` = 9.
     pub const Q8_1: GgmlType = GgmlType(9);
+    /// `GGML_TYPE_Q2_K` = 10.
     pub const Q2_K: GgmlType = GgmlType(10);
+    /// `GGML_TYPE_Q3_K` = 11.
     pub const Q3_K: GgmlType = GgmlType(11);
+    /// `GGML_TYPE_Q4_K` = 12.
     pub const Q4_K: GgmlType = GgmlType(12);
+    /// `GGML_TYPE_Q5_K` = 13.
     pub const Q5_K: GgmlType = GgmlType(13);
+    /// `GGML_TYPE_Q6_K` = 14.
     pub const Q6_K: GgmlType = GgmlType(14);
+    /// `GGML_TYPE_Q8_K` = 15.
     pub const Q8_K: GgmlType = GgmlType(15);
+    /// `GGML_TYPE_IQ2_XXS` = 16.
     pub const IQ2_XXS: GgmlType = GgmlType(16);
+    /// `GGML_TYPE_IQ2_XS` = 17.
     pub const IQ2_XS: GgmlType = GgmlType(17);
+    /// `GGML_TYPE_IQ3_XXS` = 18.
     pub const IQ3_XXS: GgmlType = GgmlType(18);
+    /// `GGML_TYPE_IQ1_S` = 19.
     pub const IQ1_S: GgmlType = GgmlType(19);
+    /// `GGML_TYPE_IQ4_NL` = 20.
     pub const IQ4_NL: GgmlType = GgmlType(20);
+    /// `GGML_TYPE_IQ3_S` = 21.
     pub const IQ3_S: GgmlType = GgmlType(21);
+    /// `GGML_TYPE_IQ2_S` = 22.
     pub const IQ2_S: GgmlType = GgmlType(22);
+    /// `GGML_TYPE_IQ4_XS` = 23.
     pub const IQ4_XS: GgmlType = GgmlType(23);
+    /// `GGML_TYPE_I8` = 24.
     pub const I8: GgmlType = GgmlType(24);
+    /// `GGML_TYPE_I16` = 25.
     pub const I16: GgmlType = GgmlType(25);
+    /// `GGML_TYPE_I32` = 26.
     pub const I32: GgmlType = GgmlType(26);
+    /// `GGML_TYPE_I64` = 27.
     pub const I64: GgmlType = GgmlType(27);
+    /// `GGML_TYPE_F64` = 28.
     pub const F64: GgmlType = GgmlType(28);
+    /// `GGML_TYPE_IQ1_M` = 29.
     pub const IQ1_M: GgmlType = GgmlType(29);
+    /// `GGML_TYPE_BF16` = 30.
     pub const BF16: GgmlType = GgmlType(30);
+    /// `GGML_TYPE_TQ1_0` = 34.
     pub const TQ1_0: GgmlType = GgmlType(34);
+    /// `GGML_TYPE_TQ2_0` = 35.
     pub const TQ2_0: GgmlType = GgmlType(35);
+    /// `GGML_TYPE_MXFP4` = 39.
     pub const MXFP4: GgmlType = GgmlType(39);
+    /// `GGML_TYPE_NVFP4` = 40.
     pub const NVFP4: GgmlType = GgmlType(40);
+    /// `GGML_TYPE_Q1_0` = 41.
     pub const Q1_0: GgmlType = GgmlType(41);
 }
 
