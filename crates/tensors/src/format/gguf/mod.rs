@@ -14,7 +14,7 @@
 //! for quantized ones. [`TensorInfo::dims`] keeps the file's order.
 //!
 //! **Rules checked** (each a [`GgufError`] variant): the magic, the version, counts that fit
-//! the bytes left, strings within the file (and [`meta::MAX_STRING`]), known value types,
+//! the bytes left (and [`MAX_TENSORS`]), strings within the file (and [`meta::MAX_STRING`]), known value types,
 //! arrays no longer than the bytes left and nested at most [`meta::MAX_DEPTH`], at most
 //! [`meta::MAX_VALUES`] values, unique keys, `general.alignment` a non-zero power-of-two u32
 //! (default 32), at most 4 dims (`GGML_MAX_DIMS`), dims ≤ `i64::MAX` whose product and byte
@@ -47,6 +47,9 @@ pub const MAGIC: [u8; 4] = *b"GGUF";
 pub const DEFAULT_ALIGNMENT: u32 = 32;
 /// `GGML_MAX_DIMS`.
 pub const MAX_DIMS: u32 = 4;
+/// Most tensors accepted in one file (the largest models have a few thousand; each info costs
+/// ~100 bytes of memory, so a hostile multi-GB file cannot make the table take GBs).
+pub const MAX_TENSORS: u64 = 1 << 20;
 /// The key that sets the alignment.
 pub const ALIGNMENT_KEY: &str = "general.alignment";
 
@@ -85,8 +88,11 @@ pub enum GgufError {
         /// What it is.
         what: &'static str,
     },
-    /// The tensor count cannot fit the bytes left (each tensor info takes ≥ 24 bytes).
-    #[error("{count} tensors claimed at byte {offset}; the {left} bytes left hold at most {max}")]
+    /// The tensor count cannot fit the bytes left (each tensor info takes ≥ 24 bytes) or is
+    /// above [`MAX_TENSORS`].
+    #[error(
+        "{count} tensors claimed at byte {offset}; at most {max} are accepted ({left} bytes left)"
+    )]
     TooManyTensors {
         /// Claimed count.
         count: u64,
@@ -356,9 +362,12 @@ pub fn read(src: &dyn ReadAt) -> Result<Layout, GgufError> {
 pub fn read_file(src: &dyn ReadAt) -> Result<GgufFile, GgufError> {
     let file_size = src.size();
     let mut cur = Cursor::new(src);
-    let magic = cur.array::<4>("magic").map_err(|_| GgufError::BadMagic {
-        found: first_bytes(src),
-    })?;
+    if file_size < 4 {
+        return Err(GgufError::BadMagic {
+            found: first_bytes(src)?,
+        });
+    }
+    let magic = cur.array::<4>("magic")?;
     if magic != MAGIC {
         return Err(GgufError::BadMagic {
             found: magic.to_vec(),
@@ -387,12 +396,12 @@ pub fn read_file(src: &dyn ReadAt) -> Result<GgufFile, GgufError> {
             max: left / 13,
         });
     }
-    if tensor_count > left / 24 {
+    if tensor_count > (left / 24).min(MAX_TENSORS) {
         return Err(GgufError::TooManyTensors {
             count: tensor_count,
             offset,
             left,
-            max: left / 24,
+            max: (left / 24).min(MAX_TENSORS),
         });
     }
 
@@ -458,13 +467,11 @@ pub fn read_file(src: &dyn ReadAt) -> Result<GgufFile, GgufError> {
     })
 }
 
-/// Up to the first four bytes of a source, for [`GgufError::BadMagic`].
-fn first_bytes(src: &dyn ReadAt) -> Vec<u8> {
+/// The bytes of a source shorter than the magic, for [`GgufError::BadMagic`].
+fn first_bytes(src: &dyn ReadAt) -> Result<Vec<u8>, GgufError> {
     let mut b = vec![0u8; src.size().min(4) as usize];
-    match src.read_exact_at(0, &mut b) {
-        Ok(()) => b,
-        Err(_) => Vec::new(),
-    }
+    src.read_exact_at(0, &mut b)?;
+    Ok(b)
 }
 
 /// `general.alignment`: a non-zero power-of-two u32, or the default.

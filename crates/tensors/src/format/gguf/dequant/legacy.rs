@@ -6,14 +6,22 @@
 use super::tables::{FP4_VALUES, IQ4NL_VALUES};
 use super::{for_blocks, half, u32_at};
 
-/// The 32 nibbles of 16 bytes in ggml's order: low nibbles first, then high nibbles.
+/// Splits `out.len() / 2` bytes of `qs` into nibbles in ggml's order: all the low nibbles,
+/// then all the high nibbles.
+#[inline(always)]
+fn split_nibbles(qs: &[u8], out: &mut [u8]) {
+    let (lo, hi) = out.split_at_mut(out.len() / 2);
+    for ((l, h), &x) in lo.iter_mut().zip(hi.iter_mut()).zip(qs) {
+        *l = x & 0x0F;
+        *h = x >> 4;
+    }
+}
+
+/// The 32 nibbles of 16 bytes (a Q4_0/Q4_1/IQ4_NL/MXFP4 block's codes).
 #[inline(always)]
 pub(crate) fn nibbles(qs: &[u8]) -> [u8; 32] {
     let mut q = [0u8; 32];
-    for j in 0..16 {
-        q[j] = qs[j] & 0x0F;
-        q[j + 16] = qs[j] >> 4;
-    }
+    split_nibbles(qs, &mut q);
     q
 }
 
@@ -132,10 +140,7 @@ pub(crate) fn ue4m3_half(x: u8) -> f32 {
 #[inline(always)]
 pub(crate) fn nvfp4_codes(qs: &[u8]) -> [u8; 16] {
     let mut q = [0u8; 16];
-    for j in 0..8 {
-        q[j] = qs[j] & 0x0F;
-        q[j + 8] = qs[j] >> 4;
-    }
+    split_nibbles(qs, &mut q);
     q
 }
 
