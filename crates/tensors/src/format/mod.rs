@@ -12,6 +12,8 @@
 //! safetensors (the existing [`crate::header`]), GGUF, PyTorch (zip and legacy pickle),
 //! NumPy `.npy` / `.npz`.
 
+pub mod gguf;
+
 use crate::Dtype;
 use serde::{Deserialize, Serialize};
 
