@@ -13,6 +13,7 @@
 //! NumPy `.npy` / `.npz`.
 
 pub mod gguf;
+pub mod safetensors;
 
 use crate::Dtype;
 use serde::{Deserialize, Serialize};
