@@ -16,6 +16,7 @@ use crate::Dtype;
 use serde::{Deserialize, Serialize};
 
 pub mod pickle;
+pub mod pytorch;
 pub mod zip;
 
 /// The container formats, as detected from their first bytes.
