@@ -25,6 +25,7 @@ pub fn parse(buf: &[u8], allowed: &dyn Fn(&str) -> bool) -> Result<Parsed, Pickl
         stack: Vec::new(),
         marks: Vec::new(),
         memo: HashMap::new(),
+        dict_keys: HashMap::new(),
     };
     let root = m.run(allowed)?;
     Ok(Parsed {
@@ -45,6 +46,8 @@ struct Machine<'a> {
     stack: Vec<ObjId>,
     marks: Vec<usize>,
     memo: HashMap<u64, ObjId>,
+    /// Key positions of the dicts `SETITEM(S)` has filled.
+    dict_keys: HashMap<ObjId, HashMap<KeyRepr, usize>>,
 }
 
 type R<T> = Result<T, PickleError>;
@@ -260,20 +263,24 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    /// Sets `kv`'s pairs in the dict `target`; a key already there (by value, for scalar keys)
+    /// keeps its place and takes the new value, as in Python. Each dict gets a key index on first
+    /// use, so a run of `SETITEM`s costs linear time.
     fn set_items(&mut self, target: ObjId, kv: &[ObjId], name: &'static str) -> R<()> {
         if !kv.len().is_multiple_of(2) {
             return Err(self.wrong(name, "keys and values must pair up"));
         }
-        // Resolve key equality before borrowing the dict mutably.
-        let keys: Vec<Option<KeyRepr>> = kv
-            .chunks(2)
-            .map(|p| key_repr(&self.objects, p[0]))
-            .collect();
-        let existing: Vec<Option<KeyRepr>> = match self.objects.get(target) {
-            Some(Object::Dict(d)) => d.iter().map(|(k, _)| key_repr(&self.objects, *k)).collect(),
-            _ => return Err(self.wrong(name, "the target must be a dict")),
+        let Some(Object::Dict(d)) = self.objects.get(target) else {
+            return Err(self.wrong(name, "the target must be a dict"));
         };
-        let mut existing = existing;
+        let objects = &self.objects;
+        let index = self.dict_keys.entry(target).or_insert_with(|| {
+            d.iter()
+                .enumerate()
+                .filter_map(|(i, (k, _))| key_repr(objects, *k).map(|k| (k, i)))
+                .collect()
+        });
+        let keys: Vec<Option<KeyRepr>> = kv.chunks(2).map(|p| key_repr(objects, p[0])).collect();
         let Some(Object::Dict(d)) = self.objects.get_mut(target) else {
             return Err(PickleError::WrongType {
                 offset: self.op_at as u64,
@@ -282,15 +289,16 @@ impl<'a> Machine<'a> {
             });
         };
         for (pair, key) in kv.chunks(2).zip(keys) {
-            let slot = key
-                .as_ref()
-                .and_then(|k| existing.iter().position(|e| e.as_ref() == Some(k)));
-            match slot {
-                Some(i) => d[i] = (pair[0], pair[1]),
-                None => {
-                    d.push((pair[0], pair[1]));
-                    existing.push(key);
-                }
+            let pair = (pair[0], pair[1]);
+            match key {
+                Some(k) => match index.get(&k) {
+                    Some(&i) => d[i] = pair,
+                    None => {
+                        index.insert(k, d.len());
+                        d.push(pair);
+                    }
+                },
+                None => d.push(pair),
             }
         }
         Ok(())
@@ -575,7 +583,7 @@ fn long(bytes: &[u8]) -> Object {
 }
 
 /// What identifies a dict key for replacement: scalars by value; other keys never compare equal.
-#[derive(PartialEq)]
+#[derive(PartialEq, Eq, Hash)]
 enum KeyRepr {
     Int(i64),
     Str(String),
@@ -626,6 +634,97 @@ mod tests {
         assert_eq!(long(&[0x00, 0x01]), Object::Int(256));
         assert_eq!(long(&[]), Object::Int(0));
         assert!(matches!(long(&[1; 10]), Object::BigInt(_)));
+    }
+
+    #[test]
+    fn globals_outside_the_allow_list_are_refused_by_name() {
+        let only = |g: &str| g == "collections.OrderedDict";
+        let err = parse(b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R.", &only).unwrap_err();
+        assert_eq!(
+            err,
+            PickleError::ForbiddenGlobal {
+                offset: 2,
+                global: "os.system".into()
+            }
+        );
+        // STACK_GLOBAL: module and name from the stack.
+        let p = b"\x80\x04\x8c\x08builtins\x8c\x04eval\x93.";
+        assert!(matches!(
+            parse(p, &only),
+            Err(PickleError::ForbiddenGlobal { global, .. }) if global == "builtins.eval"
+        ));
+        assert!(matches!(
+            parse(b"\x80\x04K\x01K\x02\x93.", &only),
+            Err(PickleError::WrongType {
+                name: "STACK_GLOBAL",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn an_ordered_dict_is_a_dict_and_repeated_keys_replace_in_place() {
+        let only = |g: &str| g == "collections.OrderedDict";
+        // OrderedDict() then SETITEMS a=1, b=2, a=3
+        let p =
+            b"\x80\x02ccollections\nOrderedDict\n)R(\x8c\x01aK\x01\x8c\x01bK\x02\x8c\x01aK\x03u.";
+        let pk = parse(p, &only).unwrap().pickle;
+        let Object::Dict(d) = pk.get(pk.root) else {
+            panic!()
+        };
+        let items: Vec<_> = d.iter().map(|(k, v)| (pk.get(*k), pk.get(*v))).collect();
+        assert_eq!(
+            items,
+            [
+                (&Object::Str("a".into()), &Object::Int(3)),
+                (&Object::Str("b".into()), &Object::Int(2))
+            ]
+        );
+    }
+
+    #[test]
+    fn refused_opcodes_and_protocols_say_what_they_are() {
+        assert!(matches!(
+            parse(b"\x80\x06.", &all),
+            Err(PickleError::UnsupportedProtocol { version: 6, .. })
+        ));
+        assert!(matches!(
+            parse(b"(i__main__\nX\n.", &all),
+            Err(PickleError::UnsupportedOpcode { name: "INST", .. })
+        ));
+        assert!(matches!(
+            parse(b"\x80\x02K\x01a.", &all),
+            Err(PickleError::StackUnderflow { name: "APPEND", .. })
+        ));
+        assert!(matches!(
+            parse(b"\x80\x02K\x01K\x02u.", &all),
+            Err(PickleError::NoMark {
+                name: "SETITEMS",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(b"\x80\x02]K\x01K\x02s.", &all),
+            Err(PickleError::WrongType {
+                name: "SETITEM",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_long_run_of_setitems_takes_linear_time() {
+        // {0: 0, 1: 1, ...} by 200 000 single SETITEMs.
+        let mut p = b"\x80\x02}".to_vec();
+        for i in 0..200_000u32 {
+            p.push(b'J');
+            p.extend_from_slice(&i.to_le_bytes());
+            p.extend_from_slice(b"N");
+            p.push(b's');
+        }
+        p.push(b'.');
+        let pk = parse(&p, &all).unwrap().pickle;
+        assert!(matches!(pk.get(pk.root), Object::Dict(d) if d.len() == 200_000));
     }
 
     #[test]
