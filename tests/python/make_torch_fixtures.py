@@ -5,7 +5,7 @@ needs torch). torch is a multi-GB install, so use a throwaway venv, never the re
 
     python3 -m venv /tmp/v13t
     /tmp/v13t/bin/pip install torch numpy safetensors   # or --index-url .../whl/cpu
-    /tmp/v13t/bin/python tests/python/make_torch_fixtures.py
+    /tmp/v13t/bin/python tests/python/make_torch_fixtures.py [--hand-made]
 
 Written by torch (`torch.save`, both the zip format and `_use_new_zipfile_serialization=False`):
   state_{f32,f16,bf16}[_legacy].pt  a state dict of slices of real MiniLM tensors
@@ -31,27 +31,26 @@ import struct
 import sys
 import zipfile
 
-import numpy as np
-import torch
-from safetensors.numpy import load_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fixtures", "torch")
 WEIGHTS = os.path.join(ROOT, ".cache", "weights", "minilm-f32.safetensors")
 
-DTYPE = {
-    torch.float32: "F32",
-    torch.float16: "F16",
-    torch.bfloat16: "BF16",
-    torch.float64: "F64",
-    torch.int64: "I64",
-    torch.int32: "I32",
-    torch.int16: "I16",
-    torch.int8: "I8",
-    torch.uint8: "U8",
-    torch.bool: "BOOL",
-    torch.complex64: "C64",
-}
+
+def dtype_names():
+    return {
+        torch.float32: "F32",
+        torch.float16: "F16",
+        torch.bfloat16: "BF16",
+        torch.float64: "F64",
+        torch.int64: "I64",
+        torch.int32: "I32",
+        torch.int16: "I16",
+        torch.int8: "I8",
+        torch.uint8: "U8",
+        torch.bool: "BOOL",
+        torch.complex64: "C64",
+    }
 
 
 def tensor_bytes(t):
@@ -68,7 +67,7 @@ def flatten(obj, path, tensors, meta):
         tensors.append(
             {
                 "name": name,
-                "dtype": DTYPE[obj.dtype],
+                "dtype": dtype_names()[obj.dtype],
                 "shape": list(obj.shape),
                 "contiguous": obj.is_contiguous(),
                 "sha256": hashlib.sha256(tensor_bytes(obj)).hexdigest(),
@@ -110,6 +109,10 @@ def save(name, obj):
 
 
 def real_fixtures():
+    global torch
+    import torch
+    from safetensors.numpy import load_file
+
     w = {k: torch.from_numpy(v) for k, v in load_file(WEIGHTS).items()}
     state = {
         "embeddings.word_embeddings.weight": w["embeddings.word_embeddings.weight"][:48].clone(),
@@ -241,13 +244,16 @@ def legacy_file(main, keys=(b"0",), storages=((4, 16),)):
 
 def zip_file(pkl, members=(("data/0", bytes(16)),), compress=False, byteorder="little"):
     buf = io.BytesIO()
+    def info(name):  # a fixed date, so the files are the same on every run
+        return zipfile.ZipInfo("archive/" + name, date_time=(2020, 1, 1, 0, 0, 0))
+
     with zipfile.ZipFile(buf, "w") as z:
-        z.writestr("archive/data.pkl", pkl)
-        z.writestr("archive/byteorder", byteorder)
-        z.writestr("archive/version", "3\n")
+        z.writestr(info("data.pkl"), pkl)
+        z.writestr(info("byteorder"), byteorder)
+        z.writestr(info("version"), "3\n")
         for name, data in members:
             z.writestr(
-                "archive/" + name,
+                info(name),
                 data,
                 compress_type=zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED,
             )
@@ -273,6 +279,10 @@ def hand_made():
         "memo_missing": legacy_file(b"\x80\x02h\x07."),
         "oversized_count": legacy_file(b"\x80\x02X\xff\xff\xff\x7f" + b"abc."),
         "deep_nesting": legacy_file(deep),
+        # a 4 KB string memoized once, then referenced 100 times: 400 KB of values from 4 KB
+        "shared_blowup": legacy_file(
+            b"\x80\x02X" + struct.pack("<I", 4096) + b"s" * 4096 + b"q\x00(" + b"h\x00" * 100 + b"l."
+        ),
         "recursive": legacy_file(b"\x80\x02}q\x00" + su("self") + b"h\x00s."),
         "bad_persistent_id": legacy_file(tensor_pickle(pid_extra=b"K\x00K\x00")),
         "unknown_storage_type": legacy_file(
@@ -302,4 +312,7 @@ def hand_made():
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     hand_made()
-    real_fixtures()
+    # `--hand-made` rewrites only the hand-made files (no torch needed; the torch-written files
+    # carry a random serialization id, so rewriting them changes their bytes).
+    if "--hand-made" not in sys.argv:
+        real_fixtures()

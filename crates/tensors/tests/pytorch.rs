@@ -369,6 +369,9 @@ fn one_malformed_file_per_rule_each_with_its_error() {
             )
         }),
         ("deep_nesting", |e| matches!(e, TorchError::TooDeep { .. })),
+        ("shared_blowup", |e| {
+            matches!(e, TorchError::TooManyItems { .. })
+        }),
         (
             "recursive",
             |e| matches!(e, TorchError::Recursive { path } if path == "self"),

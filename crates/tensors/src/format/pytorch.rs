@@ -165,9 +165,11 @@ pub enum TorchError {
         /// The limit.
         max: usize,
     },
-    /// Walking the tree visits more objects than the pickle has bytes (shared subtrees blowing
-    /// up).
-    #[error("the object tree expands to more than {limit} items (the pickle's length)")]
+    /// Flattening the tree costs more than its budget (visits plus the bytes of names and
+    /// values, [`objects::BUDGET_PER_BYTE`] × the pickle's length): shared subtrees blowing up.
+    #[error(
+        "the object tree expands beyond {limit} items and bytes (a budget of 4 per pickle byte)"
+    )]
     TooManyItems {
         /// The limit.
         limit: usize,

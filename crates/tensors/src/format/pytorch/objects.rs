@@ -1,7 +1,10 @@
 //! What a PyTorch object pickle means: its tensors (rebuild calls over persistent-id storages,
 //! as `torch/_utils.py` and `torch/_tensor.py` define them), flattened with their dotted names,
-//! and its other leaves as metadata. The walk is bounded: depth [`MAX_DEPTH`], visits at most the
-//! pickle's length, and a container met again on its own path is [`TorchError::Recursive`].
+//! and its other leaves as metadata. The walk is bounded: depth [`MAX_DEPTH`]; a budget of
+//! [`BUDGET_PER_BYTE`] × the pickle's length (plus [`BUDGET_SLACK`]) for visits and the bytes
+//! of the names and values it produces, so shared subtrees (memo gets of big containers or
+//! strings) cannot blow up; and a container met again on its own path is
+//! [`TorchError::Recursive`].
 
 use super::TorchError;
 use crate::format::pickle::{ObjId, Object, Pickle};
@@ -11,6 +14,10 @@ use std::collections::{HashMap, HashSet};
 
 /// Deepest container nesting accepted.
 pub const MAX_DEPTH: usize = 128;
+/// Walk budget per pickle byte (a visit costs 1, a leaf its name's and string's bytes).
+pub const BUDGET_PER_BYTE: usize = 4;
+/// Walk budget on top of the per-byte budget.
+pub const BUDGET_SLACK: usize = 1 << 16;
 
 /// A storage as its persistent id names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +67,9 @@ pub fn flatten(p: &Pickle, pickle_len: usize) -> Result<Flat, TorchError> {
         flat: Flat::default(),
         on_path: vec![false; p.objects.len()],
         visits: 0,
-        limit: pickle_len.max(1),
+        limit: pickle_len
+            .saturating_mul(BUDGET_PER_BYTE)
+            .saturating_add(BUDGET_SLACK),
         names: HashSet::new(),
         storage_index: HashMap::new(),
     };
@@ -87,7 +96,10 @@ fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchEr
             what: "no location".into(),
         })?;
     let esize = u64::from(s.dtype.bits() / 8);
-    let numel: u128 = t.shape.iter().map(|&d| u128::from(d)).product();
+    let numel = t
+        .shape
+        .iter()
+        .try_fold(1u128, |n, &d| n.checked_mul(u128::from(d)));
     let out = |needed: u128| TorchError::ViewOutOfBounds {
         name: t.name.clone(),
         key: s.key.clone(),
@@ -95,6 +107,9 @@ fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchEr
         available: t.base_len,
     };
     let base = offset + t.base * esize;
+    let Some(numel) = numel else {
+        return Err(out(u128::MAX));
+    };
     if numel == 0 {
         let start = t.storage_offset.min(t.base_len);
         return Ok(Entry {
@@ -107,15 +122,18 @@ fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchEr
             },
         });
     }
-    let last: u128 = t
+    // The last element the view reaches (every dimension ≥ 1 here).
+    let last = t
         .shape
         .iter()
         .zip(&t.strides)
-        .map(|(&d, &st)| u128::from(d - 1) * u128::from(st))
-        .sum::<u128>()
-        + u128::from(t.storage_offset);
-    if last >= u128::from(t.base_len) {
-        return Err(out(last + 1));
+        .try_fold(u128::from(t.storage_offset), |acc, (&d, &st)| {
+            acc.checked_add(u128::from(d - 1) * u128::from(st))
+        });
+    match last {
+        Some(last) if last < u128::from(t.base_len) => {}
+        Some(last) => return Err(out(last + 1)),
+        None => return Err(out(u128::MAX)),
     }
     // In bounds: every product below fits the storage, which fits the file (u64).
     let data = if contiguous(&t.shape, &t.strides) {
@@ -146,7 +164,7 @@ fn contiguous(shape: &[u64], strides: &[u64]) -> bool {
         if d != 1 && u128::from(s) != expected {
             return false;
         }
-        expected *= u128::from(d);
+        expected = expected.saturating_mul(u128::from(d));
     }
     true
 }
@@ -201,7 +219,17 @@ impl Walker<'_> {
         self.p.get(id)
     }
 
+    fn charge(&mut self, units: usize) -> Result<(), TorchError> {
+        self.visits = self.visits.saturating_add(units);
+        if self.visits > self.limit {
+            return Err(TorchError::TooManyItems { limit: self.limit });
+        }
+        Ok(())
+    }
+
+    /// Takes a leaf's name (charging its bytes); two leaves with one name are an error.
     fn claim(&mut self, name: &str) -> Result<(), TorchError> {
+        self.charge(name.len())?;
         if self.names.insert(name.to_string()) {
             Ok(())
         } else {
@@ -210,10 +238,7 @@ impl Walker<'_> {
     }
 
     fn walk(&mut self, id: ObjId, path: String, depth: usize) -> Result<(), TorchError> {
-        self.visits += 1;
-        if self.visits > self.limit {
-            return Err(TorchError::TooManyItems { limit: self.limit });
-        }
+        self.charge(1)?;
         if depth > MAX_DEPTH {
             return Err(TorchError::TooDeep {
                 path,
@@ -235,7 +260,8 @@ impl Walker<'_> {
             }
             Object::List(items) | Object::Tuple(items) | Object::Set(items) => {
                 let items = items.clone();
-                if let Some(values) = self.scalars(&items) {
+                self.charge(items.len())?;
+                if let Some(values) = self.scalars(&items)? {
                     let name = leaf_name(&path);
                     self.claim(&name)?;
                     self.flat.metadata.push((name, MetaValue::Array(values)));
@@ -256,7 +282,7 @@ impl Walker<'_> {
             Object::None => {}
             _ => {
                 let name = leaf_name(&path);
-                if let Some(v) = self.scalar(id) {
+                if let Some(v) = self.scalar(id)? {
                     self.claim(&name)?;
                     self.flat.metadata.push((name, v));
                 }
@@ -267,8 +293,11 @@ impl Walker<'_> {
 
     /// A scalar leaf as metadata (`None` has no metadata value and is skipped; bytes are
     /// described, not copied).
-    fn scalar(&self, id: ObjId) -> Option<MetaValue> {
-        Some(match self.obj(id) {
+    fn scalar(&mut self, id: ObjId) -> Result<Option<MetaValue>, TorchError> {
+        if let Object::Str(s) = self.obj(id) {
+            self.charge(s.len())?;
+        }
+        Ok(Some(match self.obj(id) {
             Object::Bool(b) => MetaValue::Bool(*b),
             Object::Int(i) => MetaValue::Int(*i),
             Object::BigInt(b) => MetaValue::Str(big_int(b)),
@@ -276,13 +305,20 @@ impl Walker<'_> {
             Object::Str(s) => MetaValue::Str(s.clone()),
             Object::Bytes(b) => MetaValue::Str(format!("<{} bytes>", b.len())),
             Object::Global(g) => MetaValue::Str(g.clone()),
-            _ => return None,
-        })
+            _ => return Ok(None),
+        }))
     }
 
     /// The values of a list of scalars only (`betas: (0.9, 0.999)`, `params: [0, 1, 2]`).
-    fn scalars(&self, items: &[ObjId]) -> Option<Vec<MetaValue>> {
-        items.iter().map(|&i| self.scalar(i)).collect()
+    fn scalars(&mut self, items: &[ObjId]) -> Result<Option<Vec<MetaValue>>, TorchError> {
+        let mut out = Vec::with_capacity(items.len());
+        for &i in items {
+            match self.scalar(i)? {
+                Some(v) => out.push(v),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
     }
 
     fn key(&self, id: ObjId, path: &str) -> Result<String, TorchError> {
