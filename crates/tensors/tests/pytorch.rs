@@ -515,3 +515,54 @@ fn every_prefix_of_a_pickle_is_truncated() {
     }
     assert_eq!(pickle::parse(&legacy[..15], &|_| true).unwrap().end, 15);
 }
+
+/// A file source for the timing test (reads with `pread`-like seeks).
+struct FileSource(std::fs::File, u64, Cell<u64>, Cell<u64>);
+
+impl ReadAt for FileSource {
+    fn size(&self) -> u64 {
+        self.1
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        use std::os::unix::fs::FileExt;
+        self.2.set(self.2.get() + buf.len() as u64);
+        self.3.set(self.3.get() + 1);
+        self.0
+            .read_exact_at(buf, offset)
+            .map_err(|source| SourceError::Backend {
+                offset,
+                len: buf.len() as u64,
+                source,
+            })
+    }
+}
+
+/// Reading the tensor table of big checkpoints against the safetensors header of the same model:
+/// `BITLENS_TIMING="a.pt b.pt c.safetensors" cargo test --release -p bitlens-tensors --test
+/// pytorch -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn timing() {
+    let paths = std::env::var("BITLENS_TIMING").unwrap_or_default();
+    for path in paths.split_whitespace() {
+        let f = std::fs::File::open(path).unwrap();
+        let size = f.metadata().unwrap().len();
+        let src = FileSource(f, size, Cell::new(0), Cell::new(0));
+        let runs: u32 = std::env::var("BITLENS_RUNS").map_or(20, |r| r.parse().unwrap());
+        let start = std::time::Instant::now();
+        let mut n = 0;
+        for _ in 0..runs {
+            n = if path.ends_with(".safetensors") {
+                bitlens_tensors::read_header(&src).unwrap().tensors.len()
+            } else {
+                pytorch::read(&src).unwrap().entries.len()
+            };
+        }
+        let per = start.elapsed() / runs;
+        eprintln!(
+            "{path}: {n} tensors in {per:?}; {} bytes in {} reads per pass of a {size}-byte file",
+            src.2.get() / u64::from(runs),
+            src.3.get() / u64::from(runs)
+        );
+    }
+}

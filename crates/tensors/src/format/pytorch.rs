@@ -6,8 +6,8 @@
 //! object pickle is read by the restricted unpickler ([`super::pickle`]) with the allow-list
 //! [`ALLOWED_GLOBALS`]; its persistent ids `('storage', storage_type, key, location, numel)` name
 //! the storages, `torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, …)` the
-//! tensors ([`objects`]). Where each storage's bytes are is told by the container ([`zipped`],
-//! [`legacy`]); nothing of the data is read. Nested dicts and lists (state dicts, optimizer
+//! tensors (module `objects`). Where each storage's bytes are is told by the container (modules
+//! `zipped`, `legacy`); nothing of the data is read. Nested dicts and lists (state dicts, optimizer
 //! states, `{"model": …, "optimizer": …}`) become dotted names; the other leaves become metadata.
 
 mod legacy;
@@ -20,6 +20,7 @@ use super::Layout;
 use crate::source::{ReadAt, SourceError};
 
 pub use legacy::read_legacy;
+pub use objects::{BUDGET_PER_BYTE, BUDGET_SLACK, MAX_DEPTH};
 pub use zipped::read_zip;
 
 /// The globals a PyTorch pickle may name: tensor and parameter rebuild functions, the storage
@@ -157,7 +158,7 @@ pub enum TorchError {
         /// Where the cycle closes.
         path: String,
     },
-    /// Containers nested deeper than [`objects::MAX_DEPTH`].
+    /// Containers nested deeper than [`MAX_DEPTH`].
     #[error("`{path}`: containers nested deeper than {max}")]
     TooDeep {
         /// Where the limit was hit.
@@ -166,7 +167,7 @@ pub enum TorchError {
         max: usize,
     },
     /// Flattening the tree costs more than its budget (visits plus the bytes of names and
-    /// values, [`objects::BUDGET_PER_BYTE`] × the pickle's length): shared subtrees blowing up.
+    /// values, [`BUDGET_PER_BYTE`] × the pickle's length): shared subtrees blowing up.
     #[error(
         "the object tree expands beyond {limit} items and bytes (a budget of 4 per pickle byte)"
     )]

@@ -24,7 +24,9 @@ pub fn parse(buf: &[u8], allowed: &dyn Fn(&str) -> bool) -> Result<Parsed, Pickl
         objects: Vec::new(),
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: HashMap::new(),
+        memo: Vec::new(),
+        memo_far: HashMap::new(),
+        memo_count: 0,
         dict_keys: HashMap::new(),
     };
     let root = m.run(allowed)?;
@@ -45,7 +47,12 @@ struct Machine<'a> {
     objects: Vec<Object>,
     stack: Vec<ObjId>,
     marks: Vec<usize>,
-    memo: HashMap<u64, ObjId>,
+    /// The memo: indices below the pickle's length (all a pickler makes) in a vector, others in a
+    /// map; either way one entry per put opcode at most.
+    memo: Vec<Option<ObjId>>,
+    memo_far: HashMap<u64, ObjId>,
+    /// Distinct indices in `memo`.
+    memo_count: usize,
     /// Key positions of the dicts `SETITEM(S)` has filled.
     dict_keys: HashMap<ObjId, HashMap<KeyRepr, usize>>,
 }
@@ -180,12 +187,33 @@ impl<'a> Machine<'a> {
 
     fn memo_put(&mut self, index: u64, name: &'static str) -> R<()> {
         let top = self.top(name)?;
-        self.memo.insert(index, top);
+        match usize::try_from(index) {
+            Ok(i) if i < self.buf.len() => {
+                if i >= self.memo.len() {
+                    self.memo.resize(i + 1, None);
+                }
+                if self.memo[i].replace(top).is_none() {
+                    self.memo_count += 1;
+                }
+            }
+            _ => {
+                self.memo_far.insert(index, top);
+            }
+        }
         Ok(())
     }
 
+    /// Entries put so far (`MEMOIZE` stores at this index).
+    fn memo_len(&self) -> u64 {
+        (self.memo_count + self.memo_far.len()) as u64
+    }
+
     fn memo_get(&mut self, index: u64) -> R<()> {
-        let Some(&id) = self.memo.get(&index) else {
+        let found = match usize::try_from(index) {
+            Ok(i) if i < self.buf.len() => self.memo.get(i).copied().flatten(),
+            _ => self.memo_far.get(&index).copied(),
+        };
+        let Some(id) = found else {
             return Err(PickleError::MemoMissing {
                 offset: self.at(),
                 index,
@@ -450,7 +478,7 @@ impl<'a> Machine<'a> {
                     self.memo_put(i.into(), "LONG_BINPUT")?;
                 }
                 0x94 => {
-                    let i = self.memo.len() as u64;
+                    let i = self.memo_len();
                     self.memo_put(i, "MEMOIZE")?;
                 }
                 // BINGET, LONG_BINGET
