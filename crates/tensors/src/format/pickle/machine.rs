@@ -47,8 +47,9 @@ struct Machine<'a> {
     objects: Vec<Object>,
     stack: Vec<ObjId>,
     marks: Vec<usize>,
-    /// The memo: indices below the pickle's length (all a pickler makes) in a vector, others in a
-    /// map; either way one entry per put opcode at most.
+    /// The memo: indices up to the number of objects made so far (all a pickler makes: it
+    /// numbers its puts from 0) in a vector, others in a map; so its size stays proportional to
+    /// the objects, whatever indices a hostile pickle names.
     memo: Vec<Option<ObjId>>,
     memo_far: HashMap<u64, ObjId>,
     /// Distinct indices in `memo`.
@@ -187,8 +188,12 @@ impl<'a> Machine<'a> {
 
     fn memo_put(&mut self, index: u64, name: &'static str) -> R<()> {
         let top = self.top(name)?;
+        if let Some(slot) = self.memo_far.get_mut(&index) {
+            *slot = top;
+            return Ok(());
+        }
         match usize::try_from(index) {
-            Ok(i) if i < self.buf.len() => {
+            Ok(i) if i <= self.objects.len() => {
                 if i >= self.memo.len() {
                     self.memo.resize(i + 1, None);
                 }
@@ -209,10 +214,10 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_get(&mut self, index: u64) -> R<()> {
-        let found = match usize::try_from(index) {
-            Ok(i) if i < self.buf.len() => self.memo.get(i).copied().flatten(),
-            _ => self.memo_far.get(&index).copied(),
-        };
+        let near = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.memo.get(i).copied().flatten());
+        let found = near.or_else(|| self.memo_far.get(&index).copied());
         let Some(id) = found else {
             return Err(PickleError::MemoMissing {
                 offset: self.at(),
@@ -753,6 +758,18 @@ mod tests {
         p.push(b'.');
         let pk = parse(&p, &all).unwrap().pickle;
         assert!(matches!(pk.get(pk.root), Object::Dict(d) if d.len() == 200_000));
+    }
+
+    #[test]
+    fn memo_indices_far_and_near_are_kept_apart_and_memoize_counts_them() {
+        // put 1000 (far: few objects yet), put 0, MEMOIZE (index 2), get each.
+        let p = b"\x80\x02K\x07r\xe8\x03\x00\x00K\x08q\x00K\x09\x94(j\xe8\x03\x00\x00h\x00h\x02l.";
+        let pk = parse(p, &all).unwrap().pickle;
+        let Object::List(l) = pk.get(pk.root) else {
+            panic!()
+        };
+        let v: Vec<_> = l.iter().map(|&i| pk.get(i).clone()).collect();
+        assert_eq!(v, [Object::Int(7), Object::Int(8), Object::Int(9)]);
     }
 
     #[test]
