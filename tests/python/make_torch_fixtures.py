@@ -15,6 +15,7 @@ Written by torch (`torch.save`, both the zip format and `_use_new_zipfile_serial
   views[_legacy].pt                 a transposed tensor, a column, rows: views sharing one
                                     storage; an nn.Parameter
   dtypes[_legacy].pt                every storage type, a 0-d and an empty tensor
+  v3[_legacy].pt                    float8 and uint16/32/64 (`_rebuild_tensor_v3`, untyped storages)
 Each with <name>.json: tensors (name, dtype, shape, sha256 of `t.contiguous()`'s bytes) and the
 metadata leaves (dotted keys; None skipped; lists of scalars as arrays).
 
@@ -50,14 +51,16 @@ def dtype_names():
         torch.uint8: "U8",
         torch.bool: "BOOL",
         torch.complex64: "C64",
+        torch.uint16: "U16",
+        torch.uint32: "U32",
+        torch.uint64: "U64",
+        torch.float8_e4m3fn: "F8_E4M3",
+        torch.float8_e5m2: "F8_E5M2",
     }
 
 
 def tensor_bytes(t):
-    t = t.detach().contiguous().reshape(-1)
-    if t.dtype == torch.bfloat16:
-        t = t.view(torch.int16)
-    return t.numpy().tobytes()
+    return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
 def flatten(obj, path, tensors, meta):
@@ -180,6 +183,18 @@ def real_fixtures():
             "c64": torch.complex(f, -f),
             "scalar": torch.tensor(2.5),
             "empty": torch.zeros(0, 3),
+        },
+    )
+
+    # Dtypes without a legacy storage class: _rebuild_tensor_v3 over an untyped storage.
+    save(
+        "v3",
+        {
+            "f8_e4m3": f.to(torch.float8_e4m3fn),
+            "f8_e5m2_t": f.to(torch.float8_e5m2).t(),
+            "u16": torch.arange(0, 12, dtype=torch.int32).to(torch.uint16).reshape(3, 4),
+            "u32": torch.arange(0, 5, dtype=torch.int64).to(torch.uint32),
+            "u64": torch.arange(0, 3, dtype=torch.int64).to(torch.uint64),
         },
     )
 

@@ -266,6 +266,15 @@ fn every_storage_type_a_scalar_and_an_empty_tensor() {
     check("dtypes_legacy");
 }
 
+#[test]
+fn float8_and_wide_unsigned_tensors_over_untyped_storages() {
+    for name in ["v3", "v3_legacy"] {
+        let l = check(name);
+        let t = l.entries.iter().find(|e| e.name == "f8_e5m2_t").unwrap();
+        assert!(matches!(t.data, Data::Strided { .. }), "{name}");
+    }
+}
+
 /// A source counting the bytes read.
 struct Counting<'a>(&'a [u8], Cell<u64>);
 

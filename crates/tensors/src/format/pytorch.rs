@@ -24,11 +24,13 @@ pub use objects::{BUDGET_PER_BYTE, BUDGET_SLACK, MAX_DEPTH};
 pub use zipped::read_zip;
 
 /// The globals a PyTorch pickle may name: tensor and parameter rebuild functions, the storage
-/// types, `OrderedDict`, the dtypes (saved as values) and the tensor classes
+/// types, `OrderedDict`, the dtypes (`_rebuild_tensor_v3`'s argument for float8 and unsigned
+/// types, or saved as values) and the tensor classes
 /// `_rebuild_from_type_v2` names. They are recorded, never imported or called.
 pub const ALLOWED_GLOBALS: &[&str] = &[
     "torch._utils._rebuild_tensor",
     "torch._utils._rebuild_tensor_v2",
+    "torch._utils._rebuild_tensor_v3",
     "torch._utils._rebuild_parameter",
     "torch._utils._rebuild_parameter_with_state",
     "torch._tensor._rebuild_from_type_v2",
@@ -47,6 +49,7 @@ pub const ALLOWED_GLOBALS: &[&str] = &[
     "torch.BoolStorage",
     "torch.ComplexFloatStorage",
     "torch.UntypedStorage",
+    "torch.storage.UntypedStorage",
     "torch.float32",
     "torch.float16",
     "torch.bfloat16",
@@ -57,6 +60,15 @@ pub const ALLOWED_GLOBALS: &[&str] = &[
     "torch.int8",
     "torch.uint8",
     "torch.bool",
+    "torch.complex64",
+    "torch.uint16",
+    "torch.uint32",
+    "torch.uint64",
+    "torch.float8_e4m3fn",
+    "torch.float8_e5m2",
+    "torch.float8_e4m3fnuz",
+    "torch.float8_e5m2fnuz",
+    "torch.float8_e8m0fnu",
 ];
 
 /// Whether a pickle global (`module.name`) is in [`ALLOWED_GLOBALS`].

@@ -37,9 +37,13 @@ pub struct TensorRef {
     pub name: String,
     /// Index into [`Flat::storages`].
     pub storage: usize,
-    /// Element offset of the view's storage inside the named storage (legacy storage views).
+    /// Its element type (the storage's, or the `dtype` argument of `_rebuild_tensor_v3` over an
+    /// untyped storage).
+    pub dtype: Dtype,
+    /// Offset of the view's storage inside the named storage (legacy storage views), in
+    /// elements of `dtype`.
     pub base: u64,
-    /// Elements of that view's storage (the whole storage when not a view).
+    /// Elements of `dtype` in that view's storage (the whole storage when not a view).
     pub base_len: u64,
     /// First element of the tensor in the view's storage.
     pub storage_offset: u64,
@@ -95,7 +99,7 @@ fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchEr
             key: t.name.clone(),
             what: "no location".into(),
         })?;
-    let esize = u64::from(s.dtype.bits() / 8);
+    let esize = u64::from(t.dtype.bits() / 8);
     let numel = t
         .shape
         .iter()
@@ -114,7 +118,7 @@ fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchEr
         let start = t.storage_offset.min(t.base_len);
         return Ok(Entry {
             name: t.name.clone(),
-            ty: ElementType::Dtype(s.dtype),
+            ty: ElementType::Dtype(t.dtype),
             shape: t.shape.clone(),
             data: Data::Range {
                 offset: base + start * esize,
@@ -151,7 +155,7 @@ fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchEr
     };
     Ok(Entry {
         name: t.name.clone(),
-        ty: ElementType::Dtype(s.dtype),
+        ty: ElementType::Dtype(t.dtype),
         shape: t.shape.clone(),
         data,
     })
@@ -169,6 +173,33 @@ fn contiguous(shape: &[u64], strides: &[u64]) -> bool {
     true
 }
 
+/// The element type of a dtype global (`_rebuild_tensor_v3`'s argument, for the dtypes that have
+/// no legacy storage class).
+fn dtype_global(global: &str) -> Option<Dtype> {
+    Some(match global {
+        "torch.float32" => Dtype::F32,
+        "torch.float16" => Dtype::F16,
+        "torch.bfloat16" => Dtype::BF16,
+        "torch.float64" => Dtype::F64,
+        "torch.int64" => Dtype::I64,
+        "torch.int32" => Dtype::I32,
+        "torch.int16" => Dtype::I16,
+        "torch.int8" => Dtype::I8,
+        "torch.uint8" => Dtype::U8,
+        "torch.bool" => Dtype::BOOL,
+        "torch.complex64" => Dtype::C64,
+        "torch.uint16" => Dtype::U16,
+        "torch.uint32" => Dtype::U32,
+        "torch.uint64" => Dtype::U64,
+        "torch.float8_e4m3fn" => Dtype::F8_E4M3,
+        "torch.float8_e5m2" => Dtype::F8_E5M2,
+        "torch.float8_e4m3fnuz" => Dtype::F8_E4M3FNUZ,
+        "torch.float8_e5m2fnuz" => Dtype::F8_E5M2FNUZ,
+        "torch.float8_e8m0fnu" => Dtype::F8_E8M0,
+        _ => return None,
+    })
+}
+
 /// The element type of a storage global.
 fn storage_dtype(global: &str) -> Option<Dtype> {
     Some(match global {
@@ -180,7 +211,7 @@ fn storage_dtype(global: &str) -> Option<Dtype> {
         "torch.LongStorage" => Dtype::I64,
         "torch.ShortStorage" => Dtype::I16,
         "torch.CharStorage" => Dtype::I8,
-        "torch.ByteStorage" | "torch.UntypedStorage" => Dtype::U8,
+        "torch.ByteStorage" | "torch.UntypedStorage" | "torch.storage.UntypedStorage" => Dtype::U8,
         "torch.BoolStorage" => Dtype::BOOL,
         "torch.ComplexFloatStorage" => Dtype::C64,
         _ => return None,
@@ -374,6 +405,7 @@ impl Walker<'_> {
                 Ok(TensorRef {
                     name: path.into(),
                     storage,
+                    dtype: self.flat.storages[storage].dtype,
                     base,
                     base_len,
                     storage_offset: 0,
@@ -401,11 +433,40 @@ impl Walker<'_> {
             .ok_or_else(|| self.bad(path, "arguments are not a tuple"))?
             .to_vec();
         match func {
-            "torch._utils._rebuild_tensor_v2" | "torch._utils._rebuild_tensor" => {
-                if a.len() < 4 {
-                    return Err(self.bad(path, format!("{func} takes at least 4 arguments")));
+            "torch._utils._rebuild_tensor_v2"
+            | "torch._utils._rebuild_tensor"
+            | "torch._utils._rebuild_tensor_v3" => {
+                let v3 = func.ends_with("v3");
+                if a.len() < if v3 { 7 } else { 4 } {
+                    return Err(self.bad(path, format!("{func}: too few arguments")));
                 }
-                let (storage, base, base_len) = self.storage(a[0], path)?;
+                let (storage, mut base, mut base_len) = self.storage(a[0], path)?;
+                let storage_dtype = self.flat.storages[storage].dtype;
+                // v3: (storage, offset, size, stride, requires_grad, hooks, dtype, …) over an
+                // untyped (byte) storage, offsets and strides in elements of `dtype`.
+                let dtype = if v3 {
+                    let dtype = match self.obj(a[6]) {
+                        Object::Global(g) => {
+                            dtype_global(g).ok_or_else(|| TorchError::UnknownStorageType {
+                                path: path.into(),
+                                ty: g.clone(),
+                            })?
+                        }
+                        _ => return Err(self.bad(path, "dtype is not a global")),
+                    };
+                    if storage_dtype != Dtype::U8 && storage_dtype != dtype {
+                        return Err(self.bad(path, "typed storage of another dtype"));
+                    }
+                    let es = u64::from(dtype.bits() / 8);
+                    let es0 = u64::from(storage_dtype.bits() / 8);
+                    if (base * es0) % es != 0 {
+                        return Err(self.bad(path, "storage view not aligned to the dtype"));
+                    }
+                    (base, base_len) = (base * es0 / es, base_len * es0 / es);
+                    dtype
+                } else {
+                    storage_dtype
+                };
                 let storage_offset = self.int(a[1], path, "storage_offset")?;
                 let shape = self.ints(a[2], path, "size")?;
                 let strides = self.ints(a[3], path, "stride")?;
@@ -415,6 +476,7 @@ impl Walker<'_> {
                 Ok(TensorRef {
                     name: path.into(),
                     storage,
+                    dtype,
                     base,
                     base_len,
                     storage_offset,
