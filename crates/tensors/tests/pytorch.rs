@@ -575,3 +575,13 @@ fn timing() {
         );
     }
 }
+
+/// Inputs the fuzzer found crashing (tests/fixtures/torch/fuzz): each is an error now.
+#[test]
+fn fuzz_regressions_are_errors() {
+    for entry in std::fs::read_dir(fixtures().join("fuzz")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(pytorch::read(&bytes).is_err(), "{}", path.display());
+    }
+}
