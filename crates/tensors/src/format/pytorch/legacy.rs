@@ -161,7 +161,7 @@ pub fn read_legacy(src: &dyn ReadAt) -> Result<Layout, TorchError> {
                 available,
             });
         };
-        if at[i].replace((data, bytes)).is_some() {
+        if at[i].replace(data).is_some() {
             return Err(header(format!("storage key `{key}` listed twice")));
         }
         pos = data + bytes;

@@ -81,8 +81,9 @@ pub fn flatten(p: &Pickle, pickle_len: usize) -> Result<Flat, TorchError> {
     Ok(w.flat)
 }
 
-/// Where the bytes of each storage of a [`Flat`] are: (absolute offset, bytes available).
-pub type StorageBytes = Vec<(u64, u64)>;
+/// Where the bytes of each storage of a [`Flat`] start in the file (the container has checked
+/// that each storage's element count fits its bytes).
+pub type StorageBytes = Vec<u64>;
 
 /// Turns the tensors of `flat` into entries, given where each storage's bytes are; every view is
 /// checked to stay inside its storage.
@@ -91,7 +92,7 @@ pub fn entries(flat: &Flat, at: &StorageBytes) -> Result<Vec<Entry>, TorchError>
 }
 
 fn entry(flat: &Flat, at: &StorageBytes, t: &TensorRef) -> Result<Entry, TorchError> {
-    let (s, &(offset, _)) = flat
+    let (s, &offset) = flat
         .storages
         .get(t.storage)
         .zip(at.get(t.storage))

@@ -67,7 +67,7 @@ pub fn read_zip(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, TorchErro
                 available: m.size,
             });
         }
-        at.push((archive.data_offset(src, m)?, m.size));
+        at.push(archive.data_offset(src, m)?);
     }
     Ok(Layout {
         format: Format::Zip,
