@@ -17,7 +17,9 @@ fuzz_target!(|data: &[u8]| {
                 let ids: Vec<usize> = match o {
                     Object::List(v) | Object::Tuple(v) | Object::Set(v) => v.clone(),
                     Object::Dict(d) => d.iter().flat_map(|(k, v)| [*k, *v]).collect(),
-                    Object::Call { args, state, .. } => [Some(*args), *state].into_iter().flatten().collect(),
+                    Object::Call { args, state, .. } => {
+                        [Some(*args), *state].into_iter().flatten().collect()
+                    }
                     Object::PersId(id) => vec![*id],
                     Object::Global(g) => {
                         assert!(pytorch::allowed(g), "{g} slipped through");

@@ -30,10 +30,19 @@ fuzz_target!(|data: &[u8]| {
                 assert!(offset + len <= size);
                 assert_eq!(*len, e.shape.iter().product::<u64>() * esize);
             }
-            Data::Strided { offset, len, storage_offset, strides } => {
+            Data::Strided {
+                offset,
+                len,
+                storage_offset,
+                strides,
+            } => {
                 assert!(offset + len <= size);
                 let last: u64 = storage_offset
-                    + e.shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<u64>();
+                    + e.shape
+                        .iter()
+                        .zip(strides)
+                        .map(|(d, s)| (d - 1) * s)
+                        .sum::<u64>();
                 assert!((last + 1) * esize <= *len);
             }
             Data::Deflated { .. } => panic!("torch storages are stored"),
