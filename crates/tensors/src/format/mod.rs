@@ -18,6 +18,10 @@ pub mod safetensors;
 use crate::Dtype;
 use serde::{Deserialize, Serialize};
 
+pub mod pickle;
+pub mod pytorch;
+pub mod zip;
+
 /// The container formats, as detected from their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
