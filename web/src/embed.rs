@@ -23,7 +23,7 @@ use yew::{AppHandle, Callback};
 /// mount API, not the app on its `<body>`.
 const EMBED_FLAG: &str = "__bitlensEmbed";
 
-/// True when the module was loaded by the embed (the global [`EMBED_FLAG`] is truthy).
+/// True when the module was loaded by the embed (the global `__bitlensEmbed` is truthy).
 pub fn embedded() -> bool {
     js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str(EMBED_FLAG))
         .map(|v| v.is_truthy())

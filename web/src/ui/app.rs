@@ -8,185 +8,35 @@
 //! statistics; a selected tensor's statistics never wait (planned ahead of the queue).
 //! The codec panel ([`codecs`]) has its own state and messages ([`CodecMsg`]); the root hands them
 //! on. Each view gets only the parts of the state it shows. The view state (checkpoint URLs, tab,
-//! tensor) is written into the page URL ([`link`]) so a copied link reproduces the view.
+//! tensor) is written into the page URL ([`crate::model::link`]) so a copied link reproduces the view.
+//!
+//! - `props`: [`AppProps`] and the [`Tab`]s; `state`: the [`State`] the views read.
+//! - `analysis`: comparisons, planning and feeding the worker pool, folding its results in.
+//! - `host`: the page link, the events and report for an embedding page.
+//! - [`codecs`]: the codec panel.
 
-use crate::model::checkpoint::Checkpoint;
-use crate::model::compare::{steps, Comparison};
 use crate::model::link::file_name;
-use crate::model::table::{self, SortKey};
-use crate::ui::events::{ReportSlot, ViewEvent};
+use crate::model::table::SortKey;
+use crate::ui::events::ViewEvent;
 use crate::ui::io::files::{self, Dropped, Picked};
 use crate::ui::io::{demo, remote};
-use crate::ui::jobs::{mark, now, Jobs, TaskKind};
-use crate::ui::loader::{self, LoadError, Outcome, Source};
+use crate::ui::jobs::{mark, now, Jobs};
+use crate::ui::loader::{self, LoadError, Outcome};
 use crate::ui::pool::{Pool, PoolEvent};
 use crate::ui::views;
-use bitlens_protocol::{FileRef, Results};
+use bitlens_protocol::FileRef;
 use codecs::{CodecMsg, CodecPanel, Ctx};
-use std::collections::{HashMap, HashSet};
 use web_sys::{Blob, DragEvent};
 use yew::prelude::*;
 
+mod analysis;
 pub mod codecs;
+mod host;
+mod props;
+mod state;
 
-/// What the app is mounted with: the app reads its URL, an embed sets them from attributes.
-#[derive(Properties, PartialEq, Clone)]
-pub struct AppProps {
-    /// URLs to open at start (several = checkpoints to compare). None: the app reads `?url=`.
-    #[prop_or_default]
-    pub urls: Option<Vec<String>>,
-    /// Tensor to select (Detail) once loaded; live: changing it selects that tensor.
-    #[prop_or_default]
-    pub tensor: Option<String>,
-    /// View: "summary" | "table" | "detail" | "compare" (| "codecs"); live.
-    #[prop_or_default]
-    pub view: Option<String>,
-    /// Compact layout without the app chrome (embed, or `?embed=1`).
-    #[prop_or_default]
-    pub embed: bool,
-    /// Remote checkpoints larger than this many bytes wait for the visitor before whole-model
-    /// statistics (the table and a selected tensor's stats never wait). Default 64 MB.
-    #[prop_or(64_000_000)]
-    pub auto_stats: u64,
-    /// Write the view state into the page URL (`history.replaceState`); the app: true; embeds: false.
-    #[prop_or(true)]
-    pub sync_url: bool,
-    /// Send credentials (cookies) with remote requests (embed attribute `credentials`).
-    #[prop_or_default]
-    pub credentials: bool,
-    /// Events for the embed: Load / Select / Error (see `crate::ui::events::ViewEvent`).
-    #[prop_or_default]
-    pub events: Callback<ViewEvent>,
-    /// Filled by the app after each change with what `inspect()` reports (see below).
-    #[prop_or_default]
-    pub report: Option<ReportSlot>,
-}
-
-impl Default for AppProps {
-    /// The app's own props: everything from the page URL, the defaults above.
-    fn default() -> Self {
-        yew::props!(AppProps {})
-    }
-}
-
-/// The views of the main panel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Tab {
-    /// Whole-checkpoint summary.
-    Summary,
-    /// The tensor table.
-    Tensors,
-    /// One tensor's charts.
-    Detail,
-    /// Checkpoint comparison.
-    Compare,
-    /// Compress checkpoints, decompress snapshots.
-    Codecs,
-}
-
-impl Tab {
-    /// The tab a link or a `view` attribute names (`tensors` and `table` are the same).
-    pub fn from_name(name: &str) -> Option<Tab> {
-        Some(match name.trim().to_ascii_lowercase().as_str() {
-            "summary" => Tab::Summary,
-            "tensors" | "table" => Tab::Tensors,
-            "detail" => Tab::Detail,
-            "compare" => Tab::Compare,
-            "codecs" => Tab::Codecs,
-            _ => return None,
-        })
-    }
-
-    /// Its name in links (`?tab=`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Tab::Summary => "summary",
-            Tab::Tensors => "tensors",
-            Tab::Detail => "detail",
-            Tab::Compare => "compare",
-            Tab::Codecs => "codecs",
-        }
-    }
-}
-
-/// The app's state besides the codec panel's: the loaded checkpoints, their comparisons, errors,
-/// and what is shown.
-#[derive(Default)]
-pub struct State {
-    /// Loaded checkpoints, in compare order.
-    pub checkpoints: Vec<Checkpoint>,
-    /// Where each checkpoint's files are (`Blob`s or URLs), by checkpoint id.
-    pub sources: HashMap<u32, Vec<Source>>,
-    /// The `Blob`s of the local checkpoints' files, by checkpoint id (what the codec panel reads).
-    pub blobs: HashMap<u32, Vec<Blob>>,
-    /// The URL each remote checkpoint was opened from, by checkpoint id.
-    pub urls: HashMap<u32, String>,
-    /// URLs asked for that gave no checkpoint (snapshots, failures): kept in the page link.
-    pub other_urls: Vec<String>,
-    /// Remote checkpoints whose whole-model statistics the visitor asked for.
-    pub allowed: HashSet<u32>,
-    /// URLs whose server ignores `Range`, small enough to be read whole if the visitor asks.
-    pub offers: Vec<String>,
-    /// The shard index file of each sharded checkpoint that came with one, by checkpoint id.
-    pub indexes: HashMap<u32, (String, Blob)>,
-    /// Consecutive checkpoints compared (`i` vs `i + 1`).
-    pub comparisons: Vec<Comparison>,
-    /// Files that could not be loaded or analysed.
-    pub errors: Vec<LoadError>,
-    /// The checkpoint shown in Summary / Tensors / Detail.
-    pub active: Option<u32>,
-    /// The open view.
-    pub tab: Option<Tab>,
-    /// Tensor table sort and filter.
-    pub table: table::View,
-    /// Tensor shown in Detail.
-    pub detail: Option<String>,
-    /// Comparison shown in Compare (index into `comparisons`).
-    pub step: usize,
-    /// A load is in progress.
-    pub loading: bool,
-    /// Files are being dragged over the page.
-    pub drag: bool,
-    /// Milliseconds from files given to tensor table on the page, for the last load.
-    pub table_ms: Option<f64>,
-    next_id: u32,
-}
-
-impl State {
-    /// The active checkpoint.
-    pub fn active_checkpoint(&self) -> Option<&Checkpoint> {
-        let id = self.active?;
-        self.checkpoints.iter().find(|c| c.id == id)
-    }
-
-    /// A checkpoint by id.
-    pub fn checkpoint(&self, id: u32) -> Option<&Checkpoint> {
-        self.checkpoints.iter().find(|c| c.id == id)
-    }
-
-    /// The open tab (Summary by default).
-    pub fn tab(&self) -> Tab {
-        self.tab.unwrap_or(Tab::Summary)
-    }
-
-    /// True when a file of checkpoint `id` is remote.
-    pub fn is_remote(&self, id: u32) -> bool {
-        self.sources
-            .get(&id)
-            .is_some_and(|s| s.iter().any(|f| matches!(f, FileRef::Url(_))))
-    }
-
-    /// Where a file is: its URL when remote, else its path as given.
-    pub fn location(&self, c: &Checkpoint, file: usize) -> String {
-        match self.sources.get(&c.id).and_then(|s| s.get(file)) {
-            Some(FileRef::Url(r)) => r.url.clone(),
-            _ => c
-                .files
-                .get(file)
-                .map_or_else(String::new, |f| f.path.clone()),
-        }
-    }
-}
+pub use props::{AppProps, Tab};
+pub use state::State;
 
 /// Messages of the root component.
 pub enum Msg {
@@ -270,201 +120,6 @@ impl App {
             errors: &mut s.errors,
         };
         (&mut self.codecs, ctx)
-    }
-
-    fn rebuild_comparisons(&mut self) {
-        let ids: Vec<u32> = self.state.checkpoints.iter().map(|c| c.id).collect();
-        let mut old: Vec<Comparison> = std::mem::take(&mut self.state.comparisons);
-        for (a, b) in steps(&ids) {
-            let cmp = match old.iter().position(|c| c.a == a && c.b == b) {
-                Some(i) => old.swap_remove(i),
-                None => {
-                    let (ca, cb) = (self.state.checkpoint(a), self.state.checkpoint(b));
-                    Comparison::new(ca.expect("id exists"), cb.expect("id exists"))
-                }
-            };
-            self.state.comparisons.push(cmp);
-        }
-        if self.state.step >= self.state.comparisons.len() {
-            self.state.step = 0;
-        }
-    }
-
-    /// True when checkpoint `c` is remote, larger than `auto_stats`, and the visitor has not asked
-    /// for its whole-model statistics yet.
-    fn waits(&self, c: &Checkpoint, auto_stats: u64) -> bool {
-        self.state.is_remote(c.id)
-            && c.file_bytes() > auto_stats
-            && !self.state.allowed.contains(&c.id)
-    }
-
-    /// Plans tasks for every missing statistic (but the whole-model statistics of checkpoints that
-    /// wait for the visitor), the shown tensor's first, and hands the pool what it can take.
-    fn schedule(&mut self, auto_stats: u64) {
-        for c in &self.state.checkpoints {
-            if self.waits(c, auto_stats) {
-                continue;
-            }
-            if let Some(sources) = self.state.sources.get(&c.id) {
-                let tasks = self.jobs.plan_stats(c, sources);
-                self.jobs.waiting.extend(tasks);
-            }
-        }
-        for cmp in &self.state.comparisons {
-            let (Some(a), Some(b)) = (self.state.checkpoint(cmp.a), self.state.checkpoint(cmp.b))
-            else {
-                continue;
-            };
-            if self.waits(a, auto_stats) || self.waits(b, auto_stats) {
-                continue;
-            }
-            let (Some(sa), Some(sb)) =
-                (self.state.sources.get(&a.id), self.state.sources.get(&b.id))
-            else {
-                continue;
-            };
-            let tasks = self.jobs.plan_flips(cmp, (a, sa), (b, sb));
-            self.jobs.waiting.extend(tasks);
-        }
-        self.schedule_shown();
-    }
-
-    /// Plans the statistics of the tensor Detail shows (of the active checkpoint) ahead of the
-    /// rest, and feeds the pool.
-    fn schedule_shown(&mut self) {
-        // A selected tensor is computed whatever the view (an embed's `tensor` attribute on a
-        // table view too); the Detail view computes the tensor it shows.
-        if self.state.tab() == Tab::Detail || self.state.detail.is_some() {
-            if let Some(c) = self.state.active_checkpoint() {
-                let row = c.detail_row(self.state.detail.as_deref());
-                if let (Some(row), Some(sources)) = (row, self.state.sources.get(&c.id)) {
-                    self.jobs.plan_row(c, sources, row);
-                }
-            }
-        }
-        self.feed();
-    }
-
-    /// Hands the pool waiting tasks while it has free workers.
-    fn feed(&mut self) {
-        while let Some(t) = self.jobs.next_for(self.pool.size()) {
-            if let Err(e) = self.pool.submit(t) {
-                self.state.errors.push(LoadError {
-                    file: "worker pool".into(),
-                    reason: e,
-                });
-                self.pool.cancel();
-                self.jobs.cancel();
-                break;
-            }
-        }
-    }
-
-    fn apply_results(&mut self, task: u32, results: Results) {
-        let Some(kind) = self.jobs.tasks.get(&task).cloned() else {
-            return;
-        };
-        match (kind, results) {
-            (TaskKind::Stats { ckpt } | TaskKind::Row { ckpt, .. }, Results::Stats(results)) => {
-                let Some(c) = self.state.checkpoints.iter_mut().find(|c| c.id == ckpt) else {
-                    return;
-                };
-                for (item, s) in results {
-                    c.set_stats(item, s);
-                }
-            }
-            (TaskKind::Flips { a, b }, Results::Flips(results)) => {
-                let Some(cmp) = self
-                    .state
-                    .comparisons
-                    .iter_mut()
-                    .find(|c| c.a == a && c.b == b)
-                else {
-                    return;
-                };
-                for (item, f) in results {
-                    cmp.set_flips(item, f);
-                }
-            }
-            (_, results) if results.is_empty() => {}
-            _ => self.state.errors.push(LoadError {
-                file: self.task_file(Some(task)),
-                reason: "the worker sent results of another kind of task".into(),
-            }),
-        }
-    }
-
-    fn task_file(&self, task: Option<u32>) -> String {
-        match task.and_then(|t| self.jobs.tasks.get(&t)) {
-            Some(TaskKind::Stats { ckpt } | TaskKind::Row { ckpt, .. }) => self
-                .state
-                .checkpoint(*ckpt)
-                .map_or("checkpoint".into(), |c| c.name.clone()),
-            Some(TaskKind::Flips { a, b }) => format!(
-                "{} vs {}",
-                self.state.checkpoint(*a).map_or("?", |c| c.name.as_str()),
-                self.state.checkpoint(*b).map_or("?", |c| c.name.as_str())
-            ),
-            None => "analysis".into(),
-        }
-    }
-
-    fn on_pool(&mut self, event: PoolEvent) {
-        match event {
-            PoolEvent::Update { task, batch } => {
-                if self.jobs.tasks.contains_key(&task) {
-                    self.jobs.progress(batch.bytes);
-                    self.apply_results(task, batch.results);
-                }
-            }
-            PoolEvent::Done {
-                worker,
-                task,
-                batch,
-                memory,
-            } => {
-                if self.pool.running(worker) != Some(task) {
-                    return; // a report from a cancelled run
-                }
-                self.jobs.progress(batch.bytes);
-                self.apply_results(task, batch.results);
-                self.jobs.task_done(task, memory);
-                if let Err(e) = self.pool.finished(worker) {
-                    self.state.errors.push(LoadError {
-                        file: "worker pool".into(),
-                        reason: e,
-                    });
-                }
-                self.feed();
-            }
-            PoolEvent::Failed {
-                worker,
-                task,
-                message,
-            } => {
-                let running = self.pool.running(worker);
-                if task.is_some() && running != task {
-                    return;
-                }
-                let file = self.task_file(running);
-                self.state.errors.push(LoadError {
-                    file,
-                    reason: message,
-                });
-                if task.is_none() {
-                    // The worker itself died (script or module failed to load): it would never
-                    // answer again, so stop the run; Resume starts fresh workers.
-                    self.pool.cancel();
-                    self.jobs.cancel();
-                    return;
-                }
-                if let Some(t) = running {
-                    self.jobs.task_done(t, 0);
-                }
-                let _ = self.pool.finished(worker);
-                self.feed();
-            }
-        }
     }
 
     fn on_loaded(&mut self, outcome: Outcome, given: f64, props: &AppProps) {
@@ -588,73 +243,6 @@ impl App {
         self.state.tab = None;
         self.codecs.clear();
         self.state.indexes.clear();
-    }
-
-    /// The view state a link reproduces: the URLs of the remote checkpoints (in compare order, then
-    /// those that gave none), the tab, the tensor.
-    fn view_state(&self) -> crate::model::link::ViewState {
-        let s = &self.state;
-        let mut urls: Vec<String> = s
-            .checkpoints
-            .iter()
-            .filter_map(|c| s.urls.get(&c.id).cloned())
-            .collect();
-        urls.extend(s.other_urls.iter().cloned());
-        crate::model::link::ViewState {
-            urls,
-            tab: s.tab.map(|t| t.name().to_owned()),
-            tensor: s.detail.clone(),
-            embed: self.embed,
-        }
-    }
-
-    /// The codecs work on local files only: refuses a codec job on a remote checkpoint, saying so.
-    fn refuse_remote_codecs(&mut self, msg: &CodecMsg) -> bool {
-        let ckpt = match msg {
-            CodecMsg::Compress | CodecMsg::CompareCodecs(_) => self.state.active,
-            CodecMsg::SetBase(b) | CodecMsg::SnapshotBase(_, b) => *b,
-            _ => None,
-        };
-        let Some(c) = ckpt.filter(|&id| self.state.is_remote(id)) else {
-            return false;
-        };
-        let name = self
-            .state
-            .checkpoint(c)
-            .map_or_else(String::new, |c| c.name.clone());
-        self.state.errors.push(LoadError {
-            file: self.state.urls.get(&c).cloned().unwrap_or(name),
-            reason: "this checkpoint is remote: the codecs work on local files, so download the \
-                     file first and open it here"
-                .into(),
-        });
-        true
-    }
-
-    /// Tells the host about new errors, the loaded tables, and fills the report slot.
-    fn tell_host(&mut self, props: &AppProps) {
-        for e in &self.state.errors[self.errors_told.min(self.state.errors.len())..] {
-            let url = bitlens_remote::is_url(&e.file)
-                .unwrap_or(false)
-                .then(|| e.file.clone());
-            props.events.emit(ViewEvent::Error {
-                url,
-                message: format!("{}: {}", e.file, e.reason),
-            });
-        }
-        self.errors_told = self.state.errors.len();
-        if let Some(slot) = &props.report {
-            let s = &self.state;
-            let key = (
-                s.checkpoints.iter().map(|c| c.id).collect::<Vec<_>>(),
-                s.checkpoints.iter().map(|c| c.done).sum::<usize>(),
-            );
-            if self.reported.as_ref() != Some(&key) {
-                let report = crate::model::report::report(&s.checkpoints, |c, f| s.location(c, f));
-                *slot.0.borrow_mut() = Some(report);
-                self.reported = Some(key);
-            }
-        }
     }
 }
 

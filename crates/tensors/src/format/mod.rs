@@ -12,11 +12,16 @@
 //! safetensors (the existing [`crate::header`]), GGUF, PyTorch (zip and legacy pickle),
 //! NumPy `.npy` / `.npz`.
 
+pub mod gguf;
+pub mod safetensors;
+
 use crate::Dtype;
 use serde::{Deserialize, Serialize};
 
 pub mod npy;
 pub mod npz;
+pub mod pickle;
+pub mod pytorch;
 pub mod zip;
 
 /// The container formats, as detected from their first bytes.

@@ -505,7 +505,7 @@ fn read_end_records(src: &dyn ReadAt) -> Result<EndRecords, ZipError> {
         });
     }
     let rec_size = u64_at(&z, 4);
-    if rec_size < ZIP64_EOCD_LEN - 12 || z_at + 12 + rec_size > loc_at {
+    if rec_size < ZIP64_EOCD_LEN - 12 || rec_size > loc_at - z_at - 12 {
         return Err(ZipError::BadZip64 {
             at: z_at,
             why: "record size does not fit before the locator",

@@ -1,0 +1,346 @@
+//! What a block-quantized tensor is made of, for the page's charts: each block's scales and
+//! its quant codes (the sub-byte integers), and [`QuantStats`], an accumulator of the scale
+//! distribution and the codes' histogram and entropy.
+//!
+//! Covered: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, TQ1_0,
+//! TQ2_0, IQ4_NL, IQ4_XS, MXFP4, NVFP4. Not covered: the grid types (IQ1_*, IQ2_*, IQ3_*),
+//! whose codes index 256–2048-row code books rather than levels.
+//!
+//! A block's *scales* are the factors its codes are multiplied by, as dequantization computes
+//! them (`d` for the legacy types; `d · sc` per sub-block for the K-quants and IQ4_XS; the
+//! E8M0/E4M3 scale, halved like the doubled code book, for MXFP4/NVFP4). Mins (Q4_1, Q5_1,
+//! Q2_K, Q4_K, Q5_K) are not scales and are left out. *Codes* are unsigned: a Q4_0 nibble
+//! 0..16, a Q8_0 int8's byte, a Q3_K `code − 4`, a TQ `code − 1`.
+
+use super::dequant::kquants::{
+    crumbs, iq4_xs_scales, k_nibbles, q3_k_codes, q3_k_scales, q5_k_codes, q6_k_codes,
+    scale_min_k4, tq1_0_codes,
+};
+use super::dequant::legacy::{e8m0_half, nibbles, nvfp4_codes, q5_codes, ue4m3_half};
+use super::dequant::{half, u16_at, u32_at, whole_blocks, DequantError};
+use crate::format::GgmlType;
+
+/// Scale and code buffers of one block.
+struct Parts {
+    scales: [f32; 16],
+    codes: [u8; 256],
+    n_scales: usize,
+    n_codes: usize,
+}
+
+impl Parts {
+    fn set_scales(&mut self, s: impl IntoIterator<Item = f32>) {
+        self.n_scales = 0;
+        for (o, s) in self.scales.iter_mut().zip(s) {
+            *o = s;
+            self.n_scales += 1;
+        }
+    }
+
+    fn set_codes(&mut self, c: &[u8]) {
+        self.codes[..c.len()].copy_from_slice(c);
+        self.n_codes = c.len();
+    }
+}
+
+/// Bits of one code of `ty` (so the entropy can be read against it), or `None` when `ty` is
+/// not covered.
+pub fn code_bits(ty: GgmlType) -> Option<u32> {
+    Some(match ty {
+        GgmlType::Q2_K | GgmlType::TQ1_0 | GgmlType::TQ2_0 => 2,
+        GgmlType::Q3_K => 3,
+        GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q4_K | GgmlType::IQ4_NL => 4,
+        GgmlType::IQ4_XS | GgmlType::MXFP4 | GgmlType::NVFP4 => 4,
+        GgmlType::Q5_0 | GgmlType::Q5_1 | GgmlType::Q5_K => 5,
+        GgmlType::Q6_K => 6,
+        GgmlType::Q8_0 | GgmlType::Q8_1 | GgmlType::Q8_K => 8,
+        _ => return None,
+    })
+}
+
+/// Fills `p` with block `b`'s scales and codes.
+fn parts(ty: GgmlType, b: &[u8], p: &mut Parts) {
+    match ty {
+        GgmlType::Q4_0 | GgmlType::IQ4_NL => {
+            p.set_scales([half(b, 0)]);
+            p.set_codes(&nibbles(&b[2..]));
+        }
+        GgmlType::Q4_1 => {
+            p.set_scales([half(b, 0)]);
+            p.set_codes(&nibbles(&b[4..]));
+        }
+        GgmlType::Q5_0 => {
+            p.set_scales([half(b, 0)]);
+            p.set_codes(&q5_codes(u32_at(b, 2), &b[6..]));
+        }
+        GgmlType::Q5_1 => {
+            p.set_scales([half(b, 0)]);
+            p.set_codes(&q5_codes(u32_at(b, 4), &b[8..]));
+        }
+        GgmlType::Q8_0 => {
+            p.set_scales([half(b, 0)]);
+            p.set_codes(&b[2..34]);
+        }
+        GgmlType::Q8_1 => {
+            p.set_scales([half(b, 0)]);
+            p.set_codes(&b[4..36]);
+        }
+        GgmlType::Q8_K => {
+            p.set_scales([f32::from_le_bytes([b[0], b[1], b[2], b[3]])]);
+            p.set_codes(&b[4..260]);
+        }
+        GgmlType::MXFP4 => {
+            p.set_scales([e8m0_half(b[0])]);
+            p.set_codes(&nibbles(&b[1..]));
+        }
+        GgmlType::NVFP4 => {
+            p.set_scales(b[..4].iter().map(|&x| ue4m3_half(x)));
+            for k in 0..4 {
+                p.codes[16 * k..16 * k + 16].copy_from_slice(&nvfp4_codes(&b[4 + 8 * k..]));
+            }
+            p.n_codes = 64;
+        }
+        GgmlType::Q2_K => {
+            let d = half(b, 80);
+            p.set_scales(b[..16].iter().map(|&s| d * f32::from(s & 0x0F)));
+            p.set_codes(&crumbs(&b[16..80]));
+        }
+        GgmlType::Q3_K => {
+            let d = half(b, 108);
+            p.set_scales(q3_k_scales(&b[96..108]).map(|s| d * f32::from(s)));
+            p.set_codes(&q3_k_codes(&b[..32], &b[32..96]));
+        }
+        GgmlType::Q4_K | GgmlType::Q5_K => {
+            let d = half(b, 0);
+            p.set_scales(scale_min_k4(&b[4..16]).0.map(|s| d * f32::from(s)));
+            if ty == GgmlType::Q4_K {
+                p.set_codes(&k_nibbles(&b[16..]));
+            } else {
+                p.set_codes(&q5_k_codes(&b[16..48], &b[48..]));
+            }
+        }
+        GgmlType::Q6_K => {
+            let d = half(b, 208);
+            p.set_scales(b[192..208].iter().map(|&s| d * f32::from(s as i8)));
+            p.set_codes(&q6_k_codes(&b[..128], &b[128..192]));
+        }
+        GgmlType::TQ1_0 => {
+            p.set_scales([half(b, 52)]);
+            p.set_codes(&tq1_0_codes(b));
+        }
+        GgmlType::TQ2_0 => {
+            p.set_scales([half(b, 64)]);
+            p.set_codes(&crumbs(&b[..64]));
+        }
+        GgmlType::IQ4_XS => {
+            let d = half(b, 0);
+            p.set_scales(iq4_xs_scales(u16_at(b, 2), &b[4..8]).map(|s| d * f32::from(s)));
+            for k in 0..8 {
+                p.codes[32 * k..32 * k + 32].copy_from_slice(&nibbles(&b[8 + 16 * k..]));
+            }
+            p.n_codes = 256;
+        }
+        _ => {
+            p.n_scales = 0;
+            p.n_codes = 0;
+        }
+    }
+}
+
+/// Calls `f(scales, codes)` for each whole block of `ty` in `bytes` (see the module doc for
+/// what they are). Errors for a type [`code_bits`] does not cover, or a partial block.
+pub fn block_parts(
+    ty: GgmlType,
+    bytes: &[u8],
+    mut f: impl FnMut(&[f32], &[u8]),
+) -> Result<(), DequantError> {
+    let (_, block_bytes, _) = whole_blocks(ty, bytes.len())?;
+    if code_bits(ty).is_none() {
+        return Err(DequantError::Unsupported(ty.name().unwrap_or("?")));
+    }
+    let mut p = Parts {
+        scales: [0.0; 16],
+        codes: [0; 256],
+        n_scales: 0,
+        n_codes: 0,
+    };
+    for b in bytes.chunks_exact(block_bytes) {
+        parts(ty, b, &mut p);
+        f(&p.scales[..p.n_scales], &p.codes[..p.n_codes]);
+    }
+    Ok(())
+}
+
+/// Every block's scales, in order.
+pub fn block_scales(ty: GgmlType, bytes: &[u8]) -> Result<Vec<f32>, DequantError> {
+    let mut out = Vec::new();
+    block_parts(ty, bytes, |s, _| out.extend_from_slice(s))?;
+    Ok(out)
+}
+
+/// Every element's code, in element order.
+pub fn quant_codes(ty: GgmlType, bytes: &[u8]) -> Result<Vec<u8>, DequantError> {
+    let mut out = Vec::new();
+    block_parts(ty, bytes, |_, c| out.extend_from_slice(c))?;
+    Ok(out)
+}
+
+/// Lowest binary exponent of the scale histogram (|scale| < 2^-32 counts in the first bin).
+pub const SCALE_LOG2_MIN: i32 = -32;
+/// Highest binary exponent (|scale| ≥ 2^16 counts in the last bin).
+pub const SCALE_LOG2_MAX: i32 = 16;
+/// Histogram bins per octave.
+pub const SCALE_BINS_PER_OCTAVE: u32 = 4;
+const SCALE_BINS: usize =
+    ((SCALE_LOG2_MAX - SCALE_LOG2_MIN) as u32 * SCALE_BINS_PER_OCTAVE) as usize;
+
+/// A streaming summary of a quantized tensor's scales and codes, fed windows of whole blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantStats {
+    ty: GgmlType,
+    bits: u32,
+    /// Blocks seen.
+    pub blocks: u64,
+    /// Finite scales seen.
+    pub scales: u64,
+    /// Smallest finite scale (+∞ when none).
+    pub scale_min: f32,
+    /// Largest finite scale (−∞ when none).
+    pub scale_max: f32,
+    scale_sum: f64,
+    /// Scales that are exactly zero.
+    pub scale_zero: u64,
+    /// Negative finite scales.
+    pub scale_negative: u64,
+    /// NaN or infinite scales.
+    pub scale_nonfinite: u64,
+    /// Histogram of log2 |scale| of the non-zero finite scales: bin `i` covers
+    /// `[2^(MIN + i/PER_OCTAVE), 2^(MIN + (i+1)/PER_OCTAVE))`, the ends clamped.
+    pub scale_hist: Vec<u64>,
+    /// How often each code occurs (index = code).
+    pub code_hist: Vec<u64>,
+}
+
+impl QuantStats {
+    /// An empty summary for `ty`, or `None` when `ty` is not covered.
+    pub fn new(ty: GgmlType) -> Option<QuantStats> {
+        Some(QuantStats {
+            ty,
+            bits: code_bits(ty)?,
+            blocks: 0,
+            scales: 0,
+            scale_min: f32::INFINITY,
+            scale_max: f32::NEG_INFINITY,
+            scale_sum: 0.0,
+            scale_zero: 0,
+            scale_negative: 0,
+            scale_nonfinite: 0,
+            scale_hist: vec![0; SCALE_BINS],
+            code_hist: vec![0; 1 << code_bits(ty)?],
+        })
+    }
+
+    /// The type summarised.
+    pub fn ty(&self) -> GgmlType {
+        self.ty
+    }
+
+    /// Bits per code.
+    pub fn code_bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Adds whole blocks.
+    pub fn add(&mut self, bytes: &[u8]) -> Result<(), DequantError> {
+        let (hist, codes) = (&mut self.scale_hist, &mut self.code_hist);
+        let mut blocks = 0;
+        let (mut n, mut min, mut max, mut sum) = (0, self.scale_min, self.scale_max, 0.0);
+        let (mut zero, mut neg, mut nonfinite) = (0, 0, 0);
+        block_parts(self.ty, bytes, |scales, c| {
+            blocks += 1;
+            for &s in scales {
+                if !s.is_finite() {
+                    nonfinite += 1;
+                    continue;
+                }
+                n += 1;
+                min = min.min(s);
+                max = max.max(s);
+                sum += f64::from(s);
+                neg += u64::from(s < 0.0);
+                if s == 0.0 {
+                    zero += 1;
+                } else {
+                    hist[scale_bin(s)] += 1;
+                }
+            }
+            for &c in c {
+                // Codes are < 2^bits by construction; `get_mut` keeps that unchecked-free.
+                if let Some(h) = codes.get_mut(usize::from(c)) {
+                    *h += 1;
+                }
+            }
+        })?;
+        self.blocks += blocks;
+        self.scales += n;
+        (self.scale_min, self.scale_max) = (min, max);
+        self.scale_sum += sum;
+        self.scale_zero += zero;
+        self.scale_negative += neg;
+        self.scale_nonfinite += nonfinite;
+        Ok(())
+    }
+
+    /// Adds another summary of the same type (from another window or worker).
+    pub fn merge(&mut self, other: &QuantStats) {
+        self.blocks += other.blocks;
+        self.scales += other.scales;
+        self.scale_min = self.scale_min.min(other.scale_min);
+        self.scale_max = self.scale_max.max(other.scale_max);
+        self.scale_sum += other.scale_sum;
+        self.scale_zero += other.scale_zero;
+        self.scale_negative += other.scale_negative;
+        self.scale_nonfinite += other.scale_nonfinite;
+        for (a, b) in self.scale_hist.iter_mut().zip(&other.scale_hist) {
+            *a += b;
+        }
+        for (a, b) in self.code_hist.iter_mut().zip(&other.code_hist) {
+            *a += b;
+        }
+    }
+
+    /// Mean of the finite scales (`None` when there are none).
+    pub fn scale_mean(&self) -> Option<f64> {
+        (self.scales > 0).then(|| self.scale_sum / self.scales as f64)
+    }
+
+    /// The lower edge of scale histogram bin `i`, as a power of two's exponent.
+    pub fn scale_bin_log2(i: usize) -> f64 {
+        f64::from(SCALE_LOG2_MIN) + i as f64 / f64::from(SCALE_BINS_PER_OCTAVE)
+    }
+
+    /// Shannon entropy of the codes in bits per code (0 when there are none).
+    pub fn code_entropy(&self) -> f64 {
+        let total: u64 = self.code_hist.iter().sum();
+        if total == 0 {
+            return 0.0;
+        }
+        let t = total as f64;
+        -self
+            .code_hist
+            .iter()
+            .filter(|&&c| c > 0)
+            .map(|&c| {
+                let p = c as f64 / t;
+                p * p.log2()
+            })
+            .sum::<f64>()
+    }
+}
+
+/// The histogram bin of a non-zero finite scale.
+fn scale_bin(s: f32) -> usize {
+    let l = f64::from(s.abs()).log2();
+    let i = ((l - f64::from(SCALE_LOG2_MIN)) * f64::from(SCALE_BINS_PER_OCTAVE)).floor();
+    i.clamp(0.0, (SCALE_BINS - 1) as f64) as usize
+}
