@@ -8,14 +8,14 @@
 //! size and offset they take from the file is checked against the file's size before it is used,
 //! so a hostile file costs at most what its own size justifies.
 //!
-//! The readers (one module each) and their errors are added by issue 13:
-//! safetensors (the existing [`crate::header`]), GGUF, PyTorch (zip and legacy pickle),
-//! NumPy `.npy` / `.npz`.
+//! The readers, one module each: [`safetensors`] (the existing [`crate::header`]), [`gguf`],
+//! [`pytorch`] (zip and legacy pickle, over [`pickle`] and [`zip`]), [`npy`] and [`npz`].
+//! [`open`] detects the format and runs its reader.
 
 pub mod gguf;
 pub mod safetensors;
 
-use crate::Dtype;
+use crate::{Dtype, ReadAt, SourceError};
 use serde::{Deserialize, Serialize};
 
 pub mod npy;
@@ -67,6 +67,62 @@ pub fn detect(first: &[u8], file_size: u64) -> Option<Format> {
         }
     }
     None
+}
+
+/// Why a file could not be read as a checkpoint: its format is unknown, or its reader refused it.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// No reader knows the first bytes.
+    #[error("not a checkpoint bitlens reads (safetensors, GGUF, PyTorch .pt/.bin, NumPy .npy/.npz): it starts with {first}")]
+    Unknown {
+        /// The first bytes, in hex.
+        first: String,
+    },
+    /// Reading the source failed, or a safetensors header is invalid.
+    #[error(transparent)]
+    Safetensors(#[from] SourceError),
+    /// A GGUF file broke a rule.
+    #[error("GGUF: {0}")]
+    Gguf(#[from] gguf::GgufError),
+    /// A PyTorch checkpoint broke a rule (or ran into a forbidden global).
+    #[error("PyTorch: {0}")]
+    Torch(#[from] pytorch::TorchError),
+    /// A zip archive broke a rule.
+    #[error("zip: {0}")]
+    Zip(#[from] zip::ZipError),
+    /// A `.npy` file broke a rule.
+    #[error("NumPy .npy: {0}")]
+    Npy(#[from] npy::NpyError),
+    /// A `.npz` archive broke a rule.
+    #[error("NumPy .npz: {0}")]
+    Npz(#[from] npz::NpzError),
+}
+
+/// Reads any supported checkpoint file as a [`Layout`]: detects the format from its first
+/// [`DETECT_BYTES`] and runs that reader; a zip is an `.npz` when its members are `.npy` files,
+/// else a PyTorch checkpoint.
+pub fn open(src: &dyn ReadAt) -> Result<Layout, FormatError> {
+    let size = src.size();
+    let mut first = [0u8; DETECT_BYTES];
+    let first = &mut first[..(size.min(DETECT_BYTES as u64) as usize)];
+    src.read_exact_at(0, first)?;
+    match detect(first, size) {
+        Some(Format::Safetensors) => Ok(safetensors::read(src)?),
+        Some(Format::Gguf) => Ok(gguf::read(src)?),
+        Some(Format::Npy) => Ok(npy::read(src)?),
+        Some(Format::PyTorchLegacy) => Ok(pytorch::read(src)?),
+        Some(Format::Zip) => {
+            let archive = zip::Archive::open(src)?;
+            if npz::is_npz(&archive) {
+                Ok(npz::read_archive(src, &archive)?)
+            } else {
+                Ok(pytorch::read_zip(src, &archive)?)
+            }
+        }
+        None => Err(FormatError::Unknown {
+            first: first.iter().map(|b| format!("{b:02x}")).collect(),
+        }),
+    }
 }
 
 /// A ggml tensor type by its GGUF id (`GGML_TYPE_*`): block-quantized types (Q4_0, Q4_K, IQ2_XXS,
