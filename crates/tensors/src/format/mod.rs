@@ -12,6 +12,7 @@
 //! [`pytorch`] (zip and legacy pickle, over [`pickle`] and [`zip`]), [`npy`] and [`npz`].
 //! [`open`] detects the format and runs its reader.
 
+pub mod bytes;
 pub mod gguf;
 pub mod safetensors;
 
