@@ -137,8 +137,20 @@ pub struct TensorStats {
     pub exponent_entropy: Option<f64>,
     /// Sign / exponent / mantissa histograms (floating-point types).
     pub float: Option<FloatStats>,
-    /// Value statistics (absent for packed F6).
+    /// Value statistics (absent for packed F6, and for ggml block types, whose values are in
+    /// [`TensorStats::dequantized`]).
     pub values: Option<ValueStats>,
+    /// For a ggml block-quantized tensor (GGUF Q4_K, Q8_0, …): its type's name. The fields above
+    /// then describe its stored block bytes as `U8` lanes (what a codec sees). Absent otherwise,
+    /// so the JSON of plain dtypes is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element_type: Option<String>,
+    /// For a ggml block type: statistics of the dequantized values (as `F32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dequantized: Option<crate::quant::DequantStats>,
+    /// For a ggml block type: its block scales' distribution and quant codes' entropy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quant: Option<crate::quant::QuantSummary>,
 }
 
 /// Streams one tensor's bytes (or a block-aligned range of them) into statistics.
@@ -364,6 +376,9 @@ impl Accumulator {
             exponent_entropy: float.as_ref().map(|f| f.exponent_entropy),
             float,
             values: self.value_stats(),
+            element_type: None,
+            dequantized: None,
+            quant: None,
         })
     }
 

@@ -7,6 +7,8 @@
 //!   a worker pool can split a tensor.
 //! - [`flip`]: the same for two checkpoints of one tensor: bit-flip ratio per position (LMC Fig. 6),
 //!   fraction of changed elements (BitSnap), and the entropy of the XOR delta.
+//! - [`quant`]: ggml block-quantized tensors (GGUF): the stored blocks' statistics, the
+//!   dequantized values' statistics and the block scales / quant codes.
 //! - [`summary`]: whole-file / whole-model totals merged from per-tensor results.
 //! - [`entropy`]: the entropy arithmetic.
 //! - [`format`](mod@format): human-readable numbers for reports (CLI tables and the page).
@@ -19,6 +21,7 @@ pub mod accumulator;
 pub mod entropy;
 pub mod flip;
 pub mod format;
+pub mod quant;
 pub mod summary;
 mod values;
 
@@ -26,5 +29,6 @@ pub use accumulator::{
     split_ranges, Accumulator, FloatStats, StatsError, TensorStats, BLOCK_LANES,
 };
 pub use flip::{FlipAccumulator, FlipStats};
+pub use quant::{DequantStats, QuantAccumulator, QuantSummary};
 pub use summary::{DtypeFlips, DtypeSummary, FlipSummary, Summary};
 pub use values::{ValueHistogram, ValueStats, VALUE_BINS};

@@ -4,7 +4,9 @@
 //!
 //! The caller finds and reads the files (paths, blobs, URLs); this module sees only each file's
 //! path as the caller names it (`dir/model-00001-of-00002.safetensors`, or a bare name) and its
-//! parsed [`Header`]. [`Checkpoint::new`] rejects, in this order:
+//! [`Layout`] (any format: a safetensors header becomes one with
+//! [`crate::format::safetensors::layout`]). Index files are safetensors' only.
+//! [`Checkpoint::new`] rejects, in this order:
 //! 1. no files at all ([`CheckpointError::NoFiles`]);
 //! 2. with an index: a shard the index names that none of the files is
 //!    ([`CheckpointError::MissingShard`]), or a file that is none of the index's shards
@@ -18,7 +20,7 @@
 //! Tensors a shard holds but the index does not list are accepted; [`Checkpoint::unlisted`]
 //! counts them so a caller can warn.
 
-use crate::header::{Header, TensorInfo};
+use crate::format::{bytes, Entry, Layout};
 use crate::index::ShardIndex;
 use std::collections::HashMap;
 
@@ -61,14 +63,14 @@ pub enum CheckpointError {
     },
 }
 
-/// One file of a checkpoint: its path as the caller names it and its parsed header.
+/// One file of a checkpoint: its path as the caller names it and its layout.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shard {
     /// The file's path as given (`dir/name.safetensors` or a bare name); used to match the index's
     /// shard names and in error messages, never opened here.
     pub path: String,
-    /// Its validated header (with the file size).
-    pub header: Header,
+    /// Its tensors and metadata, as its format's reader found them (with the file size).
+    pub layout: Layout,
 }
 
 /// A validated checkpoint: its files in order and its index, if it has one.
@@ -120,7 +122,7 @@ impl Checkpoint {
         };
         let mut holder: HashMap<&str, usize> = HashMap::new();
         for (i, s) in shards.iter().enumerate() {
-            for t in &s.header.tensors {
+            for t in &s.layout.entries {
                 if let Some(&first) = holder.get(t.name.as_str()) {
                     return Err(CheckpointError::DuplicateTensor {
                         name: t.name.clone(),
@@ -157,11 +159,11 @@ impl Checkpoint {
 
     /// Every tensor with the position of its file: files in order, each file's tensors in data
     /// order. This is the order comparisons and tables list tensors in.
-    pub fn tensors(&self) -> impl Iterator<Item = (usize, &TensorInfo)> {
+    pub fn tensors(&self) -> impl Iterator<Item = (usize, &Entry)> {
         self.shards
             .iter()
             .enumerate()
-            .flat_map(|(i, s)| s.header.tensors.iter().map(move |t| (i, t)))
+            .flat_map(|(i, s)| s.layout.entries.iter().map(move |t| (i, t)))
     }
 
     /// For each file holding tensors the index does not list: `(file position, how many)`.
@@ -177,8 +179,8 @@ impl Checkpoint {
             .enumerate()
             .map(|(i, s)| {
                 let extra = s
-                    .header
-                    .tensors
+                    .layout
+                    .entries
                     .iter()
                     .filter(|t| !listed.contains(t.name.as_str()))
                     .count();
@@ -188,9 +190,9 @@ impl Checkpoint {
             .collect()
     }
 
-    /// Bytes of tensor data over all files.
+    /// Bytes of tensor data over all files (each tensor's bytes in element order).
     pub fn data_bytes(&self) -> u64 {
-        self.shards.iter().map(|s| s.header.data_len()).sum()
+        self.tensors().map(|(_, t)| bytes::byte_len(t)).sum()
     }
 
     /// The files and the index, for callers that keep them in their own types.
@@ -202,7 +204,7 @@ impl Checkpoint {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::Dtype;
+    use crate::{Dtype, Header};
 
     /// A valid header for tensors `(name, dtype, shape)` laid out in order.
     pub(crate) fn header(tensors: &[(&str, &str, &[u64])]) -> Header {
@@ -226,7 +228,7 @@ pub(crate) mod tests {
     pub(crate) fn shard(path: &str, tensors: &[(&str, &str, &[u64])]) -> Shard {
         Shard {
             path: path.into(),
-            header: header(tensors),
+            layout: crate::format::safetensors::layout(&header(tensors)),
         }
     }
 

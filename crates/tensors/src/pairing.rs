@@ -7,7 +7,7 @@
 //! Names are unique within a checkpoint; should a side repeat one anyway, B's first occurrence is
 //! the one paired and a later one counts as only in B.
 
-use crate::dtype::Dtype;
+use crate::format::{ElementType, Entry};
 use crate::header::TensorInfo;
 use std::collections::HashMap;
 
@@ -16,8 +16,8 @@ use std::collections::HashMap;
 pub struct TensorKey<'a> {
     /// Tensor name.
     pub name: &'a str,
-    /// Element type.
-    pub dtype: Dtype,
+    /// Element type (a plain dtype, or a ggml block type).
+    pub ty: ElementType,
     /// Shape.
     pub shape: &'a [u64],
 }
@@ -26,7 +26,17 @@ impl<'a> From<&'a TensorInfo> for TensorKey<'a> {
     fn from(t: &'a TensorInfo) -> Self {
         TensorKey {
             name: &t.name,
-            dtype: t.dtype,
+            ty: ElementType::Dtype(t.dtype),
+            shape: &t.shape,
+        }
+    }
+}
+
+impl<'a> From<&'a Entry> for TensorKey<'a> {
+    fn from(t: &'a Entry) -> Self {
+        TensorKey {
+            name: &t.name,
+            ty: t.ty,
             shape: &t.shape,
         }
     }
@@ -37,7 +47,7 @@ impl<'a> From<&'a TensorInfo> for TensorKey<'a> {
 pub struct Pairing {
     /// `(a, b)` with the same name, dtype and shape, in A's order: these are compared.
     pub matched: Vec<(usize, usize)>,
-    /// `(a, b)` with the same name but a different dtype or shape, in A's order.
+    /// `(a, b)` with the same name but a different element type or shape, in A's order.
     pub mismatched: Vec<(usize, usize)>,
     /// Names only A has, in A's order.
     pub only_in_a: Vec<usize>,
@@ -63,7 +73,7 @@ pub fn pair<'a, 'b>(
             Some(&bi) => {
                 seen[bi] = true;
                 let tb = &b[bi];
-                if ta.dtype == tb.dtype && ta.shape == tb.shape {
+                if ta.ty == tb.ty && ta.shape == tb.shape {
                     out.matched.push((ai, bi));
                 } else {
                     out.mismatched.push((ai, bi));
@@ -78,9 +88,15 @@ pub fn pair<'a, 'b>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::GgmlType;
+    use crate::Dtype;
 
     fn key<'a>(name: &'a str, dtype: Dtype, shape: &'a [u64]) -> TensorKey<'a> {
-        TensorKey { name, dtype, shape }
+        TensorKey {
+            name,
+            ty: ElementType::Dtype(dtype),
+            shape,
+        }
     }
 
     #[test]
@@ -107,6 +123,42 @@ mod tests {
         let p = pair(a, b);
         assert_eq!(p.mismatched, [(0, 2), (1, 1)]);
         assert_eq!(p.matched, [(2, 0)]);
+    }
+
+    #[test]
+    fn a_block_type_never_pairs_with_a_plain_dtype() {
+        // GGML type 2 is Q4_0; 8 is Q8_0.
+        let q4 = ElementType::Ggml(GgmlType(2));
+        let a = [
+            TensorKey {
+                name: "w",
+                ty: q4,
+                shape: &[32],
+            },
+            TensorKey {
+                name: "v",
+                ty: q4,
+                shape: &[32],
+            },
+        ];
+        let b = [
+            key("w", Dtype::F32, &[32]),
+            TensorKey {
+                name: "v",
+                ty: q4,
+                shape: &[32],
+            },
+        ];
+        let p = pair(a, b);
+        assert_eq!(p.mismatched, [(0, 0)]);
+        assert_eq!(p.matched, [(1, 1)]);
+        let q8 = ElementType::Ggml(GgmlType(8));
+        let c = [TensorKey {
+            name: "v",
+            ty: q8,
+            shape: &[32],
+        }];
+        assert_eq!(pair(a, c).mismatched, [(1, 0)]);
     }
 
     #[test]

@@ -3,15 +3,23 @@
 
 use crate::model::label;
 use bitlens_stats::{Summary, TensorStats};
-use bitlens_tensors::{Dtype, ShardIndex, TensorKey};
+use bitlens_tensors::format::{self, ElementType};
+use bitlens_tensors::{Dtype, Header, ShardIndex, TensorKey};
 use std::rc::Rc;
 
 /// Why a set of files does not make a consistent checkpoint (the rules are
 /// [`bitlens_tensors::checkpoint`]'s, shared with the CLI).
 pub use bitlens_tensors::CheckpointError;
 
-/// One file of a checkpoint: its relative path as given and its parsed header.
-pub use bitlens_tensors::Shard as FileInfo;
+/// One file of a checkpoint: its relative path as given and its parsed header (the page reads
+/// safetensors files; the shared rules see them as [`format::Layout`]s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileInfo {
+    /// The file's path as given.
+    pub path: String,
+    /// Its validated header (with the file size).
+    pub header: Header,
+}
 
 /// One tensor of a checkpoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +47,7 @@ impl TensorRow {
     pub fn key(&self) -> TensorKey<'_> {
         TensorKey {
             name: &self.name,
-            dtype: self.dtype,
+            ty: ElementType::Dtype(self.dtype),
             shape: &self.shape,
         }
     }
@@ -89,21 +97,30 @@ impl Checkpoint {
         files: Vec<FileInfo>,
         index: Option<ShardIndex>,
     ) -> Result<Checkpoint, CheckpointError> {
-        let checked = bitlens_tensors::Checkpoint::new(files, index)?;
-        let rows = checked
-            .tensors()
-            .map(|(fi, t)| TensorRow {
+        let shards = files
+            .iter()
+            .map(|f| bitlens_tensors::Shard {
+                path: f.path.clone(),
+                layout: format::safetensors::layout(&f.header),
+            })
+            .collect();
+        bitlens_tensors::Checkpoint::new(shards, index)?;
+        // The rows in the shared order: files in order, each file's tensors in data order.
+        let rows = files
+            .iter()
+            .enumerate()
+            .flat_map(|(fi, f)| f.header.tensors.iter().map(move |t| (fi, f, t)))
+            .map(|(fi, f, t)| TensorRow {
                 file: fi,
                 name: t.name.clone(),
                 dtype: t.dtype,
                 shape: t.shape.clone(),
                 params: t.elements(),
                 bytes: t.byte_len(),
-                offset: checked.shards()[fi].header.file_range(t).0,
+                offset: f.header.file_range(t).0,
                 stats: None,
             })
             .collect();
-        let (files, _) = checked.into_parts();
         Ok(Checkpoint {
             id,
             name: path.clone(),

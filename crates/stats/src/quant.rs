@@ -1,0 +1,266 @@
+//! Statistics of a ggml block-quantized tensor (GGUF `Q4_0`, `Q4_K`, `IQ4_NL`, …), fed its stored
+//! bytes in windows of any size:
+//!
+//! 1. the stored block bytes as `U8` lanes (what a codec sees): bit set ratios, byte entropy,
+//!    64 KiB block entropy and the compressed size it implies — the [`TensorStats`] fields, with
+//!    `dtype` `U8` and [`TensorStats::element_type`] naming the block type;
+//! 2. the dequantized values ([`bitlens_tensors::format::gguf::dequantize`], llama.cpp's
+//!    reference kernels as gguf-py's `dequantize`) as `F32`: value statistics and histograms,
+//!    sign / exponent / mantissa histograms — [`DequantStats`], in
+//!    [`TensorStats::dequantized`] (absent for types that cannot be dequantized);
+//! 3. the block scales' distribution and the quant codes' histogram and entropy
+//!    ([`bitlens_tensors::format::gguf::QuantStats`]) as [`QuantSummary`], in
+//!    [`TensorStats::quant`] (absent for the grid types it does not cover).
+//!
+//! Memory is bounded: windows are cut into whole blocks (a partial block waits for the next
+//! window) and dequantized in pieces of at most [`DEQUANT_BLOCKS`] blocks into one reused buffer.
+
+use crate::accumulator::{Accumulator, FloatStats, StatsError, TensorStats};
+use crate::values::ValueStats;
+use bitlens_tensors::format::gguf::{can_dequantize, dequantize, QuantStats};
+use bitlens_tensors::format::GgmlType;
+use bitlens_tensors::Dtype;
+use serde::{Deserialize, Serialize};
+
+/// Blocks dequantized per piece (Q4_K: 256 values a block, so 1 MiB of `f32`s).
+pub const DEQUANT_BLOCKS: usize = 1024;
+
+/// Statistics of a quantized tensor's dequantized values, as those of an `F32` tensor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DequantStats {
+    /// Value statistics and histogram.
+    pub values: Option<ValueStats>,
+    /// Sign / exponent / mantissa histograms of the `f32` values.
+    pub float: Option<FloatStats>,
+    /// Entropy of the `f32` exponent field in bits.
+    pub exponent_entropy: Option<f64>,
+}
+
+/// A quantized tensor's block scales and quant codes (see
+/// [`bitlens_tensors::format::gguf::stats`] for what scales and codes are per type).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantSummary {
+    /// Blocks seen.
+    pub blocks: u64,
+    /// Finite scales seen.
+    pub scales: u64,
+    /// Smallest finite scale.
+    pub scale_min: Option<f32>,
+    /// Largest finite scale.
+    pub scale_max: Option<f32>,
+    /// Mean of the finite scales.
+    pub scale_mean: Option<f64>,
+    /// Scales exactly zero.
+    pub scale_zero: u64,
+    /// Negative finite scales.
+    pub scale_negative: u64,
+    /// NaN or infinite scales.
+    pub scale_nonfinite: u64,
+    /// log2 of the lower edge of the first bin of `scale_hist`.
+    pub scale_hist_log2_min: f64,
+    /// log2 width of one bin of `scale_hist`.
+    pub scale_hist_log2_step: f64,
+    /// Histogram of log2 |scale| of the non-zero finite scales (ends clamped).
+    pub scale_hist: Vec<u64>,
+    /// Bits per quant code.
+    pub code_bits: u32,
+    /// How often each code occurs (index = code).
+    pub code_hist: Vec<u64>,
+    /// Shannon entropy of the codes, bits per code.
+    pub code_entropy: f64,
+}
+
+impl QuantSummary {
+    fn of(q: &QuantStats) -> QuantSummary {
+        let finite = q.scales > 0;
+        QuantSummary {
+            blocks: q.blocks,
+            scales: q.scales,
+            scale_min: finite.then_some(q.scale_min),
+            scale_max: finite.then_some(q.scale_max),
+            scale_mean: q.scale_mean(),
+            scale_zero: q.scale_zero,
+            scale_negative: q.scale_negative,
+            scale_nonfinite: q.scale_nonfinite,
+            scale_hist_log2_min: QuantStats::scale_bin_log2(0),
+            scale_hist_log2_step: QuantStats::scale_bin_log2(1) - QuantStats::scale_bin_log2(0),
+            scale_hist: q.scale_hist.clone(),
+            code_bits: q.code_bits(),
+            code_hist: q.code_hist.clone(),
+            code_entropy: q.code_entropy(),
+        }
+    }
+}
+
+/// Why a quantized tensor's statistics failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QuantError {
+    /// The type has no known block size.
+    #[error("unknown ggml type {0}")]
+    UnknownType(u32),
+    /// The accumulators refused the bytes.
+    #[error(transparent)]
+    Stats(#[from] StatsError),
+    /// Dequantizing or splitting blocks failed.
+    #[error(transparent)]
+    Dequant(#[from] bitlens_tensors::format::gguf::DequantError),
+}
+
+/// Streams a quantized tensor's stored bytes into the three kinds of statistics of the module doc.
+pub struct QuantAccumulator {
+    ty: GgmlType,
+    block_bytes: usize,
+    block_elems: usize,
+    raw: Accumulator,
+    values: Option<Accumulator>,
+    quant: Option<QuantStats>,
+    carry: Vec<u8>,
+    out: Vec<f32>,
+    out_bytes: Vec<u8>,
+}
+
+impl QuantAccumulator {
+    /// An accumulator for a tensor of `ty` whose stored bytes are `byte_len` long.
+    pub fn new(ty: GgmlType, byte_len: u64) -> Result<QuantAccumulator, QuantError> {
+        let (Some(bb), Some(be)) = (ty.block_bytes(), ty.block_elems()) else {
+            return Err(QuantError::UnknownType(ty.0));
+        };
+        let elems = byte_len / u64::from(bb) * u64::from(be);
+        Ok(QuantAccumulator {
+            ty,
+            block_bytes: bb as usize,
+            block_elems: be as usize,
+            raw: Accumulator::new(Dtype::U8, byte_len),
+            values: can_dequantize(ty).then(|| Accumulator::new(Dtype::F32, elems * 4)),
+            quant: QuantStats::new(ty),
+            carry: Vec::new(),
+            out: Vec::new(),
+            out_bytes: Vec::new(),
+        })
+    }
+
+    /// Feeds the next stored bytes (any length).
+    pub fn update(&mut self, mut bytes: &[u8]) -> Result<(), QuantError> {
+        self.raw.update(bytes)?;
+        if !self.carry.is_empty() {
+            let need = (self.block_bytes - self.carry.len()).min(bytes.len());
+            self.carry.extend_from_slice(&bytes[..need]);
+            bytes = &bytes[need..];
+            if self.carry.len() == self.block_bytes {
+                let block = std::mem::take(&mut self.carry);
+                self.blocks(&block)?;
+            }
+        }
+        let whole = bytes.len() / self.block_bytes * self.block_bytes;
+        for piece in bytes[..whole].chunks(DEQUANT_BLOCKS * self.block_bytes) {
+            self.blocks(piece)?;
+        }
+        self.carry.extend_from_slice(&bytes[whole..]);
+        Ok(())
+    }
+
+    /// Whole blocks into the value and scale/code statistics.
+    fn blocks(&mut self, blocks: &[u8]) -> Result<(), QuantError> {
+        if let Some(q) = &mut self.quant {
+            q.add(blocks)?;
+        }
+        if let Some(values) = &mut self.values {
+            let n = blocks.len() / self.block_bytes * self.block_elems;
+            self.out.resize(n, 0.0);
+            dequantize(self.ty, blocks, &mut self.out)?;
+            self.out_bytes.clear();
+            self.out_bytes
+                .extend(self.out.iter().flat_map(|v| v.to_le_bytes()));
+            values.update(&self.out_bytes)?;
+        }
+        Ok(())
+    }
+
+    /// The statistics; fails unless every stored byte was fed.
+    pub fn finish(self) -> Result<TensorStats, QuantError> {
+        let mut stats = self.raw.finish()?;
+        // Byte values of packed blocks are not the tensor's values.
+        stats.values = None;
+        stats.element_type = Some(self.ty.name().unwrap_or("?").to_owned());
+        if let Some(values) = self.values {
+            let v = values.finish()?;
+            stats.dequantized = Some(DequantStats {
+                values: v.values,
+                float: v.float,
+                exponent_entropy: v.exponent_entropy,
+            });
+        }
+        stats.quant = self.quant.as_ref().map(QuantSummary::of);
+        Ok(stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bitlens_tensors::format::gguf::dequantize_to_vec;
+
+    /// Q8_0 blocks: an f16 scale then 32 int8 codes.
+    fn q8_0(blocks: &[(f32, [i8; 32])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (d, q) in blocks {
+            out.extend_from_slice(&half::f16::from_f32(*d).to_le_bytes());
+            out.extend(q.iter().map(|&c| c as u8));
+        }
+        out
+    }
+
+    #[test]
+    fn q8_0_stats_are_of_the_bytes_the_values_and_the_scales_whatever_the_windows() {
+        let q8 = GgmlType::from_name("Q8_0").unwrap();
+        let mut codes = [[0i8; 32]; 3];
+        for (b, c) in codes.iter_mut().enumerate() {
+            for (i, x) in c.iter_mut().enumerate() {
+                *x = (i as i8 - 16) * (b as i8 + 1);
+            }
+        }
+        let bytes = q8_0(&[(0.5, codes[0]), (0.25, codes[1]), (2.0, codes[2])]);
+        let values = dequantize_to_vec(q8, &bytes).unwrap();
+        let want_min = values.iter().copied().fold(f32::INFINITY, f32::min);
+        let want_max = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mut results = Vec::new();
+        for window in [1, 5, 34, 1000] {
+            let mut acc = QuantAccumulator::new(q8, bytes.len() as u64).unwrap();
+            for w in bytes.chunks(window) {
+                acc.update(w).unwrap();
+            }
+            results.push(acc.finish().unwrap());
+        }
+        let s = &results[0];
+        assert!(results.iter().all(|r| r == s), "windows change nothing");
+        assert_eq!(s.dtype, Dtype::U8);
+        assert_eq!(s.bytes, bytes.len() as u64);
+        assert_eq!(s.element_type.as_deref(), Some("Q8_0"));
+        assert!(s.values.is_none());
+        let v = s.dequantized.as_ref().unwrap().values.as_ref().unwrap();
+        assert_eq!(
+            (v.min, v.max),
+            (Some(f64::from(want_min)), Some(f64::from(want_max)))
+        );
+        let q = s.quant.as_ref().unwrap();
+        assert_eq!((q.blocks, q.scales), (3, 3));
+        assert_eq!((q.scale_min, q.scale_max), (Some(0.25), Some(2.0)));
+        assert_eq!(q.code_bits, 8);
+        assert_eq!(q.code_hist.iter().sum::<u64>(), 96);
+        // The JSON of a plain tensor has none of the new keys.
+        let mut plain = Accumulator::new(Dtype::F32, 4);
+        plain.update(&1f32.to_le_bytes()).unwrap();
+        let json = serde_json::to_value(plain.finish().unwrap()).unwrap();
+        for key in ["element_type", "dequantized", "quant"] {
+            assert!(json.get(key).is_none(), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_partial_block_left_over_is_incomplete() {
+        let q8 = GgmlType::from_name("Q8_0").unwrap();
+        let mut acc = QuantAccumulator::new(q8, 34).unwrap();
+        acc.update(&[0u8; 20]).unwrap();
+        assert!(acc.finish().is_err());
+    }
+}
