@@ -3,14 +3,25 @@
 //!
 //! Memory stays bounded by the thread count: each running part holds one read window and one
 //! accumulator, and a tensor is never split into more than [`PARTS_PER_THREAD`] parts per thread.
+//!
+//! Tensors of any format: a plain-dtype tensor stored as a byte range (safetensors, GGUF F32/F16,
+//! `.npy`, PyTorch contiguous tensors) takes the parallel path above; one stored otherwise
+//! (a deflated `.npz` member, a PyTorch view) is streamed in element order by
+//! [`bitlens_tensors::format::bytes`] into one accumulator; a ggml block-quantized tensor goes
+//! through [`QuantAccumulator`] (stored bytes, dequantized values, scales and codes). A diff
+//! compares stored bytes; for a quantized tensor also its dequantized values
+//! ([`ValueChanges`]).
 
 use crate::progress::Progress;
 use crate::source::Source;
 use anyhow::{Context, Result};
 use bitlens_stats::{
-    split_ranges, Accumulator, FlipAccumulator, FlipStats, StatsError, TensorStats,
+    split_ranges, Accumulator, FlipAccumulator, FlipStats, QuantAccumulator, StatsError,
+    TensorStats,
 };
-use bitlens_tensors::{source::for_each_window, Dtype, Header, ReadAt, TensorInfo};
+use bitlens_tensors::format::gguf::{can_dequantize, dequantize};
+use bitlens_tensors::format::{bytes, Data, ElementType, Entry, GgmlType, Layout};
+use bitlens_tensors::{source::for_each_window, Dtype, ReadAt};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::path::Path;
@@ -29,18 +40,18 @@ fn part_bytes(len: u64) -> u64 {
     MIN_PART.max(len.div_ceil(threads * PARTS_PER_THREAD))
 }
 
-/// Statistics of every tensor of one file, in header order.
+/// Statistics of every tensor of one file, in layout order.
 pub fn file_stats(
     path: &Path,
     src: &Source,
-    header: &Header,
+    layout: &Layout,
     progress: &Progress,
 ) -> Result<Vec<TensorStats>> {
-    header
-        .tensors
+    layout
+        .entries
         .par_iter()
         .map(|t| {
-            tensor_stats(src, header, t, progress)
+            entry_stats(src, t, progress)
                 .with_context(|| format!("{}: tensor `{}`", path.display(), t.name))
         })
         .collect()
@@ -65,19 +76,55 @@ fn in_parts<A: Send>(
     Ok(parts.try_fold(first, merge)?)
 }
 
-fn tensor_stats(
+/// The lane type a tensor's stored bytes are compared and measured in: its dtype, or bytes for a
+/// ggml block type.
+pub fn lane_dtype(ty: ElementType) -> Dtype {
+    match ty {
+        ElementType::Dtype(d) => d,
+        ElementType::Ggml(_) => Dtype::U8,
+    }
+}
+
+fn entry_stats(src: &Source, t: &Entry, progress: &Progress) -> Result<TensorStats> {
+    let len = bytes::byte_len(t);
+    match (t.ty, &t.data) {
+        (ElementType::Dtype(dtype), &Data::Range { offset, len }) => {
+            range_stats(src, dtype, offset, len, progress)
+        }
+        (ElementType::Dtype(dtype), _) => {
+            let mut acc = Accumulator::new(dtype, len);
+            bytes::for_each_window(src, t, WINDOW, |w| -> Result<()> {
+                acc.update(w)?;
+                progress.inc(w.len() as u64);
+                Ok(())
+            })?;
+            Ok(acc.finish()?)
+        }
+        (ElementType::Ggml(ty), _) => {
+            let mut acc = QuantAccumulator::new(ty, len)?;
+            bytes::for_each_window(src, t, WINDOW, |w| -> Result<()> {
+                acc.update(w)?;
+                progress.inc(w.len() as u64);
+                Ok(())
+            })?;
+            Ok(acc.finish()?)
+        }
+    }
+}
+
+/// A plain tensor of `len` bytes at `base`, in parallel parts.
+fn range_stats(
     src: &Source,
-    header: &Header,
-    t: &TensorInfo,
+    dtype: Dtype,
+    base: u64,
+    len: u64,
     progress: &Progress,
 ) -> Result<TensorStats> {
-    let (base, _) = header.file_range(t);
-    let len = t.byte_len();
     let acc = in_parts(
-        t.dtype,
+        dtype,
         len,
         |r| {
-            let mut acc = Accumulator::for_range(t.dtype, len, r.clone())?;
+            let mut acc = Accumulator::for_range(dtype, len, r.clone())?;
             for_each_window(
                 src,
                 base + r.start,
@@ -100,18 +147,76 @@ fn tensor_stats(
 pub struct Side<'a> {
     /// The file.
     pub src: &'a Source,
-    /// Its header.
-    pub header: &'a Header,
     /// The tensor.
-    pub tensor: &'a TensorInfo,
+    pub tensor: &'a Entry,
 }
 
-/// Flip statistics of two tensors of equal dtype and shape.
-pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<FlipStats> {
-    let (base_a, _) = a.header.file_range(a.tensor);
-    let (base_b, _) = b.header.file_range(b.tensor);
-    let dtype = a.tensor.dtype;
-    let len = a.tensor.byte_len();
+/// How many dequantized values of a quantized tensor changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueChanges {
+    /// Values compared.
+    pub values: u64,
+    /// Values that differ (`a != b`, so a NaN on either side counts as changed).
+    pub changed: u64,
+}
+
+/// Flip statistics of two tensors of equal element type and shape, on their stored bytes (for a
+/// ggml block type: the raw block bytes as `U8` lanes, plus the changed dequantized values).
+pub fn flip_stats(
+    a: &Side,
+    b: &Side,
+    progress: &Progress,
+) -> Result<(FlipStats, Option<ValueChanges>)> {
+    let dtype = lane_dtype(a.tensor.ty);
+    if let (
+        Data::Range {
+            offset: base_a,
+            len,
+        },
+        Data::Range { offset: base_b, .. },
+        ElementType::Dtype(_),
+    ) = (&a.tensor.data, &b.tensor.data, a.tensor.ty)
+    {
+        return Ok((
+            range_flips(a.src, *base_a, b.src, *base_b, dtype, *len, progress)?,
+            None,
+        ));
+    }
+    let len = bytes::byte_len(a.tensor);
+    let mut acc = FlipAccumulator::new(dtype, len);
+    let quant = match a.tensor.ty {
+        ElementType::Ggml(ty) if can_dequantize(ty) => Some(ValueDiff::new(ty)?),
+        _ => None,
+    };
+    let mut quant = quant;
+    let window = match a.tensor.ty {
+        ElementType::Ggml(ty) => {
+            let bb = ty.block_bytes().unwrap_or(1) as usize;
+            (WINDOW / bb).max(1) * bb
+        }
+        ElementType::Dtype(_) => WINDOW,
+    };
+    paired(a, b, len, window, |wa, wb| {
+        acc.update(wa, wb)?;
+        if let Some(q) = &mut quant {
+            q.update(wa, wb)?;
+        }
+        progress.inc(2 * wa.len() as u64);
+        Ok(())
+    })?;
+    Ok((acc.finish()?, quant.map(|q| q.changes)))
+}
+
+/// Two plain byte ranges, in parallel parts.
+fn range_flips(
+    src_a: &Source,
+    base_a: u64,
+    src_b: &Source,
+    base_b: u64,
+    dtype: Dtype,
+    len: u64,
+    progress: &Progress,
+) -> Result<FlipStats> {
     let acc = in_parts(
         dtype,
         len,
@@ -120,13 +225,13 @@ pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<FlipStats> 
             let mut buf_b = vec![0u8; WINDOW.min((r.end - r.start) as usize)];
             let mut pos = r.start;
             for_each_window(
-                a.src,
+                src_a,
                 base_a + r.start,
                 base_a + r.end,
                 WINDOW,
                 |wa| -> Result<()> {
                     let wb = &mut buf_b[..wa.len()];
-                    b.src.read_exact_at(base_b + pos, wb)?;
+                    src_b.read_exact_at(base_b + pos, wb)?;
                     acc.update(wa, wb)?;
                     pos += wa.len() as u64;
                     progress.inc(2 * wa.len() as u64);
@@ -138,4 +243,163 @@ pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<FlipStats> 
         FlipAccumulator::merge,
     )?;
     Ok(acc.finish()?)
+}
+
+/// Dequantizes pairs of whole-block windows and counts the values that differ.
+struct ValueDiff {
+    ty: GgmlType,
+    block_bytes: usize,
+    block_elems: usize,
+    va: Vec<f32>,
+    vb: Vec<f32>,
+    changes: ValueChanges,
+}
+
+impl ValueDiff {
+    fn new(ty: GgmlType) -> Result<ValueDiff> {
+        let (Some(bb), Some(be)) = (ty.block_bytes(), ty.block_elems()) else {
+            anyhow::bail!("unknown ggml type {}", ty.0);
+        };
+        Ok(ValueDiff {
+            ty,
+            block_bytes: bb as usize,
+            block_elems: be as usize,
+            va: Vec::new(),
+            vb: Vec::new(),
+            changes: ValueChanges {
+                values: 0,
+                changed: 0,
+            },
+        })
+    }
+
+    /// `a` and `b` are the same whole blocks of both sides.
+    fn update(&mut self, a: &[u8], b: &[u8]) -> Result<()> {
+        let piece = bitlens_stats::quant::DEQUANT_BLOCKS * self.block_bytes;
+        for (pa, pb) in a.chunks(piece).zip(b.chunks(piece)) {
+            let n = pa.len() / self.block_bytes * self.block_elems;
+            self.va.resize(n, 0.0);
+            self.vb.resize(n, 0.0);
+            dequantize(self.ty, pa, &mut self.va)?;
+            dequantize(self.ty, pb, &mut self.vb)?;
+            self.changes.values += n as u64;
+            self.changes.changed +=
+                self.va.iter().zip(&self.vb).filter(|(x, y)| x != y).count() as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Streams both sides' bytes in element order and calls `f` with equal-length pieces of at most
+/// `window` bytes (each side read by [`bytes::for_each_window`] on its own thread, handing its
+/// windows over a channel of two, so memory stays a few windows).
+fn paired(
+    a: &Side,
+    b: &Side,
+    len: u64,
+    window: usize,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    std::thread::scope(|scope| {
+        let (ra, ha) = producer(scope, a, window);
+        let (rb, hb) = producer(scope, b, window);
+        let mut pa = Pull::new(ra);
+        let mut pb = Pull::new(rb);
+        let (mut ba, mut bb) = (Vec::new(), Vec::new());
+        let mut left = len;
+        let mut result = Ok(());
+        while left > 0 {
+            let n = left.min(window as u64) as usize;
+            if let Err(e) = pa.take(n, &mut ba).and_then(|()| pb.take(n, &mut bb)) {
+                result = Err(e);
+                break;
+            }
+            if let Err(e) = f(&ba, &bb) {
+                result = Err(e);
+                break;
+            }
+            left -= n as u64;
+        }
+        // Dropping the receivers stops the producers; their own errors come first.
+        drop((pa, pb));
+        for h in [ha, hb] {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => anyhow::bail!("a reading thread panicked"),
+            }
+        }
+        result
+    })
+}
+
+type Window = Vec<u8>;
+
+/// A producer's signal that the consumer hung up.
+#[derive(Debug)]
+struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the comparison stopped")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+fn producer<'s, 'e>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    side: &'e Side<'e>,
+    window: usize,
+) -> (
+    std::sync::mpsc::Receiver<Window>,
+    std::thread::ScopedJoinHandle<'s, Result<()>>,
+) {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(2);
+    let handle = scope.spawn(move || {
+        let sent = bytes::for_each_window(side.src, side.tensor, window, |w| -> Result<()> {
+            // A closed channel: the consumer stopped (an error of its own); stop quietly.
+            tx.send(w.to_vec()).map_err(|_| anyhow::Error::new(Stopped))
+        });
+        match sent {
+            Err(e) if e.is::<Stopped>() => Ok(()),
+            other => other,
+        }
+    });
+    (rx, handle)
+}
+
+/// The consumer's end of a side's windows.
+struct Pull {
+    rx: std::sync::mpsc::Receiver<Window>,
+    buf: Window,
+    pos: usize,
+}
+
+impl Pull {
+    fn new(rx: std::sync::mpsc::Receiver<Window>) -> Pull {
+        Pull {
+            rx,
+            buf: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    /// The next `n` bytes into `out`.
+    fn take(&mut self, n: usize, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        while out.len() < n {
+            if self.pos == self.buf.len() {
+                self.buf = self
+                    .rx
+                    .recv()
+                    .map_err(|_| anyhow::anyhow!("a tensor ended early"))?;
+                self.pos = 0;
+            }
+            let k = (n - out.len()).min(self.buf.len() - self.pos);
+            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+        }
+        Ok(())
+    }
 }

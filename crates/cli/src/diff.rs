@@ -1,12 +1,16 @@
-//! `bitlens diff`: bit flips and changed elements between two checkpoints, matched by tensor name.
+//! `bitlens diff`: bit flips and changed elements between two checkpoints of any format, matched
+//! by tensor name, element type and shape. Flips are counted on the stored bytes in element order
+//! (lanes of the dtype); for a ggml block-quantized tensor on its raw block bytes (`U8` lanes), and
+//! its dequantized values are compared too (`values`, `changed_values`).
 
-use crate::analyze::{flip_stats, Side};
+use crate::analyze::{flip_stats, lane_dtype, Side};
 use crate::progress::Progress;
-use crate::source::{Checkpoint, Shard};
+use crate::source::{Model, ModelFile};
 use anyhow::{Context, Result};
 use bitlens_stats::format;
 use bitlens_stats::FlipSummary;
-use bitlens_tensors::{Dtype, TensorInfo};
+use bitlens_tensors::format::{bytes, ElementType, Entry};
+use bitlens_tensors::Dtype;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
@@ -18,8 +22,11 @@ use std::time::Instant;
 pub struct TensorDiff {
     /// Tensor name.
     pub name: String,
-    /// Dtype of both sides.
+    /// Lane type of both sides (`U8` for a ggml block type: its raw bytes).
     pub dtype: Dtype,
+    /// The ggml block type of both sides (`Q4_K`…), when quantized.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element_type: Option<String>,
     /// Shape of both sides.
     pub shape: Vec<u64>,
     /// Lanes compared (elements; 2 per C64 element; bytes for packed types).
@@ -36,6 +43,12 @@ pub struct TensorDiff {
     pub delta_byte_group_entropy: Vec<f64>,
     /// The 64 KiB block-entropy bound of the XOR delta, in bytes.
     pub delta_predicted_bytes: u64,
+    /// Dequantized values compared (ggml block types that dequantize).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<u64>,
+    /// Dequantized values that differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_values: Option<u64>,
 }
 
 /// A tensor present on both sides with different dtype or shape.
@@ -43,10 +56,10 @@ pub struct TensorDiff {
 pub struct Mismatch {
     /// Tensor name.
     pub name: String,
-    /// `(dtype, shape)` in A.
-    pub a: (Dtype, Vec<u64>),
-    /// `(dtype, shape)` in B.
-    pub b: (Dtype, Vec<u64>),
+    /// `(element type, shape)` in A.
+    pub a: (String, Vec<u64>),
+    /// `(element type, shape)` in B.
+    pub b: (String, Vec<u64>),
 }
 
 /// The whole `diff --json` document.
@@ -68,18 +81,28 @@ pub struct DiffReport {
     pub overall: FlipSummary,
 }
 
-/// Every tensor of a checkpoint with its shard: shards in order, each shard's tensors in data order.
-fn tensors(c: &Checkpoint) -> Vec<(&Shard, &TensorInfo)> {
-    c.shards
+/// Every tensor of a checkpoint with its file: files in order, each file's tensors in layout order.
+fn tensors(c: &Model) -> Vec<(&ModelFile, &Entry)> {
+    c.files
         .iter()
-        .flat_map(|s| s.header.tensors.iter().map(move |t| (s, t)))
+        .flat_map(|s| s.layout.entries.iter().map(move |t| (s, t)))
         .collect()
+}
+
+/// An element type's name: the dtype's, or the ggml type's (`Q4_K`).
+fn type_name(ty: ElementType) -> String {
+    match ty {
+        ElementType::Dtype(d) => d.to_string(),
+        ElementType::Ggml(g) => g
+            .name()
+            .map_or_else(|| format!("ggml type {}", g.0), str::to_owned),
+    }
 }
 
 /// Runs `diff A B` and prints the table or JSON to stdout.
 pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
-    let a = Checkpoint::open(a_path)?;
-    let b = Checkpoint::open(b_path)?;
+    let a = Model::open(a_path)?;
+    let b = Model::open(b_path)?;
     let (a_tensors, b_tensors) = (tensors(&a), tensors(&b));
     let pairing = bitlens_tensors::pair(
         a_tensors.iter().map(|&(_, t)| t.into()),
@@ -100,12 +123,12 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
             let (ta, tb) = (a_tensors[ia].1, b_tensors[ib].1);
             Mismatch {
                 name: ta.name.clone(),
-                a: (ta.dtype, ta.shape.clone()),
-                b: (tb.dtype, tb.shape.clone()),
+                a: (type_name(ta.ty), ta.shape.clone()),
+                b: (type_name(tb.ty), tb.shape.clone()),
             }
         })
         .collect();
-    let name_of = |side: &[(&Shard, &TensorInfo)], i: usize| side[i].1.name.clone();
+    let name_of = |side: &[(&ModelFile, &Entry)], i: usize| side[i].1.name.clone();
     let only_in_a = pairing
         .only_in_a
         .iter()
@@ -116,7 +139,7 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
         .iter()
         .map(|&i| name_of(&b_tensors, i))
         .collect();
-    let total: u64 = pairs.iter().map(|p| 2 * p.1.byte_len()).sum();
+    let total: u64 = pairs.iter().map(|p| 2 * bytes::byte_len(p.1)).sum();
     let progress = Progress::new(total, "diff");
     let started = Instant::now();
     let flips = pairs
@@ -124,12 +147,10 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
         .map(|&(sa, ta, sb, tb)| {
             let side_a = Side {
                 src: &sa.source,
-                header: &sa.header,
                 tensor: ta,
             };
             let side_b = Side {
                 src: &sb.source,
-                header: &sb.header,
                 tensor: tb,
             };
             flip_stats(&side_a, &side_b, &progress).with_context(|| {
@@ -148,11 +169,15 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
     let tensors: Vec<TensorDiff> = pairs
         .iter()
         .zip(flips)
-        .map(|(&(_, ta, _, _), f)| {
+        .map(|(&(_, ta, _, _), (f, values))| {
             overall.add(&f);
             TensorDiff {
                 name: ta.name.clone(),
-                dtype: ta.dtype,
+                dtype: lane_dtype(ta.ty),
+                element_type: match ta.ty {
+                    ElementType::Ggml(_) => Some(type_name(ta.ty)),
+                    ElementType::Dtype(_) => None,
+                },
                 shape: ta.shape.clone(),
                 lanes: f.lanes,
                 changed_lanes: f.changed_lanes,
@@ -161,6 +186,8 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
                 bit_flip_ratio: f.bit_flip_ratio,
                 delta_byte_group_entropy: f.delta.byte_group_entropy,
                 delta_predicted_bytes: f.delta.predicted_bytes,
+                values: values.map(|v| v.values),
+                changed_values: values.map(|v| v.changed),
             }
         })
         .collect();
@@ -212,11 +239,22 @@ fn print_table(out: &mut impl Write, r: &DiffReport) -> Result<()> {
             out,
             "  {:<NAME$} {:<7} {:>9} {:>7.3}%  {}",
             format::name(&t.name, NAME),
-            t.dtype.to_string(),
+            t.element_type
+                .clone()
+                .unwrap_or_else(|| t.dtype.to_string()),
             format::count(t.lanes),
             100.0 * t.changed_fraction,
             flip_row(&t.bit_flip_ratio)
         )?;
+        if let (Some(values), Some(changed)) = (t.values, t.changed_values) {
+            writeln!(
+                out,
+                "  {:<NAME$} dequantized: {} of {} values changed",
+                "",
+                format::count(changed),
+                format::count(values)
+            )?;
+        }
     }
     for m in &r.mismatched {
         writeln!(

@@ -1,8 +1,9 @@
-//! `bitlens inspect`: per-tensor and whole-model statistics of one or more checkpoints.
+//! `bitlens inspect`: per-tensor and whole-model statistics of one or more checkpoints of any
+//! format bitlens reads (safetensors, GGUF, PyTorch, NumPy).
 
 use crate::analyze::file_stats;
 use crate::progress::Progress;
-use crate::source::Checkpoint;
+use crate::source::Model;
 use anyhow::Result;
 use bitlens_protocol::inspect::{FileReport, InspectReport};
 use bitlens_stats::format;
@@ -23,19 +24,21 @@ pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
     if snapshots > 0 {
         anyhow::bail!("give either checkpoints or bitlens snapshots to inspect, not both");
     }
-    let checkpoints: Vec<Checkpoint> = inputs
+    let checkpoints: Vec<Model> = inputs
         .iter()
-        .map(|p| Checkpoint::open(p))
+        .map(|p| Model::open(p))
         .collect::<Result<_>>()?;
-    let total: u64 = checkpoints.iter().map(Checkpoint::data_bytes).sum();
+    let total: u64 = checkpoints.iter().map(Model::data_bytes).sum();
     let progress = Progress::new(total, "inspect");
     let started = Instant::now();
     let mut files = Vec::new();
-    for shard in checkpoints.iter().flat_map(|c| &c.shards) {
-        let mut stats =
-            file_stats(&shard.path, &shard.source, &shard.header, &progress)?.into_iter();
-        let path = shard.path.to_string_lossy().into_owned();
-        files.push(FileReport::new(path, &shard.header, |_| stats.next()));
+    for file in checkpoints.iter().flat_map(|c| &c.files) {
+        let mut stats = file_stats(&file.path, &file.source, &file.layout, &progress)?.into_iter();
+        let path = file.path.to_string_lossy().into_owned();
+        files.push(match &file.header {
+            Some(header) => FileReport::new(path, header, |_| stats.next()),
+            None => FileReport::from_layout(path, &file.layout, |_| stats.next()),
+        });
     }
     let report = InspectReport::new(files);
     progress.finish();
@@ -60,9 +63,13 @@ pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
 fn print_table(out: &mut impl Write, report: &InspectReport) -> Result<()> {
     const NAME: usize = 44;
     for file in &report.files {
+        let kind = file
+            .kind
+            .as_deref()
+            .map_or_else(String::new, |k| format!("{k}, "));
         writeln!(
             out,
-            "{}  ({}, {} tensors, {} params)",
+            "{}  ({kind}{}, {} tensors, {} params)",
             file.path,
             format::bytes(file.file_size),
             file.tensors.len(),
@@ -88,7 +95,9 @@ fn print_table(out: &mut impl Write, report: &InspectReport) -> Result<()> {
                 out,
                 "  {:<NAME$} {:<7} {:<16} {:>9} {:>9} {:>6.3} {:<24} {:>5} {:>6.3}",
                 format::name(&t.name, NAME),
-                s.dtype.to_string(),
+                s.element_type
+                    .clone()
+                    .unwrap_or_else(|| s.dtype.to_string()),
                 format::shape(&t.shape),
                 format::count(t.params),
                 format::bytes(s.bytes),

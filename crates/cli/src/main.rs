@@ -1,4 +1,5 @@
-//! The native `bitlens` command: look inside safetensors checkpoints from the terminal.
+//! The native `bitlens` command: look inside checkpoints (safetensors, GGUF, PyTorch, NumPy) from
+//! the terminal.
 //!
 //! I/O lives here (files, threads, progress bars); the statistics come from `bitlens-stats` and the
 //! format from `bitlens-tensors`. Errors are reported once, as one line on stderr, with exit code 1.
@@ -35,15 +36,17 @@ struct Cli {
 enum Command {
     /// Per-tensor dtype, shape, bit-set ratios, entropies and predicted compressed size.
     Inspect {
-        /// A .safetensors file, a *.safetensors.index.json, a directory of shards, a .bls
-        /// snapshot, or an http(s) URL of a file, index or snapshot.
+        /// A checkpoint file (.safetensors, .gguf, PyTorch .pt/.bin, NumPy .npy/.npz: told by its
+        /// first bytes), a *.safetensors.index.json, a directory of shards, a .bls snapshot, or
+        /// an http(s) URL of a file, index or snapshot.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Print one JSON document instead of the table.
         #[arg(long)]
         json: bool,
     },
-    /// Bit-flip ratio per bit position and changed fraction between two checkpoints.
+    /// Bit-flip ratio per bit position and changed fraction between two checkpoints (of any
+    /// format `inspect` reads).
     Diff {
         /// The earlier checkpoint (file, index, directory or http(s) URL).
         a: PathBuf,

@@ -1,9 +1,15 @@
-//! Local files and URLs as [`ReadAt`] sources, and resolving a user's path or URL to the shards of
+//! Local files and URLs as [`ReadAt`] sources, and resolving a user's path or URL to the files of
 //! one checkpoint (which files; whether they make one checkpoint is [`bitlens_tensors::Checkpoint`]'s
 //! rule).
+//!
+//! [`Model::open`] takes a file of any format bitlens reads (safetensors, GGUF, PyTorch `.pt`/`.bin`,
+//! NumPy `.npy`/`.npz`: told by its first bytes, [`format::open`]), a `*.safetensors.index.json`, or
+//! a directory of `.safetensors` files; `inspect` and `diff` read it. [`Checkpoint::open`] is the
+//! same for safetensors only, with their parsed headers (what snapshots are made from).
 
 use crate::remote::{self, HttpSource};
 use anyhow::{bail, Context, Result};
+use bitlens_tensors::format::{self, Layout};
 use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex, SourceError};
 use rayon::prelude::*;
 use std::fs::File;
@@ -106,6 +112,66 @@ fn check_index_len(len: u64, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// A source whose first bytes were read already: reads inside them are served from memory, so
+/// detecting the format costs no request of its own.
+struct Head<'a> {
+    src: &'a dyn ReadAt,
+    first: Vec<u8>,
+}
+
+impl ReadAt for Head<'_> {
+    fn size(&self) -> u64 {
+        self.src.size()
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        match usize::try_from(offset) {
+            Ok(at) if at.saturating_add(buf.len()) <= self.first.len() => {
+                buf.copy_from_slice(&self.first[at..at + buf.len()]);
+                Ok(())
+            }
+            _ => self.src.read_exact_at(offset, buf),
+        }
+    }
+}
+
+/// Reads a file's layout: a safetensors file through its header (kept), any other format by its
+/// reader. Errors name the file and the format's rule (`model.pt: PyTorch: forbidden global …`).
+fn read_layout(path: &Path, src: &Source) -> Result<(Layout, Option<Header>)> {
+    let n = src.size().min(format::DETECT_BYTES as u64) as usize;
+    let mut first = vec![0u8; n];
+    src.read_exact_at(0, &mut first)
+        .with_context(|| path.display().to_string())?;
+    let head = Head { src, first };
+    if format::detect(&head.first, src.size()) == Some(format::Format::Safetensors) {
+        let header = read_header(&head).with_context(|| path.display().to_string())?;
+        return Ok((format::safetensors::layout(&header), Some(header)));
+    }
+    let layout = format::open(&head).with_context(|| path.display().to_string())?;
+    Ok((layout, None))
+}
+
+/// One file of a checkpoint of any format, opened, with its layout.
+pub struct ModelFile {
+    /// Where it is: a local path, or the URL as given.
+    pub path: PathBuf,
+    /// Its data source.
+    pub source: Source,
+    /// Its tensors and metadata.
+    pub layout: Layout,
+    /// Its parsed header, for a safetensors file.
+    pub header: Option<Header>,
+}
+
+/// A checkpoint of any format given on the command line: one file, or an index and its shards, or
+/// a directory of safetensors files.
+pub struct Model {
+    /// The shard index, when the checkpoint has one.
+    pub index: Option<ShardIndex>,
+    /// Its files in order.
+    pub files: Vec<ModelFile>,
+}
+
 /// One safetensors file of a checkpoint, opened and with its header parsed.
 pub struct Shard {
     /// Where it is: a local path, or the URL as given.
@@ -125,9 +191,42 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// Resolves and opens a path: a `.safetensors` file, a `*.index.json`, or a directory holding
-    /// either an index or `.safetensors` files.
+    /// Resolves and opens a safetensors checkpoint: a `.safetensors` file, a `*.index.json`, or a
+    /// directory holding either an index or `.safetensors` files. Another format is refused,
+    /// naming it.
     pub fn open(input: &Path) -> Result<Checkpoint> {
+        let model = Model::open(input)?;
+        let mut shards = Vec::with_capacity(model.files.len());
+        for f in model.files {
+            let Some(header) = f.header else {
+                bail!(
+                    "{}: a {} file; this command takes safetensors checkpoints only",
+                    f.path.display(),
+                    f.layout.kind
+                );
+            };
+            shards.push(Shard {
+                path: f.path,
+                source: f.source,
+                header,
+            });
+        }
+        Ok(Checkpoint {
+            index: model.index,
+            shards,
+        })
+    }
+
+    /// Bytes of tensor data over all shards.
+    pub fn data_bytes(&self) -> u64 {
+        self.shards.iter().map(|s| s.header.data_len()).sum()
+    }
+}
+
+impl Model {
+    /// Resolves and opens a path or URL: a checkpoint file of any format, a `*.index.json`, or a
+    /// directory holding either an index or `.safetensors` files.
+    pub fn open(input: &Path) -> Result<Model> {
         if remote::is_url(input)? {
             return Self::open_url(&input.to_string_lossy());
         }
@@ -170,7 +269,7 @@ impl Checkpoint {
         Self::from_files(input, None, vec![input.to_path_buf()])
     }
 
-    fn open_index(index_path: &Path) -> Result<Checkpoint> {
+    fn open_index(index_path: &Path) -> Result<Model> {
         let len = std::fs::metadata(index_path)
             .with_context(|| format!("{}: cannot open", index_path.display()))?
             .len();
@@ -195,7 +294,7 @@ impl Checkpoint {
     }
 
     /// A URL: a `*.json` shard index (shards resolved next to it) or one file.
-    fn open_url(url: &str) -> Result<Checkpoint> {
+    fn open_url(url: &str) -> Result<Model> {
         let path_part = url.split(['?', '#']).next().unwrap_or(url);
         if !path_part.ends_with(".json") {
             return Self::from_files(Path::new(url), None, vec![PathBuf::from(url)]);
@@ -219,21 +318,21 @@ impl Checkpoint {
         let mut parsed = Vec::with_capacity(files.len());
         // Shards open in parallel (for URLs: their probe and header requests overlap); an error is
         // still the first one in shard order.
-        let headers: Vec<Result<(Source, Header)>> = files
+        let layouts: Vec<Result<(Source, Layout, Option<Header>)>> = files
             .par_iter()
             .map(|path| {
                 let source = Source::open(path)?;
-                let header = read_header(&source).with_context(|| path.display().to_string())?;
-                Ok((source, header))
+                let (layout, header) = read_layout(path, &source)?;
+                Ok((source, layout, header))
             })
             .collect();
-        for (path, result) in files.into_iter().zip(headers) {
-            let (source, header) = result?;
+        for (path, result) in files.into_iter().zip(layouts) {
+            let (source, layout, header) = result?;
             parsed.push(bitlens_tensors::Shard {
                 path: path.display().to_string(),
-                header,
+                layout,
             });
-            opened.push((path, source));
+            opened.push((path, source, header));
         }
         let checkpoint = bitlens_tensors::Checkpoint::new(parsed, index)
             .with_context(|| input.display().to_string())?;
@@ -245,20 +344,25 @@ impl Checkpoint {
             );
         }
         let (parsed, index) = checkpoint.into_parts();
-        let shards = opened
+        let files = opened
             .into_iter()
             .zip(parsed)
-            .map(|((path, source), shard)| Shard {
+            .map(|((path, source, header), shard)| ModelFile {
                 path,
                 source,
-                header: shard.header,
+                layout: shard.layout,
+                header,
             })
             .collect();
-        Ok(Checkpoint { index, shards })
+        Ok(Model { index, files })
     }
 
-    /// Bytes of tensor data over all shards.
+    /// Bytes of tensor data over all files (each tensor's bytes in element order).
     pub fn data_bytes(&self) -> u64 {
-        self.shards.iter().map(|s| s.header.data_len()).sum()
+        self.files
+            .iter()
+            .flat_map(|f| &f.layout.entries)
+            .map(format::bytes::byte_len)
+            .sum()
     }
 }

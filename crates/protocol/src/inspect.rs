@@ -7,8 +7,17 @@
 //! the tensor's object: `dtype`, `bytes`, bit ratios, entropies…). The page may not have computed
 //! some yet: such a tensor still lists its name, shape, offsets, element count and `dtype`, and the
 //! totals count only the tensors with statistics.
+//!
+//! Files of other formats (GGUF, PyTorch, NumPy) are reported from their [`Layout`] by
+//! [`FileReport::from_layout`]: the same keys, plus `format` and `kind` (absent for safetensors,
+//! whose JSON is unchanged); `header_len` is 0 and `data_offsets` are absolute file offsets of
+//! the stored bytes (a deflated member's compressed bytes, a view's whole storage); `metadata`
+//! holds every metadata value (GGUF key/values of every type as JSON numbers, strings, booleans,
+//! arrays). A ggml block-quantized tensor's statistics carry `element_type` (`Q4_K`…), the
+//! dequantized values' statistics and the scales/codes summary ([`bitlens_stats::quant`]).
 
 use bitlens_stats::{Summary, TensorStats};
+use bitlens_tensors::format::{Data, ElementType, Format, Layout};
 use bitlens_tensors::{Dtype, Header};
 use serde::Serialize;
 
@@ -37,11 +46,18 @@ pub struct TensorReport {
 pub struct FileReport {
     /// Path of the file (for the page: its URL or the name it was given by).
     pub path: String,
+    /// Its format, for files other than safetensors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// Its format's finer name (`GGUF v3`, `PyTorch zip`, `NumPy .npy v1.0`…), for files other
+    /// than safetensors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// Its size in bytes.
     pub file_size: u64,
-    /// Length of its JSON header.
+    /// Length of its JSON header (0 for other formats).
     pub header_len: u64,
-    /// `__metadata__`, in file order.
+    /// `__metadata__`, in file order (for other formats: all their metadata).
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// Its tensors in offset order.
     pub tensors: Vec<TensorReport>,
@@ -88,6 +104,8 @@ impl FileReport {
             .collect();
         FileReport {
             path,
+            format: None,
+            kind: None,
             file_size: header.file_size,
             header_len: header.header_len,
             metadata: header.metadata.as_ref().map(|m| {
@@ -95,6 +113,68 @@ impl FileReport {
                     .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
                     .collect()
             }),
+            tensors,
+            summary,
+        }
+    }
+}
+
+impl FileReport {
+    /// The report of a file of any format from its `layout`: each tensor in layout order, with
+    /// the statistics `stats(i)` gives for the `i`-th. A safetensors file is reported with
+    /// [`FileReport::new`] from its header instead (its JSON stays as it was).
+    pub fn from_layout(
+        path: String,
+        layout: &Layout,
+        mut stats: impl FnMut(usize) -> Option<TensorStats>,
+    ) -> FileReport {
+        let mut summary = Summary::default();
+        let tensors = layout
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let params = t.shape.iter().product();
+                let stats = stats(i);
+                if let Some(s) = &stats {
+                    summary.add(params, s);
+                }
+                let data_offsets = match &t.data {
+                    Data::Range { offset, len } => (*offset, offset + len),
+                    Data::Deflated {
+                        offset, compressed, ..
+                    } => (*offset, offset + compressed),
+                    Data::Strided { offset, len, .. } => (*offset, offset + len),
+                };
+                TensorReport {
+                    name: t.name.clone(),
+                    shape: t.shape.clone(),
+                    data_offsets,
+                    params,
+                    dtype: match t.ty {
+                        ElementType::Dtype(d) if stats.is_none() => Some(d),
+                        _ => None,
+                    },
+                    stats,
+                }
+            })
+            .collect();
+        FileReport {
+            path,
+            format: Some(layout.format),
+            kind: Some(layout.kind.clone()),
+            file_size: layout.file_size,
+            header_len: 0,
+            metadata: Some(
+                layout
+                    .metadata
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = serde_json::to_value(v).unwrap_or(serde_json::Value::Null);
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
             tensors,
             summary,
         }
