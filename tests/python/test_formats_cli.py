@@ -1,0 +1,236 @@
+"""`bitlens inspect --json` and `bitlens diff --json` on every format, against numpy and gguf-py.
+
+Files are written at test time from real MiniLM tensors (.cache/weights/minilm-f32.safetensors):
+`.npy`, `.npz` (stored and compressed) with numpy, GGUF F32/F16/Q8_0/Q4_0 with gguf-py's
+GGUFWriter and `quants.quantize`; the PyTorch files are the committed fixtures
+(tests/fixtures/torch, written by torch; the suite needs no torch): their reference values are
+rebuilt with numpy from the same MiniLM slices and checked against the fixtures' sha256 first.
+
+What is checked: names, shapes and element types equal the reference; the value statistics the
+CLI reports (min, max, mean) equal numpy's on the same values (for quantized GGUF: on gguf-py's
+`dequantize` of the same blocks); `diff` against a perturbed copy counts the changed values
+numpy counts; a hostile pickle exits 1 naming its global.
+"""
+import hashlib
+import json
+
+import gguf
+import numpy as np
+import pytest
+from conftest import ROOT, run, run_json
+from safetensors.numpy import load_file
+
+TORCH = ROOT / "tests" / "fixtures" / "torch"
+DTYPE = {"float32": "F32", "float16": "F16", "int64": "I64", "float64": "F64"}
+GGUF_TYPES = ("F32", "F16", "Q8_0", "Q4_0")
+
+
+@pytest.fixture(scope="module")
+def minilm(weights):
+    w = load_file(weights / "minilm-f32.safetensors")
+    # A few real tensors: an embedding slice, a weight matrix, biases, the int64 position ids.
+    return {
+        "embeddings.word_embeddings.weight": w["embeddings.word_embeddings.weight"][:512],
+        "embeddings.position_ids": w["embeddings.position_ids"],
+        "encoder.layer.0.attention.self.query.weight": w["encoder.layer.0.attention.self.query.weight"],
+        "encoder.layer.0.attention.self.query.bias": w["encoder.layer.0.attention.self.query.bias"],
+        "encoder.layer.1.output.dense.weight": w["encoder.layer.1.output.dense.weight"],
+    }
+
+
+def perturbed(arrays, seed=3):
+    """A copy with a few values of every float array changed, and numpy's count of changes."""
+    rng = np.random.default_rng(seed)
+    out, changed = {}, {}
+    for k, v in arrays.items():
+        v = v.copy()
+        if v.dtype.kind == "f" and v.size:
+            flat = v.reshape(-1)
+            idx = rng.choice(flat.size, size=min(37, flat.size), replace=False)
+            flat[idx] += v.dtype.type(0.5)
+        out[k] = v
+        changed[k] = int(np.count_nonzero(arrays[k] != v))
+    return out, changed
+
+
+def tensors_of(report):
+    [f] = report["files"]
+    return f, {t["name"]: t for t in f["tensors"]}
+
+
+def check_values(t, ref, what):
+    v = t["values"] if "dequantized" not in t else t["dequantized"]["values"]
+    ref = np.asarray(ref, dtype=np.float64)
+    assert v["count"] == ref.size, what
+    assert v["min"] == ref.min() and v["max"] == ref.max(), what
+    assert v["mean"] == pytest.approx(ref.mean(), rel=1e-9, abs=1e-12), what
+
+
+def changed_lanes(report):
+    return {t["name"]: t["changed_lanes"] for t in report["tensors"]}
+
+
+@pytest.fixture(scope="module")
+def numpy_files(tmp_path_factory, minilm):
+    d = tmp_path_factory.mktemp("numpy")
+    b, changed = perturbed(minilm)
+    name = "encoder.layer.0.attention.self.query.weight"
+    np.save(d / "a.npy", minilm[name])
+    np.save(d / "a2.npy", b[name])
+    np.savez(d / "s.npz", **minilm)
+    np.savez(d / "s2.npz", **b)
+    np.savez_compressed(d / "c.npz", **minilm)
+    np.savez_compressed(d / "c2.npz", **b)
+    return d, changed
+
+
+def test_npy_and_npz_stats_and_diffs_equal_numpys(numpy_files, minilm):
+    d, changed = numpy_files
+    name = "encoder.layer.0.attention.self.query.weight"
+    f, ts = tensors_of(run_json("inspect", d / "a.npy"))
+    assert f["kind"] == "NumPy .npy v1.0" and f["format"] == "npy"
+    [t] = ts.values()
+    assert (t["shape"], t["dtype"]) == (list(minilm[name].shape), "F32")
+    check_values(t, minilm[name], "a.npy")
+    diff = run_json("diff", d / "a.npy", d / "a2.npy")
+    assert changed_lanes(diff)["array"] == changed[name]
+    for stem in ("s", "c"):
+        f, ts = tensors_of(run_json("inspect", d / f"{stem}.npz"))
+        assert f["kind"] == "NumPy .npz"
+        assert list(ts) == list(minilm)
+        for k, ref in minilm.items():
+            assert ts[k]["shape"] == list(ref.shape) and ts[k]["dtype"] == DTYPE[ref.dtype.name]
+            check_values(ts[k], ref, f"{stem}.npz {k}")
+        diff = run_json("diff", d / f"{stem}.npz", d / f"{stem}2.npz")
+        assert changed_lanes(diff) == changed, stem
+
+
+def write_gguf(path, arrays, qtype):
+    """GGUF of `arrays`, 2-D float ones as `qtype`, the rest as they are; returns
+    {name: (values as gguf-py dequantizes them, raw stored bytes)}."""
+    q = gguf.GGMLQuantizationType[qtype]
+    w = gguf.GGUFWriter(str(path), "bert")
+    w.add_uint32("bitlens.test.u32", 7)
+    w.add_float32("bitlens.test.f32", 0.25)
+    w.add_bool("bitlens.test.bool", True)
+    w.add_array("bitlens.test.array", [1, 2, 3])
+    ref = {}
+    for k, v in arrays.items():
+        if v.ndim == 2 and v.dtype == np.float32:
+            data = gguf.quants.quantize(v, q)
+            w.add_tensor(k, data, raw_dtype=q)
+            ref[k] = (gguf.quants.dequantize(data, q), data)
+        else:
+            w.add_tensor(k, v)
+            ref[k] = (v, v)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return ref
+
+
+@pytest.mark.parametrize("qtype", GGUF_TYPES)
+def test_gguf_stats_are_of_the_dequantized_values_and_diffs_count_them(tmp_path, minilm, qtype):
+    a = write_gguf(tmp_path / "a.gguf", minilm, qtype)
+    b_arrays, _ = perturbed(minilm)
+    b = write_gguf(tmp_path / "b.gguf", b_arrays, qtype)
+    f, ts = tensors_of(run_json("inspect", tmp_path / "a.gguf"))
+    assert f["format"] == "gguf" and f["kind"] == "GGUF v3"
+    meta = f["metadata"]
+    assert meta["bitlens.test.u32"] == 7 and meta["bitlens.test.f32"] == 0.25
+    assert meta["bitlens.test.bool"] is True and meta["bitlens.test.array"] == [1, 2, 3]
+    assert list(ts) == list(minilm)
+    def converted(k):
+        return minilm[k].ndim == 2 and minilm[k].dtype == np.float32
+
+    quantized = qtype in ("Q8_0", "Q4_0")
+    for k, (values, raw) in a.items():
+        t = ts[k]
+        assert t["shape"] == list(minilm[k].shape), k
+        if quantized and converted(k):
+            assert t["element_type"] == qtype and t["dtype"] == "U8"
+            assert t["bytes"] == raw.nbytes
+            assert t["quant"]["blocks"] == raw.nbytes // gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[qtype]][1]
+        else:
+            assert "element_type" not in t
+            assert t["dtype"] == (qtype if converted(k) else DTYPE[values.dtype.name])
+        check_values(t, values, f"{qtype} {k}")
+    diff = run_json("diff", tmp_path / "a.gguf", tmp_path / "b.gguf")
+    by_name = {t["name"]: t for t in diff["tensors"]}
+    assert list(by_name) == list(minilm)
+    for k in minilm:
+        (va, ra), (vb, rb) = a[k], b[k]
+        t = by_name[k]
+        if quantized and converted(k):
+            # Flips on the raw block bytes; changed values on the dequantized ones.
+            assert t["changed_lanes"] == int(np.count_nonzero(ra != rb)), k
+            assert t["changed_values"] == int(np.count_nonzero(va != vb)), k
+            assert t["values"] == va.size
+        else:
+            assert t["changed_lanes"] == int(np.count_nonzero(ra != rb)), k
+            assert "changed_values" not in t
+
+
+def torch_reference(weights):
+    """The arrays the committed torch fixtures were made of (make_torch_fixtures.py), rebuilt."""
+    w = load_file(weights / "minilm-f32.safetensors")
+    state = {
+        "embeddings.word_embeddings.weight": w["embeddings.word_embeddings.weight"][:48],
+        "embeddings.LayerNorm.weight": w["embeddings.LayerNorm.weight"],
+        "embeddings.LayerNorm.bias": w["embeddings.LayerNorm.bias"],
+        "encoder.layer.0.attention.self.query.weight": w["encoder.layer.0.attention.self.query.weight"][:32],
+        "encoder.layer.0.attention.self.query.bias": w["encoder.layer.0.attention.self.query.bias"],
+    }
+    base = w["encoder.layer.1.attention.self.value.weight"][:16, :24]
+    views = {
+        "base": base,
+        "transposed": base.T,
+        "column": base[:, 3],
+        "rows": base[2:5],
+        "param": w["encoder.layer.1.attention.self.value.bias"][:40],
+    }
+    return {
+        "state_f32": state,
+        "state_f16": {k: v.astype(np.float16) for k, v in state.items()},
+        "views": views,
+    }
+
+
+@pytest.mark.parametrize("stem", ["state_f32", "state_f16", "views"])
+@pytest.mark.parametrize("legacy", [False, True])
+def test_torch_fixtures_report_numpys_values(weights, stem, legacy):
+    name = stem + ("_legacy" if legacy else "")
+    expected = json.loads((TORCH / f"{name}.json").read_text())
+    ref = torch_reference(weights)[stem]
+    f, ts = tensors_of(run_json("inspect", TORCH / f"{name}.pt"))
+    assert f["kind"] == ("PyTorch legacy" if legacy else "PyTorch zip")
+    assert list(ts) == [t["name"] for t in expected["tensors"]]
+    for e in expected["tensors"]:
+        arr = np.ascontiguousarray(ref[e["name"]])
+        # The rebuilt array is the one torch saved.
+        assert hashlib.sha256(arr.tobytes()).hexdigest() == e["sha256"], e["name"]
+        t = ts[e["name"]]
+        assert (t["shape"], t["dtype"]) == (e["shape"], e["dtype"])
+        check_values(t, arr, f"{name} {e['name']}")
+    # The zip and the legacy file hold the same tensors: nothing changed between them.
+    other = TORCH / f"{stem}{'' if legacy else '_legacy'}.pt"
+    diff = run_json("diff", TORCH / f"{name}.pt", other)
+    assert diff["overall"]["changed_lanes"] == 0 and len(diff["tensors"]) == len(expected["tensors"])
+
+
+@pytest.mark.parametrize(
+    "name, glob",
+    [
+        ("os_system.pt", "os.system"),
+        ("os_system_legacy.pt", "os.system"),
+        ("builtins_eval.pt", "builtins.eval"),
+        ("subprocess_popen.pt", "subprocess.Popen"),
+    ],
+)
+def test_a_hostile_pickle_exits_1_naming_its_global(name, glob):
+    proc = run("inspect", TORCH / "hostile" / name, check=False)
+    assert proc.returncode == 1
+    assert name in proc.stderr and "PyTorch" in proc.stderr and glob in proc.stderr
+    assert "nothing was executed" in proc.stderr
+    assert proc.stdout == ""
