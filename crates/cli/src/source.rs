@@ -124,10 +124,15 @@ impl ReadAt for Head<'_> {
         self.src.size()
     }
 
+    /// Serves the part of a read inside the first bytes from memory and reads only the rest.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
         match usize::try_from(offset) {
-            Ok(at) if at.saturating_add(buf.len()) <= self.first.len() => {
-                buf.copy_from_slice(&self.first[at..at + buf.len()]);
+            Ok(at) if at < self.first.len() => {
+                let n = (self.first.len() - at).min(buf.len());
+                buf[..n].copy_from_slice(&self.first[at..at + n]);
+                if n < buf.len() {
+                    self.src.read_exact_at(offset + n as u64, &mut buf[n..])?;
+                }
                 Ok(())
             }
             _ => self.src.read_exact_at(offset, buf),
@@ -135,15 +140,27 @@ impl ReadAt for Head<'_> {
     }
 }
 
+/// True when a path or URL names a `.safetensors` file.
+fn named_safetensors(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    let name = name.split(['?', '#']).next().unwrap_or_default();
+    name.ends_with(".safetensors")
+}
+
 /// Reads a file's layout: a safetensors file through its header (kept), any other format by its
-/// reader. Errors name the file and the format's rule (`model.pt: PyTorch: forbidden global …`).
+/// reader, told by the first bytes. A file named `*.safetensors` is always read as safetensors,
+/// so one that is not gets the safetensors rules' message ("not a safetensors file", "runs past
+/// the end"…). Errors name the file and the format's rule (`model.pt: PyTorch: forbidden global
+/// …`).
 fn read_layout(path: &Path, src: &Source) -> Result<(Layout, Option<Header>)> {
     let n = src.size().min(format::DETECT_BYTES as u64) as usize;
     let mut first = vec![0u8; n];
     src.read_exact_at(0, &mut first)
         .with_context(|| path.display().to_string())?;
     let head = Head { src, first };
-    if format::detect(&head.first, src.size()) == Some(format::Format::Safetensors) {
+    if named_safetensors(path)
+        || format::detect(&head.first, src.size()) == Some(format::Format::Safetensors)
+    {
         let header = read_header(&head).with_context(|| path.display().to_string())?;
         return Ok((format::safetensors::layout(&header), Some(header)));
     }
