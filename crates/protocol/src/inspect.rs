@@ -230,6 +230,53 @@ mod tests {
     }
 
     #[test]
+    fn a_layout_reports_its_format_metadata_of_every_type_and_absolute_offsets() {
+        use bitlens_tensors::format::{Entry, MetaValue};
+        let layout = Layout {
+            format: Format::Gguf,
+            kind: "GGUF v3".into(),
+            file_size: 100,
+            entries: vec![Entry {
+                name: "w".into(),
+                ty: ElementType::Dtype(Dtype::F32),
+                shape: vec![2],
+                data: Data::Range { offset: 64, len: 8 },
+            }],
+            metadata: vec![
+                ("b".into(), MetaValue::Bool(true)),
+                ("u".into(), MetaValue::UInt(7)),
+                ("i".into(), MetaValue::Int(-3)),
+                ("f".into(), MetaValue::Float(0.5)),
+                ("s".into(), MetaValue::Str("llama".into())),
+                (
+                    "a".into(),
+                    MetaValue::Array(vec![MetaValue::UInt(1), MetaValue::Str("x".into())]),
+                ),
+            ],
+        };
+        let pending = FileReport::from_layout("m.gguf".into(), &layout, |_| None);
+        let json = serde_json::to_value(&pending).unwrap();
+        assert_eq!(json["format"], "gguf");
+        assert_eq!(json["kind"], "GGUF v3");
+        assert_eq!(
+            json["metadata"],
+            serde_json::json!({"b": true, "u": 7, "i": -3, "f": 0.5, "s": "llama", "a": [1, "x"]})
+        );
+        let t = &json["tensors"][0];
+        assert_eq!(t["data_offsets"], serde_json::json!([64, 72]));
+        assert_eq!(
+            (t["dtype"].as_str(), t["params"].as_u64()),
+            (Some("F32"), Some(2))
+        );
+        let s = stats_of(&[0u8; 8]);
+        let measured = FileReport::from_layout("m.gguf".into(), &layout, |_| Some(s.clone()));
+        assert_eq!(measured.summary.tensors, 1);
+        // A safetensors report keeps its keys: no format or kind.
+        let st = serde_json::to_value(FileReport::new("m".into(), &header(), |_| None)).unwrap();
+        assert!(st.get("format").is_none() && st.get("kind").is_none());
+    }
+
+    #[test]
     fn a_measured_tensor_serializes_its_header_entry_then_its_statistics() {
         let h = header();
         let s = stats_of(&[0u8; 8]);

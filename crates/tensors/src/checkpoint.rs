@@ -363,6 +363,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn layouts_of_any_format_follow_the_same_rules() {
+        use crate::format::{Data, ElementType, Entry, Format, GgmlType};
+        let gguf = Shard {
+            path: "m.gguf".into(),
+            layout: Layout {
+                format: Format::Gguf,
+                kind: "GGUF v3".into(),
+                file_size: 100,
+                entries: vec![Entry {
+                    name: "a".into(),
+                    ty: ElementType::Ggml(GgmlType(8)),
+                    shape: vec![32],
+                    data: Data::Range {
+                        offset: 32,
+                        len: 34,
+                    },
+                }],
+                metadata: Vec::new(),
+            },
+        };
+        let c = Checkpoint::new(vec![gguf.clone()], None).unwrap();
+        assert_eq!(c.data_bytes(), 34);
+        assert_eq!(c.tensors().next().unwrap().1.name, "a");
+        let st = shard("m.safetensors", &[("a", "F32", &[1])]);
+        assert!(matches!(
+            Checkpoint::new(vec![gguf, st], None),
+            Err(CheckpointError::DuplicateTensor { first, .. }) if first == "m.gguf"
+        ));
+    }
+
+    #[test]
     fn counts_tensors_the_index_does_not_list() {
         let ix = index(&[("a", "m-1.safetensors"), ("c", "m-2.safetensors")]);
         let c = Checkpoint::new(two_shards(), Some(ix)).unwrap();
