@@ -1,4 +1,4 @@
-//! Prints the [`Layout`] of each `.npy` / `.npz` (or safetensors) file given, one JSON line per
+//! Prints the [`Layout`] of each `.npy` / `.npz` / GGUF / PyTorch (or safetensors) file given, one JSON line per
 //! file: `{"path", "layout", "reads", "bytes_read", "micros"}` (the reads the reader made of the
 //! in-memory file and the time it took) or `{"path", "error", "debug"}`. With `--inflate`, it also
 //! streams every deflated entry through `npz::for_each_inflated` and adds `inflate_mb_s` (inflated
@@ -36,7 +36,14 @@ fn layout(src: &Counting<'_>) -> Result<Layout, Box<dyn std::error::Error>> {
     let b = src.bytes;
     match detect(&b[..b.len().min(16)], b.len() as u64) {
         Some(Format::Npy) => Ok(npy::read(src)?),
-        Some(Format::Zip) => Ok(npz::read(src)?),
+        Some(Format::Zip) => {
+            let archive = bitlens_tensors::format::zip::Archive::open(src)?;
+            if npz::is_npz(&archive) {
+                Ok(npz::read_archive(src, &archive)?)
+            } else {
+                Ok(bitlens_tensors::format::pytorch::read_zip(src, &archive)?)
+            }
+        }
         Some(Format::Safetensors) => {
             // For comparison: the safetensors header alone.
             let h = read_header(src)?;
@@ -48,7 +55,8 @@ fn layout(src: &Counting<'_>) -> Result<Layout, Box<dyn std::error::Error>> {
                 metadata: Vec::new(),
             })
         }
-        other => Err(format!("not a .npy or .npz file ({other:?})").into()),
+        // GGUF, PyTorch: through `format::open` (its 16-byte detection read included).
+        _ => Ok(bitlens_tensors::format::open(src)?),
     }
 }
 
