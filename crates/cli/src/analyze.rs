@@ -93,23 +93,29 @@ fn entry_stats(src: &Source, t: &Entry, progress: &Progress) -> Result<TensorSta
         }
         (ElementType::Dtype(dtype), _) => {
             let mut acc = Accumulator::new(dtype, len);
-            bytes::for_each_window(src, t, WINDOW, |w| -> Result<()> {
-                acc.update(w)?;
-                progress.inc(w.len() as u64);
-                Ok(())
-            })?;
+            streamed(src, t, progress, |w| Ok(acc.update(w)?))?;
             Ok(acc.finish()?)
         }
         (ElementType::Ggml(ty), _) => {
             let mut acc = QuantAccumulator::new(ty, len)?;
-            bytes::for_each_window(src, t, WINDOW, |w| -> Result<()> {
-                acc.update(w)?;
-                progress.inc(w.len() as u64);
-                Ok(())
-            })?;
+            streamed(src, t, progress, |w| Ok(acc.update(w)?))?;
             Ok(acc.finish()?)
         }
     }
+}
+
+/// Streams a tensor's bytes in element order into `update`, counting progress.
+fn streamed(
+    src: &Source,
+    t: &Entry,
+    progress: &Progress,
+    mut update: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    bytes::for_each_window(src, t, WINDOW, |w| -> Result<()> {
+        update(w)?;
+        progress.inc(w.len() as u64);
+        Ok(())
+    })
 }
 
 /// A plain tensor of `len` bytes at `base`, in parallel parts.

@@ -110,10 +110,20 @@ impl<E: From<BytesError>> Wrap<E> {
 
 /// Streams `entry`'s bytes in element order into `f`, in pieces of at most `window` bytes (for
 /// a strided view: at most `window` bytes rounded up to one element), reusing one buffer.
-pub fn for_each_window<F, E>(
+pub fn for_each_window<F, E>(src: &dyn ReadAt, entry: &Entry, window: usize, f: F) -> Result<(), E>
+where
+    F: FnMut(&[u8]) -> Result<(), E>,
+    E: From<BytesError>,
+{
+    stream(src, entry, window, MAX_GATHER_SPAN, f)
+}
+
+/// [`for_each_window`] with the in-memory gather limit as a parameter (tests lower it).
+fn stream<F, E>(
     src: &dyn ReadAt,
     entry: &Entry,
     window: usize,
+    max_span: u64,
     mut f: F,
 ) -> Result<(), E>
 where
@@ -147,7 +157,7 @@ where
         } => {
             let esize = element_bytes(entry.ty).ok_or(BytesError::ElementSize { ty: entry.ty })?;
             let view = View::new(&entry.shape, strides, *storage_offset, *len / esize)?;
-            gather(src, *offset, esize, &view, window, &mut f)
+            gather(src, *offset, esize, &view, window, max_span, &mut f)
         }
     }
 }
@@ -239,6 +249,41 @@ impl<'a> View<'a> {
     }
 }
 
+/// The output window of a gather: filled piece by piece, handed to the callback when full.
+struct Windows<'f, F> {
+    out: Vec<u8>,
+    fill: usize,
+    f: &'f mut F,
+}
+
+impl<F, E> Windows<'_, F>
+where
+    F: FnMut(&[u8]) -> Result<(), E>,
+{
+    /// The unfilled part of the window.
+    fn room(&mut self) -> &mut [u8] {
+        &mut self.out[self.fill..]
+    }
+
+    /// Marks `n` more bytes filled; hands the window over when it is full.
+    fn advance(&mut self, n: usize) -> Result<(), E> {
+        self.fill += n;
+        if self.fill == self.out.len() {
+            (self.f)(&self.out)?;
+            self.fill = 0;
+        }
+        Ok(())
+    }
+
+    /// Hands over what is left.
+    fn finish(self) -> Result<(), E> {
+        if self.fill > 0 {
+            (self.f)(&self.out[..self.fill])?;
+        }
+        Ok(())
+    }
+}
+
 /// Gathers a view's elements in order into windows (see the module doc for the cost).
 fn gather<F, E>(
     src: &dyn ReadAt,
@@ -246,6 +291,7 @@ fn gather<F, E>(
     esize: u64,
     view: &View,
     window: usize,
+    max_span: u64,
     f: &mut F,
 ) -> Result<(), E>
 where
@@ -256,41 +302,32 @@ where
         return Ok(());
     }
     let es = esize as usize;
-    let per_window = (window / es).max(1);
-    let total = view.numel;
-    let mut out = vec![0u8; (per_window as u64).min(total) as usize * es];
-    let mut fill = 0usize;
+    let per_window = ((window / es).max(1) as u64).min(view.numel) as usize;
+    let mut out = Windows {
+        out: vec![0u8; per_window * es],
+        fill: 0,
+        f,
+    };
     let span = (view.hi - view.lo + 1) * esize;
-    let base = offset + view.lo * esize;
-    if span <= MAX_GATHER_SPAN {
+    let mut err: Option<E> = None;
+    if span <= max_span {
+        let base = offset + view.lo * esize;
         let mut storage = vec![0u8; span as usize];
         for (i, chunk) in storage.chunks_mut(window).enumerate() {
             src.read_exact_at(base + (i * window) as u64, chunk)
                 .map_err(BytesError::from)?;
         }
-        let mut err = None;
         view.for_each_index(|pos| {
             let at = ((pos - view.lo) * esize) as usize;
-            out[fill..fill + es].copy_from_slice(&storage[at..at + es]);
-            fill += es;
-            if fill == out.len() {
-                if let Err(e) = f(&out[..fill]) {
-                    err = Some(e);
-                    return false;
-                }
-                fill = 0;
-            }
-            true
+            out.room()[..es].copy_from_slice(&storage[at..at + es]);
+            out.advance(es).map_err(|e| err = Some(e)).is_ok()
         });
-        if let Some(e) = err {
-            return Err(e);
-        }
     } else {
         let dims = view.shape.len();
         if dims == 0 || view.strides[dims - 1] != 1 {
             return Err(BytesError::Scattered {
                 span,
-                max: MAX_GATHER_SPAN,
+                max: max_span,
             }
             .into());
         }
@@ -304,37 +341,30 @@ where
             lo: view.lo,
             hi: view.hi,
         };
-        let mut err: Option<E> = None;
         rows.for_each_index(|start| {
             let mut at = offset + start * esize;
             let mut left = row;
             while left > 0 {
-                let n = left.min((out.len() - fill) as u64) as usize;
-                if let Err(e) = src.read_exact_at(at, &mut out[fill..fill + n]) {
+                let room = out.room();
+                let n = left.min(room.len() as u64) as usize;
+                if let Err(e) = src.read_exact_at(at, &mut room[..n]) {
                     err = Some(BytesError::from(e).into());
                     return false;
                 }
-                fill += n;
+                if let Err(e) = out.advance(n) {
+                    err = Some(e);
+                    return false;
+                }
                 at += n as u64;
                 left -= n as u64;
-                if fill == out.len() {
-                    if let Err(e) = f(&out[..fill]) {
-                        err = Some(e);
-                        return false;
-                    }
-                    fill = 0;
-                }
             }
             true
         });
-        if let Some(e) = err {
-            return Err(e);
-        }
     }
-    if fill > 0 {
-        f(&out[..fill])?;
+    match err {
+        Some(e) => Err(e),
+        None => out.finish(),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -442,6 +472,67 @@ mod tests {
             }
         }
         assert!(checked >= 8, "checked {checked} arrays");
+    }
+
+    #[test]
+    fn large_views_are_read_by_rows_or_refused_when_their_rows_are_strided() {
+        let file = fixture("torch/views.pt");
+        let layout = pytorch::read(&file).unwrap();
+        let get = |n: &str| layout.entries.iter().find(|e| e.name == n).unwrap();
+        let base = streamed(&file, get("base"), 1 << 20);
+        // `base` as a strided view of its own storage: rows [2, 24) of 16 in storage order
+        // (last dimension contiguous), with a gather limit below its span.
+        let Data::Range { offset, len } = get("base").data else {
+            panic!("base is contiguous")
+        };
+        let rows = Entry {
+            name: "rows".into(),
+            ty: get("base").ty,
+            shape: vec![14, 24],
+            data: Data::Strided {
+                offset,
+                len,
+                storage_offset: 2 * 24,
+                strides: vec![24, 1],
+            },
+        };
+        let reads = std::cell::Cell::new(0);
+        let counting = Counting {
+            file: &file,
+            reads: &reads,
+        };
+        for window in [5, 100, 4096] {
+            reads.set(0);
+            let mut out = Vec::new();
+            stream::<_, BytesError>(&counting, &rows, window, 64, |w| {
+                out.extend_from_slice(w);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(out, base[2 * 24 * 4..]);
+            if window == 4096 {
+                assert_eq!(reads.get(), 14, "one read per row");
+            }
+        }
+        let r = stream::<_, BytesError>(&file, get("transposed"), 4096, 64, |_| Ok(()));
+        assert!(matches!(r, Err(BytesError::Scattered { max: 64, .. })));
+    }
+
+    /// A file that counts the reads made of it.
+    struct Counting<'a> {
+        file: &'a [u8],
+        reads: &'a std::cell::Cell<u32>,
+    }
+
+    impl ReadAt for Counting<'_> {
+        fn size(&self) -> u64 {
+            self.file.len() as u64
+        }
+
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+            self.reads.set(self.reads.get() + 1);
+            self.file.read_exact_at(offset, buf)
+        }
     }
 
     #[test]
