@@ -18,6 +18,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod anatomy;
 pub mod bitsnap;
 pub mod byte_group;
 mod cpu;
