@@ -2,6 +2,9 @@
 //! fp16 pattern, every tie between neighbours, random `f64`s), the OFP8 spec's table and
 //! `ml_dtypes` (fp8_ml_dtypes.txt) for fp8.
 
+// fp8 patterns are written sign.exponent.mantissa (0b0_1111_110), as the spec writes them.
+#![allow(clippy::unusual_byte_groupings)]
+
 use super::*;
 use crate::xorshift;
 use proptest::prelude::*;
@@ -64,11 +67,15 @@ fn every_bf16_and_f16_pattern_decodes_as_half_does() {
                 assert_eq!(d.class, Class::Nan, "{bits:#x}");
             } else {
                 assert_eq!(d.value.to_bits(), r.to_bits(), "{bits:#x} in {f:?}");
-                let class = match r {
-                    r if r == 0.0 => Class::Zero,
-                    r if r.is_infinite() => Class::Infinity,
-                    r if r.abs() < decompose(1 << f.mantissa_bits(), f).value => Class::Subnormal,
-                    _ => Class::Normal,
+                let min_normal = decompose(1 << f.mantissa_bits(), f).value;
+                let class = if r == 0.0 {
+                    Class::Zero
+                } else if r.is_infinite() {
+                    Class::Infinity
+                } else if r.abs() < min_normal {
+                    Class::Subnormal
+                } else {
+                    Class::Normal
                 };
                 assert_eq!(d.class, class, "{bits:#x} in {f:?}");
                 // Encoding a stored value gives the pattern back.
