@@ -287,6 +287,8 @@ fn formula(sign: u32, class: Class, e: u32, m: u32, bias: i32, m_bits: u32, valu
         Class::Infinity => "+∞".to_string(),
         Class::Nan => "NaN".to_string(),
         Class::Zero if sign == 1 => "−0".to_string(),
+        // Tiny and huge values in scientific notation, the others in full.
+        _ if value.abs() < 1e-5 || value.abs() >= 1e16 => format!("{value:e}"),
         _ => format!("{value}"),
     };
     let text = match class {
