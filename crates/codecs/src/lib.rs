@@ -43,6 +43,17 @@ pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// The first MiB of MiniLM's bf16 weights, after the int64 position ids (one PLMC segment), for
+/// the lessons' tests; `None` (the test is skipped) where `scripts/fetch-weights.sh` has not run.
+#[cfg(test)]
+pub(crate) fn real_bf16_megabyte() -> Option<Vec<u8>> {
+    use bitlens_test_support::{safetensors, weights};
+    let path = weights::path_or_skip("minilm-bf16.safetensors")?;
+    let file = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let start = safetensors::data_start(&file) + 4096;
+    Some(file[start..start + (1 << 20)].to_vec())
+}
+
 pub use byte_group::Transform;
 pub use error::{DecodeError, SettingsError};
 pub use lmc::{Params, Width};

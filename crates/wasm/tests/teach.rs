@@ -11,6 +11,7 @@ use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::explain;
 use bitlens_codecs::lmc::{self, Params, Width};
 use bitlens_codecs::{plmc, rans};
+use bitlens_test_support::rng::xorshift;
 use bitlens_wasm::teach::{
     teach_decompose, teach_encode, teach_encode_all, teach_exponents, teach_flip,
     teach_huffman_block, teach_huffman_tables, teach_rans_trace,
@@ -28,15 +29,15 @@ fn same<T: serde::Serialize>(got: String, want: &T) {
     assert_eq!(got, serde_json::to_string(want).unwrap());
 }
 
+/// A JSON array of bytes.
+fn byte_list(v: &Value) -> Vec<u8> {
+    let list = v.as_array().unwrap();
+    list.iter().map(|b| b.as_u64().unwrap() as u8).collect()
+}
+
 /// `n` bf16 elements shaped like weights: a narrow exponent range, noisy mantissas.
 fn bf16_tensor(n: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     (0..n)
         .flat_map(|_| {
             let r = next();
@@ -185,19 +186,8 @@ fn the_rans_trace_is_the_coders_block_and_decodes_back() {
     let t = json(teach_rans_trace(&exps).unwrap());
     let mut block = Vec::new();
     rans::encode_block(&exps, &mut block);
-    let bytes: Vec<u8> = t["bytes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b.as_u64().unwrap() as u8)
-        .collect();
-    assert_eq!(bytes, block);
-    let decoded: Vec<u8> = t["decoded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b.as_u64().unwrap() as u8)
-        .collect();
+    assert_eq!(byte_list(&t["bytes"]), block);
+    let decoded = byte_list(&t["decoded"]);
     assert_eq!(decoded, exps);
     assert_eq!(t["encode"].as_array().unwrap().len(), 1000);
     same(

@@ -260,52 +260,46 @@ fn flipped_bits_give_the_values_half_and_f32_give() {
 /// The OFP8 spec's (rev. 1.0, table 1) defining values.
 #[test]
 fn fp8_matches_the_ofp8_spec_table() {
+    let p2 = |k| 2f64.powi(k);
+    // (format, bias, largest finite, [(pattern, value, what)]).
+    type Spec = (Format, i32, f64, [(u32, f64, &'static str); 4]);
+    let spec: [Spec; 2] = [
+        (
+            Format::E4m3,
+            7,
+            448.0,
+            [
+                (0b0_0001_000, p2(-6), "min normal"),
+                (0b0_0000_111, 0.875 * p2(-6), "max subnormal"),
+                (0b0_0000_001, p2(-9), "min subnormal"),
+                (0b0_1111_000, 256.0, "S.1111.000 is normal"),
+            ],
+        ),
+        (
+            Format::E5m2,
+            15,
+            57344.0,
+            [
+                (0b0_00001_00, p2(-14), "min normal"),
+                (0b0_00000_11, 0.75 * p2(-14), "max subnormal"),
+                (0b0_00000_01, p2(-16), "min subnormal"),
+                (0b0_11110_11, 57344.0, "max normal"),
+            ],
+        ),
+    ];
+    for (f, bias, max, values) in spec {
+        assert_eq!((f.bias(), f.max_finite()), (bias, max), "{f:?}");
+        for (bits, value, what) in values {
+            assert_eq!(decompose(bits, f).value, value, "{f:?} {what}");
+        }
+        assert_eq!(decompose(0x80, f).class, Class::Zero, "{f:?} −0");
+    }
     let f = Format::E4m3;
-    assert_eq!(f.bias(), 7);
-    assert_eq!(f.max_finite(), 448.0);
     assert_eq!(f.max_finite_bits(), 0b0_1111_110);
-    assert_eq!(
-        decompose(0b0_0001_000, f).value,
-        2f64.powi(-6),
-        "min normal"
-    );
-    assert_eq!(
-        decompose(0b0_0000_111, f).value,
-        0.875 * 2f64.powi(-6),
-        "max subnormal"
-    );
-    assert_eq!(
-        decompose(0b0_0000_001, f).value,
-        2f64.powi(-9),
-        "min subnormal"
-    );
     assert_eq!(decompose(0b0_1111_111, f).class, Class::Nan);
     assert_eq!(decompose(0b1_1111_111, f).class, Class::Nan);
-    assert_eq!(
-        decompose(0b0_1111_000, f).value,
-        256.0,
-        "S.1111.000 is normal"
-    );
-    assert_eq!(decompose(0b1_0000_000, f).class, Class::Zero);
     assert!(f.infinity_bits().is_none());
     let f = Format::E5m2;
-    assert_eq!(f.bias(), 15);
-    assert_eq!(f.max_finite(), 57344.0);
-    assert_eq!(
-        decompose(0b0_00001_00, f).value,
-        2f64.powi(-14),
-        "min normal"
-    );
-    assert_eq!(
-        decompose(0b0_00000_11, f).value,
-        0.75 * 2f64.powi(-14),
-        "max subnormal"
-    );
-    assert_eq!(
-        decompose(0b0_00000_01, f).value,
-        2f64.powi(-16),
-        "min subnormal"
-    );
     assert_eq!(decompose(0b0_11111_00, f).class, Class::Infinity);
     assert_eq!(decompose(0b1_11111_00, f).value, f64::NEG_INFINITY);
     for m in 1..4 {

@@ -7,7 +7,6 @@ use super::*;
 use crate::huffman::DEFAULT_CODE_LIMIT;
 use crate::lmc::LAYOUT_GROUPED;
 use crate::xorshift;
-use bitlens_test_support::{safetensors, weights};
 use proptest::prelude::*;
 
 const LIMIT: u32 = DEFAULT_CODE_LIMIT;
@@ -328,13 +327,10 @@ fn explained_blocks_make_up_a_tensors_lmc_and_plmc_streams() {
 
 #[test]
 fn real_bf16_blocks_are_explained_to_the_byte() {
-    let Some(path) = weights::path_or_skip("minilm-bf16.safetensors") else {
+    let Some(data) = crate::real_bf16_megabyte() else {
         return;
     };
-    let file = std::fs::read(&path).unwrap();
-    // 1 MiB of weights after the int64 position ids: one PLMC segment.
-    let start = safetensors::data_start(&file) + 4096;
-    let data = &file[start..start + (1 << 20)];
+    let data = &data[..];
     let params = Params::new(Width::W2);
     let (rebuilt, blocks) = stream_from_blocks(data, &params);
     assert_eq!(blocks, 8);
