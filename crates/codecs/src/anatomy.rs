@@ -2,10 +2,12 @@
 //! fields of a bit pattern in fp32, bf16, fp16 and the two OCP fp8 formats, the value they make
 //! (with the formula written out), rounding a real number into a format, and flipping one bit.
 //!
-//! This is the background every paper codec builds on: NeuZip (paper 003 §2) and the LMC byte
-//! grouping (paper 000 §3–4) both rest on the exponent field being predictable and the mantissa
-//! not; [`crate::float::FloatFormat`] is the codecs' own (bf16, fp16, fp32) view of the same
-//! fields.
+//! This is the background of the papers: the LMC paper (000) §2 "Floating-Point Representations"
+//! (its Figure 3: fp32, fp16, bf16 fields) and §3 (which bits of real checkpoints are
+//! predictable), and NeuZip (003) §2.1 (the exponent field holds less than 3 of its 8 bits of
+//! entropy, the mantissa nearly all of its bits); the byte grouping of LMC §4 and NeuZip's
+//! exponent coding both rest on it. [`crate::float::FloatFormat`] is the codecs' own (bf16,
+//! fp16, fp32) view of the same fields.
 //!
 //! ## Formats
 //! - fp32, bf16, fp16: IEEE 754 binary32 / bfloat16 / binary16 (subnormals, ±∞ at the all-ones

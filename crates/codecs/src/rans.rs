@@ -20,6 +20,8 @@
 //! The decoder checks every field, never reads past the block, and finally checks that every lane
 //! consumed exactly its words and ended at state 2^16 (the encoder's start), which catches most
 //! corruption.
+//!
+//! [`trace`] runs this coder step by step for the `ans` lesson.
 
 use crate::error::DecodeError;
 
@@ -223,10 +225,18 @@ fn bad_table(block: usize, reason: &'static str) -> DecodeError {
     }
 }
 
+/// How a block's symbols are decoded.
+pub(crate) enum Slots {
+    /// From the slot table.
+    Table(DecodeTable),
+    /// A single-symbol block: every symbol is this one, and there are no words.
+    Single(u8),
+}
+
 /// A block's header read and checked: its decoding table, the lanes' initial states and words.
 pub(crate) struct Block<'a> {
-    /// The slot table, or the one symbol of a single-symbol block (which has no words).
-    pub(crate) table: Result<DecodeTable, u8>,
+    /// How symbols are decoded.
+    pub(crate) table: Slots,
     /// Each lane's initial state.
     pub(crate) states: [u32; LANES],
     /// Each lane's words, little-endian `u16`s in decoding order.
@@ -309,7 +319,7 @@ pub(crate) fn read_block(
             return Err(corrupt(base, "single-symbol block with a word stream"));
         }
         return Ok(Some(Block {
-            table: Err(s),
+            table: Slots::Single(s),
             states,
             lane_words: [&[]; LANES],
             len: pos,
@@ -322,7 +332,7 @@ pub(crate) fn read_block(
         at += 2 * c;
     }
     Ok(Some(Block {
-        table: Ok(table),
+        table: Slots::Table(table),
         states,
         lane_words,
         len: pos + word_bytes,
@@ -367,8 +377,8 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
         return Ok(2);
     };
     let table = match &block.table {
-        Ok(table) => &*table.0,
-        Err(s) => {
+        Slots::Table(table) => &*table.0,
+        Slots::Single(s) => {
             out.fill(*s);
             return Ok(block.len);
         }

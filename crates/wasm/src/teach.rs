@@ -110,20 +110,27 @@ pub fn teach_huffman_block(
     len: f64,
     top: usize,
 ) -> Result<String, JsError> {
-    let (bytes, params) = group_of(data, dtype, group)?;
+    let params = lmc_params(dtype)?;
+    let w = params.width.bytes();
     let offset = to_u64(offset, "offset")? as usize;
     let len = to_u64(len, "length")? as usize;
-    let block = offset
-        .checked_add(len)
-        .and_then(|end| bytes.get(offset..end))
-        .ok_or_else(|| {
-            Failure(format!(
-                "bytes {offset}..{} are past the group's {} bytes",
-                offset.saturating_add(len),
-                bytes.len()
-            ))
-        })?;
-    let e = explain::explain_block(block, u32::from(params.code_limit), top)?;
+    let elements = data.len() / w;
+    // Only the elements of the block are grouped: grouping works element by element.
+    let end = offset.checked_add(len).filter(|&end| end <= elements);
+    let Some(end) = end else {
+        return Err(Failure(format!(
+            "bytes {offset}..{} are past the group's {elements} bytes",
+            offset.saturating_add(len)
+        ))
+        .into());
+    };
+    let block = explain::group_bytes(
+        &data[offset * w..end * w],
+        params.width,
+        params.transform,
+        group,
+    )?;
+    let e = explain::explain_block(&block, u32::from(params.code_limit), top)?;
     Ok(to_json(&e)?)
 }
 

@@ -13,8 +13,8 @@
 //! ([`crate::huffman::explain::plain_code`], the LMC encoder's lengths).
 
 use super::{
-    encode_lanes, encode_with_table, lanes_finished, read_block, step, FreqTable, LANES, PROB_BITS,
-    RANS_L,
+    encode_lanes, encode_with_table, lanes_finished, read_block, step, FreqTable, Slots, LANES,
+    PROB_BITS, RANS_L,
 };
 use crate::float::FloatFormat;
 use crate::huffman::explain::{entropy_bits, plain_code};
@@ -232,14 +232,14 @@ fn decode_trace(bytes: &[u8], n: usize) -> Result<(Vec<DecodeStep>, Vec<u8>), Tr
         let (before, at) = (states[lane], read[lane]);
         let slot = before & ((1 << PROB_BITS) - 1);
         let symbol = match &block.table {
-            Ok(table) => step(
+            Slots::Table(table) => step(
                 &table.0,
                 &mut states[lane],
                 block.lane_words[lane],
                 &mut read[lane],
             ),
             // A single-symbol block: every state stays 2^16 and no word is read.
-            Err(s) => *s,
+            Slots::Single(s) => *s,
         };
         let read_word = (read[lane] > at)
             .then(|| block.lane_words[lane].get(at..at + 2))
@@ -256,7 +256,7 @@ fn decode_trace(bytes: &[u8], n: usize) -> Result<(Vec<DecodeStep>, Vec<u8>), Tr
         });
         out.push(symbol);
     }
-    if block.table.is_ok() && !lanes_finished(&block, states, read) {
+    if matches!(block.table, Slots::Table(_)) && !lanes_finished(&block, states, read) {
         return Err(TraceError::Decode(
             "final states or word counts do not match".into(),
         ));
