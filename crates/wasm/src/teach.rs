@@ -5,8 +5,9 @@
 //! - `float` lesson: [`teach_decompose`], [`teach_encode`], [`teach_encode_all`], [`teach_flip`]
 //!   ([`bitlens_codecs::anatomy`]: fp32, bf16, fp16, fp8 E4M3 / E5M2).
 //! - `huffman` lesson (LMC paper §3–4): [`teach_huffman_block`] explains one block of one byte
-//!   group of a tensor, [`teach_huffman_tables`] compares one global table with a table per block
-//!   over the group ([`bitlens_codecs::huffman::explain`]).
+//!   group of a tensor (the encoder's blocks: [`teach_block_bytes`]), [`teach_huffman_tables`]
+//!   compares one global table with a table per block over the group
+//!   ([`bitlens_codecs::huffman::explain`]).
 //! - `ans` lesson (NeuZip §2.2): [`teach_exponents`] takes the first exponents of a tensor,
 //!   [`teach_rans_trace`] traces the rANS coder on them ([`bitlens_codecs::rans::trace`]).
 
@@ -84,6 +85,14 @@ fn lmc_params(dtype: &str) -> Result<Params, Failure> {
     let dtype = to_dtype(dtype)?;
     let width = Width::from_bytes((dtype.bits() / 8) as usize).unwrap_or(Width::W1);
     Ok(Params::new(width))
+}
+
+/// The LMC encoder's block size in bytes for a tensor of `dtype` (128 KiB for 2-byte types,
+/// else 64 KiB): blocks of a byte group at multiples of it are the encoder's blocks, in the LMC
+/// stream and in every PLMC segment (the default segments hold whole blocks).
+#[wasm_bindgen(js_name = teachBlockBytes)]
+pub fn teach_block_bytes(dtype: &str) -> Result<f64, JsError> {
+    Ok(lmc_params(dtype)?.block_bytes() as f64)
 }
 
 /// Byte group `group` of a tensor's bytes `data` (`dtype`, a safetensors name), as the LMC

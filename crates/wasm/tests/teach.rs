@@ -13,8 +13,8 @@ use bitlens_codecs::lmc::{self, Params, Width};
 use bitlens_codecs::{plmc, rans};
 use bitlens_test_support::rng::xorshift;
 use bitlens_wasm::teach::{
-    teach_decompose, teach_encode, teach_encode_all, teach_exponents, teach_flip,
-    teach_huffman_block, teach_huffman_tables, teach_rans_trace,
+    teach_block_bytes, teach_decompose, teach_encode, teach_encode_all, teach_exponents,
+    teach_flip, teach_huffman_block, teach_huffman_tables, teach_rans_trace,
 };
 use serde_json::Value;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -123,6 +123,8 @@ fn huffman_blocks_add_up_to_the_tensors_lmc_and_plmc_streams() {
     let data = bf16_tensor(300_000);
     let params = Params::new(Width::W2);
     let b = params.block_bytes();
+    assert_eq!(teach_block_bytes("BF16").unwrap(), b as f64);
+    assert_eq!(teach_block_bytes("F32").unwrap(), 65536.0);
     let e = data.len() / 2;
     let mut blocks = 0;
     let mut total = 1; // the layout byte

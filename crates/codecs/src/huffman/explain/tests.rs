@@ -326,6 +326,33 @@ fn explained_blocks_make_up_a_tensors_lmc_and_plmc_streams() {
 }
 
 #[test]
+fn blocks_of_a_whole_tensors_groups_add_up_to_its_multi_segment_plmc_stream() {
+    // 2.5 MiB of bf16: three PLMC segments (1 MiB, 1 MiB, 0.5 MiB). With the default sizes a
+    // segment's groups are whole blocks, so the blocks of the whole tensor's groups at multiples
+    // of the block size are exactly PLMC's blocks.
+    let mut r = xorshift(0x7e57_0000_0000_0001);
+    let data: Vec<u8> = (0..(5 << 19) / 2)
+        .flat_map(|_| {
+            let x = r();
+            ((0x3C00 + (x >> 40) as u16 % 0x300) | ((x & 1) as u16) << 15).to_le_bytes()
+        })
+        .collect();
+    let params = Params::new(Width::W2);
+    let b = params.block_bytes();
+    let mut coded = 0;
+    for g in 0..2 {
+        let group = group_bytes(&data, Width::W2, params.transform, g).unwrap();
+        for block in group.chunks(b) {
+            coded += explain_block(block, LIMIT, 4).unwrap().encoder.coded_bytes;
+        }
+    }
+    let plmc = crate::plmc::encode(&data, Width::W2, &crate::plmc::Options::default());
+    let segments = 3;
+    // Header, segment table, and one layout byte per segment (no tails: whole elements).
+    assert_eq!(plmc.len(), 24 + 8 * segments + segments + coded);
+}
+
+#[test]
 fn real_bf16_blocks_are_explained_to_the_byte() {
     let Some(data) = crate::real_bf16_megabyte() else {
         return;
