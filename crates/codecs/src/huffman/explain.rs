@@ -12,21 +12,26 @@
 //! arithmetic (bits = Σ count · length per quarter stream, rounded up to bytes, plus the kind
 //! byte, the table and the four size fields), and reports both: the tests check they are equal.
 //!
-//! Beside it: the code's tree (the most frequent symbols, the rest folded into "others" nodes),
-//! what the length limit costs against the unlimited optimal Huffman code, the exact cost of
-//! the run variant where the block qualifies for it, and, over a whole byte group,
-//! [`compare_tables`]: one global table against a table per block.
+//! Beside it: the code's tree ([`tree`]: the most frequent symbols, the rest folded into "others"
+//! nodes), what the length limit costs against the unlimited optimal Huffman code, the exact
+//! cost of the run variant where the block qualifies for it, and, over a whole byte group,
+//! [`compare_tables`] (in `tables`): one global table against a table per block.
 
 use super::bitio::get_leb128;
 use super::lengths::unlimited_lengths;
 use super::{build_lengths, code_cost_bits, encode_codes, histogram, quarters, read_table};
 use super::{write_table, MAX_CODE_LEN, MAX_RUN_SYMBOLS};
-use crate::byte_group::{self, Transform};
+use crate::byte_group::Transform;
 use crate::lmc::{
     self, Params, Width, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RAW, KIND_RUN, KIND_SPLIT,
-    MAX_BLOCK_LOG2, MIN_BLOCK_LOG2,
+    MAX_BLOCK_LOG2,
 };
 use crate::rle::{self, Token};
+
+mod tables;
+mod tree;
+pub use tables::{compare_tables, group_bytes, TableComparison, TableCosts};
+pub use tree::{tree, NodeKind, TreeNode};
 
 /// Why a block cannot be explained.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,42 +104,6 @@ pub struct Unlimited {
     pub longest: u32,
     /// Σ count · length.
     pub code_bits: u64,
-}
-
-/// A node of the drawn code tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct TreeNode {
-    /// Total count of the symbols below.
-    pub weight: u64,
-    /// The code bits that lead here, first bit first (`""` at the root).
-    pub prefix: String,
-    /// What the node is.
-    pub kind: NodeKind,
-}
-
-/// What a [`TreeNode`] is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(tag = "type", rename_all = "lowercase"))]
-pub enum NodeKind {
-    /// A symbol.
-    Leaf {
-        /// The symbol.
-        symbol: u16,
-    },
-    /// An inner node: indices of its children (bit 0, bit 1) in the node list.
-    Inner {
-        /// The child after a 0 bit.
-        zero: usize,
-        /// The child after a 1 bit.
-        one: usize,
-    },
-    /// A subtree holding none of the most frequent symbols, folded.
-    Others {
-        /// How many symbols it holds.
-        symbols: usize,
-    },
 }
 
 /// The exact cost of the Huffman-with-runs variant of a block (see [`crate::rle`]).
@@ -544,233 +513,6 @@ fn read_leaf(
     };
     leaves.push(leaf);
     Ok(used)
-}
-
-/// The code tree of `code`, with the `top` most frequent symbols as leaves and every subtree
-/// without one of them folded into an [`NodeKind::Others`] node. Root first.
-pub fn tree(code: &Code, top: usize) -> Vec<TreeNode> {
-    // The full trie of the codes: node = (children, symbol).
-    struct Trie {
-        child: [Option<usize>; 2],
-        symbol: Option<usize>,
-    }
-    let mut trie = vec![Trie {
-        child: [None, None],
-        symbol: None,
-    }];
-    for (i, s) in code.symbols.iter().enumerate() {
-        let mut at = 0;
-        for k in (0..u32::from(s.length)).rev() {
-            let bit = (s.code >> k & 1) as usize;
-            at = match trie[at].child[bit] {
-                Some(c) => c,
-                None => {
-                    trie.push(Trie {
-                        child: [None, None],
-                        symbol: None,
-                    });
-                    trie[at].child[bit] = Some(trie.len() - 1);
-                    trie.len() - 1
-                }
-            };
-        }
-        trie[at].symbol = Some(i);
-    }
-    let mut by_count: Vec<usize> = (0..code.symbols.len()).collect();
-    by_count.sort_by_key(|&i| {
-        (
-            std::cmp::Reverse(code.symbols[i].count),
-            code.symbols[i].symbol,
-        )
-    });
-    let mut shown = vec![false; code.symbols.len()];
-    by_count.iter().take(top).for_each(|&i| shown[i] = true);
-
-    /// (weight, symbols, holds a shown symbol) of the subtree at `at`.
-    fn summary(trie: &[Trie], code: &Code, shown: &[bool], at: usize) -> (u64, usize, bool) {
-        if let Some(i) = trie[at].symbol {
-            return (u64::from(code.symbols[i].count), 1, shown[i]);
-        }
-        trie[at]
-            .child
-            .iter()
-            .flatten()
-            .fold((0, 0, false), |acc, &c| {
-                let s = summary(trie, code, shown, c);
-                (acc.0 + s.0, acc.1 + s.1, acc.2 || s.2)
-            })
-    }
-    fn emit(
-        trie: &[Trie],
-        code: &Code,
-        shown: &[bool],
-        at: usize,
-        prefix: String,
-        out: &mut Vec<TreeNode>,
-    ) -> usize {
-        let (weight, symbols, any) = summary(trie, code, shown, at);
-        let me = out.len();
-        let kind = match (trie[at].symbol, any) {
-            (Some(i), true) => NodeKind::Leaf {
-                symbol: code.symbols[i].symbol,
-            },
-            (_, false) => NodeKind::Others { symbols },
-            (None, true) => NodeKind::Inner { zero: 0, one: 0 },
-        };
-        out.push(TreeNode {
-            weight,
-            prefix: prefix.clone(),
-            kind,
-        });
-        if let NodeKind::Inner { .. } = out[me].kind {
-            // A complete code: every inner node has both children.
-            let [Some(z), Some(o)] = trie[at].child else {
-                return me;
-            };
-            let zero = emit(trie, code, shown, z, format!("{prefix}0"), out);
-            let one = emit(trie, code, shown, o, format!("{prefix}1"), out);
-            out[me].kind = NodeKind::Inner { zero, one };
-        }
-        me
-    }
-    let mut out = Vec::new();
-    emit(&trie, code, &shown, 0, String::new(), &mut out);
-    out
-}
-
-/// Costs of coding a whole byte group with some tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct TableCosts {
-    /// Tables stored.
-    pub tables: usize,
-    /// Bytes of the tables.
-    pub table_bytes: usize,
-    /// Σ count · length over the whole group.
-    pub code_bits: u64,
-    /// `table_bytes + code_bits / 8` (rounded up).
-    pub bytes: u64,
-}
-
-/// One global table against one table per block, over a whole byte group.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct TableComparison {
-    /// Bytes in the group.
-    pub len: usize,
-    /// Block size.
-    pub block_bytes: usize,
-    /// Blocks in the group.
-    pub blocks: usize,
-    /// The order-0 entropy of the whole group, in bits (the bound for one global table).
-    pub global_entropy_bits: f64,
-    /// Σ over blocks of each block's order-0 entropy, in bits (the bound for a table per
-    /// block, LMC §4.1).
-    pub block_entropy_bits: f64,
-    /// One code for the whole group (its histogram), one table.
-    pub global: TableCosts,
-    /// A code per block (the encoder's lengths for each block as one leaf), a table each.
-    pub adaptive: TableCosts,
-    /// Bytes the real LMC encoder writes for the group's blocks (with its Raw, Run, runs and
-    /// split choices).
-    pub encoder_bytes: usize,
-}
-
-/// Compares one global code with a code per block of `2^block_log2` bytes over `group` (one
-/// byte group of a tensor, see [`group_bytes`]), under code-length limit `limit`.
-pub fn compare_tables(
-    group: &[u8],
-    block_log2: u8,
-    limit: u32,
-) -> Result<TableComparison, ExplainError> {
-    if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
-        return Err(ExplainError::BlockSize(block_log2));
-    }
-    if group.is_empty() {
-        return Err(ExplainError::Empty);
-    }
-    check(1, limit)?;
-    let block_bytes = 1usize << block_log2;
-    let hists: Vec<[u32; 256]> = group.chunks(block_bytes).map(histogram).collect();
-    let mut total = [0u64; 256];
-    for h in &hists {
-        total
-            .iter_mut()
-            .zip(h)
-            .for_each(|(t, &c)| *t += u64::from(c));
-    }
-    // Counts scaled to fit the code builder's u32 sum for groups past 4 GiB (none in a page).
-    let scale = total
-        .iter()
-        .sum::<u64>()
-        .div_ceil(u64::from(u32::MAX))
-        .max(1);
-    let global_hist: [u32; 256] =
-        std::array::from_fn(|i| total[i].div_ceil(scale).min(u64::from(u32::MAX)) as u32);
-    let global_code = plain_code(&global_hist, limit);
-    let global_lengths = lengths_of(&global_code, 256);
-    let global_bits: u64 = hists
-        .iter()
-        .map(|h| code_cost_bits(h, &global_lengths))
-        .sum();
-    let mut adaptive = TableCosts {
-        tables: hists.len(),
-        table_bytes: 0,
-        code_bits: 0,
-        bytes: 0,
-    };
-    for h in &hists {
-        let c = plain_code(h, limit);
-        adaptive.table_bytes += c.table_bytes;
-        adaptive.code_bits += c.code_bits;
-    }
-    adaptive.bytes = adaptive.table_bytes as u64 + adaptive.code_bits.div_ceil(8);
-    let params = Params {
-        width: Width::W1,
-        transform: Transform::None,
-        block_log2,
-        code_limit: limit as u8,
-    };
-    let total_hist: Vec<f64> = total.iter().map(|&c| c as f64).collect();
-    let n = group.len() as f64;
-    Ok(TableComparison {
-        len: group.len(),
-        block_bytes,
-        blocks: hists.len(),
-        global_entropy_bits: total_hist
-            .iter()
-            .filter(|&&c| c > 0.0)
-            .map(|&c| c * (n / c).log2())
-            .sum(),
-        block_entropy_bits: hists.iter().map(|h| entropy_bits(h)).sum(),
-        global: TableCosts {
-            tables: 1,
-            table_bytes: global_code.table_bytes,
-            code_bits: global_bits,
-            bytes: global_code.table_bytes as u64 + global_bits.div_ceil(8),
-        },
-        adaptive,
-        // Minus the layout byte.
-        encoder_bytes: lmc::encode(group, &params).len() - 1,
-    })
-}
-
-/// Byte group `group` of `data` (elements of `width` bytes, after `transform`), as the LMC
-/// encoder groups it ([`byte_group::split`]); the trailing partial element is left out.
-pub fn group_bytes(
-    data: &[u8],
-    width: Width,
-    transform: Transform,
-    group: usize,
-) -> Result<Vec<u8>, ExplainError> {
-    let w = width.bytes();
-    if group >= w {
-        return Err(ExplainError::Group { group, width: w });
-    }
-    let e = byte_group::group_len(data.len(), w);
-    let mut grouped = vec![0u8; e * w];
-    byte_group::split(&data[..e * w], w, transform, &mut grouped);
-    Ok(grouped[group * e..(group + 1) * e].to_vec())
 }
 
 #[cfg(test)]

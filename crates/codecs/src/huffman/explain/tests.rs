@@ -263,7 +263,7 @@ fn byte_groups_are_the_encoders_groups() {
     let data: Vec<u8> = (0..1001u32).map(|i| (i * 7 % 256) as u8).collect();
     for t in [Transform::None, Transform::SignRotate] {
         let mut grouped = vec![0u8; data.len()];
-        byte_group::split(&data, 4, t, &mut grouped);
+        crate::byte_group::split(&data, 4, t, &mut grouped);
         for g in 0..4 {
             assert_eq!(
                 group_bytes(&data, Width::W4, t, g).unwrap(),
