@@ -15,6 +15,8 @@
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
 //! - [`metrics`] — [`ErrorStats`], the error of lossy values against the originals (the writer's
 //!   stored report, `bitlens bench` and the page share it).
+//! - [`layout`] — files of other formats (GGUF, PyTorch, NumPy) as pieces that tile the file:
+//!   tensor data, deflated streams and the gaps between them (container version 3).
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
 //! - [`writer`] — [`SnapshotWriter`].
 //! - [`reader`] — [`SnapshotReader`].
@@ -28,6 +30,7 @@ pub mod codec;
 pub mod compress;
 pub mod error;
 pub mod format;
+pub mod layout;
 pub mod metrics;
 pub mod reader;
 pub mod single;
@@ -35,11 +38,12 @@ pub mod writer;
 
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
-pub use compress::compress;
+pub use compress::{compress, compress_pieces};
 pub use error::SnapshotError;
 pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
+pub use layout::{PieceInfo, PieceKind, Pieces};
 pub use metrics::{ErrorStats, MetricsError};
-pub use reader::{BaseSource, SnapshotReader, Source};
+pub use reader::{BaseSource, Original, SnapshotReader, Source};
 pub use single::tensor_file_prefix;
 pub use writer::{FrameJob, SnapshotWriter, TensorPlan, WindowReader};
 

@@ -67,8 +67,20 @@ pub struct SnapshotReader<R: Source> {
     pub header: Header,
     /// The base this delta was made against.
     pub base: Option<BaseRef>,
-    /// One entry per tensor, in the original order.
+    /// One entry per tensor, in the original order (version 3: one per piece, in file order).
     pub entries: Vec<Entry>,
+    /// Version 3 (a file of another format than safetensors): its size and format. `prefix` is
+    /// then this description and `header` the piece header ([`crate::layout::piece_header`]).
+    pub original: Option<Original>,
+}
+
+/// The original file of a version 3 snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Original {
+    /// Its size.
+    pub size: u64,
+    /// Its format's name (`GGUF v3`, `PyTorch zip`, `NumPy .npz`, …).
+    pub kind: String,
 }
 
 fn read_vec<R: ReadAt + ?Sized>(
@@ -134,10 +146,10 @@ impl<R: Source> SnapshotReader<R> {
             });
         }
         let version = u32_at(&fixed, 8);
-        if version != format::VERSION && version != format::VERSION_1 {
+        if ![format::VERSION_1, format::VERSION, format::VERSION_3].contains(&version) {
             return Err(SnapshotError::UnsupportedVersion {
                 version,
-                supported: format::VERSION,
+                supported: format::VERSION_3,
             });
         }
         let flags = u32_at(&fixed, 12);
@@ -169,6 +181,14 @@ impl<R: Source> SnapshotReader<R> {
                 offset: index_offset,
                 end: index_offset.saturating_add(index_len),
                 size: size - TRAILER_LEN,
+            });
+        }
+        if version == format::VERSION_3 && !(8..=format::MAX_DESCRIPTION).contains(&prefix_len) {
+            return Err(SnapshotError::HeaderMismatch {
+                reason: format!(
+                    "description of the original file is {prefix_len} bytes (8..={})",
+                    format::MAX_DESCRIPTION
+                ),
             });
         }
         let prefix = read_vec(&src, "stored safetensors header", 24, prefix_len)?;
@@ -207,7 +227,41 @@ impl<R: Source> SnapshotReader<R> {
                 actual,
             });
         }
-        let entries = format::read_index(&index, (frames_start, index_offset))?;
+        let entries = format::read_index(&index, (frames_start, index_offset), version)?;
+        if version == format::VERSION_3 {
+            let original_size = u64_at(&prefix, 0);
+            let kind = std::str::from_utf8(&prefix[8..])
+                .map_err(|_| SnapshotError::HeaderMismatch {
+                    reason: "the original format's name is not UTF-8".into(),
+                })?
+                .to_owned();
+            let table: Vec<_> = entries
+                .iter()
+                .map(|e| {
+                    let info = e.piece.clone().expect("version 3 entries have pieces");
+                    (e.name.clone(), info, e.raw_len)
+                })
+                .collect();
+            // The pieces tile the original file: lengths add up to its size, names are unique.
+            let header = crate::layout::piece_header(&table, original_size)?;
+            if let Some(e) = entries.iter().find(|e| e.delta && base.is_none()) {
+                return Err(SnapshotError::HeaderMismatch {
+                    reason: format!("entry `{}` is a delta but the snapshot has no base", e.name),
+                });
+            }
+            return Ok(SnapshotReader {
+                src,
+                flags,
+                prefix,
+                header,
+                base,
+                entries,
+                original: Some(Original {
+                    size: original_size,
+                    kind,
+                }),
+            });
+        }
         let data_len = entries
             .iter()
             .try_fold(0u64, |acc, e| acc.checked_add(e.raw_len))
@@ -250,6 +304,7 @@ impl<R: Source> SnapshotReader<R> {
             header,
             base,
             entries,
+            original: None,
         })
     }
 
@@ -429,14 +484,17 @@ impl<R: Source> SnapshotReader<R> {
         Ok(())
     }
 
-    /// Writes the original safetensors file (header and every tensor) to `sink`.
+    /// Writes the original file to `sink`: a safetensors file's header and every tensor, or every
+    /// piece of a file of another format (version 3), in file order.
     pub fn decode_all(
         &self,
         base: Option<&BaseSource>,
         sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
     ) -> Result<(), SnapshotError> {
         self.check_base(base)?;
-        sink(&self.prefix)?;
+        if self.original.is_none() {
+            sink(&self.prefix)?;
+        }
         let all: Vec<usize> = (0..self.entries.len()).collect();
         self.decode_tensors(&all, base, sink)
     }
