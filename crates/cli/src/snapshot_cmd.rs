@@ -582,6 +582,10 @@ struct SnapshotTensor {
     frames: usize,
     /// For lossy codecs: `values`, `mse`, `max_abs`, `max_rel`, `mean_rel`.
     error: Option<serde_json::Value>,
+    /// Snapshots of other formats: what the entry is (`tensor`, `gap`, `deflated`) and its element
+    /// type (`F16`, `Q8_0`, …; empty for gaps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    piece: Option<(&'static str, String)>,
 }
 
 /// One snapshot file, as `inspect` reports it.
@@ -595,6 +599,9 @@ struct SnapshotInfo {
     delta: bool,
     metadata: Option<Vec<(String, String)>>,
     tensors: Vec<SnapshotTensor>,
+    /// The original file's format when it is not safetensors (`GGUF v3`, `PyTorch zip`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    original_format: Option<String>,
 }
 
 /// `bitlens inspect` on snapshot files: codec, sizes and (lossy) error per tensor.
@@ -622,6 +629,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                     serde_json::json!({"values": r.values, "mse": r.mse, "max_abs": r.max_abs,
                         "max_rel": r.max_rel, "mean_rel": r.mean_rel})
                 }),
+                piece: e.piece.as_ref().map(|p| (p.kind.name(), p.ty.clone())),
             })
             .collect();
         infos.push(SnapshotInfo {
@@ -633,6 +641,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
             delta: r.base.is_some(),
             metadata: r.header.metadata.clone(),
             tensors,
+            original_format: r.original.as_ref().map(|o| o.kind.clone()),
         });
     }
     let mut out = std::io::stdout().lock();
@@ -644,10 +653,11 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
     for s in &infos {
         writeln!(
             out,
-            "{}  (snapshot {} of a {} safetensors file, ratio {:.4}{}{})",
+            "{}  (snapshot {} of a {} {} file, ratio {:.4}{}{})",
             s.path.display(),
             format::bytes(s.snapshot_size),
             format::bytes(s.original_size),
+            s.original_format.as_deref().unwrap_or("safetensors"),
             s.ratio,
             if s.lossy { ", LOSSY" } else { "" },
             if s.delta {
@@ -656,12 +666,32 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 ""
             }
         )?;
+        if s.original_format.is_some() {
+            writeln!(
+                out,
+                "  the file's bytes in order: tensor data, and the bytes between (gaps) kept verbatim"
+            )?;
+            if s.tensors
+                .iter()
+                .any(|t| matches!(&t.piece, Some((k, _)) if *k == PieceKind::Deflated.name()))
+            {
+                writeln!(
+                    out,
+                    "  deflated: a deflated .npz member's compressed bytes, stored as they are (re-deflating cannot reproduce them byte for byte)"
+                )?;
+            }
+        }
         writeln!(
             out,
             "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7}  error",
             "tensor", "dtype", "codec", "bytes", "stored", "ratio"
         )?;
         for t in &s.tensors {
+            let dtype = match &t.piece {
+                Some((kind, ty)) if ty.is_empty() => (*kind).to_owned(),
+                Some((_, ty)) => ty.clone(),
+                None => t.dtype.to_string(),
+            };
             let error = t.error.as_ref().map_or(String::new(), |e| {
                 format!(
                     "MSE {:.2e}, max rel {:.2e}",
@@ -673,7 +703,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 out,
                 "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7.4}  {}",
                 format::name(&t.name, 44),
-                t.dtype.to_string(),
+                dtype,
                 format!("{}{}", t.codec, if t.delta { " Δ" } else { "" }),
                 format::bytes(t.bytes),
                 format::bytes(t.stored_bytes),
