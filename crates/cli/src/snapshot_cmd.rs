@@ -464,32 +464,18 @@ fn decompress_pieces(
         .as_ref()
         .zip(base.as_ref())
         .map(|(src, (_, header))| BaseSource { src, header });
-    let ctx = || input.display().to_string();
     let mut totals = Totals {
         input: std::fs::metadata(input).map_or(0, |m| m.len()),
         output: 0,
     };
-    let progress = Progress::new(reader.original_size(), "decompress");
-    write_output(output, |out| {
-        let mut sink = |bytes: &[u8]| -> Result<(), bitlens_snapshot::SnapshotError> {
-            out.write_all(bytes)?;
-            progress.inc(bytes.len() as u64);
-            totals.output += bytes.len() as u64;
-            Ok(())
-        };
-        match tensor {
-            None => reader
-                .decode_all(base_source.as_ref(), &mut sink)
-                .with_context(ctx)?,
-            Some(name) => {
-                reader
-                    .decode_tensor_file(name, base_source.as_ref(), &mut sink)
-                    .with_context(ctx)?;
-            }
-        }
-        Ok(())
-    })?;
-    progress.finish();
+    write_decoded(
+        input,
+        &reader,
+        output,
+        base_source.as_ref(),
+        tensor,
+        &mut totals,
+    )?;
     summary("decompressed", &totals, started);
     Ok(())
 }
@@ -508,8 +494,21 @@ fn decompress_file(
         src: &b.source,
         header: &b.header,
     });
-    let ctx = || input.display().to_string();
     totals.input += input_size;
+    write_decoded(input, &reader, output, base_source.as_ref(), tensor, totals)
+}
+
+/// Writes the decoded file (or with `tensor`, that tensor's one-tensor file) of the snapshot
+/// `input` to `output`, counting the bytes in `totals`.
+fn write_decoded(
+    input: &Path,
+    reader: &SnapshotReader<Source>,
+    output: &Path,
+    base: Option<&BaseSource>,
+    tensor: Option<&str>,
+    totals: &mut Totals,
+) -> Result<()> {
+    let ctx = || input.display().to_string();
     let progress = Progress::new(reader.original_size(), "decompress");
     write_output(output, |out| {
         let mut sink = |bytes: &[u8]| -> Result<(), bitlens_snapshot::SnapshotError> {
@@ -519,12 +518,10 @@ fn decompress_file(
             Ok(())
         };
         match tensor {
-            None => reader
-                .decode_all(base_source.as_ref(), &mut sink)
-                .with_context(ctx)?,
+            None => reader.decode_all(base, &mut sink).with_context(ctx)?,
             Some(name) => {
                 reader
-                    .decode_tensor_file(name, base_source.as_ref(), &mut sink)
+                    .decode_tensor_file(name, base, &mut sink)
                     .with_context(ctx)?;
             }
         }

@@ -228,75 +228,12 @@ impl<R: Source> SnapshotReader<R> {
             });
         }
         let entries = format::read_index(&index, (frames_start, index_offset), version)?;
-        if version == format::VERSION_3 {
-            let original_size = u64_at(&prefix, 0);
-            let kind = std::str::from_utf8(&prefix[8..])
-                .map_err(|_| SnapshotError::HeaderMismatch {
-                    reason: "the original format's name is not UTF-8".into(),
-                })?
-                .to_owned();
-            let table: Vec<_> = entries
-                .iter()
-                .map(|e| {
-                    let info = e.piece.clone().expect("version 3 entries have pieces");
-                    (e.name.clone(), info, e.raw_len)
-                })
-                .collect();
-            // The pieces tile the original file: lengths add up to its size, names are unique.
-            let header = crate::layout::piece_header(&table, original_size)?;
-            if let Some(e) = entries.iter().find(|e| e.delta && base.is_none()) {
-                return Err(SnapshotError::HeaderMismatch {
-                    reason: format!("entry `{}` is a delta but the snapshot has no base", e.name),
-                });
-            }
-            return Ok(SnapshotReader {
-                src,
-                flags,
-                prefix,
-                header,
-                base,
-                entries,
-                original: Some(Original {
-                    size: original_size,
-                    kind,
-                }),
-            });
-        }
-        let data_len = entries
-            .iter()
-            .try_fold(0u64, |acc, e| acc.checked_add(e.raw_len))
-            .ok_or_else(|| SnapshotError::HeaderMismatch {
-                reason: "tensor lengths overflow".into(),
-            })?;
-        let header = Header::parse(&prefix, prefix_len.saturating_add(data_len))?;
-        if header.data_start() != prefix_len {
-            return Err(SnapshotError::HeaderMismatch {
-                reason: format!(
-                    "stored prefix is {prefix_len} bytes but its header ends at {}",
-                    header.data_start()
-                ),
-            });
-        }
-        if header.tensors.len() != entries.len() {
-            return Err(SnapshotError::HeaderMismatch {
-                reason: format!(
-                    "header lists {} tensors, index {}",
-                    header.tensors.len(),
-                    entries.len()
-                ),
-            });
-        }
-        for (t, e) in header.tensors.iter().zip(&entries) {
-            if t.name != e.name || t.byte_len() != e.raw_len || e.delta != base.is_some() && e.delta
-            {
-                return Err(SnapshotError::HeaderMismatch {
-                    reason: format!(
-                        "index tensor `{}` does not match header tensor `{}`",
-                        e.name, t.name
-                    ),
-                });
-            }
-        }
+        let (header, original) = if version == format::VERSION_3 {
+            let (header, original) = pieces_header(&prefix, &entries, base.is_some())?;
+            (header, Some(original))
+        } else {
+            (safetensors_header(&prefix, &entries, base.is_some())?, None)
+        };
         Ok(SnapshotReader {
             src,
             flags,
@@ -304,7 +241,7 @@ impl<R: Source> SnapshotReader<R> {
             header,
             base,
             entries,
-            original: None,
+            original,
         })
     }
 
@@ -715,4 +652,85 @@ impl Verifier {
         }
         Ok(())
     }
+}
+
+/// The piece header and description of a version 3 snapshot, checked against its index: the
+/// pieces tile the original file (their lengths add up to its size), names are unique, deltas
+/// have a base.
+fn pieces_header(
+    prefix: &[u8],
+    entries: &[Entry],
+    has_base: bool,
+) -> Result<(Header, Original), SnapshotError> {
+    let original_size = u64_at(prefix, 0);
+    let kind = std::str::from_utf8(&prefix[8..])
+        .map_err(|_| SnapshotError::HeaderMismatch {
+            reason: "the original format's name is not UTF-8".into(),
+        })?
+        .to_owned();
+    let table: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            let info = e.piece.clone().expect("version 3 entries have pieces");
+            (e.name.clone(), info, e.raw_len)
+        })
+        .collect();
+    // The pieces tile the original file: lengths add up to its size, names are unique.
+    let header = crate::layout::piece_header(&table, original_size)?;
+    if let Some(e) = entries.iter().find(|e| e.delta && !has_base) {
+        return Err(SnapshotError::HeaderMismatch {
+            reason: format!("entry `{}` is a delta but the snapshot has no base", e.name),
+        });
+    }
+    Ok((
+        header,
+        Original {
+            size: original_size,
+            kind,
+        },
+    ))
+}
+
+/// The stored safetensors header of a version 1 or 2 snapshot, checked against its index.
+fn safetensors_header(
+    prefix: &[u8],
+    entries: &[Entry],
+    has_base: bool,
+) -> Result<Header, SnapshotError> {
+    let prefix_len = prefix.len() as u64;
+    let data_len = entries
+        .iter()
+        .try_fold(0u64, |acc, e| acc.checked_add(e.raw_len))
+        .ok_or_else(|| SnapshotError::HeaderMismatch {
+            reason: "tensor lengths overflow".into(),
+        })?;
+    let header = Header::parse(prefix, prefix_len.saturating_add(data_len))?;
+    if header.data_start() != prefix_len {
+        return Err(SnapshotError::HeaderMismatch {
+            reason: format!(
+                "stored prefix is {prefix_len} bytes but its header ends at {}",
+                header.data_start()
+            ),
+        });
+    }
+    if header.tensors.len() != entries.len() {
+        return Err(SnapshotError::HeaderMismatch {
+            reason: format!(
+                "header lists {} tensors, index {}",
+                header.tensors.len(),
+                entries.len()
+            ),
+        });
+    }
+    for (t, e) in header.tensors.iter().zip(entries) {
+        if t.name != e.name || t.byte_len() != e.raw_len || e.delta && !has_base {
+            return Err(SnapshotError::HeaderMismatch {
+                reason: format!(
+                    "index tensor `{}` does not match header tensor `{}`",
+                    e.name, t.name
+                ),
+            });
+        }
+    }
+    Ok(header)
 }
