@@ -10,6 +10,11 @@
 //! processed in frames of at most [`FRAME_BYTES`]. The byte layout is specified in docs/FORMAT.md
 //! and in [`format`](mod@format).
 //!
+//! Files of other formats (GGUF, PyTorch, NumPy) are stored as version 3 ([`layout`],
+//! [`compress_pieces`]): the file is cut into pieces that tile it — tensor data, deflated `.npz`
+//! streams and the bytes between them — each stored like a tensor, so decoding gives the file
+//! back byte for byte. Safetensors files are still written as version 2, byte for byte as before.
+//!
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
