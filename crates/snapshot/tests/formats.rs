@@ -472,3 +472,33 @@ fn snapshots_of_earlier_versions_still_decode() {
     }
     assert!(decoded >= 6, "{decoded} old snapshots decoded");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Random corruption of a version 3 snapshot (a quantized GGUF, a PyTorch file with views, a
+    /// deflated .npz) never panics; whatever decodes is the original (checksums guarantee it).
+    #[test]
+    fn random_corruption_of_version_3_never_panics(
+        which in 0usize..3,
+        pos in any::<prop::sample::Index>(),
+        xor in 1u8..,
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let (dir, ext, name) = [("gguf", "gguf", "q4_k.gguf"), ("torch", "pt", "views.pt"), ("numpy", "npz", "minilm_compressed.npz")][which];
+        let path = fixtures(dir, ext).into_iter().find(|p| p.ends_with(name)).unwrap();
+        let file = std::fs::read(path).unwrap();
+        let snap = pack(&file, CodecKind::Lmc, None);
+        let mut bad = snap.clone();
+        if truncate {
+            bad.truncate(cut.index(snap.len()));
+        } else {
+            let i = pos.index(bad.len());
+            bad[i] ^= xor;
+        }
+        if let Ok(out) = unpack(&bad, None) {
+            prop_assert_eq!(out, file);
+        }
+    }
+}
