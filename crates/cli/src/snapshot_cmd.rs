@@ -1,4 +1,11 @@
-//! `bitlens compress` and `bitlens decompress`: safetensors ⇄ bitlens snapshots, streaming.
+//! `bitlens compress` and `bitlens decompress`: checkpoints ⇄ bitlens snapshots, streaming.
+//!
+//! A GGUF, PyTorch (`.pt`/`.bin`) or NumPy (`.npy`/`.npz`) file is read with
+//! `bitlens_tensors::format::open` and stored as a version 3 snapshot (its pieces: tensor data,
+//! deflated members and the bytes between them, see `bitlens_snapshot::layout`), which decompresses
+//! to the identical file; `--base` takes a file of the same format with the same tensors, and
+//! `decompress --tensor` writes a plain tensor of it as a one-tensor safetensors file (quantized
+//! ggml blocks are refused: no safetensors dtype holds them).
 //!
 //! A single-file checkpoint becomes one snapshot file. A sharded checkpoint (index or directory)
 //! becomes a directory with one snapshot per shard (`<shard>.bls`) and the index copied verbatim;
@@ -8,8 +15,10 @@
 use crate::progress::Progress;
 use crate::source::{Checkpoint, Shard, Source};
 use anyhow::{bail, Context, Result};
+use bitlens_snapshot::layout::{PieceKind, Pieces, Shifted};
 use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
 use bitlens_stats::format;
+use bitlens_tensors::format as tformat;
 use bitlens_tensors::Dtype;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -101,6 +110,9 @@ pub fn compress(
     codec
         .check(base.is_some())
         .map_err(|e| anyhow::anyhow!("--codec {}: {e}", codec.kind))?;
+    if let Some(src) = other_format(input)? {
+        return compress_pieces(input, src, output, codec, base);
+    }
     let checkpoint = Checkpoint::open(input)?;
     if checkpoint.index.is_some() && crate::remote::is_url(input)? {
         bail!(
@@ -134,6 +146,103 @@ pub fn compress(
         }
     }
     totals.input = checkpoint.shards.iter().map(|s| s.header.file_size).sum();
+    progress.finish();
+    summary("compressed", &totals, started);
+    lossy_summary(&entries);
+    Ok(())
+}
+
+/// The input opened, when it is a single file of another format than safetensors (GGUF, PyTorch,
+/// NumPy); `None` for safetensors files, indexes and directories.
+fn other_format(input: &Path) -> Result<Option<Source>> {
+    if !crate::remote::is_url(input)? && input.is_dir() {
+        return Ok(None);
+    }
+    let src = Source::open(input)?;
+    let size = bitlens_tensors::ReadAt::size(&src);
+    let mut first = vec![0u8; size.min(tformat::DETECT_BYTES as u64) as usize];
+    bitlens_tensors::ReadAt::read_exact_at(&src, 0, &mut first)
+        .with_context(|| input.display().to_string())?;
+    Ok(match tformat::detect(&first, size) {
+        Some(tformat::Format::Safetensors) | None => None,
+        Some(_) => Some(src),
+    })
+}
+
+/// A file of any format read as its pieces.
+fn open_pieces(path: &Path, src: &Source) -> Result<Pieces> {
+    let layout = tformat::open(src).with_context(|| path.display().to_string())?;
+    bitlens_snapshot::layout::pieces(&layout).with_context(|| path.display().to_string())
+}
+
+/// The base of a delta between two files of another format: it must be of the same format and
+/// hold the same tensor data (names, types, lengths); gaps may differ.
+fn open_base_pieces(base: &Path, input: &Path, ours: &Pieces) -> Result<(Source, Pieces)> {
+    let src = Source::open(base)?;
+    let theirs = open_pieces(base, &src)?;
+    let tensors = |p: &Pieces| -> Vec<(String, String, u64)> {
+        p.pieces
+            .iter()
+            .filter(|q| q.info.kind != PieceKind::Gap)
+            .map(|q| (q.name.clone(), q.info.ty.clone(), q.len))
+            .collect()
+    };
+    if theirs.kind != ours.kind {
+        bail!(
+            "--base {} is a {} file, {} is a {} file: a delta needs two files of the same format",
+            base.display(),
+            theirs.kind,
+            input.display(),
+            ours.kind
+        );
+    }
+    if tensors(&theirs) != tensors(ours) {
+        bail!(
+            "--base {} does not have the tensors of {} (names, types and sizes, in file order): a delta needs two files of the same layout",
+            base.display(),
+            input.display()
+        );
+    }
+    Ok((src, theirs))
+}
+
+/// `bitlens compress` of a GGUF, PyTorch or NumPy file: a version 3 snapshot of its pieces.
+fn compress_pieces(
+    input: &Path,
+    src: Source,
+    output: &Path,
+    codec: CodecChoice,
+    base: Option<&Path>,
+) -> Result<()> {
+    let pieces = open_pieces(input, &src)?;
+    let base = base
+        .map(|b| open_base_pieces(b, input, &pieces))
+        .transpose()?;
+    let started = Instant::now();
+    let progress = Progress::new(pieces.file_size, "compress");
+    let mut totals = Totals {
+        input: pieces.file_size,
+        output: 0,
+    };
+    let mut entries = Vec::new();
+    write_output(output, |out| {
+        let (counter, written) = bitlens_snapshot::compress_pieces(
+            &src,
+            &pieces,
+            base.as_ref()
+                .map(|(s, p)| (s as &dyn bitlens_snapshot::Source, p)),
+            &codec,
+            CountingWriter {
+                inner: out,
+                count: 0,
+            },
+            &mut |n| progress.inc(n),
+        )
+        .with_context(|| input.display().to_string())?;
+        totals.output = counter.count;
+        entries = written;
+        Ok(())
+    })?;
     progress.finish();
     summary("compressed", &totals, started);
     lossy_summary(&entries);
@@ -259,6 +368,13 @@ pub fn decompress(
     base: Option<&Path>,
     tensor: Option<&str>,
 ) -> Result<()> {
+    if !input.is_dir() {
+        let src = Source::open(input)?;
+        let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
+        if reader.original.is_some() {
+            return decompress_pieces(input, reader, output, base, tensor);
+        }
+    }
     let base = base.map(Checkpoint::open).transpose()?;
     let started = Instant::now();
     let mut totals = Totals::default();
@@ -323,6 +439,47 @@ pub fn decompress(
     Ok(())
 }
 
+/// `bitlens decompress` of a version 3 snapshot: the original GGUF / PyTorch / NumPy file, or
+/// with `tensor` one plain tensor of it as a safetensors file.
+fn decompress_pieces(
+    input: &Path,
+    reader: SnapshotReader<Source>,
+    output: &Path,
+    base: Option<&Path>,
+    tensor: Option<&str>,
+) -> Result<()> {
+    let started = Instant::now();
+    let base = base
+        .map(|b| -> Result<_> {
+            let src = Source::open(b)?;
+            let header = open_pieces(b, &src)?.header()?;
+            Ok((src, header))
+        })
+        .transpose()?;
+    let shifted = base.as_ref().map(|(src, header)| Shifted {
+        src,
+        shift: header.data_start(),
+    });
+    let base_source = shifted
+        .as_ref()
+        .zip(base.as_ref())
+        .map(|(src, (_, header))| BaseSource { src, header });
+    let mut totals = Totals {
+        input: std::fs::metadata(input).map_or(0, |m| m.len()),
+        output: 0,
+    };
+    write_decoded(
+        input,
+        &reader,
+        output,
+        base_source.as_ref(),
+        tensor,
+        &mut totals,
+    )?;
+    summary("decompressed", &totals, started);
+    Ok(())
+}
+
 fn decompress_file(
     input: &Path,
     output: &Path,
@@ -337,8 +494,21 @@ fn decompress_file(
         src: &b.source,
         header: &b.header,
     });
-    let ctx = || input.display().to_string();
     totals.input += input_size;
+    write_decoded(input, &reader, output, base_source.as_ref(), tensor, totals)
+}
+
+/// Writes the decoded file (or with `tensor`, that tensor's one-tensor file) of the snapshot
+/// `input` to `output`, counting the bytes in `totals`.
+fn write_decoded(
+    input: &Path,
+    reader: &SnapshotReader<Source>,
+    output: &Path,
+    base: Option<&BaseSource>,
+    tensor: Option<&str>,
+    totals: &mut Totals,
+) -> Result<()> {
+    let ctx = || input.display().to_string();
     let progress = Progress::new(reader.original_size(), "decompress");
     write_output(output, |out| {
         let mut sink = |bytes: &[u8]| -> Result<(), bitlens_snapshot::SnapshotError> {
@@ -348,12 +518,10 @@ fn decompress_file(
             Ok(())
         };
         match tensor {
-            None => reader
-                .decode_all(base_source.as_ref(), &mut sink)
-                .with_context(ctx)?,
+            None => reader.decode_all(base, &mut sink).with_context(ctx)?,
             Some(name) => {
                 reader
-                    .decode_tensor_file(name, base_source.as_ref(), &mut sink)
+                    .decode_tensor_file(name, base, &mut sink)
                     .with_context(ctx)?;
             }
         }
@@ -411,6 +579,10 @@ struct SnapshotTensor {
     frames: usize,
     /// For lossy codecs: `values`, `mse`, `max_abs`, `max_rel`, `mean_rel`.
     error: Option<serde_json::Value>,
+    /// Snapshots of other formats: what the entry is (`tensor`, `gap`, `deflated`) and its element
+    /// type (`F16`, `Q8_0`, …; empty for gaps).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    piece: Option<(&'static str, String)>,
 }
 
 /// One snapshot file, as `inspect` reports it.
@@ -424,6 +596,9 @@ struct SnapshotInfo {
     delta: bool,
     metadata: Option<Vec<(String, String)>>,
     tensors: Vec<SnapshotTensor>,
+    /// The original file's format when it is not safetensors (`GGUF v3`, `PyTorch zip`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    original_format: Option<String>,
 }
 
 /// `bitlens inspect` on snapshot files: codec, sizes and (lossy) error per tensor.
@@ -451,6 +626,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                     serde_json::json!({"values": r.values, "mse": r.mse, "max_abs": r.max_abs,
                         "max_rel": r.max_rel, "mean_rel": r.mean_rel})
                 }),
+                piece: e.piece.as_ref().map(|p| (p.kind.name(), p.ty.clone())),
             })
             .collect();
         infos.push(SnapshotInfo {
@@ -462,6 +638,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
             delta: r.base.is_some(),
             metadata: r.header.metadata.clone(),
             tensors,
+            original_format: r.original.as_ref().map(|o| o.kind.clone()),
         });
     }
     let mut out = std::io::stdout().lock();
@@ -473,10 +650,11 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
     for s in &infos {
         writeln!(
             out,
-            "{}  (snapshot {} of a {} safetensors file, ratio {:.4}{}{})",
+            "{}  (snapshot {} of a {} {} file, ratio {:.4}{}{})",
             s.path.display(),
             format::bytes(s.snapshot_size),
             format::bytes(s.original_size),
+            s.original_format.as_deref().unwrap_or("safetensors"),
             s.ratio,
             if s.lossy { ", LOSSY" } else { "" },
             if s.delta {
@@ -485,12 +663,32 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 ""
             }
         )?;
+        if s.original_format.is_some() {
+            writeln!(
+                out,
+                "  the file's bytes in order: tensor data, and the bytes between (gaps) kept verbatim"
+            )?;
+            if s.tensors
+                .iter()
+                .any(|t| matches!(&t.piece, Some((k, _)) if *k == PieceKind::Deflated.name()))
+            {
+                writeln!(
+                    out,
+                    "  deflated: a deflated .npz member's compressed bytes, stored as they are (re-deflating cannot reproduce them byte for byte)"
+                )?;
+            }
+        }
         writeln!(
             out,
             "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7}  error",
             "tensor", "dtype", "codec", "bytes", "stored", "ratio"
         )?;
         for t in &s.tensors {
+            let dtype = match &t.piece {
+                Some((kind, ty)) if ty.is_empty() => (*kind).to_owned(),
+                Some((_, ty)) => ty.clone(),
+                None => t.dtype.to_string(),
+            };
             let error = t.error.as_ref().map_or(String::new(), |e| {
                 format!(
                     "MSE {:.2e}, max rel {:.2e}",
@@ -502,7 +700,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 out,
                 "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7.4}  {}",
                 format::name(&t.name, 44),
-                t.dtype.to_string(),
+                dtype,
                 format!("{}{}", t.codec, if t.delta { " Δ" } else { "" }),
                 format::bytes(t.bytes),
                 format::bytes(t.stored_bytes),

@@ -18,6 +18,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod anatomy;
 pub mod bitsnap;
 pub mod byte_group;
 mod cpu;
@@ -40,6 +41,17 @@ pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
         x ^= x << 17;
         x
     }
+}
+
+/// The first MiB of MiniLM's bf16 weights, after the int64 position ids (one PLMC segment), for
+/// the lessons' tests; `None` (the test is skipped) where `scripts/fetch-weights.sh` has not run.
+#[cfg(test)]
+pub(crate) fn real_bf16_megabyte() -> Option<Vec<u8>> {
+    use bitlens_test_support::{safetensors, weights};
+    let path = weights::path_or_skip("minilm-bf16.safetensors")?;
+    let file = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let start = safetensors::data_start(&file) + 4096;
+    Some(file[start..start + (1 << 20)].to_vec())
 }
 
 pub use byte_group::Transform;

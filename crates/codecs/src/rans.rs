@@ -20,15 +20,19 @@
 //! The decoder checks every field, never reads past the block, and finally checks that every lane
 //! consumed exactly its words and ended at state 2^16 (the encoder's start), which catches most
 //! corruption.
+//!
+//! [`trace`] runs this coder step by step for the `ans` lesson.
 
 use crate::error::DecodeError;
+
+pub mod trace;
 
 /// Probability precision in bits.
 pub const PROB_BITS: u32 = 12;
 const PROB_SCALE: u32 = 1 << PROB_BITS;
-/// Lower bound of the normalized state interval.
-const RANS_L: u32 = 1 << 16;
-/// Interleaved states.
+/// Lower bound of the normalized state interval: states live in [2^16, 2^32), and a state is
+/// renormalized 16 bits (one word) at a time.
+pub const RANS_L: u32 = 1 << 16;
 /// Interleaved lanes (states with their own word streams).
 pub const LANES: usize = 4;
 
@@ -84,6 +88,16 @@ impl FreqTable {
         FreqTable { freq, cum }
     }
 
+    /// The quantized frequency of `symbol` (out of 2^[`PROB_BITS`]; 0 if absent).
+    pub fn freq(&self, symbol: u8) -> u32 {
+        self.freq[symbol as usize]
+    }
+
+    /// The cumulative frequency of the symbols below `symbol`: its slots start there.
+    pub fn cum(&self, symbol: u8) -> u32 {
+        self.cum[symbol as usize]
+    }
+
     /// Bits the given histogram costs under this table (excluding the table itself).
     pub fn cost_bits(&self, hist: &[u32; 256]) -> f64 {
         hist.iter()
@@ -121,28 +135,67 @@ pub fn encode_block(symbols: &[u8], out: &mut Vec<u8>) {
 /// Appends one rANS block coding `symbols` with a given table (which must cover every symbol).
 pub fn encode_with_table(symbols: &[u8], table: &FreqTable, out: &mut Vec<u8>) {
     table.write(out);
+    let (states, words) = encode_lanes(symbols, table, |_| {});
+    write_lanes(&states, &words, out);
+}
+
+/// One encoding step of [`encode_lanes`], as [`trace`] shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EncodeStep {
+    /// The symbol's position in the input.
+    pub index: usize,
+    /// Its lane state before.
+    pub before: u32,
+    /// The 16-bit word renormalization wrote first, if any.
+    pub word: Option<u16>,
+    /// The lane state after.
+    pub after: u32,
+}
+
+/// Codes `symbols` (last first) into the four lane states and their words (in encoding order),
+/// calling `on_step` after each symbol.
+#[inline(always)]
+pub(crate) fn encode_lanes(
+    symbols: &[u8],
+    table: &FreqTable,
+    mut on_step: impl FnMut(EncodeStep),
+) -> ([u32; LANES], [Vec<u16>; LANES]) {
     let mut states = [RANS_L; LANES];
     let mut words: [Vec<u16>; LANES] = Default::default();
     for (i, &s) in symbols.iter().enumerate().rev() {
         let lane = i % LANES;
         let st = &mut states[lane];
+        let before = *st;
         let f = table.freq[s as usize];
         debug_assert!(f > 0, "symbol {s} missing from the table");
         // u64: for f = 4096 (a single-symbol block) the bound is 2^32.
         let x_max = u64::from((RANS_L >> PROB_BITS) << 16) * u64::from(f);
+        let mut word = None;
         if u64::from(*st) >= x_max {
             words[lane].push(*st as u16);
+            word = Some(*st as u16);
             *st >>= 16;
         }
         *st = ((*st / f) << PROB_BITS) + (*st % f) + table.cum[s as usize];
+        on_step(EncodeStep {
+            index: i,
+            before,
+            word,
+            after: *st,
+        });
     }
-    for w in &words {
+    (states, words)
+}
+
+/// Appends the word counts, the states and the words (each lane's in decoding order).
+fn write_lanes(states: &[u32; LANES], words: &[Vec<u16>; LANES], out: &mut Vec<u8>) {
+    for w in words {
         out.extend_from_slice(&(w.len() as u32).to_le_bytes());
     }
     for st in states {
         out.extend_from_slice(&st.to_le_bytes());
     }
-    for w in &words {
+    for w in words {
         out.reserve(2 * w.len());
         for x in w.iter().rev() {
             out.extend_from_slice(&x.to_le_bytes());
@@ -150,11 +203,12 @@ pub fn encode_with_table(symbols: &[u8], table: &FreqTable, out: &mut Vec<u8>) {
     }
 }
 
-const SLOTS: usize = PROB_SCALE as usize;
+/// Slots of the decoding table (2^[`PROB_BITS`]).
+pub(crate) const SLOTS: usize = PROB_SCALE as usize;
 
 /// Decoding table of one block: per slot `symbol << 24 | freq << 12 | (slot − cum)`. A frequency
 /// of 4096 (a single-symbol block) is handled before any table is built, so 12 bits suffice.
-struct DecodeTable(Box<[u32; SLOTS]>);
+pub(crate) struct DecodeTable(Box<[u32; SLOTS]>);
 
 fn truncated(offset: usize, needed: usize, available: usize) -> DecodeError {
     DecodeError::Truncated {
@@ -171,11 +225,33 @@ fn bad_table(block: usize, reason: &'static str) -> DecodeError {
     }
 }
 
-/// Decodes one block from the start of `data` into `out` (whose length is the symbol count) and
-/// returns the bytes the block occupied. `base` is the block's offset in the enclosing stream, used
-/// only in error positions.
-pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, DecodeError> {
-    let n = out.len();
+/// How a block's symbols are decoded.
+pub(crate) enum Slots {
+    /// From the slot table.
+    Table(DecodeTable),
+    /// A single-symbol block: every symbol is this one, and there are no words.
+    Single(u8),
+}
+
+/// A block's header read and checked: its decoding table, the lanes' initial states and words.
+pub(crate) struct Block<'a> {
+    /// How symbols are decoded.
+    pub(crate) table: Slots,
+    /// Each lane's initial state.
+    pub(crate) states: [u32; LANES],
+    /// Each lane's words, little-endian `u16`s in decoding order.
+    pub(crate) lane_words: [&'a [u8]; LANES],
+    /// Bytes the block occupies.
+    pub(crate) len: usize,
+}
+
+/// Reads and checks the header of the block at the start of `data` (`None`: an empty block, two
+/// bytes). `n` is the symbol count; `base` as in [`decode_block`].
+pub(crate) fn read_block(
+    data: &[u8],
+    n: usize,
+    base: usize,
+) -> Result<Option<Block<'_>>, DecodeError> {
     let get = |pos: usize, len: usize| -> Result<&[u8], DecodeError> {
         data.get(pos..pos + len)
             .ok_or_else(|| truncated(base + pos, len, data.len().saturating_sub(pos)))
@@ -183,7 +259,7 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
     let present = u16::from_le_bytes(get(0, 2)?.try_into().expect("2")) as usize;
     if present == 0 {
         return if n == 0 {
-            Ok(2)
+            Ok(None)
         } else {
             Err(bad_table(base, "empty table for a non-empty block"))
         };
@@ -229,13 +305,8 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
         *st = u32::from_le_bytes(get(pos, 4)?.try_into().expect("4"));
         pos += 4;
     }
-    let corrupt = |reason| DecodeError::CorruptBitstream {
-        block: base as u64,
-        stream: 0,
-        reason,
-    };
     if states.iter().any(|&s| s < RANS_L) {
-        return Err(corrupt("initial state below the normalization bound"));
+        return Err(corrupt(base, "initial state below the normalization bound"));
     }
     let total_words = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
     let word_bytes = total_words
@@ -245,44 +316,85 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
     if let Some(s) = single {
         // A single-symbol block carries no information beyond its table.
         if word_bytes != 0 || states.iter().any(|&x| x != RANS_L) {
-            return Err(corrupt("single-symbol block with a word stream"));
+            return Err(corrupt(base, "single-symbol block with a word stream"));
         }
-        out.fill(s);
-        return Ok(pos);
+        return Ok(Some(Block {
+            table: Slots::Single(s),
+            states,
+            lane_words: [&[]; LANES],
+            len: pos,
+        }));
     }
-    // Each lane reads its own words; a lane that runs out reads zeros and fails the count check
-    // after the loop, so the hot loop has no early exit. Four explicit lanes keep every state,
-    // table pointer and read position in registers.
     let mut lane_words: [&[u8]; LANES] = [&[]; LANES];
     let mut at = 0;
     for (lw, &c) in lane_words.iter_mut().zip(&counts) {
         *lw = &words[at..at + 2 * c];
         at += 2 * c;
     }
-    let mask = PROB_SCALE - 1;
-    let table = &*table.0;
-    #[inline(always)]
-    fn step(table: &[u32; SLOTS], mask: u32, st: &mut u32, lane: &[u8], r: &mut usize) -> u8 {
-        let e = table[(*st & mask) as usize];
-        let x = ((e >> 12) & 0xFFF) * (*st >> PROB_BITS) + (e & 0xFFF);
-        let need = x < RANS_L;
-        let word = match lane.get(*r..*r + 2) {
-            Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
-            None => 0,
-        };
-        *st = if need { (x << 16) | word } else { x };
-        *r += 2 * usize::from(need);
-        (e >> 24) as u8
+    Ok(Some(Block {
+        table: Slots::Table(table),
+        states,
+        lane_words,
+        len: pos + word_bytes,
+    }))
+}
+
+fn corrupt(base: usize, reason: &'static str) -> DecodeError {
+    DecodeError::CorruptBitstream {
+        block: base as u64,
+        stream: 0,
+        reason,
     }
-    let [mut s0, mut s1, mut s2, mut s3] = states;
-    let [l0, l1, l2, l3] = lane_words;
+}
+
+/// One decoding step of a lane: the symbol in the slot `st mod 4096` of `table`, the state
+/// advanced past it and, when it falls below 2^16, the lane's next word (at byte `r`) shifted
+/// in. A lane that runs out of words reads zeros (caught by the word count check at the end).
+#[inline(always)]
+pub(crate) fn step(table: &[u32; SLOTS], st: &mut u32, lane: &[u8], r: &mut usize) -> u8 {
+    let e = table[(*st & (PROB_SCALE - 1)) as usize];
+    let x = ((e >> 12) & 0xFFF) * (*st >> PROB_BITS) + (e & 0xFFF);
+    let need = x < RANS_L;
+    let word = match lane.get(*r..*r + 2) {
+        Some(b) => u32::from(u16::from_le_bytes([b[0], b[1]])),
+        None => 0,
+    };
+    *st = if need { (x << 16) | word } else { x };
+    *r += 2 * usize::from(need);
+    (e >> 24) as u8
+}
+
+/// Whether every lane read exactly its words and ended at the encoder's start state 2^16.
+pub(crate) fn lanes_finished(block: &Block, states: [u32; LANES], read: [usize; LANES]) -> bool {
+    (0..LANES).all(|j| read[j] == block.lane_words[j].len() && states[j] == RANS_L)
+}
+
+/// Decodes one block from the start of `data` into `out` (whose length is the symbol count) and
+/// returns the bytes the block occupied. `base` is the block's offset in the enclosing stream, used
+/// only in error positions.
+pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, DecodeError> {
+    let Some(block) = read_block(data, out.len(), base)? else {
+        return Ok(2);
+    };
+    let table = match &block.table {
+        Slots::Table(table) => &*table.0,
+        Slots::Single(s) => {
+            out.fill(*s);
+            return Ok(block.len);
+        }
+    };
+    // Each lane reads its own words; a lane that runs out reads zeros and fails the count check
+    // after the loop, so the hot loop has no early exit. Four explicit lanes keep every state,
+    // table pointer and read position in registers.
+    let [mut s0, mut s1, mut s2, mut s3] = block.states;
+    let [l0, l1, l2, l3] = block.lane_words;
     let (mut r0, mut r1, mut r2, mut r3) = (0usize, 0usize, 0usize, 0usize);
     let mut groups = out.chunks_exact_mut(LANES);
     for g in &mut groups {
-        g[0] = step(table, mask, &mut s0, l0, &mut r0);
-        g[1] = step(table, mask, &mut s1, l1, &mut r1);
-        g[2] = step(table, mask, &mut s2, l2, &mut r2);
-        g[3] = step(table, mask, &mut s3, l3, &mut r3);
+        g[0] = step(table, &mut s0, l0, &mut r0);
+        g[1] = step(table, &mut s1, l1, &mut r1);
+        g[2] = step(table, &mut s2, l2, &mut r2);
+        g[3] = step(table, &mut s3, l3, &mut r3);
     }
     let rest = groups.into_remainder();
     let lanes_state = [
@@ -291,14 +403,12 @@ pub fn decode_block(data: &[u8], out: &mut [u8], base: usize) -> Result<usize, D
         (&mut s2, l2, &mut r2),
     ];
     for (o, (st, lane, r)) in rest.iter_mut().zip(lanes_state) {
-        *o = step(table, mask, st, lane, r);
+        *o = step(table, st, lane, r);
     }
-    let states = [s0, s1, s2, s3];
-    let read = [r0 / 2, r1 / 2, r2 / 2, r3 / 2];
-    if read != counts || states.iter().any(|&s| s != RANS_L) {
-        return Err(corrupt("final states or word counts do not match"));
+    if !lanes_finished(&block, [s0, s1, s2, s3], [r0, r1, r2, r3]) {
+        return Err(corrupt(base, "final states or word counts do not match"));
     }
-    Ok(pos + word_bytes)
+    Ok(block.len)
 }
 
 #[cfg(test)]

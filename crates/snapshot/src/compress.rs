@@ -1,11 +1,14 @@
-//! Compressing a whole safetensors source into a snapshot: the one routine the CLI and the web app
+//! Compressing a whole safetensors source (or, [`compress_pieces`], a file of any format cut into
+//! pieces) into a snapshot: the routines the CLI and the web app
 //! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`]: LMC
 //! frames larger than [`STREAM_WINDOW`] a window at a time, smaller frames in batches of up to one
 //! window coded in parallel, so memory stays at about one window plus one frame's compressed
 //! payload whatever the file size.
+use crate::choice::{CodecChoice, CodecKind};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{Entry, FRAME_BYTES, STREAM_WINDOW};
+use crate::layout::{Pieces, Shifted};
 use crate::reader::{BaseSource, Source};
 use crate::writer::{FrameJob, SnapshotWriter, TensorPlan};
 use bitlens_tensors::{Header, TensorInfo};
@@ -48,6 +51,37 @@ impl Batch {
 /// smaller frames, up to one window, which bounds memory at one window of input plus its output.
 const BATCH_BYTES: u64 = STREAM_WINDOW as u64;
 
+/// Where the base has tensor `t` with the same name, dtype and shape: its first byte's offset.
+fn base_start(t: &TensorInfo, base: Option<&BaseSource>) -> Option<u64> {
+    let b = base?;
+    let theirs = b.header.tensor(&t.name)?;
+    (theirs.dtype == t.dtype && theirs.shape == t.shape).then(|| b.header.file_range(theirs).0)
+}
+
+/// One plan per tensor of `header`: its codec, and a delta where the base has the same tensor.
+fn plans(
+    header: &Header,
+    base: Option<&BaseSource>,
+    codec_for: &dyn Fn(&TensorInfo) -> Codec,
+) -> Vec<TensorPlan> {
+    header
+        .tensors
+        .iter()
+        .map(|t| TensorPlan {
+            name: t.name.clone(),
+            codec: codec_for(t),
+            raw_len: t.byte_len(),
+            delta: base_start(t, base).is_some(),
+        })
+        .collect()
+}
+
+/// The base reference to record: only when some tensor is a delta.
+fn base_ref(plans: &[TensorPlan], base: Option<&BaseSource>) -> Option<crate::BaseRef> {
+    base.filter(|_| plans.iter().any(|p| p.delta))
+        .map(BaseSource::reference)
+}
+
 /// Compresses the safetensors file `src` (whose parsed header is `header`) into `out`.
 ///
 /// `codec_for` picks each tensor's codec. With a `base`, every tensor that the base also has with the
@@ -61,31 +95,97 @@ pub fn compress<W: Write>(
     out: W,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
-    let base_range = |t: &TensorInfo| -> Option<u64> {
-        let b = base?;
-        let theirs = b.header.tensor(&t.name)?;
-        (theirs.dtype == t.dtype && theirs.shape == t.shape).then(|| b.header.file_range(theirs).0)
-    };
-    let plans: Vec<TensorPlan> = header
-        .tensors
-        .iter()
-        .map(|t| TensorPlan {
-            name: t.name.clone(),
-            codec: codec_for(t),
-            raw_len: t.byte_len(),
-            delta: base_range(t).is_some(),
-        })
-        .collect();
-    let base_ref = base
-        .filter(|_| plans.iter().any(|p| p.delta))
-        .map(BaseSource::reference);
+    let plans = plans(header, base, codec_for);
+    let base_ref = base_ref(&plans, base);
     let mut prefix = vec![0u8; header.data_start() as usize];
     src.read_exact_at(0, &mut prefix)?;
-    let mut writer = SnapshotWriter::new(out, &prefix, plans, base_ref)?;
+    let writer = SnapshotWriter::new(out, &prefix, plans, base_ref)?;
+    write_tensors(src, header, base, writer, progress)
+}
+
+/// Bytes of a piece that decide between LMC and stored for gaps and quantized blocks: one PLMC
+/// segment.
+pub const SAMPLE_BYTES: u64 = 1 << 20;
+
+/// Compresses a file of any format, cut into `pieces` ([`crate::layout::pieces`]), into a version 3
+/// snapshot.
+///
+/// Tensor pieces of a plain dtype take `choice`'s codec for that dtype. Gaps, deflated streams and
+/// quantized (ggml block) tensors take LMC on their bytes if it shrinks their first
+/// [`SAMPLE_BYTES`], else stored (always stored with the stored choice). With a `base` (the same
+/// format, its pieces), every piece the base has with the same name, type and length is stored as
+/// its XOR with the base's piece, coded with `choice`'s codec for bytes.
+pub fn compress_pieces<W: Write>(
+    src: &dyn Source,
+    pieces: &Pieces,
+    base: Option<(&dyn Source, &Pieces)>,
+    choice: &CodecChoice,
+    out: W,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Vec<Entry>), SnapshotError> {
+    let table = pieces.table();
+    let header = crate::layout::piece_header(&table, pieces.file_size)?;
+    let shifted = Shifted {
+        src,
+        shift: header.data_start(),
+    };
+    let base_header = base.map(|(_, p)| p.header()).transpose()?;
+    let base_shifted = base.zip(base_header.as_ref()).map(|((b, _), h)| Shifted {
+        src: b,
+        shift: h.data_start(),
+    });
+    let base_source = base_shifted
+        .as_ref()
+        .zip(base_header.as_ref())
+        .map(|(src, header)| BaseSource { src, header });
+    let mut sample = Vec::new();
+    let mut plans = plans(&header, base_source.as_ref(), &|_| Codec::Stored);
+    for ((plan, t), piece) in plans.iter_mut().zip(&header.tensors).zip(&pieces.pieces) {
+        let plain = piece.info.dtype(piece.len);
+        plan.codec = match plain {
+            Some(d) if !plan.delta => choice.codec_for(d),
+            _ if plan.delta => choice.codec_for(t.dtype),
+            _ if choice.kind == CodecKind::Stored => Codec::Stored,
+            _ => lmc_if_smaller(src, piece.offset, piece.len, &mut sample)?,
+        };
+    }
+    let base_ref = base_ref(&plans, base_source.as_ref());
+    let writer =
+        SnapshotWriter::new_pieces(out, &pieces.kind, &table, pieces.file_size, plans, base_ref)?;
+    write_tensors(&shifted, &header, base_source.as_ref(), writer, progress)
+}
+
+/// LMC on bytes if it shrinks the first [`SAMPLE_BYTES`] of `len` bytes at `offset`, else stored.
+fn lmc_if_smaller(
+    src: &dyn Source,
+    offset: u64,
+    len: u64,
+    sample: &mut Vec<u8>,
+) -> Result<Codec, SnapshotError> {
+    let lmc = Codec::lmc_for_width(1);
+    sample.resize(len.min(SAMPLE_BYTES) as usize, 0);
+    src.read_exact_at(offset, sample)?;
+    let (mut payload, mut scratch) = (Vec::new(), Vec::new());
+    lmc.encode_frame_with(sample, None, &mut payload, &mut scratch);
+    Ok(if payload.len() < sample.len() {
+        lmc
+    } else {
+        Codec::Stored
+    })
+}
+
+/// Feeds every tensor's frames of `src` (as `header` lays it out) to `writer` and finishes it.
+fn write_tensors<W: Write>(
+    src: &dyn Source,
+    header: &Header,
+    base: Option<&BaseSource>,
+    mut writer: SnapshotWriter<W>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Vec<Entry>), SnapshotError> {
     let mut batch = Batch::default();
     for (i, t) in header.tensors.iter().enumerate() {
         let (start, end) = header.file_range(t);
-        let base_start = base_range(t).zip(base);
+        let base_start = base_start(t, base).zip(base);
         let mut pos = start;
         while pos < end {
             let n = (end - pos).min(FRAME_BYTES as u64) as usize;

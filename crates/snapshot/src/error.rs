@@ -130,6 +130,14 @@ pub enum SnapshotError {
         /// The name asked for.
         name: String,
     },
+    /// A one-tensor file was asked for a piece that is not a tensor of a plain dtype.
+    #[error("`{name}` cannot be written as a safetensors tensor: it is {what}")]
+    NotPlainTensor {
+        /// The name asked for.
+        name: String,
+        /// What it is.
+        what: String,
+    },
     /// The writer was used inconsistently (a bug in the caller).
     #[error("snapshot writer misuse: {0}")]
     Misuse(String),

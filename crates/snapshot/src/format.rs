@@ -20,6 +20,7 @@
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
+use crate::layout::{PieceInfo, PieceKind, MAX_DIMS, MAX_TYPE_LEN};
 
 /// Magic at the start of a snapshot.
 pub const MAGIC: [u8; 8] = *b"BITLENS\0";
@@ -27,6 +28,12 @@ pub const MAGIC: [u8; 8] = *b"BITLENS\0";
 pub const END_MAGIC: [u8; 8] = *b"BLSNAPIX";
 /// The format version this build writes (and reads, with [`VERSION_1`]).
 pub const VERSION: u32 = 2;
+/// The version of snapshots of files in other formats than safetensors (GGUF, PyTorch, NumPy):
+/// the prefix is a description of the original file, index entries carry a piece description
+/// ([`crate::layout`]). Safetensors files are still written as version 2.
+pub const VERSION_3: u32 = 3;
+/// Longest description of a version 3 snapshot's original file (size + format name).
+pub const MAX_DESCRIPTION: u64 = 4096;
 /// The first version, still read: its preamble has no checksum of the stored header, so a
 /// corrupt metadata byte there could go unnoticed (version 2 adds `prefix_checksum`).
 pub const VERSION_1: u32 = 1;
@@ -106,6 +113,9 @@ pub struct Entry {
     pub frames: Vec<Frame>,
     /// Error against the original, for lossy codecs.
     pub error: Option<ErrorReport>,
+    /// What part of the original file the entry is (version 3 only; `None` in a safetensors
+    /// snapshot, whose entries are all tensors).
+    pub piece: Option<PieceInfo>,
 }
 
 impl Entry {
@@ -115,10 +125,16 @@ impl Entry {
     }
 }
 
-/// Serializes the preamble.
-pub fn write_preamble(prefix: &[u8], flags: u32, base: Option<BaseRef>, out: &mut Vec<u8>) {
+/// Serializes the preamble of a version 2 (safetensors) or 3 (any format) snapshot.
+pub fn write_preamble(
+    version: u32,
+    prefix: &[u8],
+    flags: u32,
+    base: Option<BaseRef>,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&(prefix.len() as u64).to_le_bytes());
     out.extend_from_slice(prefix);
@@ -143,6 +159,9 @@ pub fn write_index(entries: &[Entry], out: &mut Vec<u8>) {
         out.extend_from_slice(&e.raw_len.to_le_bytes());
         out.extend_from_slice(&e.checksum.to_le_bytes());
         out.extend_from_slice(&e.base_checksum.to_le_bytes());
+        if let Some(info) = &e.piece {
+            crate::layout::write_info(info, out);
+        }
         out.extend_from_slice(&(e.frames.len() as u32).to_le_bytes());
         for f in &e.frames {
             out.extend_from_slice(&f.offset.to_le_bytes());
@@ -165,6 +184,39 @@ pub fn write_trailer(index_offset: u64, index: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&(index.len() as u64).to_le_bytes());
     out.extend_from_slice(&crate::checksum(index).to_le_bytes());
     out.extend_from_slice(&END_MAGIC);
+}
+
+/// Reads a piece description (`kind u8 | type_len u8 | type | ndim u8 | dims u64 × ndim`).
+fn read_info(c: &mut IndexCursor, name: &str) -> Result<PieceInfo, SnapshotError> {
+    let kind_byte = c.u8("piece kind")?;
+    let kind = PieceKind::from_u8(kind_byte)
+        .ok_or_else(|| c.corrupt(format!("entry `{name}`: piece kind {kind_byte}")))?;
+    let ty_len = c.u8("element type length")? as usize;
+    if ty_len > MAX_TYPE_LEN {
+        return Err(c.corrupt(format!(
+            "entry `{name}`: element type of {ty_len} bytes (at most {MAX_TYPE_LEN})"
+        )));
+    }
+    let ty = std::str::from_utf8(c.take(ty_len, "element type")?)
+        .map_err(|_| c.corrupt(format!("entry `{name}`: element type is not UTF-8")))?
+        .to_owned();
+    let ndim = c.u8("dimension count")? as usize;
+    if ndim > MAX_DIMS {
+        return Err(c.corrupt(format!(
+            "entry `{name}`: {ndim} dimensions (at most {MAX_DIMS})"
+        )));
+    }
+    let mut shape = Vec::with_capacity(ndim);
+    for _ in 0..ndim {
+        shape.push(c.u64("dimension")?);
+    }
+    if kind != PieceKind::Tensor && (!ty.is_empty() || !shape.is_empty()) {
+        return Err(c.corrupt(format!(
+            "entry `{name}`: a {} piece has an element type or shape",
+            kind.name()
+        )));
+    }
+    Ok(PieceInfo { kind, ty, shape })
 }
 
 /// A bounds-checked little-endian reader over the index bytes.
@@ -215,9 +267,14 @@ impl<'a> IndexCursor<'a> {
     }
 }
 
-/// Parses the index. Frame extents must lie inside `frames_area` (the snapshot's frames section);
+/// Parses the index of a snapshot of format `version` (version 3 entries carry a piece
+/// description). Frame extents must lie inside `frames_area` (the snapshot's frames section);
 /// every count is checked against the bytes left, so no allocation exceeds the index size.
-pub fn read_index(bytes: &[u8], frames_area: (u64, u64)) -> Result<Vec<Entry>, SnapshotError> {
+pub fn read_index(
+    bytes: &[u8],
+    frames_area: (u64, u64),
+    version: u32,
+) -> Result<Vec<Entry>, SnapshotError> {
     let mut c = IndexCursor { bytes, pos: 0 };
     let count = c.u32("tensor count")? as u64;
     if count > bytes.len() as u64 / MIN_ENTRY_LEN {
@@ -245,6 +302,11 @@ pub fn read_index(bytes: &[u8], frames_area: (u64, u64)) -> Result<Vec<Entry>, S
         let raw_len = c.u64("raw length")?;
         let checksum = c.u64("checksum")?;
         let base_checksum = c.u64("base checksum")?;
+        let piece = if version >= VERSION_3 {
+            Some(read_info(&mut c, &name)?)
+        } else {
+            None
+        };
         let frame_count = c.u32("frame count")? as u64;
         if frame_count > (bytes.len() - c.pos) as u64 / FRAME_RECORD_LEN {
             return Err(c.corrupt(format!("tensor `{name}`: {frame_count} frames do not fit")));
@@ -304,6 +366,7 @@ pub fn read_index(bytes: &[u8], frames_area: (u64, u64)) -> Result<Vec<Entry>, S
             base_checksum,
             frames,
             error,
+            piece,
         });
     }
     if c.pos != bytes.len() {

@@ -10,11 +10,18 @@
 //! processed in frames of at most [`FRAME_BYTES`]. The byte layout is specified in docs/FORMAT.md
 //! and in [`format`](mod@format).
 //!
+//! Files of other formats (GGUF, PyTorch, NumPy) are stored as version 3 ([`layout`],
+//! [`compress_pieces`]): the file is cut into pieces that tile it — tensor data, deflated `.npz`
+//! streams and the bytes between them — each stored like a tensor, so decoding gives the file
+//! back byte for byte. Safetensors files are still written as version 2, byte for byte as before.
+//!
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
 //! - [`metrics`] — [`ErrorStats`], the error of lossy values against the originals (the writer's
 //!   stored report, `bitlens bench` and the page share it).
+//! - [`layout`] — files of other formats (GGUF, PyTorch, NumPy) as pieces that tile the file:
+//!   tensor data, deflated streams and the gaps between them (container version 3).
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
 //! - [`writer`] — [`SnapshotWriter`].
 //! - [`reader`] — [`SnapshotReader`].
@@ -28,6 +35,7 @@ pub mod codec;
 pub mod compress;
 pub mod error;
 pub mod format;
+pub mod layout;
 pub mod metrics;
 pub mod reader;
 pub mod single;
@@ -35,11 +43,12 @@ pub mod writer;
 
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
-pub use compress::compress;
+pub use compress::{compress, compress_pieces};
 pub use error::SnapshotError;
 pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
+pub use layout::{PieceInfo, PieceKind, Pieces};
 pub use metrics::{ErrorStats, MetricsError};
-pub use reader::{BaseSource, SnapshotReader, Source};
+pub use reader::{BaseSource, Original, SnapshotReader, Source};
 pub use single::tensor_file_prefix;
 pub use writer::{FrameJob, SnapshotWriter, TensorPlan, WindowReader};
 

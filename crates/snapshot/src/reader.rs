@@ -67,8 +67,20 @@ pub struct SnapshotReader<R: Source> {
     pub header: Header,
     /// The base this delta was made against.
     pub base: Option<BaseRef>,
-    /// One entry per tensor, in the original order.
+    /// One entry per tensor, in the original order (version 3: one per piece, in file order).
     pub entries: Vec<Entry>,
+    /// Version 3 (a file of another format than safetensors): its size and format. `prefix` is
+    /// then this description and `header` the piece header ([`crate::layout::piece_header`]).
+    pub original: Option<Original>,
+}
+
+/// The original file of a version 3 snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Original {
+    /// Its size.
+    pub size: u64,
+    /// Its format's name (`GGUF v3`, `PyTorch zip`, `NumPy .npz`, …).
+    pub kind: String,
 }
 
 fn read_vec<R: ReadAt + ?Sized>(
@@ -134,10 +146,10 @@ impl<R: Source> SnapshotReader<R> {
             });
         }
         let version = u32_at(&fixed, 8);
-        if version != format::VERSION && version != format::VERSION_1 {
+        if ![format::VERSION_1, format::VERSION, format::VERSION_3].contains(&version) {
             return Err(SnapshotError::UnsupportedVersion {
                 version,
-                supported: format::VERSION,
+                supported: format::VERSION_3,
             });
         }
         let flags = u32_at(&fixed, 12);
@@ -169,6 +181,14 @@ impl<R: Source> SnapshotReader<R> {
                 offset: index_offset,
                 end: index_offset.saturating_add(index_len),
                 size: size - TRAILER_LEN,
+            });
+        }
+        if version == format::VERSION_3 && !(8..=format::MAX_DESCRIPTION).contains(&prefix_len) {
+            return Err(SnapshotError::HeaderMismatch {
+                reason: format!(
+                    "description of the original file is {prefix_len} bytes (8..={})",
+                    format::MAX_DESCRIPTION
+                ),
             });
         }
         let prefix = read_vec(&src, "stored safetensors header", 24, prefix_len)?;
@@ -207,42 +227,13 @@ impl<R: Source> SnapshotReader<R> {
                 actual,
             });
         }
-        let entries = format::read_index(&index, (frames_start, index_offset))?;
-        let data_len = entries
-            .iter()
-            .try_fold(0u64, |acc, e| acc.checked_add(e.raw_len))
-            .ok_or_else(|| SnapshotError::HeaderMismatch {
-                reason: "tensor lengths overflow".into(),
-            })?;
-        let header = Header::parse(&prefix, prefix_len.saturating_add(data_len))?;
-        if header.data_start() != prefix_len {
-            return Err(SnapshotError::HeaderMismatch {
-                reason: format!(
-                    "stored prefix is {prefix_len} bytes but its header ends at {}",
-                    header.data_start()
-                ),
-            });
-        }
-        if header.tensors.len() != entries.len() {
-            return Err(SnapshotError::HeaderMismatch {
-                reason: format!(
-                    "header lists {} tensors, index {}",
-                    header.tensors.len(),
-                    entries.len()
-                ),
-            });
-        }
-        for (t, e) in header.tensors.iter().zip(&entries) {
-            if t.name != e.name || t.byte_len() != e.raw_len || e.delta != base.is_some() && e.delta
-            {
-                return Err(SnapshotError::HeaderMismatch {
-                    reason: format!(
-                        "index tensor `{}` does not match header tensor `{}`",
-                        e.name, t.name
-                    ),
-                });
-            }
-        }
+        let entries = format::read_index(&index, (frames_start, index_offset), version)?;
+        let (header, original) = if version == format::VERSION_3 {
+            let (header, original) = pieces_header(&prefix, &entries, base.is_some())?;
+            (header, Some(original))
+        } else {
+            (safetensors_header(&prefix, &entries, base.is_some())?, None)
+        };
         Ok(SnapshotReader {
             src,
             flags,
@@ -250,6 +241,7 @@ impl<R: Source> SnapshotReader<R> {
             header,
             base,
             entries,
+            original,
         })
     }
 
@@ -429,14 +421,17 @@ impl<R: Source> SnapshotReader<R> {
         Ok(())
     }
 
-    /// Writes the original safetensors file (header and every tensor) to `sink`.
+    /// Writes the original file to `sink`: a safetensors file's header and every tensor, or every
+    /// piece of a file of another format (version 3), in file order.
     pub fn decode_all(
         &self,
         base: Option<&BaseSource>,
         sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
     ) -> Result<(), SnapshotError> {
         self.check_base(base)?;
-        sink(&self.prefix)?;
+        if self.original.is_none() {
+            sink(&self.prefix)?;
+        }
         let all: Vec<usize> = (0..self.entries.len()).collect();
         self.decode_tensors(&all, base, sink)
     }
@@ -657,4 +652,85 @@ impl Verifier {
         }
         Ok(())
     }
+}
+
+/// The piece header and description of a version 3 snapshot, checked against its index: the
+/// pieces tile the original file (their lengths add up to its size), names are unique, deltas
+/// have a base.
+fn pieces_header(
+    prefix: &[u8],
+    entries: &[Entry],
+    has_base: bool,
+) -> Result<(Header, Original), SnapshotError> {
+    let original_size = u64_at(prefix, 0);
+    let kind = std::str::from_utf8(&prefix[8..])
+        .map_err(|_| SnapshotError::HeaderMismatch {
+            reason: "the original format's name is not UTF-8".into(),
+        })?
+        .to_owned();
+    let table: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            let info = e.piece.clone().expect("version 3 entries have pieces");
+            (e.name.clone(), info, e.raw_len)
+        })
+        .collect();
+    // The pieces tile the original file: lengths add up to its size, names are unique.
+    let header = crate::layout::piece_header(&table, original_size)?;
+    if let Some(e) = entries.iter().find(|e| e.delta && !has_base) {
+        return Err(SnapshotError::HeaderMismatch {
+            reason: format!("entry `{}` is a delta but the snapshot has no base", e.name),
+        });
+    }
+    Ok((
+        header,
+        Original {
+            size: original_size,
+            kind,
+        },
+    ))
+}
+
+/// The stored safetensors header of a version 1 or 2 snapshot, checked against its index.
+fn safetensors_header(
+    prefix: &[u8],
+    entries: &[Entry],
+    has_base: bool,
+) -> Result<Header, SnapshotError> {
+    let prefix_len = prefix.len() as u64;
+    let data_len = entries
+        .iter()
+        .try_fold(0u64, |acc, e| acc.checked_add(e.raw_len))
+        .ok_or_else(|| SnapshotError::HeaderMismatch {
+            reason: "tensor lengths overflow".into(),
+        })?;
+    let header = Header::parse(prefix, prefix_len.saturating_add(data_len))?;
+    if header.data_start() != prefix_len {
+        return Err(SnapshotError::HeaderMismatch {
+            reason: format!(
+                "stored prefix is {prefix_len} bytes but its header ends at {}",
+                header.data_start()
+            ),
+        });
+    }
+    if header.tensors.len() != entries.len() {
+        return Err(SnapshotError::HeaderMismatch {
+            reason: format!(
+                "header lists {} tensors, index {}",
+                header.tensors.len(),
+                entries.len()
+            ),
+        });
+    }
+    for (t, e) in header.tensors.iter().zip(entries) {
+        if t.name != e.name || t.byte_len() != e.raw_len || e.delta && !has_base {
+            return Err(SnapshotError::HeaderMismatch {
+                reason: format!(
+                    "index tensor `{}` does not match header tensor `{}`",
+                    e.name, t.name
+                ),
+            });
+        }
+    }
+    Ok(header)
 }

@@ -3,8 +3,14 @@
 //! [`SnapshotReader::decode_tensor_file`] writes that file — header, then the tensor's decoded,
 //! checksum-verified bytes. `bitlens decompress SNAPSHOT --tensor NAME` and the page's preview of a
 //! remote snapshot both write it, so their outputs are byte-identical.
+//!
+//! In a snapshot of another format (version 3) the tensors of a plain dtype are written the same
+//! way (no metadata); quantized (ggml block) tensors, gaps and deflated streams are refused with
+//! [`SnapshotError::NotPlainTensor`]: no safetensors dtype holds ggml blocks, and decompressing
+//! the whole file gives them back.
 
 use crate::error::SnapshotError;
+use crate::layout::PieceKind;
 use crate::reader::{BaseSource, SnapshotReader, Source};
 use bitlens_tensors::Header;
 
@@ -51,6 +57,25 @@ impl<R: Source> SnapshotReader<R> {
         let idx = self
             .find(name)
             .ok_or_else(|| SnapshotError::NoTensor { name: name.into() })?;
+        if let Some(info) = &self.entries[idx].piece {
+            let e = &self.entries[idx];
+            if info.dtype(e.raw_len).is_none() {
+                let what = match info.kind {
+                    PieceKind::Tensor if info.is_quantized() => {
+                        format!(
+                            "{} blocks (quantized: no safetensors dtype holds them)",
+                            info.ty
+                        )
+                    }
+                    PieceKind::Tensor => "a storage of mixed element types".to_owned(),
+                    kind => format!("a {} piece of the original file, not a tensor", kind.name()),
+                };
+                return Err(SnapshotError::NotPlainTensor {
+                    name: name.into(),
+                    what,
+                });
+            }
+        }
         self.check_base(base)?;
         let prefix = tensor_file_prefix(&self.header, name)?;
         let mut written = prefix.len() as u64;

@@ -6,6 +6,7 @@ use crate::error::SnapshotError;
 use crate::format::{
     self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
 };
+use crate::layout::PieceInfo;
 use crate::metrics::ErrorStats;
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::{Options, StreamEncoder};
@@ -92,7 +93,7 @@ impl<W: Write> SnapshotWriter<W> {
     /// Starts a snapshot of the safetensors file whose first `8 + N` bytes are `prefix`, with one
     /// plan per tensor in the header's order. `base` is required when any plan is a delta.
     pub fn new(
-        mut out: W,
+        out: W,
         prefix: &[u8],
         plans: Vec<TensorPlan>,
         base: Option<BaseRef>,
@@ -107,6 +108,49 @@ impl<W: Write> SnapshotWriter<W> {
             )));
         }
         check_plans_match(&header, &plans)?;
+        Self::start(out, format::VERSION, prefix, plans, None, base)
+    }
+
+    /// Starts a version 3 snapshot of a file of any format: `pieces` is its piece table
+    /// ([`crate::layout`]: name, description, length per piece, in file order), `kind` the format's
+    /// name, `file_size` the file's size; one plan per piece, in that order.
+    pub fn new_pieces(
+        out: W,
+        kind: &str,
+        pieces: &[(String, PieceInfo, u64)],
+        file_size: u64,
+        plans: Vec<TensorPlan>,
+        base: Option<BaseRef>,
+    ) -> Result<Self, SnapshotError> {
+        let header = crate::layout::piece_header(pieces, file_size)?;
+        check_plans_match(&header, &plans)?;
+        let mut description = file_size.to_le_bytes().to_vec();
+        description.extend_from_slice(kind.as_bytes());
+        if description.len() as u64 > format::MAX_DESCRIPTION {
+            return Err(SnapshotError::Misuse(format!(
+                "format name of {} bytes",
+                kind.len()
+            )));
+        }
+        let infos = pieces.iter().map(|p| p.1.clone()).collect();
+        Self::start(
+            out,
+            format::VERSION_3,
+            &description,
+            plans,
+            Some(infos),
+            base,
+        )
+    }
+
+    fn start(
+        mut out: W,
+        version: u32,
+        prefix: &[u8],
+        plans: Vec<TensorPlan>,
+        pieces: Option<Vec<PieceInfo>>,
+        base: Option<BaseRef>,
+    ) -> Result<Self, SnapshotError> {
         let delta = plans.iter().any(|p| p.delta);
         if delta != base.is_some() {
             return Err(SnapshotError::Misuse(
@@ -119,9 +163,10 @@ impl<W: Write> SnapshotWriter<W> {
             0
         } | if delta { FLAG_DELTA } else { 0 };
         let mut preamble = Vec::with_capacity(prefix.len() + 48);
-        format::write_preamble(prefix, flags, base, &mut preamble);
+        format::write_preamble(version, prefix, flags, base, &mut preamble);
         out.write_all(&preamble)?;
         let n = plans.len();
+        let mut pieces = pieces.map(Vec::into_iter);
         Ok(SnapshotWriter {
             out,
             pos: preamble.len() as u64,
@@ -137,6 +182,7 @@ impl<W: Write> SnapshotWriter<W> {
                     base_checksum: 0,
                     frames: Vec::new(),
                     error: None,
+                    piece: pieces.as_mut().and_then(Iterator::next),
                 })
                 .collect(),
             hashers: (0..n).map(|_| Xxh3::new()).collect(),

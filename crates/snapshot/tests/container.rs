@@ -213,12 +213,12 @@ fn bad_magic_and_version_are_named() {
         Err(SnapshotError::BadMagic { offset: 0, .. })
     ));
     let mut bad = snap.clone();
-    bad[8] = 3;
+    bad[8] = 4;
     assert!(matches!(
         unpack(&bad, None),
         Err(SnapshotError::UnsupportedVersion {
-            version: 3,
-            supported: 2
+            version: 4,
+            supported: 3
         })
     ));
     assert!(matches!(
@@ -517,3 +517,35 @@ fn batches_decode_ahead_and_errors_keep_their_order() {
         });
     }
 }
+
+/// Safetensors files are still written as version 2, byte for byte as before version 3 existed:
+/// the xxh3 of snapshots of a fixed file were taken with the code of main before version 3
+/// (commit 02543a2).
+#[test]
+fn safetensors_snapshots_keep_their_bytes() {
+    let file = zoo(1);
+    let got: Vec<(u8, u64)> = [
+        Codec::lmc_for_width(1),
+        Codec::Stored,
+        Codec::NeuZip(bitlens_codecs::neuzip::Settings::lossless(
+            bitlens_codecs::float::FloatFormat::Bf16,
+        )),
+    ]
+    .into_iter()
+    .map(|c| {
+        let snap = pack(&file, c, None);
+        (snap[8], bitlens_snapshot::checksum(&snap))
+    })
+    .collect();
+    let changed = pack(&zoo(2), Codec::lmc_for_width(1), Some(&file));
+    let delta = (changed[8], bitlens_snapshot::checksum(&changed));
+    assert_eq!(got, GOLDEN_V2);
+    assert_eq!(delta, GOLDEN_V2_DELTA);
+}
+
+const GOLDEN_V2: [(u8, u64); 3] = [
+    (2, 0xf697c111747a5da1),
+    (2, 0xad64550fa778b8ab),
+    (2, 0xa723224901640a04),
+];
+const GOLDEN_V2_DELTA: (u8, u64) = (2, 0xbe1cce6e0c6e22d0);

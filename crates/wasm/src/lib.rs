@@ -15,6 +15,8 @@
 //!   [`http_source`]: a remote file read the same way, with synchronous `Range` requests.
 //! - [`header`], [`stats`], [`flips`]: the embed API — header probing and parsing, one tensor's
 //!   statistics and two checkpoints' flips fed in windows, results as the JSON the CLI prints.
+//! - [`teach`]: the teaching lessons' computations (float anatomy, Huffman on one block, rANS
+//!   step by step), as JSON.
 //! - [`convert`]: JavaScript numbers to `u64` offsets, the clock, and memory size.
 //! - [`error`]: the crate's error, a message.
 //! - [`threads`]: which build this is (single-threaded, or wasm threads with feature `threads`)
@@ -34,6 +36,7 @@ pub mod sink;
 pub mod snapshot;
 pub mod source;
 pub mod stats;
+pub mod teach;
 pub mod threads;
 pub mod worker;
 

@@ -14,13 +14,7 @@ pub fn build_lengths(freqs: &[u32], limit: u32, lengths: &mut [u8]) {
     debug_assert_eq!(freqs.len(), lengths.len());
     debug_assert!(freqs.len() >= 2);
     lengths.iter_mut().for_each(|l| *l = 0);
-    // (freq, symbol) of used symbols, ascending by frequency then symbol.
-    let mut syms: Vec<(u32, u16)> = freqs
-        .iter()
-        .enumerate()
-        .filter(|&(_, &f)| f > 0)
-        .map(|(s, &f)| (f, s as u16))
-        .collect();
+    let mut syms = used_symbols(freqs);
     if syms.len() < 2 {
         // Complete the code with a partner that never occurs.
         let used = syms.first().map(|&(_, s)| s as usize);
@@ -34,7 +28,6 @@ pub fn build_lengths(freqs: &[u32], limit: u32, lengths: &mut [u8]) {
         lengths[partner] = 1;
         return;
     }
-    syms.sort_unstable();
     let mut a: Vec<u32> = syms.iter().map(|&(f, _)| f).collect();
     moffat_katajainen(&mut a);
     // a[i] is now the length of syms[i].
@@ -50,6 +43,36 @@ pub fn build_lengths(freqs: &[u32], limit: u32, lengths: &mut [u8]) {
         1 << MAX_CODE_LEN,
         "code must be complete"
     );
+}
+
+/// (freq, symbol) of the used symbols of `freqs`, ascending by frequency then symbol.
+fn used_symbols(freqs: &[u32]) -> Vec<(u32, u16)> {
+    let mut syms: Vec<(u32, u16)> = freqs
+        .iter()
+        .enumerate()
+        .filter(|&(_, &f)| f > 0)
+        .map(|(s, &f)| (f, s as u16))
+        .collect();
+    syms.sort_unstable();
+    syms
+}
+
+/// The optimal Huffman code lengths of `freqs` with no length limit (what [`build_lengths`] gives
+/// before limiting; 0 for unused symbols, 1 for a lone used symbol). For the lessons, which show
+/// what the limit costs.
+pub(crate) fn unlimited_lengths(freqs: &[u32]) -> Vec<u32> {
+    let syms = used_symbols(freqs);
+    let mut lengths = vec![0u32; freqs.len()];
+    if syms.len() < 2 {
+        syms.iter().for_each(|&(_, s)| lengths[s as usize] = 1);
+        return lengths;
+    }
+    let mut a: Vec<u32> = syms.iter().map(|&(f, _)| f).collect();
+    moffat_katajainen(&mut a);
+    for (&l, &(_, s)) in a.iter().zip(&syms) {
+        lengths[s as usize] = l;
+    }
+    lengths
 }
 
 /// In-place minimum-redundancy code lengths (Moffat & Katajainen 1995). `a` holds frequencies in

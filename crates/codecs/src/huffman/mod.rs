@@ -56,6 +56,7 @@ mod decode;
 mod decode_kernels;
 mod encode;
 mod encode_kernels;
+pub mod explain;
 mod histogram;
 mod lengths;
 mod lookup;

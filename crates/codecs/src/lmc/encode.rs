@@ -241,20 +241,7 @@ impl Encoder {
             return;
         }
 
-        let mut lengths = [0u8; 256];
-        huffman::build_lengths(hist, limit, &mut lengths);
-        let mut bits = huffman::code_cost_bits(hist, &lengths);
-        if limit > FAST_CODE_LIMIT && lengths.iter().any(|&l| u32::from(l) > FAST_CODE_LIMIT) {
-            // Codes of at most 11 bits decode with a half-size table holding more symbols per
-            // lookup; take them when they cost at most 1/1024 more.
-            let mut short = [0u8; 256];
-            huffman::build_lengths(hist, FAST_CODE_LIMIT, &mut short);
-            let short_bits = huffman::code_cost_bits(hist, &short);
-            if short_bits <= bits + bits / 1024 {
-                lengths = short;
-                bits = short_bits;
-            }
-        }
+        let (lengths, bits) = leaf_lengths(hist, limit);
         self.table.clear();
         huffman::write_table(&lengths, &mut self.table);
         // kind + table + 4 LEB128 sizes + streams (each rounded up to a byte).
@@ -301,6 +288,25 @@ impl Encoder {
             out.extend_from_slice(block);
         }
     }
+}
+
+/// The code lengths of a plain Huffman leaf with histogram `hist` (not one value repeated), and
+/// their cost in bits: the optimal code under `limit`, or the one limited to 11 bits when that
+/// costs at most 1/1024 more (codes of at most 11 bits decode with a half-size table holding
+/// more symbols per lookup).
+pub(crate) fn leaf_lengths(hist: &[u32; 256], limit: u32) -> ([u8; 256], u64) {
+    let mut lengths = [0u8; 256];
+    huffman::build_lengths(hist, limit, &mut lengths);
+    let bits = huffman::code_cost_bits(hist, &lengths);
+    if limit > FAST_CODE_LIMIT && lengths.iter().any(|&l| u32::from(l) > FAST_CODE_LIMIT) {
+        let mut short = [0u8; 256];
+        huffman::build_lengths(hist, FAST_CODE_LIMIT, &mut short);
+        let short_bits = huffman::code_cost_bits(hist, &short);
+        if short_bits <= bits + bits / 1024 {
+            return (short, short_bits);
+        }
+    }
+    (lengths, bits)
 }
 
 /// Splits the whole elements of `row` (width `w`) into byte groups, the first `prefix` written

@@ -1,0 +1,189 @@
+//! The computations of the teaching lessons (issue 14), for the page: each function calls the
+//! core crates and returns their result as JSON text, as the rest of the embed API does; the
+//! lesson views only draw it.
+//!
+//! - `float` lesson: [`teach_decompose`], [`teach_encode`], [`teach_encode_all`], [`teach_flip`]
+//!   ([`bitlens_codecs::anatomy`]: fp32, bf16, fp16, fp8 E4M3 / E5M2).
+//! - `huffman` lesson (LMC paper §3–4): [`teach_huffman_block`] explains one block of one byte
+//!   group of a tensor (the encoder's blocks: [`teach_block_bytes`]), [`teach_huffman_tables`]
+//!   compares one global table with a table per block over the group
+//!   ([`bitlens_codecs::huffman::explain`]).
+//! - `ans` lesson (NeuZip §2.2): [`teach_exponents`] takes the first exponents of a tensor,
+//!   [`teach_rans_trace`] traces the rANS coder on them ([`bitlens_codecs::rans::trace`]).
+
+use crate::convert::{to_dtype, to_json, to_u64};
+use crate::error::Failure;
+use bitlens_codecs::anatomy::{self, Format, Overflow};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::huffman::explain;
+use bitlens_codecs::lmc::{Params, Width};
+use bitlens_codecs::rans::trace;
+use bitlens_tensors::Dtype;
+use wasm_bindgen::prelude::*;
+
+fn format(name: &str) -> Result<Format, Failure> {
+    Format::from_name(name).ok_or_else(|| {
+        Failure(format!(
+            "unknown float format `{name}` (f32, bf16, f16, e4m3, e5m2)"
+        ))
+    })
+}
+
+/// Bit pattern `bits` of `format` (`f32`, `bf16`, `f16`, `e4m3`, `e5m2`) taken apart: JSON of
+/// [`anatomy::Decomposed`]. Bits above the format's width are ignored.
+#[wasm_bindgen(js_name = teachDecompose)]
+pub fn teach_decompose(format_name: &str, bits: u32) -> Result<String, JsError> {
+    Ok(to_json(&anatomy::decompose(bits, format(format_name)?))?)
+}
+
+/// `value` rounded into `format` (to nearest, ties to even; `saturate`: the OFP8 saturation
+/// mode instead of ±∞ / NaN on overflow): JSON of [`anatomy::Encoded`].
+#[wasm_bindgen(js_name = teachEncode)]
+pub fn teach_encode(format_name: &str, value: f64, saturate: bool) -> Result<String, JsError> {
+    Ok(to_json(&anatomy::encode(
+        value,
+        format(format_name)?,
+        overflow(saturate),
+    ))?)
+}
+
+/// `value` rounded into every format, widest first: a JSON array of [`anatomy::Encoded`].
+#[wasm_bindgen(js_name = teachEncodeAll)]
+pub fn teach_encode_all(value: f64, saturate: bool) -> Result<String, JsError> {
+    let all: Vec<anatomy::Encoded> = Format::ALL
+        .iter()
+        .map(|&f| anatomy::encode(value, f, overflow(saturate)))
+        .collect();
+    Ok(to_json(&all)?)
+}
+
+fn overflow(saturate: bool) -> Overflow {
+    if saturate {
+        Overflow::Saturating
+    } else {
+        Overflow::NonSaturating
+    }
+}
+
+/// Bit `bit` (0 = lowest mantissa bit) of pattern `bits` of `format` flipped: JSON of
+/// [`anatomy::Flipped`]. Fails for a bit the format does not have.
+#[wasm_bindgen(js_name = teachFlip)]
+pub fn teach_flip(format_name: &str, bits: u32, bit: u32) -> Result<String, JsError> {
+    let f = format(format_name)?;
+    let flipped = anatomy::flip_bit(bits, bit, f).ok_or_else(|| {
+        Failure(format!(
+            "{format_name} has bits 0..{}, not bit {bit}",
+            f.bits()
+        ))
+    })?;
+    Ok(to_json(&flipped)?)
+}
+
+/// The LMC parameters of a tensor of `dtype`: its element width (1 for sub-byte and 1-byte
+/// types), and the default transform, block size and code-length limit for that width.
+fn lmc_params(dtype: &str) -> Result<Params, Failure> {
+    let dtype = to_dtype(dtype)?;
+    let width = Width::from_bytes((dtype.bits() / 8) as usize).unwrap_or(Width::W1);
+    Ok(Params::new(width))
+}
+
+/// The LMC encoder's block size in bytes for a tensor of `dtype` (128 KiB for 2-byte types,
+/// else 64 KiB): blocks of a byte group at multiples of it are the encoder's blocks, in the LMC
+/// stream and in every PLMC segment (the default segments hold whole blocks).
+#[wasm_bindgen(js_name = teachBlockBytes)]
+pub fn teach_block_bytes(dtype: &str) -> Result<f64, JsError> {
+    Ok(lmc_params(dtype)?.block_bytes() as f64)
+}
+
+/// Byte group `group` of a tensor's bytes `data` (`dtype`, a safetensors name), as the LMC
+/// encoder groups them by default.
+fn group_of(data: &[u8], dtype: &str, group: usize) -> Result<(Vec<u8>, Params), Failure> {
+    let params = lmc_params(dtype)?;
+    let bytes = explain::group_bytes(data, params.width, params.transform, group)?;
+    Ok((bytes, params))
+}
+
+/// Huffman explained on bytes `offset..offset + len` of byte group `group` of a tensor's bytes
+/// `data` of `dtype` (grouped as the LMC encoder does by default: sign rotation, byte `group`
+/// of every element), under the LMC encoder's code-length limit, with a tree of the `top` most
+/// frequent symbols: JSON of [`explain::BlockExplanation`]. Its `encoder.coded_bytes` is what
+/// the LMC encoder writes for that block (when `offset` and `len` are a block of the encoder's
+/// layout: a multiple of its block size, `Params::block_bytes`, and that size or the group's
+/// end).
+#[wasm_bindgen(js_name = teachHuffmanBlock)]
+pub fn teach_huffman_block(
+    data: &[u8],
+    dtype: &str,
+    group: usize,
+    offset: f64,
+    len: f64,
+    top: usize,
+) -> Result<String, JsError> {
+    let params = lmc_params(dtype)?;
+    let w = params.width.bytes();
+    let offset = to_u64(offset, "offset")? as usize;
+    let len = to_u64(len, "length")? as usize;
+    let elements = data.len() / w;
+    // Only the elements of the block are grouped: grouping works element by element.
+    let end = offset.checked_add(len).filter(|&end| end <= elements);
+    let Some(end) = end else {
+        return Err(Failure(format!(
+            "bytes {offset}..{} are past the group's {elements} bytes",
+            offset.saturating_add(len)
+        ))
+        .into());
+    };
+    let block = explain::group_bytes(
+        &data[offset * w..end * w],
+        params.width,
+        params.transform,
+        group,
+    )?;
+    let e = explain::explain_block(&block, u32::from(params.code_limit), top)?;
+    Ok(to_json(&e)?)
+}
+
+/// One global Huffman table against a table per block of `2^block_log2` bytes over byte group
+/// `group` of a tensor's bytes `data` of `dtype`: JSON of [`explain::TableComparison`]
+/// (`block_log2` 0: the encoder's default block size for the dtype).
+#[wasm_bindgen(js_name = teachHuffmanTables)]
+pub fn teach_huffman_tables(
+    data: &[u8],
+    dtype: &str,
+    group: usize,
+    block_log2: u8,
+) -> Result<String, JsError> {
+    let (bytes, params) = group_of(data, dtype, group)?;
+    let log2 = if block_log2 == 0 {
+        params.block_log2
+    } else {
+        block_log2
+    };
+    let c = explain::compare_tables(&bytes, log2, u32::from(params.code_limit))?;
+    Ok(to_json(&c)?)
+}
+
+/// The biased exponents of the first `count` elements of a tensor's bytes `data` of `dtype`
+/// (`BF16`, `F16` or `F32`): the symbols NeuZip codes with rANS.
+#[wasm_bindgen(js_name = teachExponents)]
+pub fn teach_exponents(data: &[u8], dtype: &str, count: usize) -> Result<Vec<u8>, JsError> {
+    let format = match to_dtype(dtype)? {
+        Dtype::BF16 => FloatFormat::Bf16,
+        Dtype::F16 => FloatFormat::F16,
+        Dtype::F32 => FloatFormat::F32,
+        other => {
+            return Err(Failure(format!(
+                "{other} has no NeuZip float format (BF16, F16, F32)"
+            ))
+            .into())
+        }
+    };
+    Ok(trace::exponents(data, format, count))
+}
+
+/// The rANS coder traced on `symbols` (at most [`trace::MAX_TRACE_SYMBOLS`]): JSON of
+/// [`trace::Trace`], its encoding and decoding steps, bytes and sizes.
+#[wasm_bindgen(js_name = teachRansTrace)]
+pub fn teach_rans_trace(symbols: &[u8]) -> Result<String, JsError> {
+    Ok(to_json(&trace::trace(symbols)?)?)
+}
