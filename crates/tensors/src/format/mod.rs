@@ -13,6 +13,7 @@
 //! [`open`] detects the format and runs its reader.
 
 pub mod bytes;
+pub mod coalesce;
 pub mod gguf;
 pub mod safetensors;
 

@@ -71,6 +71,9 @@ pub fn read(src: &dyn ReadAt) -> Result<Layout, NpzError> {
 /// Reads an opened archive as an `.npz`: per member, its local header and the `.npy` header at
 /// the start of its data (inflating only that much of a deflated member).
 pub fn read_archive(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, NpzError> {
+    // Small members' local headers (and .npy headers) are read together.
+    let coalesced = super::coalesce::Coalesced::local_headers(src, archive, PREFETCH);
+    let src: &dyn ReadAt = &coalesced;
     let mut entries = Vec::with_capacity(archive.members().len());
     let mut deflated = false;
     let mut scratch = Some(Scratch::new());

@@ -16,6 +16,8 @@ const MAX_BYTEORDER: u64 = 16;
 /// Reads the tensor table of a PyTorch zip checkpoint whose central directory is `archive`.
 /// [`TorchError::NotPyTorch`] when the zip has no `data.pkl` (an `.npz`, say).
 pub fn read_zip(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, TorchError> {
+    // The storages' local headers: read together where members are small.
+    let headers = crate::format::coalesce::Coalesced::local_headers(src, archive, 0);
     let mut pkl = None;
     for m in archive.members() {
         if m.name == "data.pkl" || m.name.ends_with("/data.pkl") {
@@ -67,7 +69,7 @@ pub fn read_zip(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, TorchErro
                 available: m.size,
             });
         }
-        at.push(archive.data_offset(src, m)?);
+        at.push(archive.data_offset(&headers, m)?);
     }
     Ok(Layout {
         format: Format::Zip,
