@@ -370,6 +370,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::coalesce::tests::Counting;
     use crate::format::{npy, npz, pytorch, zip::crc32};
 
     fn fixture(path: &str) -> Vec<u8> {
@@ -496,11 +497,11 @@ mod tests {
                 strides: vec![24, 1],
             },
         };
-        let reads = std::cell::Cell::new(0);
         let counting = Counting {
             file: &file,
-            reads: &reads,
+            reads: std::cell::Cell::new(0),
         };
+        let reads = &counting.reads;
         for window in [5, 100, 4096] {
             reads.set(0);
             let mut out = Vec::new();
@@ -516,23 +517,6 @@ mod tests {
         }
         let r = stream::<_, BytesError>(&file, get("transposed"), 4096, 64, |_| Ok(()));
         assert!(matches!(r, Err(BytesError::Scattered { max: 64, .. })));
-    }
-
-    /// A file that counts the reads made of it.
-    struct Counting<'a> {
-        file: &'a [u8],
-        reads: &'a std::cell::Cell<u32>,
-    }
-
-    impl ReadAt for Counting<'_> {
-        fn size(&self) -> u64 {
-            self.file.len() as u64
-        }
-
-        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-            self.reads.set(self.reads.get() + 1);
-            self.file.read_exact_at(offset, buf)
-        }
     }
 
     #[test]

@@ -110,13 +110,14 @@ impl ReadAt for Coalesced<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::cell::Cell;
 
-    struct Counting<'a> {
-        file: &'a [u8],
-        reads: Cell<u32>,
+    /// A file that counts the reads made of it.
+    pub(crate) struct Counting<'a> {
+        pub(crate) file: &'a [u8],
+        pub(crate) reads: Cell<u32>,
     }
 
     impl ReadAt for Counting<'_> {
