@@ -7,12 +7,28 @@
 //   node --test tests/e2e/learn.test.mjs      (after scripts/build-web.sh)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { useApp } from './harness.mjs';
-import { SHOTS } from './fixtures.mjs';
+import { ROOT, BITLENS, SHOTS } from './fixtures.mjs';
 
 const app = useApp();
 const TENSOR = 'encoder.layer.0.attention.self.key.weight';
+const DEMO = path.join(ROOT, 'web/demo/minilm-demo-step0.safetensors');
+
+/** A safetensors file holding only tensor `name` of `src`. */
+function oneTensor(src, name, out) {
+  const buf = fs.readFileSync(src);
+  const n = Number(buf.readBigUInt64LE(0));
+  const t = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'))[name];
+  const data = buf.subarray(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]);
+  const json = Buffer.from(JSON.stringify({ [name]: { dtype: t.dtype, shape: t.shape, data_offsets: [0, data.length] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  fs.writeFileSync(out, Buffer.concat([len, json, data]));
+  return { file: out, bytes: data.length };
+}
 
 /** A page of the app opened at `hash`, once the lesson has read its tensor. */
 async function openLesson(hash, ready) {
@@ -53,7 +69,7 @@ test('float: a deep link renders, flipping bits gives the value of the new bits'
   assert.equal(await page.locator('tr.format-row').count(), 5);
   // The weight of the link: element 5 of the bf16 tensor, exact in its own format.
   assert.match(await page.textContent('#float-source'), /element 5 of encoder\.layer\.0\.attention\.self\.key\.weight/);
-  const bf16Err = await page.getAttribute('tr[data-format=bf16] td.error', 'data-abs-error');
+  const bf16Err = await page.getAttribute('tr[data-format=bf16] td.rounding', 'data-abs-error');
   assert.equal(Number(bf16Err), 0);
   const entropy = Number(await page.getAttribute('#exponent-entropy', 'data-bits'));
   assert.ok(entropy > 0 && entropy < 8, `exponent entropy ${entropy}`);
@@ -95,6 +111,8 @@ test('huffman: block encoder bytes add up to the group LMC stream, keys step blo
   const counts = await page.$$eval('[data-chart="huffman-histogram"] rect.bar', (els) => els.map((e) => Number(e.dataset.value)));
   const blockLen = counts.reduce((a, b) => a + b, 0);
   assert.ok(blockLen > 0);
+  await page.screenshot({ path: path.join(SHOTS, 'learn-huffman.png'), fullPage: true });
+  let allBlocks = 0;
   for (const group of ['1', '0']) {
     await page.selectOption('#huffman-group', group);
     await page.waitForSelector(`#lesson-huffman[data-group="${group}"]`);
@@ -105,6 +123,7 @@ test('huffman: block encoder bytes add up to the group LMC stream, keys step blo
     const perBlock = await page.$$eval('[data-chart="huffman-blocks"] rect.bar', (els) => els.map((e) => Number(e.dataset.value)));
     assert.ok(perBlock.length >= 2, 'several blocks');
     assert.equal(perBlock.reduce((a, b) => a + b, 0), stream, `group ${group}: Σ blocks vs stream`);
+    allBlocks += stream;
     // Each block's shown encoder bytes equal its bar; → and ← step the blocks.
     // Keys act outside form fields: move the focus off the select.
     await page.click('#lesson-huffman h2');
@@ -123,7 +142,13 @@ test('huffman: block encoder bytes add up to the group LMC stream, keys step blo
     await page.waitForSelector(`#lesson-huffman[data-block="${perBlock.length - 2}"]`);
   }
   assert.match(await page.evaluate(() => location.hash), /^#learn\/huffman\?tensor=.*&group=0&block=\d+$/);
-  await page.screenshot({ path: path.join(SHOTS, 'learn-huffman.png'), fullPage: true });
+  // The native CLI's LMC (PLMC) size of the tensor alone: its one segment (≤ 1 MiB) holds the
+  // blocks of both groups after the 24-byte header, the segment's 8-byte size and layout byte.
+  const one = oneTensor(DEMO, TENSOR, path.join(app.tmp, 'one-tensor.safetensors'));
+  assert.ok(one.bytes <= 1 << 20);
+  const bench = JSON.parse(execFileSync(BITLENS, ['bench', one.file, '--codecs', 'lmc', '--json', '--repeat', '1', '--threads', '1']));
+  assert.equal(bench.results[0].codec, 'lmc');
+  assert.equal(allBlocks + 24 + 8 + 1, bench.results[0].compressed_bytes, 'Σ blocks of both groups vs bitlens bench');
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -140,6 +165,7 @@ test('ans: stepping changes the state, decoding ends in the input symbols', { ti
   await page.waitForSelector('#lesson-ans[data-step="4"]');
   const s4 = await state();
   assert.notEqual(s4, s3, 'a step changes the state');
+  await page.screenshot({ path: path.join(SHOTS, 'learn-ans.png'), fullPage: true });
   await page.keyboard.press('ArrowLeft');
   await page.waitForSelector('#lesson-ans[data-step="3"]');
   assert.equal(await state(), s3, 'stepping back restores it');
@@ -156,7 +182,7 @@ test('ans: stepping changes the state, decoding ends in the input symbols', { ti
   const rans = Number(await claim.getAttribute('data-rans'));
   assert.ok(entropy > 0 && entropy < 8 && rans >= entropy, `entropy ${entropy}, rANS ${rans}`);
   assert.match(await page.evaluate(() => location.hash), /^#learn\/ans\?tensor=.*&n=32&step=64$/);
-  await page.screenshot({ path: path.join(SHOTS, 'learn-ans.png'), fullPage: true });
+  await page.screenshot({ path: path.join(SHOTS, 'learn-ans-decoded.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.close();
 });

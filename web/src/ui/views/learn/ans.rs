@@ -194,11 +194,11 @@ impl Component for AnsLesson {
                         </select>{ " exponents" }
                     </label>
                     <span class="control" role="group" aria-label="Steps">
-                        <button id="ans-first" class="button" onclick={link.callback(|_| Msg::Step(i64::MIN))} aria-label="First step">{ "⏮" }</button>
+                        <button id="ans-first" class="button" onclick={link.callback(|_| Msg::Step(i64::MIN))} aria-label="First step">{ "|←" }</button>
                         <button id="ans-prev" class="button" disabled={self.step == 0} onclick={link.callback(|_| Msg::Step(-1))} aria-label="Previous step">{ "←" }</button>
                         <span class="step-count">{ format!("step {} of {}", self.step, 2 * n) }</span>
                         <button id="ans-next" class="button" disabled={self.step == 2 * n} onclick={link.callback(|_| Msg::Step(1))} aria-label="Next step">{ "→" }</button>
-                        <button id="ans-last" class="button" onclick={link.callback(|_| Msg::Step(i64::MAX))} aria-label="Last step">{ "⏭" }</button>
+                        <button id="ans-last" class="button" onclick={link.callback(|_| Msg::Step(i64::MAX))} aria-label="Last step">{ "→|" }</button>
                     </span>
                 </div>
                 { symbols(&tr, self.step) }

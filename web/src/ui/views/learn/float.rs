@@ -237,7 +237,7 @@ impl FloatLesson {
                 <td class="num value">{ shown(d.value) }</td>
                 <td>{ class_name(d.class) }</td>
                 <td class="formula">{ &d.formula.text }</td>
-                <td class="num error" data-abs-error={js_number(e.abs_error)}>{ error }</td>
+                <td class="num rounding" data-abs-error={js_number(e.abs_error)}>{ error }</td>
                 <td>{ flags.join(", ") }</td>
             </tr>
         }

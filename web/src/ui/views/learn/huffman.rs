@@ -492,7 +492,11 @@ fn whole_group(g: &Group) -> Html {
         sum,
         g.len
     );
-    let row = |id: &str, what: &str, tables: usize, table_bytes: usize, total: u64| {
+    let row = |id: &str, what: &str, tables: Option<(usize, usize)>, total: u64| {
+        let (tables, table_bytes) = tables
+            .map_or(("—".to_string(), "—".to_string()), |(t, b)| {
+                (t.to_string(), b.to_string())
+            });
         html! {
             <tr data-row={id.to_owned()} data-bytes={total.to_string()}>
                 <th scope="row">{ what }</th><td class="num">{ tables }</td><td class="num">{ table_bytes }</td>
@@ -507,11 +511,11 @@ fn whole_group(g: &Group) -> Html {
             <table aria-label="One global table against a table per block">
                 <thead><tr><th scope="col">{ "" }</th><th scope="col">{ "tables" }</th><th scope="col">{ "table bytes" }</th><th scope="col">{ "bytes" }</th><th scope="col">{ "bits / byte" }</th></tr></thead>
                 <tbody>
-                    { row("global-bound", "entropy of the whole group (bound for one table)", 0, 0, (t.global_entropy_bits / 8.0).ceil() as u64) }
-                    { row("global", "one global Huffman table", t.global.tables, t.global.table_bytes, t.global.bytes) }
-                    { row("adaptive-bound", "Σ block entropies (bound for a table per block)", 0, 0, (t.block_entropy_bits / 8.0).ceil() as u64) }
-                    { row("adaptive", "a Huffman table per block", t.adaptive.tables, t.adaptive.table_bytes, t.adaptive.bytes) }
-                    { row("encoder", "the LMC encoder (raw, run, runs, splits)", t.blocks, 0, t.encoder_bytes as u64) }
+                    { row("global-bound", "entropy of the whole group (bound for one table)", None, (t.global_entropy_bits / 8.0).ceil() as u64) }
+                    { row("global", "one global Huffman table", Some((t.global.tables, t.global.table_bytes)), t.global.bytes) }
+                    { row("adaptive-bound", "Σ block entropies (bound for a table per block)", None, (t.block_entropy_bits / 8.0).ceil() as u64) }
+                    { row("adaptive", "a Huffman table per block", Some((t.adaptive.tables, t.adaptive.table_bytes)), t.adaptive.bytes) }
+                    { row("encoder", "the LMC encoder (raw, run, runs, splits)", None, t.encoder_bytes as u64) }
                 </tbody>
             </table>
             <p class="muted">{ format!("The blocks coded one at a time add up to {sum} bytes; the group coded as one LMC stream is {} bytes.", t.encoder_bytes) }</p>

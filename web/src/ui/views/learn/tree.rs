@@ -35,7 +35,7 @@ pub fn view(nodes: &[TreeNode], top: usize) -> Html {
     let mut leaves = 0.0;
     layout(nodes, 0, &mut leaves, &mut x);
     let depth = nodes.iter().map(|n| n.prefix.len()).max().unwrap_or(0) as f64;
-    let h = PAD * 2.0 + depth * LEVEL + 20.0;
+    let h = PAD * 2.0 + depth * LEVEL + 50.0;
     let step = (W - 2.0 * PAD) / leaves.max(1.0);
     let px = |i: usize| PAD + (x[i] + 0.5) * step;
     let py = |i: usize| PAD + nodes[i].prefix.len() as f64 * LEVEL;
@@ -88,7 +88,8 @@ pub fn view(nodes: &[TreeNode], top: usize) -> Html {
                                 <title>{ tip }</title>
                             </circle>
                             if kind != "inner" {
-                                <text x={px(i).to_string()} y={(py(i) + 18.0).to_string()} text-anchor="middle">{ label(n) }</text>
+                                <text x={px(i).to_string()} y={(py(i) + 12.0).to_string()} text-anchor="start"
+                                      transform={format!("rotate(60 {} {})", px(i), py(i) + 12.0)}>{ label(n) }</text>
                             }
                         </g>
                     }
