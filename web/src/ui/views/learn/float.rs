@@ -301,6 +301,14 @@ impl Component for FloatLesson {
         me
     }
 
+    fn changed(&mut self, ctx: &Context<Self>, old: &Self::Properties) -> bool {
+        // Another checkpoint: the same tensor name if it has one, else its largest tensor.
+        if ctx.props().tensors != old.tensors {
+            self.load(ctx);
+        }
+        true
+    }
+
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Typed(s) => {

@@ -207,6 +207,14 @@ impl Component for HuffmanLesson {
         me
     }
 
+    fn changed(&mut self, ctx: &Context<Self>, old: &Self::Properties) -> bool {
+        // Another checkpoint: the same tensor name if it has one, else its largest tensor.
+        if ctx.props().tensors != old.tensors {
+            self.load(ctx);
+        }
+        true
+    }
+
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Tensor(name) => {

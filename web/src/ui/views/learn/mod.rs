@@ -60,7 +60,9 @@ impl Lesson {
     }
 }
 
-/// The lesson and its state, from the page's hash `#learn/<lesson>?key=value&…`.
+/// The lesson and its state, from the page's hash `#learn/<lesson>?key=value&…` (`float`:
+/// `tensor`, `index` or `value`; `huffman`: `tensor`, `group`, `block`, both from 0; `ans`:
+/// `tensor`, `n`, `step`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     /// The lesson.
@@ -268,10 +270,13 @@ pub fn learn(p: &LearnProps) -> Html {
     } else {
         let params = p.route.params.clone();
         let tensors = p.tensors.clone();
+        // A link followed (a new hash) starts the lesson afresh from its state; the lesson's own
+        // changes rewrite the hash without a `hashchange`, so they keep it.
+        let key = format!("{}{:?}", lesson.name(), params);
         match lesson {
-            Lesson::Float => html! { <float::FloatLesson {tensors} {params} /> },
-            Lesson::Huffman => html! { <huffman::HuffmanLesson {tensors} {params} /> },
-            Lesson::Ans => html! { <ans::AnsLesson {tensors} {params} /> },
+            Lesson::Float => html! { <float::FloatLesson {key} {tensors} {params} /> },
+            Lesson::Huffman => html! { <huffman::HuffmanLesson {key} {tensors} {params} /> },
+            Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
         }
     };
     html! {
