@@ -3,7 +3,7 @@
 //! per lane, renormalisation and the 16-bit words written, then the decoder reading them back;
 //! total bits against a Huffman code and the entropy of the same symbols.
 
-use super::source::{self, Tensors};
+use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
@@ -33,15 +33,14 @@ pub enum Msg {
     /// A step: −1, +1, first, last.
     Step(i64),
     /// A tensor's data arrived.
-    Loaded(String, Result<Rc<Vec<u8>>, String>),
+    Loaded(Arrived),
 }
 
 /// The lesson's state.
 pub struct AnsLesson {
-    tensor: String,
+    chosen: Chosen,
     n: usize,
     step: usize,
-    data: Option<Rc<Vec<u8>>>,
     trace: Option<Rc<Trace>>,
     /// The sizes of the first [`MAX_TRACE_SYMBOLS`] exponents, for the claim.
     long: Option<Sizes>,
@@ -50,23 +49,15 @@ pub struct AnsLesson {
 }
 
 impl AnsLesson {
-    fn source(&self, ctx: &Context<Self>) -> Option<source::TensorSource> {
-        source::pick(&ctx.props().tensors, Some(&self.tensor)).cloned()
-    }
-
     fn load(&mut self, ctx: &Context<Self>) {
-        let Some(t) = self.source(ctx) else {
-            return;
-        };
-        self.tensor = t.name.clone();
-        self.data = None;
         self.trace = None;
-        ctx.link()
-            .send_future(async move { Msg::Loaded(t.name.clone(), t.read().await) });
+        self.chosen
+            .load(&ctx.props().tensors, ctx.link(), Msg::Loaded);
     }
 
     fn retrace(&mut self, ctx: &Context<Self>) {
-        let (Some(t), Some(data)) = (self.source(ctx), self.data.clone()) else {
+        let t = self.chosen.source(&ctx.props().tensors);
+        let (Some(t), Some(data)) = (t, self.chosen.data.clone()) else {
             return;
         };
         let f = t.float_format();
@@ -87,7 +78,7 @@ impl AnsLesson {
         write_state(
             Lesson::Ans,
             &[
-                ("tensor", self.tensor.clone()),
+                ("tensor", self.chosen.name.clone()),
                 ("n", self.n.to_string()),
                 ("step", self.step.to_string()),
             ],
@@ -102,14 +93,11 @@ impl Component for AnsLesson {
     fn create(ctx: &Context<Self>) -> Self {
         let p = ctx.props();
         let mut me = AnsLesson {
-            tensor: source::pick(&p.tensors, param(&p.params, "tensor"))
-                .map(|t| t.name.clone())
-                .unwrap_or_default(),
+            chosen: Chosen::new(&p.tensors, param(&p.params, "tensor")),
             n: param_num(&p.params, "n")
                 .unwrap_or(32usize)
                 .clamp(1, MAX_TRACE_SYMBOLS),
             step: param_num(&p.params, "step").unwrap_or(0),
-            data: None,
             trace: None,
             long: None,
             error: None,
@@ -120,17 +108,16 @@ impl Component for AnsLesson {
     }
 
     fn changed(&mut self, ctx: &Context<Self>, old: &Self::Properties) -> bool {
-        // Another checkpoint: the same tensor name if it has one, else its largest tensor.
-        if ctx.props().tensors != old.tensors {
-            self.load(ctx);
-        }
+        let new = &ctx.props().tensors;
+        self.chosen
+            .follow(&old.tensors, new, ctx.link(), Msg::Loaded);
         true
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Tensor(name) => {
-                self.tensor = name;
+                self.chosen.name = name;
                 self.step = 0;
                 self.load(ctx);
             }
@@ -151,18 +138,11 @@ impl Component for AnsLesson {
                 }
                 self.step = to as usize;
             }
-            Msg::Loaded(name, result) => {
-                if name != self.tensor {
-                    return false;
-                }
-                match result {
-                    Ok(d) => {
-                        self.data = Some(d);
-                        self.retrace(ctx);
-                    }
-                    Err(e) => self.error = Some(e),
-                }
-            }
+            Msg::Loaded(a) => match self.chosen.arrive(a) {
+                None => return false,
+                Some(Ok(())) => self.retrace(ctx),
+                Some(Err(e)) => self.error = Some(e),
+            },
         }
         self.write_link();
         true
@@ -195,7 +175,7 @@ impl Component for AnsLesson {
                 { head }
                 { self.claim() }
                 <div class="controls">
-                    { source::picker(&ctx.props().tensors, &self.tensor, link.callback(Msg::Tensor)) }
+                    { source::picker(&ctx.props().tensors, &self.chosen.name, link.callback(Msg::Tensor)) }
                     <label class="control">{ "First " }
                         <select id="ans-count" onchange={onn}>
                             { for COUNTS.iter().map(|&c| html! { <option value={c.to_string()} selected={c == self.n}>{ c }</option> }) }
@@ -234,7 +214,7 @@ impl AnsLesson {
                     <span id="ans-claim" data-entropy={js_number(s.entropy_bits / n)} data-rans={js_number(rans)}
                           data-huffman={js_number((s.huffman_code_bits as f64 + 8.0 * s.huffman_table_bytes as f64) / n)}>
                         { format!("the first {} exponents of {} hold {:.3} bits of entropy each; rANS codes them in {rans:.3} bits each (block included), a Huffman code in {:.3}.",
-                            s.symbols, self.tensor, s.entropy_bits / n,
+                            s.symbols, self.chosen.name, s.entropy_bits / n,
                             (s.huffman_code_bits as f64 + 8.0 * s.huffman_table_bytes as f64) / n) }
                     </span>
                 }

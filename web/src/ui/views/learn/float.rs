@@ -4,7 +4,7 @@
 //! typed value rounded into every format ([`anatomy::encode`]) with the rounding error and
 //! overflow / saturation; subnormal, largest, ∞ and NaN patterns; a real weight of a tensor.
 
-use super::source::{self, Tensors};
+use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson};
 use bitlens_codecs::anatomy::{self, Class, Decomposed, Encoded, Flipped, Format, Overflow};
 use bitlens_codecs::huffman::explain::entropy_bits;
@@ -35,7 +35,7 @@ pub enum Msg {
     /// Another tensor.
     Tensor(String),
     /// A tensor's data arrived.
-    Loaded(String, Result<Rc<Vec<u8>>, String>),
+    Loaded(Arrived),
     /// Take weight `index` of the tensor (`None`: a random one).
     Pick(Option<u64>),
 }
@@ -60,8 +60,7 @@ pub struct FloatLesson {
     encoded: Vec<Encoded>,
     bits: Vec<u32>,
     flipped: Option<Flipped>,
-    tensor: String,
-    data: Option<Rc<Vec<u8>>>,
+    chosen: Chosen,
     index: Option<u64>,
     error: Option<String>,
 }
@@ -130,22 +129,17 @@ impl FloatLesson {
     }
 
     fn source(&self, ctx: &Context<Self>) -> Option<source::TensorSource> {
-        source::pick(&ctx.props().tensors, Some(&self.tensor)).cloned()
+        self.chosen.source(&ctx.props().tensors)
     }
 
     fn load(&mut self, ctx: &Context<Self>) {
-        let Some(t) = self.source(ctx) else {
-            return;
-        };
-        self.tensor = t.name.clone();
-        self.data = None;
-        ctx.link()
-            .send_future(async move { Msg::Loaded(t.name.clone(), t.read().await) });
+        self.chosen
+            .load(&ctx.props().tensors, ctx.link(), Msg::Loaded);
     }
 
     /// Takes weight `index` of the loaded tensor as the value.
     fn take_weight(&mut self, ctx: &Context<Self>, index: u64) {
-        let (Some(t), Some(data)) = (self.source(ctx), self.data.clone()) else {
+        let (Some(t), Some(data)) = (self.source(ctx), self.chosen.data.clone()) else {
             return;
         };
         let w = t.width();
@@ -166,7 +160,7 @@ impl FloatLesson {
     }
 
     fn write_link(&self) {
-        let mut pairs = vec![("tensor", self.tensor.clone())];
+        let mut pairs = vec![("tensor", self.chosen.name.clone())];
         match self.index {
             Some(i) => pairs.push(("index", i.to_string())),
             None => pairs.push(("value", self.input.clone())),
@@ -245,7 +239,7 @@ impl FloatLesson {
 
     /// The NeuZip claim beside the exponent entropy of the loaded tensor.
     fn claim(&self, ctx: &Context<Self>) -> Html {
-        let measured = match (self.source(ctx), &self.data) {
+        let measured = match (self.source(ctx), &self.chosen.data) {
             (Some(t), Some(data)) => {
                 let f = t.float_format();
                 let e = exponents(data, f, usize::MAX);
@@ -275,17 +269,13 @@ impl Component for FloatLesson {
 
     fn create(ctx: &Context<Self>) -> Self {
         let p = ctx.props();
-        let tensor = source::pick(&p.tensors, param(&p.params, "tensor"))
-            .map(|t| t.name.clone())
-            .unwrap_or_default();
         let mut me = FloatLesson {
             input: String::new(),
             saturate: false,
             encoded: Vec::new(),
             bits: Vec::new(),
             flipped: None,
-            tensor,
-            data: None,
+            chosen: Chosen::new(&p.tensors, param(&p.params, "tensor")),
             index: param_num(&p.params, "index").or(Some(0)),
             error: None,
         };
@@ -302,10 +292,9 @@ impl Component for FloatLesson {
     }
 
     fn changed(&mut self, ctx: &Context<Self>, old: &Self::Properties) -> bool {
-        // Another checkpoint: the same tensor name if it has one, else its largest tensor.
-        if ctx.props().tensors != old.tensors {
-            self.load(ctx);
-        }
+        let new = &ctx.props().tensors;
+        self.chosen
+            .follow(&old.tensors, new, ctx.link(), Msg::Loaded);
         true
     }
 
@@ -352,24 +341,19 @@ impl Component for FloatLesson {
                 return true;
             }
             Msg::Tensor(name) => {
-                self.tensor = name;
+                self.chosen.name = name;
                 self.index = Some(0);
                 self.load(ctx);
             }
-            Msg::Loaded(name, result) => {
-                if name != self.tensor {
-                    return false;
-                }
-                match result {
-                    Ok(data) => {
-                        self.data = Some(data);
-                        if let Some(i) = self.index {
-                            self.take_weight(ctx, i);
-                        }
+            Msg::Loaded(a) => match self.chosen.arrive(a) {
+                None => return false,
+                Some(Ok(())) => {
+                    if let Some(i) = self.index {
+                        self.take_weight(ctx, i);
                     }
-                    Err(e) => self.error = Some(e),
                 }
-            }
+                Some(Err(e)) => self.error = Some(e),
+            },
             Msg::Pick(index) => {
                 let n = self.source(ctx).map_or(0, |t| t.elements());
                 let i = index.unwrap_or_else(|| (js_sys::Math::random() * n as f64) as u64);
@@ -408,7 +392,7 @@ impl Component for FloatLesson {
                     </label>
                     <label class="control"><input id="float-saturate" type="checkbox" checked={self.saturate} onchange={onsat} />
                         { " saturate on overflow (OFP8 mode)" }</label>
-                    { source::picker(&p.tensors, &self.tensor, link.callback(Msg::Tensor)) }
+                    { source::picker(&p.tensors, &self.chosen.name, link.callback(Msg::Tensor)) }
                     <button id="pick-weight" class="button" onclick={link.callback(|_| Msg::Pick(None))}>{ "Pick a real weight" }</button>
                 </div>
                 <p class="muted" id="float-source">{ format!("Showing {weight}.") }</p>

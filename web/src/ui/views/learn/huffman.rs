@@ -5,7 +5,7 @@
 //! whole group, one global table against a table per block ([`explain::compare_tables`]) and the
 //! encoder's bytes per block.
 
-use super::source::{self, Tensors};
+use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
 use crate::model::format::bytes;
 use crate::ui::charts::{Bar, BarChart};
@@ -40,7 +40,7 @@ pub enum Msg {
     /// A step key: −1, +1, or to the first / last block.
     Step(i64),
     /// A tensor's data arrived.
-    Loaded(String, Result<Rc<Vec<u8>>, String>),
+    Loaded(Arrived),
 }
 
 /// One byte group explained: every block, and the whole-group comparison.
@@ -53,10 +53,9 @@ struct Group {
 
 /// The lesson's state.
 pub struct HuffmanLesson {
-    tensor: String,
+    chosen: Chosen,
     group: usize,
     block: usize,
-    data: Option<Rc<Vec<u8>>>,
     explained: Option<Rc<Group>>,
     error: Option<String>,
     _keys: Option<Listener>,
@@ -89,23 +88,18 @@ fn kind_label(k: LeafKind) -> &'static str {
 
 impl HuffmanLesson {
     fn source(&self, ctx: &Context<Self>) -> Option<source::TensorSource> {
-        source::pick(&ctx.props().tensors, Some(&self.tensor)).cloned()
+        self.chosen.source(&ctx.props().tensors)
     }
 
     fn load(&mut self, ctx: &Context<Self>) {
-        let Some(t) = self.source(ctx) else {
-            return;
-        };
-        self.tensor = t.name.clone();
-        self.data = None;
         self.explained = None;
-        ctx.link()
-            .send_future(async move { Msg::Loaded(t.name.clone(), t.read().await) });
+        self.chosen
+            .load(&ctx.props().tensors, ctx.link(), Msg::Loaded);
     }
 
     /// Explains every block of the chosen group, and the group as a whole.
     fn explain(&mut self, ctx: &Context<Self>) {
-        let (Some(t), Some(data)) = (self.source(ctx), self.data.clone()) else {
+        let (Some(t), Some(data)) = (self.source(ctx), self.chosen.data.clone()) else {
             return;
         };
         let params = params_of(&t);
@@ -140,7 +134,7 @@ impl HuffmanLesson {
         write_state(
             Lesson::Huffman,
             &[
-                ("tensor", self.tensor.clone()),
+                ("tensor", self.chosen.name.clone()),
                 ("group", self.group.to_string()),
                 ("block", self.block.to_string()),
             ],
@@ -160,7 +154,7 @@ impl HuffmanLesson {
         });
         html! {
             <div class="controls">
-                { source::picker(&ctx.props().tensors, &self.tensor, link.callback(Msg::Tensor)) }
+                { source::picker(&ctx.props().tensors, &self.chosen.name, link.callback(Msg::Tensor)) }
                 <label class="control">{ "Byte group " }
                     <select id="huffman-group" onchange={ongroup}>
                         { for (0..w).map(|g| html! {
@@ -193,12 +187,9 @@ impl Component for HuffmanLesson {
     fn create(ctx: &Context<Self>) -> Self {
         let p = ctx.props();
         let mut me = HuffmanLesson {
-            tensor: source::pick(&p.tensors, param(&p.params, "tensor"))
-                .map(|t| t.name.clone())
-                .unwrap_or_default(),
+            chosen: Chosen::new(&p.tensors, param(&p.params, "tensor")),
             group: param_num(&p.params, "group").unwrap_or(1),
             block: param_num(&p.params, "block").unwrap_or(0),
-            data: None,
             explained: None,
             error: None,
             _keys: Listener::steps(ctx.link().callback(Msg::Step)),
@@ -208,17 +199,16 @@ impl Component for HuffmanLesson {
     }
 
     fn changed(&mut self, ctx: &Context<Self>, old: &Self::Properties) -> bool {
-        // Another checkpoint: the same tensor name if it has one, else its largest tensor.
-        if ctx.props().tensors != old.tensors {
-            self.load(ctx);
-        }
+        let new = &ctx.props().tensors;
+        self.chosen
+            .follow(&old.tensors, new, ctx.link(), Msg::Loaded);
         true
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Tensor(name) => {
-                self.tensor = name;
+                self.chosen.name = name;
                 self.block = 0;
                 self.load(ctx);
             }
@@ -239,18 +229,11 @@ impl Component for HuffmanLesson {
                 }
                 self.block = b as usize;
             }
-            Msg::Loaded(name, result) => {
-                if name != self.tensor {
-                    return false;
-                }
-                match result {
-                    Ok(d) => {
-                        self.data = Some(d);
-                        self.explain(ctx);
-                    }
-                    Err(e) => self.error = Some(e),
-                }
-            }
+            Msg::Loaded(a) => match self.chosen.arrive(a) {
+                None => return false,
+                Some(Ok(())) => self.explain(ctx),
+                Some(Err(e)) => self.error = Some(e),
+            },
         }
         self.write_link();
         true

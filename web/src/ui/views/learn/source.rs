@@ -10,6 +10,7 @@ use bitlens_codecs::float::FloatFormat;
 use bitlens_tensors::Dtype;
 use std::rc::Rc;
 use web_sys::{Blob, HtmlSelectElement};
+use yew::html::Scope;
 use yew::prelude::*;
 
 /// The most bytes of one tensor a lesson reads (its first elements past that are left out: the
@@ -130,5 +131,81 @@ pub fn picker(tensors: &[TensorSource], current: &str, on: Callback<String>) -> 
                 }) }
             </select>
         </label>
+    }
+}
+
+/// A lesson's tensor: its name and, once read, its data.
+#[derive(Default)]
+pub struct Chosen {
+    /// The tensor's name.
+    pub name: String,
+    /// Its data, once read (at most [`MAX_READ`] bytes).
+    pub data: Option<Rc<Vec<u8>>>,
+}
+
+/// A tensor's data read, or why not, for the lesson that asked.
+pub struct Arrived {
+    name: String,
+    result: Result<Rc<Vec<u8>>, String>,
+}
+
+impl Chosen {
+    /// The tensor named `name` (a link's), else the largest.
+    pub fn new(tensors: &[TensorSource], name: Option<&str>) -> Chosen {
+        Chosen {
+            name: pick(tensors, name)
+                .map(|t| t.name.clone())
+                .unwrap_or_default(),
+            data: None,
+        }
+    }
+
+    /// Where the chosen tensor is.
+    pub fn source(&self, tensors: &[TensorSource]) -> Option<TensorSource> {
+        pick(tensors, Some(&self.name)).cloned()
+    }
+
+    /// Starts reading the chosen tensor (the largest when `tensors` has none of that name); the
+    /// lesson gets `msg(Arrived)`.
+    pub fn load<C: Component>(
+        &mut self,
+        tensors: &[TensorSource],
+        link: &Scope<C>,
+        msg: fn(Arrived) -> C::Message,
+    ) {
+        let Some(t) = self.source(tensors) else {
+            return;
+        };
+        self.name = t.name.clone();
+        self.data = None;
+        link.send_future(async move {
+            let result = t.read().await;
+            msg(Arrived {
+                name: t.name,
+                result,
+            })
+        });
+    }
+
+    /// Reads the chosen tensor again when the tensors changed (another checkpoint).
+    pub fn follow<C: Component>(
+        &mut self,
+        old: &[TensorSource],
+        new: &[TensorSource],
+        link: &Scope<C>,
+        msg: fn(Arrived) -> C::Message,
+    ) {
+        if old != new {
+            self.load(new, link, msg);
+        }
+    }
+
+    /// Keeps data that arrived for the chosen tensor: `None` when it is another's (the choice
+    /// changed meanwhile), else whether it was read.
+    pub fn arrive(&mut self, a: Arrived) -> Option<Result<(), String>> {
+        if a.name != self.name {
+            return None;
+        }
+        Some(a.result.map(|d| self.data = Some(d)))
     }
 }
