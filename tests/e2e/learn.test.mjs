@@ -69,6 +69,13 @@ test('float: a deep link renders, flipping bits gives the value of the new bits'
   assert.equal(await page.locator('tr.format-row').count(), 5);
   // The weight of the link: element 5 of the bf16 tensor, exact in its own format.
   assert.match(await page.textContent('#float-source'), /element 5 of encoder\.layer\.0\.attention\.self\.key\.weight/);
+  // Its bits are element 5 of the tensor in the demo file, read here.
+  const buf = fs.readFileSync(DEMO);
+  const n = Number(buf.readBigUInt64LE(0));
+  const t = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'))[TENSOR];
+  const element5 = buf.readUInt16LE(8 + n + t.data_offsets[0] + 5 * 2);
+  assert.equal(Number(await page.getAttribute('tr[data-format=bf16]', 'data-bits')), element5);
+  sameValue(Number(await page.getAttribute('tr[data-format=bf16]', 'data-value')), f32(element5 << 16), 'element 5');
   const bf16Err = await page.getAttribute('tr[data-format=bf16] td.rounding', 'data-abs-error');
   assert.equal(Number(bf16Err), 0);
   const entropy = Number(await page.getAttribute('#exponent-entropy', 'data-bits'));
@@ -94,6 +101,7 @@ test('float: a deep link renders, flipping bits gives the value of the new bits'
   assert.match(await page.evaluate(() => location.hash), /^#learn\/float\?tensor=.*&value=70000$/);
   await page.click('#present-toggle');
   assert.ok(await page.locator('.learn.presenting').count());
+  await page.screenshot({ path: path.join(SHOTS, 'learn-float-presenting.png'), fullPage: true });
   await page.click('#present-toggle');
   await page.screenshot({ path: path.join(SHOTS, 'learn-float.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
@@ -194,6 +202,7 @@ test('the header links to the lessons; print hides the app chrome', { timeout: 6
   await page.click('a.lesson-link[href="#learn/ans"]');
   await page.waitForSelector('#lesson-ans #ans-claim', { timeout: 60_000 });
   await page.emulateMedia({ media: 'print' });
+  await page.screenshot({ path: path.join(SHOTS, 'learn-ans-print.png'), fullPage: true });
   assert.equal(await page.locator('header.top').isVisible(), false);
   assert.equal(await page.locator('.learn-nav').isVisible(), false);
   assert.ok(await page.locator('[data-chart="ans-freqs"]').isVisible());

@@ -63,6 +63,8 @@ pub struct FloatLesson {
     chosen: Chosen,
     index: Option<u64>,
     error: Option<String>,
+    /// The loaded tensor's exponent entropy in bits per value, and its values.
+    exponent_entropy: Option<(f64, usize)>,
 }
 
 fn format_label(f: Format) -> &'static str {
@@ -238,18 +240,22 @@ impl FloatLesson {
     }
 
     /// The NeuZip claim beside the exponent entropy of the loaded tensor.
+    /// The exponent entropy of the loaded tensor (the symbols NeuZip codes).
+    fn exponent_entropy(&self, ctx: &Context<Self>) -> Option<(f64, usize)> {
+        let (t, data) = (self.source(ctx)?, self.chosen.data.as_ref()?);
+        let e = exponents(data, t.float_format(), usize::MAX);
+        let mut hist = [0u32; 256];
+        e.iter().for_each(|&x| hist[x as usize] += 1);
+        Some((entropy_bits(&hist) / e.len().max(1) as f64, e.len()))
+    }
+
     fn claim(&self, ctx: &Context<Self>) -> Html {
-        let measured = match (self.source(ctx), &self.chosen.data) {
-            (Some(t), Some(data)) => {
-                let f = t.float_format();
-                let e = exponents(data, f, usize::MAX);
-                let mut hist = [0u32; 256];
-                e.iter().for_each(|&x| hist[x as usize] += 1);
-                let per = entropy_bits(&hist) / e.len().max(1) as f64;
+        let measured = match (self.source(ctx), self.exponent_entropy) {
+            (Some(t), Some((per, n))) => {
                 html! {
                     <span id="exponent-entropy" data-bits={js_number(per)}>
-                        { format!("the exponent field of {} ({} values) holds {per:.2} bits of entropy in its {} bits.",
-                            t.name, e.len(), f.exponent_bits()) }
+                        { format!("the exponent field of {} ({n} values) holds {per:.2} bits of entropy in its {} bits.",
+                            t.name, t.float_format().exponent_bits()) }
                     </span>
                 }
             }
@@ -278,6 +284,7 @@ impl Component for FloatLesson {
             chosen: Chosen::new(&p.tensors, param(&p.params, "tensor")),
             index: param_num(&p.params, "index").or(Some(0)),
             error: None,
+            exponent_entropy: None,
         };
         match param_num::<f64>(&p.params, "value") {
             Some(v) if param(&p.params, "index").is_none() => {
@@ -348,6 +355,7 @@ impl Component for FloatLesson {
             Msg::Loaded(a) => match self.chosen.arrive(a) {
                 None => return false,
                 Some(Ok(())) => {
+                    self.exponent_entropy = self.exponent_entropy(ctx);
                     if let Some(i) = self.index {
                         self.take_weight(ctx, i);
                     }
