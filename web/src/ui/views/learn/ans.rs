@@ -70,7 +70,15 @@ impl AnsLesson {
             }
             Err(e) => self.error = Some(format!("{}: {e}", t.name)),
         }
-        let long = trace::exponents(&data, f, MAX_TRACE_SYMBOLS);
+    }
+
+    /// The sizes of the tensor's first [`MAX_TRACE_SYMBOLS`] exponents, once per tensor.
+    fn measure(&mut self, ctx: &Context<Self>) {
+        let t = self.chosen.source(&ctx.props().tensors);
+        let (Some(t), Some(data)) = (t, self.chosen.data.clone()) else {
+            return;
+        };
+        let long = trace::exponents(&data, t.float_format(), MAX_TRACE_SYMBOLS);
         self.long = trace::trace(&long).ok().map(|t| t.sizes);
     }
 
@@ -140,7 +148,10 @@ impl Component for AnsLesson {
             }
             Msg::Loaded(a) => match self.chosen.arrive(a) {
                 None => return false,
-                Some(Ok(())) => self.retrace(ctx),
+                Some(Ok(())) => {
+                    self.measure(ctx);
+                    self.retrace(ctx);
+                }
                 Some(Err(e)) => self.error = Some(e),
             },
         }
