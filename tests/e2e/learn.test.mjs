@@ -212,3 +212,13 @@ test('the header links to the lessons; print hides the app chrome', { timeout: 6
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('a link to a tensor that is not open says so and shows the largest tensor', { timeout: 60_000 }, async () => {
+  const page = await openLesson('#learn/ans?tensor=no.such.tensor&n=16', '#ans-claim');
+  assert.match(await page.textContent('#learn-missing'), /no\.such\.tensor is not in the open checkpoint/);
+  // The demo's largest tensors are the two 384 × 384 attention weights; the first is the key.
+  assert.equal(await page.$eval('#lesson-tensor', (s) => s.value), TENSOR);
+  assert.equal((await page.getAttribute('#ans-input', 'data-symbols')).split(',').length, 16);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

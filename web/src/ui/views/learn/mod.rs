@@ -273,10 +273,21 @@ pub fn learn(p: &LearnProps) -> Html {
         // A link followed (a new hash) starts the lesson afresh from its state; the lesson's own
         // changes rewrite the hash without a `hashchange`, so they keep it.
         let key = format!("{}{:?}", lesson.name(), params);
-        match lesson {
-            Lesson::Float => html! { <float::FloatLesson {key} {tensors} {params} /> },
-            Lesson::Huffman => html! { <huffman::HuffmanLesson {key} {tensors} {params} /> },
-            Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
+        // A link's tensor of a local file that is not open (links do not carry local files).
+        let missing = param(&params, "tensor")
+            .filter(|n| !tensors.iter().any(|t| t.name == *n))
+            .map(|n| html! {
+                <p class="note" id="learn-missing">{ format!("{n} is not in the open checkpoint (a link cannot reopen local files): showing its largest tensor.") }</p>
+            });
+        html! {
+            <>
+                { missing.unwrap_or_default() }
+                { match lesson {
+                    Lesson::Float => html! { <float::FloatLesson {key} {tensors} {params} /> },
+                    Lesson::Huffman => html! { <huffman::HuffmanLesson {key} {tensors} {params} /> },
+                    Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
+                } }
+            </>
         }
     };
     html! {
