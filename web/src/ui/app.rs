@@ -86,6 +86,8 @@ pub enum Msg {
     Drag(bool),
     /// A message of the codec panel.
     Codec(CodecMsg),
+    /// The page's hash changed (`#learn/…` opens a lesson).
+    Hash,
 }
 
 /// The root component.
@@ -106,6 +108,9 @@ pub struct App {
     /// The view state last written into the page URL (written again only when it changes: the
     /// browser throttles `replaceState`).
     linked: Option<crate::model::link::ViewState>,
+    /// The lesson shown instead of the panel (`#learn/…`; never in an embed).
+    learn: Option<views::learn::Route>,
+    _hash: Option<views::learn::Listener>,
 }
 
 impl App {
@@ -277,7 +282,15 @@ impl Component for App {
             errors_told: 0,
             reported: None,
             linked: None,
+            learn: None,
+            _hash: None,
         };
+        if !app.embed {
+            app.learn = views::learn::Route::current();
+            let link = ctx.link().clone();
+            app._hash =
+                views::learn::Listener::window("hashchange", move |_| link.send_message(Msg::Hash));
+        }
         let urls = props.urls.clone().unwrap_or(from_page.urls);
         app.open_urls(ctx, urls);
         app
@@ -459,6 +472,13 @@ impl Component for App {
                 let (panel, ctx) = self.codecs();
                 return panel.update(msg, ctx);
             }
+            Msg::Hash => {
+                let route = views::learn::Route::current();
+                if route == self.learn {
+                    return false;
+                }
+                self.learn = route;
+            }
         }
         true
     }
@@ -542,7 +562,11 @@ impl Component for App {
                 if local_in_link {
                     <p class="note link-note">{ "The page link reopens only the checkpoints opened by URL; local files are not part of it." }</p>
                 }
-                if !has_content {
+                if let Some(route) = self.learn.clone() {
+                    <views::learn::Learn {route} loading={s.loading} has_checkpoints={!s.checkpoints.is_empty()}
+                        tensors={views::learn::source::sources(active, s.active.and_then(|id| s.blobs.get(&id)))}
+                        on_demo={link.callback(|()| Msg::Demo)} />
+                } else if !has_content {
                     if !embed {
                         { views::chrome::welcome(link, s.loading) }
                     } else if s.loading {

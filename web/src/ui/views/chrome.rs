@@ -81,6 +81,8 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
                     <input id="dir-input" type="file" webkitdirectory=true onchange={on_pick(link)} />
                 </label>
                 { url_box(link, "url-input") }
+                <a id="learn-link" class="button" href="#learn/float"
+                   title="Lessons: floats, Huffman, rANS — on real tensors">{ "Learn" }</a>
                 <button id="demo-button" class="button" onclick={demo} disabled={loading}>{ "Load demo" }</button>
                 if has_content {
                     <button class="button subtle" onclick={clear}>{ "Close all" }</button>

@@ -8,6 +8,7 @@
 //! - [`detail`]: one tensor's charts.
 //! - [`compare`]: flips between checkpoints.
 //! - [`codecs`]: compress checkpoints into snapshots, decompress snapshots.
+//! - [`learn`]: the teaching lessons (`#learn/float`, `#learn/huffman`, `#learn/ans`).
 //! - [`bitcharts`]: bit-position bars and bands shared by detail, summary and compare.
 
 pub mod bitcharts;
@@ -15,5 +16,6 @@ pub mod chrome;
 pub mod codecs;
 pub mod compare;
 pub mod detail;
+pub mod learn;
 pub mod summary;
 pub mod table;
