@@ -368,13 +368,16 @@ pub fn decompress(
     base: Option<&Path>,
     tensor: Option<&str>,
 ) -> Result<()> {
-    if !input.is_dir() {
-        let src = Source::open(input)?;
-        let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
+    // A single snapshot is opened once (a URL's index is read once), whatever its version.
+    let single = if input.is_dir() {
+        None
+    } else {
+        let (reader, size) = open_snapshot(input)?;
         if reader.original.is_some() {
             return decompress_pieces(input, reader, output, base, tensor);
         }
-    }
+        Some((reader, size))
+    };
     let base = base.map(Checkpoint::open).transpose()?;
     let started = Instant::now();
     let mut totals = Totals::default();
@@ -427,13 +430,21 @@ pub fn decompress(
                 input.display()
             );
         }
-    } else {
+    } else if let Some((reader, size)) = single {
         let base_shard = match &base {
             Some(b) if b.shards.len() == 1 => Some(&b.shards[0]),
             Some(_) => bail!("--base for a single snapshot must be a single safetensors file"),
             None => None,
         };
-        decompress_file(input, output, base_shard, tensor, &mut totals)?;
+        decode_file(
+            input,
+            &reader,
+            size,
+            output,
+            base_shard,
+            tensor,
+            &mut totals,
+        )?;
     }
     summary("decompressed", &totals, started);
     Ok(())
@@ -480,6 +491,14 @@ fn decompress_pieces(
     Ok(())
 }
 
+/// Opens a snapshot file or URL: its reader and its size.
+fn open_snapshot(input: &Path) -> Result<(SnapshotReader<Source>, u64)> {
+    let src = Source::open(input)?;
+    let size = bitlens_tensors::ReadAt::size(&src);
+    let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
+    Ok((reader, size))
+}
+
 fn decompress_file(
     input: &Path,
     output: &Path,
@@ -487,15 +506,26 @@ fn decompress_file(
     tensor: Option<&str>,
     totals: &mut Totals,
 ) -> Result<()> {
-    let src = Source::open(input)?;
-    let input_size = bitlens_tensors::ReadAt::size(&src);
-    let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
+    let (reader, size) = open_snapshot(input)?;
+    decode_file(input, &reader, size, output, base, tensor, totals)
+}
+
+/// Writes what an open snapshot of `size` bytes holds (the file, or one tensor) to `output`.
+fn decode_file(
+    input: &Path,
+    reader: &SnapshotReader<Source>,
+    size: u64,
+    output: &Path,
+    base: Option<&Shard>,
+    tensor: Option<&str>,
+    totals: &mut Totals,
+) -> Result<()> {
     let base_source = base.map(|b| BaseSource {
         src: &b.source,
         header: &b.header,
     });
-    totals.input += input_size;
-    write_decoded(input, &reader, output, base_source.as_ref(), tensor, totals)
+    totals.input += size;
+    write_decoded(input, reader, output, base_source.as_ref(), tensor, totals)
 }
 
 /// Writes the decoded file (or with `tensor`, that tensor's one-tensor file) of the snapshot
