@@ -8,9 +8,11 @@
 use super::post::{Post, Throttle};
 use super::windows::{window_for, Windows};
 use crate::error::Failure;
+use crate::source::FileSource;
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{Batch, FileRef, FlipSpan, JobResult, Results, StatsSpan};
 use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
+use bitlens_tensors::format::{self, Entry};
 
 /// Collects a task's progress and finished items and posts them as `Update`s.
 struct Reporter<'a, T> {
@@ -165,6 +167,36 @@ pub async fn flips(
             rep.add(2 * n as u64)?;
         }
         rep.result(s.item, acc.finish()?)?;
+    }
+    Ok(JobResult::Items(rep.take()))
+}
+
+/// The layout of a checkpoint file of any format, read synchronously (`FileReaderSync`, or range
+/// requests for a URL) from the bytes that describe its tensors.
+pub fn describe(file: FileRef<Js>) -> Result<JobResult, Failure> {
+    let src = FileSource::open(file)?;
+    let layout = format::open(&src).map_err(|e| src.named(e))?;
+    Ok(JobResult::Layout(Box::new(layout)))
+}
+
+/// Statistics of `entries` of `file`, each streamed in element order through the CLI's per-tensor
+/// function ([`bitlens_stats::entry::entry_stats`]): ggml block-quantized tensors, deflated `.npz`
+/// members, PyTorch views. Read synchronously in windows of `window` bytes.
+pub fn entry_stats(
+    task: u32,
+    file: FileRef<Js>,
+    entries: &[(usize, Entry)],
+    out: &dyn Post,
+    window: usize,
+) -> Result<JobResult, Failure> {
+    let src = FileSource::open(file)?;
+    let mut rep = Reporter::new(task, out, Results::Stats);
+    for (item, entry) in entries {
+        let mut read = 0;
+        let stats = bitlens_stats::entry::entry_stats(&src, entry, window, |n| read += n)
+            .map_err(|e| src.named(format_args!("tensor `{}`: {e}", entry.name)))?;
+        rep.add(read)?;
+        rep.result(*item, stats)?;
     }
     Ok(JobResult::Items(rep.take()))
 }
