@@ -106,7 +106,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         let group_json = st.map(|s| serde_json::to_string(&s.byte_group_entropy).unwrap_or_default());
                         let bits_json = st.map(|s| serde_json::to_string(&s.bit_set_ratio).unwrap_or_default());
                         // The values' range (of a ggml block type: of its dequantized values).
-                        let values = st.and_then(|s| s.values.as_ref().or(s.dequantized.as_ref()?.values.as_ref()));
+                        let values = st.and_then(|s| s.values.as_ref().or_else(|| s.dequantized.as_ref()?.values.as_ref()));
                         html! {
                             <tr class={classes!("row", st.is_none().then_some("pending"))} {onclick}
                                 data-name={r.name.clone()} data-dtype={r.type_name()}
