@@ -358,6 +358,80 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_layout_of_another_format_gives_rows_by_element_type() {
+        use bitlens_tensors::format::{Entry, Format, GgmlType};
+        let entry = |name: &str, ty, shape: Vec<u64>, data| Entry {
+            name: name.into(),
+            ty,
+            shape,
+            data,
+        };
+        let layout = Layout {
+            format: Format::Gguf,
+            kind: "GGUF v3".into(),
+            file_size: 4096,
+            entries: vec![
+                entry(
+                    "blk.q8",
+                    ElementType::Ggml(GgmlType(8)),
+                    vec![4, 32],
+                    Data::Range {
+                        offset: 1024,
+                        len: 136,
+                    },
+                ),
+                entry(
+                    "a",
+                    ElementType::Dtype(Dtype::F32),
+                    vec![8],
+                    Data::Deflated {
+                        offset: 2000,
+                        compressed: 20,
+                        skip: 128,
+                        len: 32,
+                    },
+                ),
+            ],
+            metadata: vec![("general.name".into(), MetaValue::Str("tiny".into()))],
+        };
+        let f = FileInfo::other("tiny.gguf".into(), layout);
+        assert_eq!(f.header_bytes(), 0);
+        let c = Checkpoint::new(1, "tiny.gguf".into(), vec![f], None).unwrap();
+        assert_eq!(c.file_bytes(), 4096);
+        let (q, a) = (&c.rows[0], &c.rows[1]);
+        assert_eq!(
+            (q.type_name(), q.dtype, q.bytes, q.offset),
+            ("Q8_0".into(), Dtype::U8, 136, 1024)
+        );
+        assert_eq!((a.type_name(), a.bytes, a.params), ("F32".into(), 32, 8));
+        assert!(
+            !q.is_range(),
+            "ggml blocks are streamed through the quantized accumulator"
+        );
+        assert!(!a.is_range(), "a deflated member is streamed");
+    }
+
+    #[test]
+    fn long_metadata_arrays_are_cut_and_counted() {
+        let tokens = MetaValue::Array(
+            (0..100_000)
+                .map(|i| MetaValue::Str(format!("tok{i}")))
+                .collect(),
+        );
+        let text = meta_text(&tokens);
+        assert!(text.starts_with("[tok0, tok1, "), "{text}");
+        assert!(text.ends_with("… 100000 items]"), "{text}");
+        assert!(text.len() < 400);
+        assert_eq!(
+            meta_text(&MetaValue::Array(vec![
+                MetaValue::UInt(1),
+                MetaValue::Float(0.5)
+            ])),
+            "[1, 0.5]"
+        );
+    }
+
+    #[test]
     fn rows_span_files_and_names_are_unique() {
         let c = Checkpoint::new(
             1,

@@ -12,7 +12,7 @@ use crate::ui::loader::Source;
 use crate::ui::pool::Task;
 use bitlens_protocol::js::{Js, Request};
 use bitlens_protocol::{FileRef, FlipSpan, StatsSpan, WorkerRequest};
-use bitlens_tensors::format::Entry;
+use bitlens_tensors::format::{Data, Entry};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a task computes.
@@ -224,6 +224,13 @@ impl Jobs {
             .iter()
             .enumerate()
             .filter(|(i, p)| p.flips.is_none() && !self.queued_pairs.contains(&(cmp.a, cmp.b, *i)))
+            // Flips read both tensors as byte ranges (ggml blocks: their stored bytes, as the
+            // CLI compares them); deflated members and views are not compared in the page.
+            .filter(|(_, p)| {
+                [&a.0.rows[p.a_row], &b.0.rows[p.b_row]]
+                    .iter()
+                    .all(|r| matches!(r.data, Data::Range { .. }))
+            })
             .map(|(i, p)| Span {
                 item: i,
                 file: 0,
