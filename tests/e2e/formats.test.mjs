@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
+import { startRangeServer } from './range-server.mjs';
 import { ROOT, PYTHON, inspect, tempDir } from './fixtures.mjs';
 
 const app = useApp();
@@ -32,11 +33,13 @@ function close(a, b, what, tol = 1e-9) {
   assert.ok(Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)), `${what}: page ${a} vs CLI ${b}`);
 }
 
-/** Drops `file` in a fresh page and checks its table and statistics against the CLI. */
-async function checkFile(file) {
+/** Drops `file` in a fresh page (or opens `url`, the same file served) and checks its table and
+ * statistics against the CLI's on the file. */
+async function checkFile(file, url) {
   const ref = inspect(file).files[0];
   const page = await app.openApp();
-  await page.setInputFiles('#file-input', file);
+  if (url) await page.goto(`${app.url}?url=${encodeURIComponent(url)}`);
+  else await page.setInputFiles('#file-input', file);
   await page.waitForSelector('#tensor-table tbody tr');
   assert.equal(await page.locator('#tensor-table tbody tr').count(), ref.tensors.length, file);
   await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
@@ -78,6 +81,14 @@ test('GGUF, PyTorch and NumPy files: table, metadata and statistics equal bitlen
   await checkFile(path.join(ROOT, 'tests/fixtures/torch/views_legacy.pt'));
   await checkFile(path.join(dir, 'arr.npy'));
   await checkFile(path.join(dir, 'pair.npz'));
+  // By URL: the layout and the statistics read with range requests in the workers.
+  const server = await startRangeServer(dir);
+  try {
+    await checkFile(path.join(dir, 'tiny.gguf'), server.url + 'tiny.gguf');
+    await checkFile(path.join(dir, 'pair.npz'), server.url + 'pair.npz');
+  } finally {
+    server.close();
+  }
 });
 
 test('a hostile pickle is refused with an error naming its global', { timeout: 60_000 }, async () => {

@@ -31,27 +31,34 @@ pub fn entry_stats(
     src: &dyn ReadAt,
     entry: &Entry,
     window: usize,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<TensorStats, EntryError> {
     let len = bytes::byte_len(entry);
     match entry.ty {
         ElementType::Dtype(dtype) => {
             let mut acc = Accumulator::new(dtype, len);
-            bytes::for_each_window(src, entry, window, |w| -> Result<(), EntryError> {
-                acc.update(w)?;
-                progress(w.len() as u64);
-                Ok(())
-            })?;
+            stream(src, entry, window, progress, |w| Ok(acc.update(w)?))?;
             Ok(acc.finish()?)
         }
         ElementType::Ggml(ty) => {
             let mut acc = QuantAccumulator::new(ty, len)?;
-            bytes::for_each_window(src, entry, window, |w| -> Result<(), EntryError> {
-                acc.update(w)?;
-                progress(w.len() as u64);
-                Ok(())
-            })?;
+            stream(src, entry, window, progress, |w| Ok(acc.update(w)?))?;
             Ok(acc.finish()?)
         }
     }
+}
+
+/// Streams `entry`'s bytes in element order into `update`, counting them with `progress`.
+fn stream(
+    src: &dyn ReadAt,
+    entry: &Entry,
+    window: usize,
+    mut progress: impl FnMut(u64),
+    mut update: impl FnMut(&[u8]) -> Result<(), EntryError>,
+) -> Result<(), EntryError> {
+    bytes::for_each_window(src, entry, window, |w| -> Result<(), EntryError> {
+        update(w)?;
+        progress(w.len() as u64);
+        Ok(())
+    })
 }
