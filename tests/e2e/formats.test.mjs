@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
@@ -100,5 +101,24 @@ test('a hostile pickle is refused with an error naming its global', { timeout: 6
   assert.ok(e, JSON.stringify(errors));
   assert.match(e.text, /`os\.system`/);
   assert.match(e.text, /nothing was executed/);
+  await page.close();
+});
+
+test('in a folder of safetensors files, a pickle (training_args.bin) stays ignored; a lone .pt folder loads', { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const run = path.join(dir, 'run');
+  fs.mkdirSync(path.join(run, 'hf'), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'web/demo/minilm-demo-step0.safetensors'), path.join(run, 'hf', 'model.safetensors'));
+  fs.copyFileSync(path.join(ROOT, 'tests/fixtures/torch/hostile/os_system.pt'), path.join(run, 'hf', 'training_args.bin'));
+  fs.mkdirSync(path.join(run, 'torch'));
+  fs.copyFileSync(path.join(ROOT, 'tests/fixtures/torch/state_f32.pt'), path.join(run, 'torch', 'model.pt'));
+  const page = await app.openApp();
+  await page.setInputFiles('#dir-input', run);
+  await page.waitForSelector('.checkpoint >> nth=1');
+  await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
+  const names = await page.$$eval('.checkpoint .name', (n) => n.map((x) => x.textContent));
+  assert.deepEqual(names.sort(), ['hf', 'model.pt'], JSON.stringify(names));
+  assert.equal(await page.locator('.error').count(), 0);
+  assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -240,13 +240,23 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
     }
     let picked = kept;
     let mut id = first_id;
-    // Files of other formats: one checkpoint each, named by its path, its layout read by a worker.
+    // Files of other formats: one checkpoint each, named by its path, its layout read by a worker;
+    // except inside a directory of safetensors files, whose other files stay ignored as before
+    // (a Hugging Face folder's `training_args.bin` is no checkpoint).
+    let safetensors_dirs: Vec<&str> = inputs
+        .iter()
+        .filter(|f| grouping::is_safetensors(&f.path))
+        .map(|f| grouping::split_dir(&f.path).0)
+        .collect();
+    let in_safetensors_dir =
+        |path: &str| safetensors_dirs.contains(&grouping::split_dir(path).0) && path.contains('/');
+    let skip: Vec<bool> = inputs.iter().map(|f| in_safetensors_dir(&f.path)).collect();
     let mut layouts = Layouts::default();
     let mut grouped = Vec::with_capacity(inputs.len());
     let mut rest = Vec::with_capacity(picked.len());
     let mut rest_indexes = Vec::with_capacity(picked.len());
-    for ((input, p), index) in inputs.into_iter().zip(picked).zip(indexes) {
-        if index.is_some() || blob_format(&p.blob).await.is_none() {
+    for (((input, p), index), skip) in inputs.into_iter().zip(picked).zip(indexes).zip(skip) {
+        if skip || index.is_some() || blob_format(&p.blob).await.is_none() {
             grouped.push(input);
             rest.push(p);
             rest_indexes.push(index);
