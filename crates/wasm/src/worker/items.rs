@@ -171,10 +171,18 @@ pub async fn flips(
     Ok(JobResult::Items(rep.take()))
 }
 
+/// Bytes [`describe`] reads ahead at a time from a local file.
+const DESCRIBE_READ_AHEAD: usize = 64 << 10;
+
+/// Bytes [`entry_stats`] reads ahead at a time from a local file for reads smaller than that.
+const ENTRY_READ_AHEAD: usize = 1 << 20;
+
 /// The layout of a checkpoint file of any format, read synchronously (`FileReaderSync`, or range
 /// requests for a URL) from the bytes that describe its tensors.
 pub fn describe(file: FileRef<Js>) -> Result<JobResult, Failure> {
-    let src = FileSource::open(file)?;
+    // The readers read a header field by field: 64 KiB at a time serves them, and reads only a
+    // few KiB more than what describes the tensors (not a 32 MiB window).
+    let src = FileSource::open(file)?.read_ahead(DESCRIBE_READ_AHEAD);
     let layout = format::open(&src).map_err(|e| src.named(e))?;
     Ok(JobResult::Layout(Box::new(layout)))
 }
@@ -189,7 +197,9 @@ pub fn entry_stats(
     out: &dyn Post,
     window: usize,
 ) -> Result<JobResult, Failure> {
-    let src = FileSource::open(file)?;
+    // Whole windows are read exactly as asked; smaller reads (a small tensor, a view read row by
+    // row, a zip member's compressed input) 1 MiB at a time, not 32 MiB past a small tensor.
+    let src = FileSource::open(file)?.read_ahead(ENTRY_READ_AHEAD);
     let mut rep = Reporter::new(task, out, Results::Stats);
     for (item, entry) in entries {
         let mut read = 0;
