@@ -5,19 +5,16 @@
 //! accumulator, and a tensor is never split into more than [`PARTS_PER_THREAD`] parts per thread.
 //!
 //! Tensors of any format: a plain-dtype tensor stored as a byte range (safetensors, GGUF F32/F16,
-//! `.npy`, PyTorch contiguous tensors) takes the parallel path above; one stored otherwise
-//! (a deflated `.npz` member, a PyTorch view) is streamed in element order by
-//! [`bitlens_tensors::format::bytes`] into one accumulator; a ggml block-quantized tensor goes
-//! through [`QuantAccumulator`] (stored bytes, dequantized values, scales and codes). A diff
-//! compares stored bytes; for a quantized tensor also its dequantized values
-//! ([`ValueChanges`]).
+//! `.npy`, PyTorch contiguous tensors) takes the parallel path above; any other (a deflated `.npz`
+//! member, a PyTorch view, a ggml block-quantized tensor) is streamed in element order by
+//! [`bitlens_stats::entry::entry_stats`], which the page's workers run too. A diff compares stored
+//! bytes; for a quantized tensor also its dequantized values ([`ValueChanges`]).
 
 use crate::progress::Progress;
 use crate::source::Source;
 use anyhow::{Context, Result};
 use bitlens_stats::{
-    split_ranges, Accumulator, FlipAccumulator, FlipStats, QuantAccumulator, StatsError,
-    TensorStats,
+    split_ranges, Accumulator, FlipAccumulator, FlipStats, StatsError, TensorStats,
 };
 use bitlens_tensors::format::gguf::{can_dequantize, dequantize};
 use bitlens_tensors::format::{bytes, Data, ElementType, Entry, GgmlType, Layout};
@@ -86,36 +83,14 @@ pub fn lane_dtype(ty: ElementType) -> Dtype {
 }
 
 fn entry_stats(src: &Source, t: &Entry, progress: &Progress) -> Result<TensorStats> {
-    let len = bytes::byte_len(t);
     match (t.ty, &t.data) {
         (ElementType::Dtype(dtype), &Data::Range { offset, len }) => {
             range_stats(src, dtype, offset, len, progress)
         }
-        (ElementType::Dtype(dtype), _) => {
-            let mut acc = Accumulator::new(dtype, len);
-            streamed(src, t, progress, |w| Ok(acc.update(w)?))?;
-            Ok(acc.finish()?)
-        }
-        (ElementType::Ggml(ty), _) => {
-            let mut acc = QuantAccumulator::new(ty, len)?;
-            streamed(src, t, progress, |w| Ok(acc.update(w)?))?;
-            Ok(acc.finish()?)
-        }
+        _ => Ok(bitlens_stats::entry::entry_stats(src, t, WINDOW, |n| {
+            progress.inc(n)
+        })?),
     }
-}
-
-/// Streams a tensor's bytes in element order into `update`, counting progress.
-fn streamed(
-    src: &Source,
-    t: &Entry,
-    progress: &Progress,
-    mut update: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<()> {
-    bytes::for_each_window(src, t, WINDOW, |w| -> Result<()> {
-        update(w)?;
-        progress.inc(w.len() as u64);
-        Ok(())
-    })
 }
 
 /// A plain tensor of `len` bytes at `base`, in parallel parts.

@@ -12,11 +12,17 @@
 //!   ([`JobResult::Tensor`]).
 //! - snapshot index, codec comparison: `Progress` (comparison: one per codec), then `Done` with
 //!   the result.
+//! - a checkpoint's layout (`Describe`: GGUF, PyTorch, NumPy, read from the bytes that describe
+//!   the tensors only): `Done` with [`JobResult::Layout`].
+//! - statistics of tensors stored other than as a plain byte range (`EntryStats`: ggml
+//!   block-quantized, deflated `.npz` members, PyTorch views): as statistics, `Update`s then `Done`
+//!   with [`JobResult::Items`].
 //! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
 
 use crate::choice::{ComparedCodec, CompressOptions};
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
 use bitlens_stats::{FlipStats, TensorStats};
+use bitlens_tensors::format::{Entry, Layout};
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
 
@@ -153,6 +159,23 @@ pub enum WorkerRequest<J> {
         /// The codecs, in the order of the result's rows.
         codecs: Vec<ComparedCodec>,
     },
+    /// Read the layout of a checkpoint file of any format (`bitlens_tensors::format::open`).
+    Describe {
+        /// Task id.
+        task: u32,
+        /// The file.
+        file: FileRef<J>,
+    },
+    /// Statistics of tensors of one file, each streamed in element order as the CLI does
+    /// (`bitlens_stats::entry::entry_stats`): the tensors [`StatsSpan`]s cannot describe.
+    EntryStats {
+        /// Task id.
+        task: u32,
+        /// The file.
+        file: FileRef<J>,
+        /// Its tensors, each with its row in the checkpoint (echoed in the result).
+        entries: Vec<(usize, Entry)>,
+    },
 }
 
 impl<J> WorkerRequest<J> {
@@ -165,7 +188,9 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::Decompress { task, .. }
             | WorkerRequest::SnapshotInfo { task, .. }
             | WorkerRequest::DecodeTensor { task, .. }
-            | WorkerRequest::Roundtrip { task, .. } => *task,
+            | WorkerRequest::Roundtrip { task, .. }
+            | WorkerRequest::Describe { task, .. }
+            | WorkerRequest::EntryStats { task, .. } => *task,
         }
     }
 
@@ -179,7 +204,9 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::Decompress { task, .. }
             | WorkerRequest::SnapshotInfo { task, .. }
             | WorkerRequest::DecodeTensor { task, .. }
-            | WorkerRequest::Roundtrip { task, .. } => task,
+            | WorkerRequest::Roundtrip { task, .. }
+            | WorkerRequest::Describe { task, .. }
+            | WorkerRequest::EntryStats { task, .. } => task,
         }
     }
 }
@@ -278,6 +305,8 @@ pub enum JobResult {
     Roundtrip(Vec<RoundtripRow>),
     /// One tensor decoded from a snapshot (its file came as `Chunk`s and a `File` event).
     Tensor(Box<DecodedTensor>),
+    /// A checkpoint file's layout.
+    Layout(Box<Layout>),
 }
 
 /// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.
@@ -361,6 +390,7 @@ mod tests {
     use super::*;
     use crate::choice::{Choice, CodecKind, Contender, PeerCodec};
     use crate::result::Roundtrip;
+    use bitlens_tensors::format::{Data, ElementType, Format, GgmlType, MetaValue};
 
     fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(v: T) {
         let json = serde_json::to_string(&v).unwrap();
@@ -444,6 +474,28 @@ mod tests {
                     },
                 ],
             },
+            WorkerRequest::Describe {
+                task: 8,
+                file: FileRef::Blob("model.gguf".into()),
+            },
+            WorkerRequest::EntryStats {
+                task: 9,
+                file: FileRef::Blob("model.npz".into()),
+                entries: vec![(
+                    2,
+                    Entry {
+                        name: "w".into(),
+                        ty: ElementType::Ggml(GgmlType(12)),
+                        shape: vec![256, 2],
+                        data: Data::Deflated {
+                            offset: 30,
+                            compressed: 100,
+                            skip: 128,
+                            len: 288,
+                        },
+                    },
+                )],
+            },
         ];
         for (i, r) in requests.into_iter().enumerate() {
             assert_eq!(r.task(), i as u32 + 1);
@@ -522,6 +574,24 @@ mod tests {
                 seconds: 0.0,
                 memory: 0,
                 result: JobResult::Info(info),
+            },
+            WorkerEvent::Done {
+                task: 3,
+                seconds: 0.0,
+                memory: 0,
+                result: JobResult::Layout(Box::new(Layout {
+                    format: Format::Gguf,
+                    kind: "GGUF v3".into(),
+                    file_size: 1000,
+                    entries: Vec::new(),
+                    metadata: vec![
+                        ("general.name".into(), MetaValue::Str("tiny".into())),
+                        (
+                            "general.alignment".into(),
+                            MetaValue::Array(vec![MetaValue::UInt(32), MetaValue::Float(0.5)]),
+                        ),
+                    ],
+                })),
             },
             WorkerEvent::File {
                 task: 4,

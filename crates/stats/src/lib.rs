@@ -19,6 +19,7 @@
 
 pub mod accumulator;
 pub mod entropy;
+pub mod entry;
 pub mod flip;
 pub mod format;
 pub mod quant;

@@ -50,6 +50,8 @@ pub struct JsSource {
     window: RefCell<(u64, Option<Uint8Array>)>,
     /// Bytes fetched from the browser so far.
     fetched: Cell<u64>,
+    /// Bytes read ahead at a time ([`READ_AHEAD`] unless set by [`JsSource::read_ahead`]).
+    read_ahead: usize,
 }
 
 impl JsSource {
@@ -74,6 +76,15 @@ impl JsSource {
             size,
             window: RefCell::new((0, None)),
             fetched: Cell::new(0),
+            read_ahead: READ_AHEAD,
+        }
+    }
+
+    /// The same source reading ahead `bytes` at a time instead (0: every read exactly as asked).
+    pub fn read_ahead(self, bytes: usize) -> JsSource {
+        JsSource {
+            read_ahead: bytes,
+            ..self
         }
     }
 
@@ -179,12 +190,12 @@ impl ReadAt for JsSource {
                 // A fetch invalidates the window: the JavaScript side may reuse its memory.
                 None => {
                     w.1 = None;
-                    if want >= READ_AHEAD {
+                    if want >= self.read_ahead {
                         // Larger than a window: straight into the buffer.
                         self.fetch(pos, want)?.copy_to(&mut buf[done..]);
                         want
                     } else {
-                        let len = (self.size - pos).min(READ_AHEAD as u64) as usize;
+                        let len = (self.size - pos).min(self.read_ahead as u64) as usize;
                         *w = (pos, Some(self.fetch(pos, len)?));
                         continue;
                     }
@@ -215,6 +226,15 @@ impl FileSource {
             )?),
             FileRef::Url(remote) => FileSource::Url(HttpSource::new(&remote)?),
         })
+    }
+
+    /// A local file read ahead `bytes` at a time instead of [`READ_AHEAD`] (a URL is read by
+    /// exact ranges already): small for a reader's many small reads, 0 for windows read once.
+    pub fn read_ahead(self, bytes: usize) -> FileSource {
+        match self {
+            FileSource::Blob(s) => FileSource::Blob(s.read_ahead(bytes)),
+            url => url,
+        }
     }
 
     /// Bytes fetched so far (for a URL: transferred).

@@ -3,7 +3,7 @@
 
 use crate::model::label;
 use bitlens_stats::{Summary, TensorStats};
-use bitlens_tensors::format::{self, ElementType};
+use bitlens_tensors::format::{self, bytes, Data, ElementType, Layout, MetaValue};
 use bitlens_tensors::{Dtype, Header, ShardIndex, TensorKey};
 use std::rc::Rc;
 
@@ -11,14 +11,41 @@ use std::rc::Rc;
 /// [`bitlens_tensors::checkpoint`]'s, shared with the CLI).
 pub use bitlens_tensors::CheckpointError;
 
-/// One file of a checkpoint: its relative path as given and its parsed header (the page reads
-/// safetensors files; the shared rules see them as [`format::Layout`]s).
+/// One file of a checkpoint: its relative path as given, its layout (any format) and, for a
+/// safetensors file, its parsed header.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileInfo {
     /// The file's path as given.
     pub path: String,
-    /// Its validated header (with the file size).
-    pub header: Header,
+    /// Its validated header (with the file size), for a safetensors file.
+    pub header: Option<Header>,
+    /// Its tensors and metadata, whatever its format.
+    pub layout: Layout,
+}
+
+impl FileInfo {
+    /// A safetensors file.
+    pub fn safetensors(path: String, header: Header) -> FileInfo {
+        FileInfo {
+            path,
+            layout: format::safetensors::layout(&header),
+            header: Some(header),
+        }
+    }
+
+    /// A file of another format (GGUF, PyTorch, NumPy), read as `layout`.
+    pub fn other(path: String, layout: Layout) -> FileInfo {
+        FileInfo {
+            path,
+            header: None,
+            layout,
+        }
+    }
+
+    /// Bytes before the tensor data a safetensors file has (8 + its JSON header); 0 for others.
+    pub fn header_bytes(&self) -> u64 {
+        self.header.as_ref().map_or(0, |h| h.header_len + 8)
+    }
 }
 
 /// One tensor of a checkpoint.
@@ -28,15 +55,21 @@ pub struct TensorRow {
     pub file: usize,
     /// Tensor name.
     pub name: String,
-    /// Element type.
+    /// The dtype its stored bytes are measured in: its element type's, or `U8` for a ggml block
+    /// type (as the CLI measures them).
     pub dtype: Dtype,
+    /// Its element type (a plain dtype, or a ggml block type such as `Q4_K`).
+    pub ty: ElementType,
+    /// Where its bytes are in its file.
+    pub data: Data,
     /// Shape.
     pub shape: Vec<u64>,
     /// Element count.
     pub params: u64,
     /// Bytes of data.
     pub bytes: u64,
-    /// Absolute offset of the data in its file.
+    /// Absolute offset of the data in its file (of a deflated or strided tensor: of its stored
+    /// bytes).
     pub offset: u64,
     /// Statistics, once computed.
     pub stats: Option<Rc<TensorStats>>,
@@ -47,9 +80,28 @@ impl TensorRow {
     pub fn key(&self) -> TensorKey<'_> {
         TensorKey {
             name: &self.name,
-            ty: ElementType::Dtype(self.dtype),
+            ty: self.ty,
             shape: &self.shape,
         }
+    }
+
+    /// Its element type's name: `BF16`, `Q4_K`…
+    pub fn type_name(&self) -> String {
+        match self.ty {
+            ElementType::Dtype(d) => d.to_string(),
+            ElementType::Ggml(g) => g
+                .name()
+                .map_or_else(|| format!("ggml type {}", g.0), str::to_owned),
+        }
+    }
+
+    /// True when its statistics are those of its byte range in the file (a plain dtype stored
+    /// contiguously); else they are streamed through [`bitlens_stats::entry`].
+    pub fn is_range(&self) -> bool {
+        matches!(
+            (self.ty, &self.data),
+            (ElementType::Dtype(_), Data::Range { .. })
+        )
     }
 }
 
@@ -101,23 +153,32 @@ impl Checkpoint {
             .iter()
             .map(|f| bitlens_tensors::Shard {
                 path: f.path.clone(),
-                layout: format::safetensors::layout(&f.header),
+                layout: f.layout.clone(),
             })
             .collect();
         bitlens_tensors::Checkpoint::new(shards, index)?;
-        // The rows in the shared order: files in order, each file's tensors in data order.
+        // The rows in the shared order: files in order, each file's tensors in layout order.
         let rows = files
             .iter()
             .enumerate()
-            .flat_map(|(fi, f)| f.header.tensors.iter().map(move |t| (fi, f, t)))
-            .map(|(fi, f, t)| TensorRow {
+            .flat_map(|(fi, f)| f.layout.entries.iter().map(move |t| (fi, t)))
+            .map(|(fi, t)| TensorRow {
                 file: fi,
                 name: t.name.clone(),
-                dtype: t.dtype,
+                dtype: match t.ty {
+                    ElementType::Dtype(d) => d,
+                    ElementType::Ggml(_) => Dtype::U8,
+                },
+                ty: t.ty,
                 shape: t.shape.clone(),
-                params: t.elements(),
-                bytes: t.byte_len(),
-                offset: f.header.file_range(t).0,
+                params: t.shape.iter().product(),
+                bytes: bytes::byte_len(t),
+                offset: match &t.data {
+                    Data::Range { offset, .. }
+                    | Data::Deflated { offset, .. }
+                    | Data::Strided { offset, .. } => *offset,
+                },
+                data: t.data.clone(),
                 stats: None,
             })
             .collect();
@@ -136,7 +197,7 @@ impl Checkpoint {
     pub fn step(&self) -> Option<&str> {
         self.files
             .iter()
-            .find_map(|f| label::step(f.header.metadata.as_deref()?))
+            .find_map(|f| label::step(f.header.as_ref()?.metadata.as_deref()?))
     }
 
     /// Bytes of tensor data over all files.
@@ -146,7 +207,7 @@ impl Checkpoint {
 
     /// Bytes of all files (headers included).
     pub fn file_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.header.file_size).sum()
+        self.files.iter().map(|f| f.layout.file_size).sum()
     }
 
     /// Parameters over all tensors.
@@ -207,6 +268,47 @@ impl Checkpoint {
     }
 }
 
+/// Characters of a metadata value shown (a GGUF tokenizer's vocabulary is an array of 100 000+
+/// strings).
+const META_CHARS: usize = 240;
+
+/// A metadata value as text for the Summary: numbers and strings as they are, arrays as
+/// `[a, b, …]`, cut after [`META_CHARS`] characters with the array's length said.
+pub fn meta_text(v: &MetaValue) -> String {
+    fn put(v: &MetaValue, out: &mut String) {
+        if out.len() > META_CHARS {
+            return;
+        }
+        match v {
+            MetaValue::Bool(b) => out.push_str(&b.to_string()),
+            MetaValue::UInt(n) => out.push_str(&n.to_string()),
+            MetaValue::Int(n) => out.push_str(&n.to_string()),
+            MetaValue::Float(x) => out.push_str(&x.to_string()),
+            MetaValue::Str(s) => out.push_str(s),
+            MetaValue::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if out.len() > META_CHARS {
+                        out.push_str(&format!("… {} items", items.len()));
+                        break;
+                    }
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    put(item, out);
+                }
+                out.push(']');
+            }
+        }
+    }
+    let mut out = String::new();
+    put(v, &mut out);
+    if out.chars().count() > META_CHARS + 40 {
+        out = out.chars().take(META_CHARS).collect::<String>() + "…";
+    }
+    out
+}
+
 /// Gives every checkpoint its display label among the others loaded ([`label::labels`]); call it
 /// whenever checkpoints are added or removed.
 pub fn relabel(checkpoints: &mut [Checkpoint]) {
@@ -252,10 +354,81 @@ pub(crate) mod tests {
     }
 
     fn file(path: &str, tensors: &[(&str, &str, &[u64])]) -> FileInfo {
-        FileInfo {
-            path: path.into(),
-            header: header(tensors),
-        }
+        FileInfo::safetensors(path.into(), header(tensors))
+    }
+
+    #[test]
+    fn a_layout_of_another_format_gives_rows_by_element_type() {
+        use bitlens_tensors::format::{Entry, Format, GgmlType};
+        let entry = |name: &str, ty, shape: Vec<u64>, data| Entry {
+            name: name.into(),
+            ty,
+            shape,
+            data,
+        };
+        let layout = Layout {
+            format: Format::Gguf,
+            kind: "GGUF v3".into(),
+            file_size: 4096,
+            entries: vec![
+                entry(
+                    "blk.q8",
+                    ElementType::Ggml(GgmlType(8)),
+                    vec![4, 32],
+                    Data::Range {
+                        offset: 1024,
+                        len: 136,
+                    },
+                ),
+                entry(
+                    "a",
+                    ElementType::Dtype(Dtype::F32),
+                    vec![8],
+                    Data::Deflated {
+                        offset: 2000,
+                        compressed: 20,
+                        skip: 128,
+                        len: 32,
+                    },
+                ),
+            ],
+            metadata: vec![("general.name".into(), MetaValue::Str("tiny".into()))],
+        };
+        let f = FileInfo::other("tiny.gguf".into(), layout);
+        assert_eq!(f.header_bytes(), 0);
+        let c = Checkpoint::new(1, "tiny.gguf".into(), vec![f], None).unwrap();
+        assert_eq!(c.file_bytes(), 4096);
+        let (q, a) = (&c.rows[0], &c.rows[1]);
+        assert_eq!(
+            (q.type_name(), q.dtype, q.bytes, q.offset),
+            ("Q8_0".into(), Dtype::U8, 136, 1024)
+        );
+        assert_eq!((a.type_name(), a.bytes, a.params), ("F32".into(), 32, 8));
+        assert!(
+            !q.is_range(),
+            "ggml blocks are streamed through the quantized accumulator"
+        );
+        assert!(!a.is_range(), "a deflated member is streamed");
+    }
+
+    #[test]
+    fn long_metadata_arrays_are_cut_and_counted() {
+        let tokens = MetaValue::Array(
+            (0..100_000)
+                .map(|i| MetaValue::Str(format!("tok{i}")))
+                .collect(),
+        );
+        let text = meta_text(&tokens);
+        assert!(text.starts_with("[tok0, tok1, "), "{text}");
+        assert!(text.ends_with("… 100000 items]"), "{text}");
+        assert!(text.len() < 400);
+        assert_eq!(
+            meta_text(&MetaValue::Array(vec![
+                MetaValue::UInt(1),
+                MetaValue::Float(0.5)
+            ])),
+            "[1, 0.5]"
+        );
     }
 
     #[test]
@@ -317,10 +490,10 @@ pub(crate) mod tests {
         );
         let mut prefix = (json.len() as u64).to_le_bytes().to_vec();
         prefix.extend_from_slice(json.as_bytes());
-        FileInfo {
-            path: path.into(),
-            header: Header::parse(&prefix, prefix.len() as u64 + 1).unwrap(),
-        }
+        FileInfo::safetensors(
+            path.into(),
+            Header::parse(&prefix, prefix.len() as u64 + 1).unwrap(),
+        )
     }
 
     #[test]

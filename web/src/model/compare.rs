@@ -144,10 +144,10 @@ mod tests {
         Checkpoint::new(
             id,
             format!("c{id}"),
-            vec![FileInfo {
-                path: "f.safetensors".into(),
-                header: header(tensors),
-            }],
+            vec![FileInfo::safetensors(
+                "f.safetensors".into(),
+                header(tensors),
+            )],
             None,
         )
         .unwrap()

@@ -65,7 +65,8 @@ pub fn is_safetensors(path: &str) -> bool {
     path.ends_with(".safetensors")
 }
 
-fn split_dir(path: &str) -> (&str, &str) {
+/// A path's directory (`""` for none) and file name.
+pub fn split_dir(path: &str) -> (&str, &str) {
     match path.rfind('/') {
         Some(i) => (&path[..i], &path[i + 1..]),
         None => ("", path),

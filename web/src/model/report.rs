@@ -18,11 +18,13 @@ pub fn report<'a>(
     let mut files = Vec::new();
     for c in checkpoints {
         for (fi, f) in c.files.iter().enumerate() {
-            // Rows are each file's tensors in header order.
+            // Rows are each file's tensors in header (layout) order.
             let mut rows = c.rows.iter().filter(|r| r.file == fi);
-            files.push(FileReport::new(location(c, fi), &f.header, |_| {
-                rows.next().and_then(|r| r.stats.as_deref().cloned())
-            }));
+            let stats = |_| rows.next().and_then(|r| r.stats.as_deref().cloned());
+            files.push(match &f.header {
+                Some(header) => FileReport::new(location(c, fi), header, stats),
+                None => FileReport::from_layout(location(c, fi), &f.layout, stats),
+            });
         }
     }
     InspectReport::new(files)
@@ -39,10 +41,10 @@ mod tests {
         let mut c = Checkpoint::new(
             1,
             "m".into(),
-            vec![FileInfo {
-                path: "m.safetensors".into(),
-                header: header(&[("x", "BF16", &[4]), ("y", "BF16", &[2])]),
-            }],
+            vec![FileInfo::safetensors(
+                "m.safetensors".into(),
+                header(&[("x", "BF16", &[4]), ("y", "BF16", &[2])]),
+            )],
             None,
         )
         .unwrap();

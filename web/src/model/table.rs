@@ -80,7 +80,7 @@ impl View {
             let ord = match self.key {
                 SortKey::Order => a.cmp(&b),
                 SortKey::Name => ra.name.cmp(&rb.name),
-                SortKey::Dtype => ra.dtype.to_string().cmp(&rb.dtype.to_string()),
+                SortKey::Dtype => ra.type_name().cmp(&rb.type_name()),
                 _ => match (num(ra), num(rb)) {
                     (Some(x), Some(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
                     (Some(_), None) => return Ordering::Less,
@@ -105,6 +105,11 @@ mod tests {
             file: 0,
             name: name.into(),
             dtype: Dtype::BF16,
+            ty: bitlens_tensors::format::ElementType::Dtype(Dtype::BF16),
+            data: bitlens_tensors::format::Data::Range {
+                offset: 0,
+                len: 2 * params,
+            },
             shape: vec![params],
             params,
             bytes: 2 * params,

@@ -12,6 +12,7 @@ use crate::ui::loader::Source;
 use crate::ui::pool::Task;
 use bitlens_protocol::js::{Js, Request};
 use bitlens_protocol::{FileRef, FlipSpan, StatsSpan, WorkerRequest};
+use bitlens_tensors::format::{Data, Entry};
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a task computes.
@@ -66,7 +67,7 @@ pub struct Jobs {
 }
 
 /// A file source as a worker request carries it.
-fn to_ref(source: &Source) -> FileRef<Js> {
+pub fn to_ref(source: &Source) -> FileRef<Js> {
     match source {
         FileRef::Blob(b) => FileRef::Blob(Js(b.clone().into())),
         FileRef::Url(r) => FileRef::Url(r.clone()),
@@ -152,13 +153,37 @@ impl Jobs {
         sources: &[Source],
         want: impl Fn(usize) -> bool,
     ) -> Vec<Task> {
-        let spans: Vec<Span> = c
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(i, r)| {
-                want(*i) && r.stats.is_none() && !self.queued_rows.contains(&(c.id, *i))
+        let missing: Vec<usize> = (0..c.rows.len())
+            .filter(|&i| {
+                want(i) && c.rows[i].stats.is_none() && !self.queued_rows.contains(&(c.id, i))
             })
+            .collect();
+        let mut out = Vec::new();
+        // Tensors that are not a plain byte range (ggml blocks, deflated, strided): one task each,
+        // streamed in element order as the CLI does.
+        for &i in missing.iter().filter(|&&i| !c.rows[i].is_range()) {
+            let r = &c.rows[i];
+            self.begin(r.bytes);
+            self.queued_rows.insert((c.id, i));
+            let entry = Entry {
+                name: r.name.clone(),
+                ty: r.ty,
+                shape: r.shape.clone(),
+                data: r.data.clone(),
+            };
+            let file = to_ref(&sources[r.file]);
+            out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |task| {
+                WorkerRequest::EntryStats {
+                    task,
+                    file,
+                    entries: vec![(i, entry)],
+                }
+            }));
+        }
+        let spans: Vec<Span> = missing
+            .into_iter()
+            .map(|i| (i, &c.rows[i]))
+            .filter(|(_, r)| r.is_range())
             .map(|(i, r)| Span {
                 item: i,
                 file: r.file,
@@ -166,7 +191,6 @@ impl Jobs {
                 bytes: r.bytes,
             })
             .collect();
-        let mut out = Vec::new();
         for batch in batches(&spans, true) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
@@ -200,6 +224,13 @@ impl Jobs {
             .iter()
             .enumerate()
             .filter(|(i, p)| p.flips.is_none() && !self.queued_pairs.contains(&(cmp.a, cmp.b, *i)))
+            // Flips read both tensors as byte ranges (ggml blocks: their stored bytes, as the
+            // CLI compares them); deflated members and views are not compared in the page.
+            .filter(|(_, p)| {
+                [&a.0.rows[p.a_row], &b.0.rows[p.b_row]]
+                    .iter()
+                    .all(|r| matches!(r.data, Data::Range { .. }))
+            })
             .map(|(i, p)| Span {
                 item: i,
                 file: 0,

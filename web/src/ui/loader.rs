@@ -9,18 +9,32 @@
 //! `.safetensors` file, a `*.safetensors.index.json` with its shards (resolved next to it, their
 //! headers read in parallel), or a snapshot (first 8 bytes `BITLENS\0`) for the codec panel. Their
 //! paths are the URLs' host and path, so grouping, labels and the checkpoint rules are the files'.
+//!
+//! Files and URLs of other formats — told by their first bytes ([`format::detect`]): GGUF,
+//! PyTorch (zip or legacy pickle), NumPy `.npy` / `.npz` — are single-file checkpoints whose
+//! layout a worker reads ([`Describer`]: `WorkerRequest::Describe`, synchronous reads of only the
+//! bytes that describe the tensors); safetensors files keep the path above.
 
 use crate::model::checkpoint::{Checkpoint, FileInfo};
 use crate::model::grouping::{self, InputFile};
 use crate::model::link::url_path;
-use crate::ui::io::blob::{read_header, read_range, size};
+use crate::ui::io::blob::{js_error_text, read_header, read_range, size};
 use crate::ui::io::files::Picked;
 use crate::ui::io::remote::{self, FetchError};
-use bitlens_protocol::{FileRef, RemoteFile};
+use crate::ui::jobs::to_ref;
+use crate::ui::worker::WorkerHandle;
+use bitlens_protocol::js::Event;
+use bitlens_protocol::{FileRef, JobResult, RemoteFile, WorkerEvent, WorkerRequest};
+use bitlens_tensors::format::{self, Format, Layout};
 use bitlens_tensors::index::MAX_INDEX_LEN;
 use bitlens_tensors::ShardIndex;
 use futures_util::future::join_all;
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::Blob;
+use yew::Callback;
 
 /// Where a checkpoint file's bytes are: a `Blob` the visitor gave, or a URL.
 pub type Source = FileRef<Blob>;
@@ -71,6 +85,94 @@ fn indexes_snapshots(index_path: &str, index: &ShardIndex, snapshots: &[(String,
             let want = format!("{dir}{shard}.bls");
             snapshots.iter().any(|(p, _)| *p == want)
         })
+}
+
+/// The answer a [`Describer`] waits for, and how to wake it.
+#[derive(Default)]
+struct Reply {
+    event: Option<Event>,
+    wake: Option<js_sys::Function>,
+}
+
+/// A worker that reads the layouts of files of other formats than safetensors, one at a time.
+struct Describer {
+    worker: WorkerHandle,
+    reply: Rc<RefCell<Reply>>,
+}
+
+impl Describer {
+    fn start() -> Result<Describer, String> {
+        let reply = Rc::new(RefCell::new(Reply::default()));
+        let to = reply.clone();
+        let events = Callback::from(move |e: Event| {
+            // A request ends with `Done` or `Failed` (a crash too); nothing else is awaited.
+            if matches!(e, WorkerEvent::Done { .. } | WorkerEvent::Failed { .. }) {
+                let wake = {
+                    let mut r = to.borrow_mut();
+                    r.event = Some(e);
+                    r.wake.take()
+                };
+                if let Some(w) = wake {
+                    let _ = w.call0(&JsValue::NULL);
+                }
+            }
+        });
+        let worker = WorkerHandle::spawn("worker.js", "worker", events)?;
+        Ok(Describer { worker, reply })
+    }
+
+    /// The layout of `file`, read in the worker.
+    async fn layout(&self, file: &Source) -> Result<Layout, String> {
+        let mut wake = None;
+        let answered = js_sys::Promise::new(&mut |resolve, _| wake = Some(resolve));
+        *self.reply.borrow_mut() = Reply { event: None, wake };
+        self.worker.post(&WorkerRequest::Describe {
+            task: 0,
+            file: to_ref(file),
+        })?;
+        JsFuture::from(answered)
+            .await
+            .map_err(|e| js_error_text(&e))?;
+        let event = self.reply.borrow_mut().event.take();
+        match event {
+            Some(WorkerEvent::Done {
+                result: JobResult::Layout(layout),
+                ..
+            }) => Ok(*layout),
+            Some(WorkerEvent::Failed { message, .. }) => Err(message),
+            _ => Err("the worker answered without a layout".into()),
+        }
+    }
+}
+
+/// Layouts of the files of one load, by one worker started at the first one.
+#[derive(Default)]
+struct Layouts(Option<Describer>);
+
+impl Layouts {
+    async fn read(&mut self, file: &Source) -> Result<Layout, String> {
+        if self.0.is_none() {
+            self.0 = Some(Describer::start()?);
+        }
+        match &self.0 {
+            Some(d) => d.layout(file).await,
+            None => Err("no worker to read the file".into()),
+        }
+    }
+}
+
+/// The format of a file from its first bytes, when it is one a worker describes (not
+/// safetensors, which the page reads itself, and not an unknown one, which stays on that path and
+/// gets its error).
+fn other_format(first: &[u8], file_size: u64) -> Option<Format> {
+    format::detect(first, file_size).filter(|f| *f != Format::Safetensors)
+}
+
+/// The format of a blob, when a worker describes it.
+async fn blob_format(blob: &Blob) -> Option<Format> {
+    let n = size(blob).min(format::DETECT_BYTES as u64);
+    let first = read_range(blob, 0, n).await.ok()?;
+    other_format(&first, size(blob))
 }
 
 /// The first bytes of a bitlens snapshot.
@@ -137,6 +239,58 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
         kept.push(p);
     }
     let picked = kept;
+    let mut id = first_id;
+    // Files of other formats: one checkpoint each, named by its path, its layout read by a worker;
+    // except inside a directory of safetensors files, whose other files stay ignored as before
+    // (a Hugging Face folder's `training_args.bin` is no checkpoint).
+    let safetensors_dirs: Vec<&str> = inputs
+        .iter()
+        .filter(|f| grouping::is_safetensors(&f.path))
+        .map(|f| grouping::split_dir(&f.path).0)
+        .collect();
+    let in_safetensors_dir =
+        |path: &str| safetensors_dirs.contains(&grouping::split_dir(path).0) && path.contains('/');
+    let skip: Vec<bool> = inputs.iter().map(|f| in_safetensors_dir(&f.path)).collect();
+    let mut layouts = Layouts::default();
+    let mut grouped = Vec::with_capacity(inputs.len());
+    let mut rest = Vec::with_capacity(picked.len());
+    let mut rest_indexes = Vec::with_capacity(picked.len());
+    for (((input, p), index), skip) in inputs.into_iter().zip(picked).zip(indexes).zip(skip) {
+        if skip || index.is_some() || blob_format(&p.blob).await.is_none() {
+            grouped.push(input);
+            rest.push(p);
+            rest_indexes.push(index);
+            continue;
+        }
+        let source = FileRef::Blob(p.blob.clone());
+        let layout = match layouts.read(&source).await {
+            Ok(layout) => layout,
+            Err(reason) => {
+                out.errors.push(LoadError {
+                    file: p.path.clone(),
+                    reason,
+                });
+                continue;
+            }
+        };
+        let files = vec![FileInfo::other(p.path.clone(), layout)];
+        match Checkpoint::new(id, p.path.clone(), files, None) {
+            Ok(checkpoint) => {
+                out.loaded.push(Loaded {
+                    checkpoint,
+                    sources: vec![source],
+                    url: None,
+                    index: None,
+                });
+                id += 1;
+            }
+            Err(e) => out.errors.push(LoadError {
+                file: p.path,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let (inputs, picked, mut indexes) = (grouped, rest, rest_indexes);
     let groups = grouping::group(&inputs);
     for r in groups.rejected {
         out.errors.push(LoadError {
@@ -144,17 +298,13 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
             reason: r.reason,
         });
     }
-    let mut id = first_id;
     'groups: for g in groups.groups {
         let mut files = Vec::with_capacity(g.shards.len());
         let mut blobs = Vec::with_capacity(g.shards.len());
         for &s in &g.shards {
             match read_header(&picked[s].blob).await {
                 Ok(header) => {
-                    files.push(FileInfo {
-                        path: picked[s].path.clone(),
-                        header,
-                    });
+                    files.push(FileInfo::safetensors(picked[s].path.clone(), header));
                     blobs.push(FileRef::Blob(picked[s].blob.clone()));
                 }
                 Err(e) => {
@@ -232,10 +382,7 @@ async fn remote_file(
         credentials,
     };
     Ok((
-        FileInfo {
-            path: url_path(&url),
-            header,
-        },
+        FileInfo::safetensors(url_path(&url), header),
         FileRef::Url(file),
     ))
 }
@@ -331,17 +478,27 @@ async fn open_url(
         };
         return Ok(Opened::Snapshot(crate::model::link::file_name(url), file));
     }
-    let header = remote::read_header(url, &probe, credentials)
-        .await
-        .map_err(|e| failed((url.to_owned(), e), offers))?;
+    let source = FileRef::Url(RemoteFile {
+        url: url.to_owned(),
+        size: probe.size,
+        credentials,
+    });
+    let file = if other_format(&probe.first8, probe.size).is_some() {
+        let layout = Layouts::default()
+            .read(&source)
+            .await
+            .map_err(|reason| url_error(url, reason))?;
+        FileInfo::other(path.clone(), layout)
+    } else {
+        let header = remote::read_header(url, &probe, credentials)
+            .await
+            .map_err(|e| failed((url.to_owned(), e), offers))?;
+        FileInfo::safetensors(path.clone(), header)
+    };
     Ok(Opened::Checkpoint {
-        name: path.clone(),
-        files: vec![FileInfo { path, header }],
-        sources: vec![FileRef::Url(RemoteFile {
-            url: url.to_owned(),
-            size: probe.size,
-            credentials,
-        })],
+        name: path,
+        files: vec![file],
+        sources: vec![source],
         index: None,
     })
 }

@@ -8,9 +8,11 @@
 use super::post::{Post, Throttle};
 use super::windows::{window_for, Windows};
 use crate::error::Failure;
+use crate::source::FileSource;
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{Batch, FileRef, FlipSpan, JobResult, Results, StatsSpan};
 use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
+use bitlens_tensors::format::{self, Entry};
 
 /// Collects a task's progress and finished items and posts them as `Update`s.
 struct Reporter<'a, T> {
@@ -165,6 +167,46 @@ pub async fn flips(
             rep.add(2 * n as u64)?;
         }
         rep.result(s.item, acc.finish()?)?;
+    }
+    Ok(JobResult::Items(rep.take()))
+}
+
+/// Bytes [`describe`] reads ahead at a time from a local file.
+const DESCRIBE_READ_AHEAD: usize = 64 << 10;
+
+/// Bytes [`entry_stats`] reads ahead at a time from a local file for reads smaller than that.
+const ENTRY_READ_AHEAD: usize = 1 << 20;
+
+/// The layout of a checkpoint file of any format, read synchronously (`FileReaderSync`, or range
+/// requests for a URL) from the bytes that describe its tensors.
+pub fn describe(file: FileRef<Js>) -> Result<JobResult, Failure> {
+    // The readers read a header field by field: 64 KiB at a time serves them, and reads only a
+    // few KiB more than what describes the tensors (not a 32 MiB window).
+    let src = FileSource::open(file)?.read_ahead(DESCRIBE_READ_AHEAD);
+    let layout = format::open(&src).map_err(|e| src.named(e))?;
+    Ok(JobResult::Layout(Box::new(layout)))
+}
+
+/// Statistics of `entries` of `file`, each streamed in element order through the CLI's per-tensor
+/// function ([`bitlens_stats::entry::entry_stats`]): ggml block-quantized tensors, deflated `.npz`
+/// members, PyTorch views. Read synchronously in windows of `window` bytes.
+pub fn entry_stats(
+    task: u32,
+    file: FileRef<Js>,
+    entries: &[(usize, Entry)],
+    out: &dyn Post,
+    window: usize,
+) -> Result<JobResult, Failure> {
+    // Whole windows are read exactly as asked; smaller reads (a small tensor, a view read row by
+    // row, a zip member's compressed input) 1 MiB at a time, not 32 MiB past a small tensor.
+    let src = FileSource::open(file)?.read_ahead(ENTRY_READ_AHEAD);
+    let mut rep = Reporter::new(task, out, Results::Stats);
+    for (item, entry) in entries {
+        let mut read = 0;
+        let stats = bitlens_stats::entry::entry_stats(&src, entry, window, |n| read += n)
+            .map_err(|e| src.named(format_args!("tensor `{}`: {e}", entry.name)))?;
+        rep.add(read)?;
+        rep.result(*item, stats)?;
     }
     Ok(JobResult::Items(rep.take()))
 }

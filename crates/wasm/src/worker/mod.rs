@@ -4,7 +4,8 @@
 //! [`bitlens_protocol::message`] for the sequence of events of each kind of job).
 //!
 //! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s or
-//!   remote files in windows.
+//!   remote files in windows; the layout of a GGUF / PyTorch / NumPy file and the statistics of
+//!   its tensors that are not plain byte ranges, read synchronously.
 //! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
 //!   one tensor of a snapshot, codec comparison.
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
@@ -134,6 +135,10 @@ async fn dispatch(
             codecs,
             ..
         } => jobs::roundtrip(task, &to_blob(blob)?, offset, bytes, dtype, &codecs, out),
+        WorkerRequest::Describe { file, .. } => items::describe(file),
+        WorkerRequest::EntryStats { file, entries, .. } => {
+            items::entry_stats(task, file, &entries, out, window)
+        }
     }
 }
 

@@ -409,6 +409,13 @@ impl CodecPanel {
         let Some(row) = c.rows.iter().find(|r| r.name == tensor) else {
             return;
         };
+        if !matches!(row.data, bitlens_tensors::format::Data::Range { .. }) {
+            // A deflated `.npz` member or a PyTorch view: its bytes are not one range to time.
+            self.state.error = Some(format!(
+                "`{tensor}` is not stored as one byte range (a compressed .npz member or a view): the codec comparison needs its bytes in one piece"
+            ));
+            return;
+        }
         let Some(blob) = ctx.blobs.get(&id).and_then(|b| b.get(row.file)).cloned() else {
             return;
         };

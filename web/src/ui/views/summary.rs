@@ -2,7 +2,7 @@
 //! entropy, the predicted compressed size (64 KiB block-entropy bound, LMC §4.1), and per dtype the
 //! bit-position set ratios and byte-group entropies.
 
-use crate::model::checkpoint::Checkpoint;
+use crate::model::checkpoint::{meta_text, Checkpoint};
 use crate::model::format::{bytes, count, groups, number, percent};
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
@@ -78,13 +78,26 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
                     { for c.files.iter().map(|f| html! {
                         <tr>
                             <td>{ &f.path }</td>
-                            <td class="num">{ bytes(f.header.file_size) }</td>
-                            <td class="num">{ f.header.tensors.len() }</td>
-                            <td class="num">{ bytes(f.header.header_len + 8) }</td>
+                            <td class="num">{ bytes(f.layout.file_size) }</td>
+                            <td class="num">{ f.layout.entries.len() }</td>
+                            <td class="num">{ bytes(f.header_bytes()) }</td>
                         </tr>
                     }) }
                 </tbody>
             </table>
+            { for c.files.iter().filter(|f| f.header.is_none()).map(|f| html! {
+                <>
+                    <h3>{ format!("{} ({})", f.path, f.layout.kind) }</h3>
+                    <table class="metadata" data-file={f.path.clone()} data-kind={f.layout.kind.clone()}>
+                        <thead><tr><th>{ "key" }</th><th>{ "value" }</th></tr></thead>
+                        <tbody>
+                            { for f.layout.metadata.iter().map(|(k, v)| html! {
+                                <tr data-key={k.clone()}><td>{ k }</td><td class="meta">{ meta_text(v) }</td></tr>
+                            }) }
+                        </tbody>
+                    </table>
+                </>
+            }) }
             <div class="charts">
                 <BarChart id="dtype-mix" title="Bytes per dtype" bars={mix_bars}
                           x_label="dtype" y_label="size (MB)" height={220.0} />

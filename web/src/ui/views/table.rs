@@ -104,13 +104,18 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         let name = r.name.clone();
                         let onclick = link.callback(move |_| Msg::Detail(name.clone()));
                         let group_json = st.map(|s| serde_json::to_string(&s.byte_group_entropy).unwrap_or_default());
+                        let bits_json = st.map(|s| serde_json::to_string(&s.bit_set_ratio).unwrap_or_default());
+                        // The values' range (of a ggml block type: of its dequantized values).
+                        let values = st.and_then(|s| s.values.as_ref().or_else(|| s.dequantized.as_ref()?.values.as_ref()));
                         html! {
                             <tr class={classes!("row", st.is_none().then_some("pending"))} {onclick}
-                                data-name={r.name.clone()} data-dtype={r.dtype.to_string()}
+                                data-name={r.name.clone()} data-dtype={r.type_name()}
                                 data-shape={serde_json::to_string(&r.shape).unwrap_or_default()}
                                 data-params={r.params.to_string()} data-bytes={r.bytes.to_string()}
                                 data-byte-entropy={st.map(|s| s.byte_entropy.to_string())}
-                                data-groups={group_json}
+                                data-groups={group_json} data-bits={bits_json}
+                                data-min={values.and_then(|v| v.min).map(|x| x.to_string())}
+                                data-max={values.and_then(|v| v.max).map(|x| x.to_string())}
                                 data-exp={st.and_then(|s| s.exponent_entropy).map(|e| e.to_string())}
                                 data-pred-ratio={st.map(|s| s.predicted_ratio.to_string())}
                                 data-pred-bytes={st.map(|s| s.predicted_bytes.to_string())}
@@ -121,7 +126,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                                 <td class="num dim">{ i + 1 }</td>
                                 <td class="name" title={r.name.clone()}>{ &r.name }</td>
                                 if multi { <td class="file dim">{ &c.files[r.file].path }</td> }
-                                <td>{ r.dtype.to_string() }</td>
+                                <td>{ r.type_name() }</td>
                                 <td class="shape">{ shape(&r.shape) }</td>
                                 <td class="num">{ count(r.params) }</td>
                                 <td class="num">{ bytes(r.bytes) }</td>

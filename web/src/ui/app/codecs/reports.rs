@@ -262,7 +262,7 @@ impl CodecPanel {
                     .iter()
                     .filter_map(|c| {
                         let paths: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
-                        base_file(&paths, &restored).map(|i| (c.id, c.files[i].header.file_size))
+                        base_file(&paths, &restored).map(|i| (c.id, c.files[i].layout.file_size))
                     })
                     .collect();
                 if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
