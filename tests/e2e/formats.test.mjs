@@ -11,6 +11,7 @@ import path from 'node:path';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { ROOT, PYTHON, inspect, tempDir } from './fixtures.mjs';
+import { cli, sameBytes, download } from './steps.mjs';
 
 const app = useApp();
 
@@ -121,4 +122,28 @@ test('in a folder of safetensors files, a pickle (training_args.bin) stays ignor
   assert.equal(await page.locator('.error').count(), 0);
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+test('a GGUF and a PyTorch file compressed in the page: the CLI restores them byte for byte', { timeout: 120_000 }, async () => {
+  const dir = tempDir();
+  execFileSync(PYTHON, ['-c', WRITE, dir]);
+  for (const file of [path.join(dir, 'tiny.gguf'), path.join(ROOT, 'tests/fixtures/torch/state_f32.pt')]) {
+    const name = path.basename(file);
+    const page = await app.openApp();
+    await page.setInputFiles('#file-input', file);
+    await page.waitForSelector('#tensor-table tbody tr');
+    await page.click('[data-tab=codecs]');
+    await page.click('#compress-button');
+    await page.waitForSelector('#compress-result', { timeout: 60_000 });
+    const { out, suggested } = await download(page, '#compress-download', path.join(dir, `page-${name}.bls`));
+    assert.equal(suggested, `${name}.bls`);
+    // The CLI reads the page's snapshot as one of the original format and restores the file.
+    const info = JSON.parse(cli('inspect', out, '--json')).snapshots[0];
+    assert.ok(info.original_format, `${name}: ${JSON.stringify(Object.keys(info))}`);
+    const restored = path.join(dir, `restored-${name}`);
+    cli('decompress', out, '-o', restored);
+    sameBytes(restored, file, `CLI restore of the page snapshot of ${name}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
 });

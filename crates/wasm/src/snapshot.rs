@@ -19,6 +19,7 @@ use bitlens_protocol::{
 use bitlens_snapshot::{
     BaseSource, ChoiceError, Codec, CodecChoice, Entry, ErrorReport, SnapshotError, SnapshotReader,
 };
+use bitlens_tensors::format::{self, Format};
 use bitlens_tensors::{Dtype, ReadAt, TensorInfo};
 use std::collections::HashMap;
 use std::io::Write;
@@ -76,6 +77,9 @@ pub fn compress_snapshot(
     on_chunk: OnChunk,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<Compressed, Failure> {
+    if !is_safetensors(src)? {
+        return compress_other_format(src, base, options, on_chunk, on_progress);
+    }
     let header = src.header()?;
     let base = with_header(base)?;
     let base_src = base
@@ -109,6 +113,59 @@ pub fn compress_snapshot(
         out_bytes: sink.written(),
         lossy: entries.iter().any(|e| e.codec.is_lossy()),
         delta: entries.iter().any(|e| e.delta),
+        entries: entries_info(&entries),
+    })
+}
+
+/// True when the file's first bytes are a safetensors header (other formats are read as layouts).
+fn is_safetensors(src: &JsSource) -> Result<bool, Failure> {
+    let size = src.size();
+    let mut first = [0u8; format::DETECT_BYTES];
+    let first = &mut first[..size.min(format::DETECT_BYTES as u64) as usize];
+    src.read_exact_at(0, first)?;
+    Ok(format::detect(first, size) == Some(Format::Safetensors))
+}
+
+/// [`compress_snapshot`] of a GGUF / PyTorch / NumPy file: its pieces (tensor data, and every
+/// other byte verbatim) into a version 3 snapshot, as `bitlens compress FILE` writes it. Deltas
+/// and per-tensor overrides are the CLI's for these formats; the page says so.
+fn compress_other_format(
+    src: &JsSource,
+    base: Option<&JsSource>,
+    options: &CompressOptions,
+    on_chunk: OnChunk,
+    on_progress: &mut dyn FnMut(u64),
+) -> Result<Compressed, Failure> {
+    if base.is_some() {
+        return Err(Failure(
+            "deltas of GGUF, PyTorch and NumPy files are made by the CLI: \
+             bitlens compress FILE --base BASE -o OUT.bls"
+                .into(),
+        ));
+    }
+    if !options.overrides.is_empty() {
+        return Err(Failure(
+            "per-tensor codec choices apply to safetensors checkpoints; this file takes one codec"
+                .into(),
+        ));
+    }
+    let layout = format::open(src).map_err(|e| Failure(e.to_string()))?;
+    let pieces = bitlens_snapshot::layout::pieces(&layout)?;
+    let whole = codec_choice(&options.whole, false)?;
+    let (mut sink, entries) = bitlens_snapshot::compress_pieces(
+        src,
+        &pieces,
+        None,
+        &whole,
+        ChunkSink::new(on_chunk),
+        on_progress,
+    )?;
+    sink.flush().map_err(|e| Failure(format!("output: {e}")))?;
+    Ok(Compressed {
+        in_bytes: src.size(),
+        out_bytes: sink.written(),
+        lossy: entries.iter().any(|e| e.codec.is_lossy()),
+        delta: false,
         entries: entries_info(&entries),
     })
 }

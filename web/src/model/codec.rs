@@ -170,12 +170,25 @@ pub fn snapshot_name(input: &str, shard: bool) -> String {
     format!("{stem}.bls")
 }
 
+/// Extensions of the checkpoint files a snapshot may restore, kept in its name (`model.gguf.bls`).
+const CHECKPOINT_EXTENSIONS: [&str; 8] = [
+    ".safetensors",
+    ".gguf",
+    ".pt",
+    ".pth",
+    ".bin",
+    ".ckpt",
+    ".npy",
+    ".npz",
+];
+
 /// The name of the file a snapshot restores: `X.safetensors.bls` → `X.safetensors` (a shard, as
-/// `bitlens decompress DIR` names it), `model.bls` → `model.safetensors`.
+/// `bitlens decompress DIR` names it), `model.gguf.bls` → `model.gguf` (the snapshot of a file of
+/// another format keeps its name), `model.bls` → `model.safetensors`.
 pub fn restored_name(snapshot: &str) -> String {
     let base = file_name(snapshot);
     let stem = base.strip_suffix(".bls").unwrap_or(base);
-    if stem.ends_with(".safetensors") {
+    if CHECKPOINT_EXTENSIONS.iter().any(|e| stem.ends_with(e)) {
         stem.to_owned()
     } else {
         format!("{stem}.safetensors")
@@ -217,6 +230,9 @@ mod tests {
             "m-00001-of-00002.safetensors.bls"
         );
         assert_eq!(restored_name("model.bls"), "model.safetensors");
+        assert_eq!(snapshot_name("dir/model.gguf", false), "model.gguf.bls");
+        assert_eq!(restored_name("model.gguf.bls"), "model.gguf");
+        assert_eq!(restored_name("state.pt.bls"), "state.pt");
         assert_eq!(
             restored_name("d/m-00001-of-00002.safetensors.bls"),
             "m-00001-of-00002.safetensors"
