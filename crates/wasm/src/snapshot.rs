@@ -99,7 +99,7 @@ pub fn compress_snapshot(
             .unwrap_or(&whole)
             .codec_for(t.dtype)
     };
-    let (mut sink, entries) = bitlens_snapshot::compress(
+    let (sink, entries) = bitlens_snapshot::compress(
         src,
         &header,
         base_src.as_ref(),
@@ -107,14 +107,7 @@ pub fn compress_snapshot(
         ChunkSink::new(on_chunk),
         on_progress,
     )?;
-    sink.flush().map_err(|e| Failure(format!("output: {e}")))?;
-    Ok(Compressed {
-        in_bytes: src.size(),
-        out_bytes: sink.written(),
-        lossy: entries.iter().any(|e| e.codec.is_lossy()),
-        delta: entries.iter().any(|e| e.delta),
-        entries: entries_info(&entries),
-    })
+    finished(src, sink, &entries)
 }
 
 /// True when the file's first bytes are a safetensors header (other formats are read as layouts).
@@ -152,7 +145,7 @@ fn compress_other_format(
     let layout = format::open(src).map_err(|e| Failure(e.to_string()))?;
     let pieces = bitlens_snapshot::layout::pieces(&layout)?;
     let whole = codec_choice(&options.whole, false)?;
-    let (mut sink, entries) = bitlens_snapshot::compress_pieces(
+    let (sink, entries) = bitlens_snapshot::compress_pieces(
         src,
         &pieces,
         None,
@@ -160,13 +153,22 @@ fn compress_other_format(
         ChunkSink::new(on_chunk),
         on_progress,
     )?;
+    finished(src, sink, &entries)
+}
+
+/// What a compress job reports once its snapshot is written: flushes the last chunk.
+fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
+    src: &JsSource,
+    mut sink: ChunkSink<F>,
+    entries: &[Entry],
+) -> Result<Compressed, Failure> {
     sink.flush().map_err(|e| Failure(format!("output: {e}")))?;
     Ok(Compressed {
         in_bytes: src.size(),
         out_bytes: sink.written(),
         lossy: entries.iter().any(|e| e.codec.is_lossy()),
-        delta: false,
-        entries: entries_info(&entries),
+        delta: entries.iter().any(|e| e.delta),
+        entries: entries_info(entries),
     })
 }
 
