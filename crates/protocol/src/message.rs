@@ -193,22 +193,6 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::EntryStats { task, .. } => *task,
         }
     }
-
-    /// The task id, to renumber it (the page's shared worker pool gives tasks of several app
-    /// instances ids unique on the page).
-    pub fn task_mut(&mut self) -> &mut u32 {
-        match self {
-            WorkerRequest::Stats { task, .. }
-            | WorkerRequest::Flips { task, .. }
-            | WorkerRequest::Compress { task, .. }
-            | WorkerRequest::Decompress { task, .. }
-            | WorkerRequest::SnapshotInfo { task, .. }
-            | WorkerRequest::DecodeTensor { task, .. }
-            | WorkerRequest::Roundtrip { task, .. }
-            | WorkerRequest::Describe { task, .. }
-            | WorkerRequest::EntryStats { task, .. } => task,
-        }
-    }
 }
 
 /// Finished items of a statistics or flips task, by item.

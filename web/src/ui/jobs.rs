@@ -39,10 +39,24 @@ pub enum TaskKind {
     },
 }
 
+thread_local! {
+    /// The last task id given on this page.
+    static LAST_TASK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A task id unique on the page: every app instance (several embedded views) hands its tasks to
+/// the page's one worker pool, which tells them apart by these ids.
+fn next_task_id() -> u32 {
+    LAST_TASK.with(|last| {
+        let id = last.get().wrapping_add(1).max(1);
+        last.set(id);
+        id
+    })
+}
+
 /// Progress and bookkeeping of the current analysis run.
 #[derive(Default)]
 pub struct Jobs {
-    next_task: u32,
     /// Running or queued tasks.
     pub tasks: HashMap<u32, TaskKind>,
     /// Planned tasks not handed to the pool yet, next first.
@@ -112,8 +126,7 @@ impl Jobs {
     }
 
     fn add_task(&mut self, kind: TaskKind, request: impl FnOnce(u32) -> Request) -> Task {
-        self.next_task += 1;
-        let id = self.next_task;
+        let id = next_task_id();
         self.tasks.insert(id, kind);
         Task {
             id,

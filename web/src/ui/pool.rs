@@ -3,9 +3,9 @@
 //! elements): one set of at most `hardwareConcurrency` workers, however many views.
 //!
 //! Each app holds a [`Pool`], its handle on the shared one. Tasks of every handle wait in one queue
-//! and are handed to whichever worker is free, one at a time, so the load balances itself. A task
-//! gets a page-wide id when submitted (the handle's own id is given back in its events), and each
-//! worker's events go to the handle whose task it runs. Cancelling terminates the workers running
+//! and are handed to whichever worker is free, one at a time, so the load balances itself. Task ids
+//! are unique on the page ([`crate::ui::jobs`] gives them), and each worker's events go to the
+//! handle whose task it runs. Cancelling terminates the workers running
 //! that handle's tasks (the only way to stop a worker in the middle of a window) and drops its
 //! queued tasks; the other handles' tasks go on, and fresh workers start on the next submit. Each
 //! worker holds one read window (4 MiB) and one accumulator, so memory does not grow with the file
@@ -65,44 +65,42 @@ pub enum PoolEvent {
 }
 
 impl PoolEvent {
-    /// What worker `worker` reported about its task `local` (the submitter's id), as the pool's
-    /// event.
-    fn of(worker: usize, local: u32, event: Event) -> PoolEvent {
+    /// What worker `worker` reported about its task `id`, as the pool's event.
+    fn of(worker: usize, id: u32, event: Event) -> PoolEvent {
         match event {
-            WorkerEvent::Update { batch, .. } => PoolEvent::Update { task: local, batch },
+            WorkerEvent::Update { batch, .. } => PoolEvent::Update { task: id, batch },
             WorkerEvent::Done {
                 memory,
                 result: JobResult::Items(batch),
                 ..
             } => PoolEvent::Done {
                 worker,
-                task: local,
+                task: id,
                 batch,
                 memory,
             },
             WorkerEvent::Failed { task, message } => PoolEvent::Failed {
                 worker,
-                task: task.map(|_| local),
+                task: task.map(|_| id),
                 message,
             },
             other => PoolEvent::Failed {
                 worker,
-                task: other.task().map(|_| local),
+                task: other.task().map(|_| id),
                 message: "the worker answered a statistics task with a codec job's event".into(),
             },
         }
     }
 }
 
-/// A task the shared pool holds: whose it is, its id there, and its page-wide id.
+/// A task the shared pool holds: whose it is, and its id (unique on the page: see
+/// [`crate::ui::jobs::Jobs`]; echoed in the worker's events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Owned {
     /// The handle that submitted it.
     owner: u32,
-    /// Its id as the handle gave it.
-    local: u32,
-    /// Its id on the page (in the request the worker gets, and echoed in its events).
-    global: u32,
+    /// Its id.
+    id: u32,
 }
 
 struct Slot {
@@ -120,7 +118,6 @@ struct Shared {
     /// Where each handle's events go.
     handles: HashMap<u32, Callback<PoolEvent>>,
     next_handle: u32,
-    next_task: u32,
 }
 
 thread_local! {
@@ -139,7 +136,6 @@ impl Shared {
             size: cores.clamp(1, MAX_WORKERS),
             handles: HashMap::new(),
             next_handle: 1,
-            next_task: 1,
         }
     }
 
@@ -187,11 +183,11 @@ impl Shared {
             }
             return None;
         };
-        if event.task().is_some_and(|g| g != task.global) {
+        if event.task().is_some_and(|t| t != task.id) {
             return None; // not about the task it runs now
         }
         let to = self.handles.get(&task.owner)?.clone();
-        Some((to, PoolEvent::of(slot, task.local, event)))
+        Some((to, PoolEvent::of(slot, task.id, event)))
     }
 }
 
@@ -246,16 +242,11 @@ impl Pool {
     pub fn submit(&mut self, task: Task) -> Result<(), String> {
         SHARED.with(|s| {
             let mut s = s.borrow_mut();
-            let global = s.next_task;
-            s.next_task = s.next_task.wrapping_add(1).max(1);
-            let mut request = task.request;
-            *request.task_mut() = global;
             let owned = Owned {
                 owner: self.id,
-                local: task.id,
-                global,
+                id: task.id,
             };
-            s.queue.push_back((owned, request));
+            s.queue.push_back((owned, task.request));
             s.pump()
         })
     }
@@ -294,7 +285,7 @@ impl Pool {
                 .get(&worker)
                 .and_then(|w| w.busy)
                 .filter(|t| t.owner == self.id)
-                .map(|t| t.local)
+                .map(|t| t.id)
         })
     }
 }
