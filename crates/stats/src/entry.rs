@@ -4,12 +4,21 @@
 //! [`QuantAccumulator`] (stored bytes, dequantized values, scales and codes). The CLI runs it for
 //! every tensor that is not a plain byte range (those it splits into parallel parts); the page's
 //! workers run it for the tensors of GGUF, PyTorch and NumPy files, so both give the same numbers.
+//!
+//! [`entry_diff`] compares two checkpoints of one tensor the same way: both sides streamed in
+//! lockstep ([`bytes::for_each_pair`]) into a [`FlipAccumulator`] on the stored bytes (LMC Fig. 6,
+//! BitSnap's changed fraction), and for a ggml block type also into a
+//! [`DequantDiffAccumulator`] on the dequantized values. `bitlens diff` runs it for every pair that
+//! is not two plain byte ranges of a dtype, the page's workers for the same pairs.
 
+use crate::dequant_diff::{DequantDiff, DequantDiffAccumulator};
 use crate::quant::QuantError;
-use crate::{Accumulator, QuantAccumulator, StatsError, TensorStats};
+use crate::{Accumulator, FlipAccumulator, FlipStats, QuantAccumulator, StatsError, TensorStats};
 use bitlens_tensors::format::bytes::{self, BytesError};
+use bitlens_tensors::format::gguf::can_dequantize;
 use bitlens_tensors::format::{ElementType, Entry};
-use bitlens_tensors::ReadAt;
+use bitlens_tensors::{Dtype, ReadAt};
+use serde::{Deserialize, Serialize};
 
 /// Why a tensor's statistics failed: its bytes could not be read, or the accumulators refused them.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +32,72 @@ pub enum EntryError {
     /// The quantized accumulators refused the bytes.
     #[error(transparent)]
     Quant(#[from] QuantError),
+    /// Two tensors of different element types were compared.
+    #[error("tensors of element types {a:?} and {b:?} cannot be compared")]
+    TypeMismatch {
+        /// The first tensor's element type.
+        a: ElementType,
+        /// The second tensor's element type.
+        b: ElementType,
+    },
+}
+
+/// The lane type a tensor's stored bytes are compared and measured in: its dtype, or bytes (`U8`)
+/// for a ggml block type.
+pub fn lane_dtype(ty: ElementType) -> Dtype {
+    match ty {
+        ElementType::Dtype(d) => d,
+        ElementType::Ggml(_) => Dtype::U8,
+    }
+}
+
+/// How two checkpoints of one tensor differ.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryDiff {
+    /// Bit flips and changed lanes of the stored bytes (a ggml block type: its raw blocks as `U8`).
+    pub flips: FlipStats,
+    /// For a ggml block type that dequantizes: how its dequantized values changed.
+    pub dequantized: Option<DequantDiff>,
+}
+
+/// Compares `a` and `b` (the same tensor in two checkpoints: equal element type and byte length),
+/// both streamed in element order in lockstep windows of about `window` bytes; `progress(n)`
+/// after each pair of windows, `n` counting both sides' bytes.
+pub fn entry_diff(
+    a: (&dyn ReadAt, &Entry),
+    b: (&dyn ReadAt, &Entry),
+    window: usize,
+    mut progress: impl FnMut(u64),
+) -> Result<EntryDiff, EntryError> {
+    let ty = a.1.ty;
+    if b.1.ty != ty {
+        return Err(EntryError::TypeMismatch { a: ty, b: b.1.ty });
+    }
+    let mut flips = FlipAccumulator::new(lane_dtype(ty), bytes::byte_len(a.1));
+    let (mut values, window) = match ty {
+        ElementType::Ggml(g) => {
+            let bb = g.block_bytes().unwrap_or(1).max(1) as usize;
+            let values = if can_dequantize(g) {
+                Some(DequantDiffAccumulator::new(g)?)
+            } else {
+                None
+            };
+            (values, (window / bb).max(1) * bb)
+        }
+        ElementType::Dtype(_) => (None, window),
+    };
+    bytes::for_each_pair(a, b, window, |wa, wb| -> Result<(), EntryError> {
+        flips.update(wa, wb)?;
+        if let Some(v) = &mut values {
+            v.update(wa, wb)?;
+        }
+        progress(2 * wa.len() as u64);
+        Ok(())
+    })?;
+    Ok(EntryDiff {
+        flips: flips.finish()?,
+        dequantized: values.map(DequantDiffAccumulator::finish).transpose()?,
+    })
 }
 
 /// Statistics of `entry` of `src`, read in windows of about `window` bytes; `progress(n)` after each

@@ -9,6 +9,9 @@
 //!   fraction of changed elements (BitSnap), and the entropy of the XOR delta.
 //! - [`quant`]: ggml block-quantized tensors (GGUF): the stored blocks' statistics, the
 //!   dequantized values' statistics and the block scales / quant codes.
+//! - [`dequant_diff`]: how the dequantized values of two checkpoints of a quantized tensor differ
+//!   (changed fraction, largest / mean absolute difference, relative L2).
+//! - [`entry`]: one tensor of any format (or a pair of them, for a diff) streamed in element order.
 //! - [`summary`]: whole-file / whole-model totals merged from per-tensor results.
 //! - [`entropy`]: the entropy arithmetic.
 //! - [`format`](mod@format): human-readable numbers for reports (CLI tables and the page).
@@ -18,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod accumulator;
+pub mod dequant_diff;
 pub mod entropy;
 pub mod entry;
 pub mod flip;
@@ -29,6 +33,8 @@ mod values;
 pub use accumulator::{
     split_ranges, Accumulator, FloatStats, StatsError, TensorStats, BLOCK_LANES,
 };
+pub use dequant_diff::{DequantDiff, DequantDiffAccumulator};
+pub use entry::EntryDiff;
 pub use flip::{FlipAccumulator, FlipStats};
 pub use quant::{DequantStats, QuantAccumulator, QuantSummary};
 pub use summary::{DtypeFlips, DtypeSummary, FlipSummary, Summary};

@@ -16,7 +16,12 @@
 //!     [`MAX_GATHER_SPAN`] bytes) is refused with [`BytesError::Scattered`] rather than read once
 //!     per element or held whole.
 //!
-//! Every view is checked against its storage before anything is read.
+//! Every view is checked against its storage, and every storage or range against the source,
+//! before anything is read or allocated for it.
+//!
+//! [`Reader`] is the same as a pull reader (the caller asks for the next bytes), and
+//! [`for_each_pair`] reads two tensors in lockstep through two readers: how a diff compares a
+//! deflated member or a view with its counterpart, window by window, on one thread.
 
 use super::zip::{self, ZipError};
 use super::{Data, ElementType, Entry};
@@ -48,6 +53,14 @@ pub enum BytesError {
         needed: u128,
         /// Elements the storage has.
         available: u64,
+    },
+    /// Two tensors compared in lockstep have different byte lengths.
+    #[error("tensors of {a} and {b} bytes cannot be compared")]
+    LengthMismatch {
+        /// Bytes of the first.
+        a: u64,
+        /// Bytes of the second.
+        b: u64,
     },
     /// A strided view too large to gather in memory whose last dimension is not contiguous.
     #[error("a strided view spanning {span} bytes of its storage with a non-contiguous last dimension (at most {max} bytes are gathered in memory)")]
@@ -81,33 +94,6 @@ pub fn byte_len(entry: &Entry) -> u64 {
     }
 }
 
-/// Errors inside the streaming: ours, or the callback's.
-enum Wrap<E> {
-    Bytes(BytesError),
-    User(E),
-}
-
-impl<E> From<ZipError> for Wrap<E> {
-    fn from(e: ZipError) -> Self {
-        Wrap::Bytes(e.into())
-    }
-}
-
-impl<E> From<SourceError> for Wrap<E> {
-    fn from(e: SourceError) -> Self {
-        Wrap::Bytes(e.into())
-    }
-}
-
-impl<E: From<BytesError>> Wrap<E> {
-    fn unwrap_into(self) -> E {
-        match self {
-            Wrap::Bytes(b) => b.into(),
-            Wrap::User(e) => e,
-        }
-    }
-}
-
 /// Streams `entry`'s bytes in element order into `f`, in pieces of at most `window` bytes (for
 /// a strided view: at most `window` bytes rounded up to one element), reusing one buffer.
 pub fn for_each_window<F, E>(src: &dyn ReadAt, entry: &Entry, window: usize, f: F) -> Result<(), E>
@@ -130,35 +116,256 @@ where
     F: FnMut(&[u8]) -> Result<(), E>,
     E: From<BytesError>,
 {
+    let mut reader = Reader::with_max_span(src, entry, window, max_span)?;
     let window = window.max(1);
-    match &entry.data {
-        Data::Range { offset, len } => {
-            let end = offset.checked_add(*len).ok_or(BytesError::OutOfStorage {
-                needed: u128::from(*offset) + u128::from(*len),
-                available: src.size(),
-            })?;
-            crate::source::for_each_window(src, *offset, end, window, |w| f(w).map_err(Wrap::User))
-                .map_err(Wrap::unwrap_into)
+    let piece = match entry.data {
+        Data::Strided { .. } => element_bytes(entry.ty).map_or(window, |e| {
+            let e = e as usize;
+            window.div_ceil(e) * e
+        }),
+        _ => window,
+    };
+    let mut buf = vec![0u8; (piece as u64).min(reader.left()) as usize];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
         }
-        Data::Deflated {
-            offset,
-            compressed,
-            skip,
-            len,
-        } => zip::for_each_inflated(src, *offset, *compressed, *skip, *len, window, |w| {
-            f(w).map_err(Wrap::User)
-        })
-        .map_err(Wrap::unwrap_into),
-        Data::Strided {
-            offset,
-            len,
-            storage_offset,
-            strides,
-        } => {
-            let esize = element_bytes(entry.ty).ok_or(BytesError::ElementSize { ty: entry.ty })?;
-            let view = View::new(&entry.shape, strides, *storage_offset, *len / esize)?;
-            gather(src, *offset, esize, &view, window, max_span, &mut f)
+        f(&buf[..n])?;
+    }
+}
+
+/// A pull reader of one tensor's bytes in element order (what [`for_each_window`] streams):
+/// each [`Reader::read`] fills the caller's buffer with the next bytes. Two readers read in
+/// lockstep compare two tensors window by window without holding either whole (see
+/// [`for_each_pair`]).
+pub struct Reader<'a> {
+    src: &'a dyn ReadAt,
+    left: u64,
+    kind: Kind<'a>,
+}
+
+/// How a [`Reader`] produces its bytes.
+enum Kind<'a> {
+    /// A plain range: the next byte's offset.
+    Range { pos: u64 },
+    /// A deflated member, its header already skipped.
+    Deflated(Box<zip::Inflater<'a>>),
+    /// A view gathered from its storage span held in memory; `part` bytes of the current element
+    /// are already out.
+    Gather {
+        storage: Vec<u8>,
+        lo: u64,
+        es: usize,
+        part: usize,
+        odo: Odometer,
+    },
+    /// A view read row by row (contiguous last dimension); `done` bytes of the current row
+    /// (whose first storage element the odometer gives) are already out.
+    Rows {
+        offset: u64,
+        es: u64,
+        row: u64,
+        done: u64,
+        odo: Odometer,
+    },
+}
+
+/// Row-major position in a strided view: the index and its storage element.
+struct Odometer {
+    shape: Vec<u64>,
+    strides: Vec<u64>,
+    idx: Vec<u64>,
+    pos: u64,
+}
+
+impl Odometer {
+    fn new(shape: &[u64], strides: &[u64], first: u64) -> Odometer {
+        Odometer {
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            idx: vec![0; shape.len()],
+            pos: first,
         }
+    }
+
+    /// The next index in row-major order (wrapping to the first after the last; the reader stops
+    /// by its byte count before that matters).
+    fn step(&mut self) {
+        for d in (0..self.shape.len()).rev() {
+            self.idx[d] += 1;
+            self.pos += self.strides[d];
+            if self.idx[d] < self.shape[d] {
+                return;
+            }
+            self.pos -= self.strides[d] * self.shape[d];
+            self.idx[d] = 0;
+        }
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `entry` of `src`: checks a view against its storage and its storage against
+    /// the source, and for a view of at most [`MAX_GATHER_SPAN`] bytes of storage reads that
+    /// span (in windows of `window` bytes) before returning (see the module doc).
+    pub fn new(src: &'a dyn ReadAt, entry: &Entry, window: usize) -> Result<Self, BytesError> {
+        Self::with_max_span(src, entry, window, MAX_GATHER_SPAN)
+    }
+
+    fn with_max_span(
+        src: &'a dyn ReadAt,
+        entry: &Entry,
+        window: usize,
+        max_span: u64,
+    ) -> Result<Self, BytesError> {
+        let window = window.max(1);
+        let left = byte_len(entry);
+        let kind = match &entry.data {
+            Data::Range { offset, len } => {
+                check_source(src, *offset, *len)?;
+                Kind::Range { pos: *offset }
+            }
+            Data::Deflated {
+                offset,
+                compressed,
+                skip,
+                len,
+            } => {
+                let total = skip.checked_add(*len).ok_or(ZipError::RatioTooHigh {
+                    at: *offset,
+                    compressed: *compressed,
+                    size: u64::MAX,
+                    limit: zip::MAX_RATIO,
+                })?;
+                let mut inf = zip::Inflater::new(src, *offset, *compressed, total)?;
+                inf.skip(*skip)?;
+                Kind::Deflated(Box::new(inf))
+            }
+            Data::Strided {
+                offset,
+                len,
+                storage_offset,
+                strides,
+            } => {
+                let esize =
+                    element_bytes(entry.ty).ok_or(BytesError::ElementSize { ty: entry.ty })?;
+                check_source(src, *offset, *len)?;
+                let view = View::new(&entry.shape, strides, *storage_offset, *len / esize)?;
+                strided(src, *offset, esize, &view, window, max_span)?
+            }
+        };
+        Ok(Reader { src, left, kind })
+    }
+
+    /// Bytes not read yet.
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Reads the next `min(out.len(), left)` bytes into `out` (all of them); returns how many
+    /// (0 once the tensor is read).
+    pub fn read(&mut self, out: &mut [u8]) -> Result<usize, BytesError> {
+        let n = (out.len() as u64).min(self.left) as usize;
+        let out = &mut out[..n];
+        match &mut self.kind {
+            Kind::Range { pos } => {
+                self.src.read_exact_at(*pos, out)?;
+                *pos += n as u64;
+            }
+            Kind::Deflated(inf) => {
+                let mut filled = 0;
+                while filled < n {
+                    filled += inf.read(&mut out[filled..])?;
+                }
+            }
+            Kind::Gather {
+                storage,
+                lo,
+                es,
+                part,
+                odo,
+            } => {
+                let mut filled = 0;
+                while filled < n {
+                    let at = ((odo.pos - *lo) as usize) * *es + *part;
+                    let k = (*es - *part).min(n - filled);
+                    out[filled..filled + k].copy_from_slice(&storage[at..at + k]);
+                    filled += k;
+                    *part += k;
+                    if *part == *es {
+                        *part = 0;
+                        odo.step();
+                    }
+                }
+            }
+            Kind::Rows {
+                offset,
+                es,
+                row,
+                done,
+                odo,
+            } => {
+                let mut filled = 0;
+                while filled < n {
+                    let k = (*row - *done).min((n - filled) as u64) as usize;
+                    let at = *offset + odo.pos * *es + *done;
+                    self.src.read_exact_at(at, &mut out[filled..filled + k])?;
+                    filled += k;
+                    *done += k as u64;
+                    if *done == *row {
+                        *done = 0;
+                        odo.step();
+                    }
+                }
+            }
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Refuses `len` bytes at `offset` that are not all in `src` (before anything is allocated for
+/// them).
+fn check_source(src: &dyn ReadAt, offset: u64, len: u64) -> Result<(), BytesError> {
+    if offset.checked_add(len).is_none_or(|e| e > src.size()) {
+        return Err(SourceError::OutOfBounds {
+            offset,
+            len,
+            size: src.size(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Streams two tensors of the same byte length in lockstep: `f` gets equal-length pieces of both,
+/// at most `window` bytes each (one buffer per side, reused), until both are read. Errors when
+/// their lengths differ.
+pub fn for_each_pair<F, E>(
+    a: (&dyn ReadAt, &Entry),
+    b: (&dyn ReadAt, &Entry),
+    window: usize,
+    mut f: F,
+) -> Result<(), E>
+where
+    F: FnMut(&[u8], &[u8]) -> Result<(), E>,
+    E: From<BytesError>,
+{
+    let (len_a, len_b) = (byte_len(a.1), byte_len(b.1));
+    if len_a != len_b {
+        return Err(BytesError::LengthMismatch { a: len_a, b: len_b }.into());
+    }
+    let mut ra = Reader::new(a.0, a.1, window)?;
+    let mut rb = Reader::new(b.0, b.1, window)?;
+    let size = (window.max(1) as u64).min(len_a) as usize;
+    let (mut wa, mut wb) = (vec![0u8; size], vec![0u8; size]);
+    loop {
+        let n = ra.read(&mut wa)?;
+        if n == 0 {
+            return Ok(());
+        }
+        rb.read(&mut wb[..n])?;
+        f(&wa[..n], &wb[..n])?;
     }
 }
 
@@ -218,153 +425,51 @@ impl<'a> View<'a> {
             hi: last as u64,
         })
     }
-
-    /// Calls `visit(storage element)` for every element in row-major order, with an odometer.
-    fn for_each_index(&self, mut visit: impl FnMut(u64) -> bool) {
-        if self.numel == 0 {
-            return;
-        }
-        let dims = self.shape.len();
-        let mut idx = vec![0u64; dims];
-        let mut pos = self.first;
-        loop {
-            if !visit(pos) {
-                return;
-            }
-            let mut d = dims;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                idx[d] += 1;
-                pos += self.strides[d];
-                if idx[d] < self.shape[d] {
-                    break;
-                }
-                pos -= self.strides[d] * self.shape[d];
-                idx[d] = 0;
-            }
-        }
-    }
 }
 
-/// The output window of a gather: filled piece by piece, handed to the callback when full.
-struct Windows<'f, F> {
-    out: Vec<u8>,
-    fill: usize,
-    f: &'f mut F,
-}
-
-impl<F, E> Windows<'_, F>
-where
-    F: FnMut(&[u8]) -> Result<(), E>,
-{
-    /// The unfilled part of the window.
-    fn room(&mut self) -> &mut [u8] {
-        &mut self.out[self.fill..]
-    }
-
-    /// Marks `n` more bytes filled; hands the window over when it is full.
-    fn advance(&mut self, n: usize) -> Result<(), E> {
-        self.fill += n;
-        if self.fill == self.out.len() {
-            (self.f)(&self.out)?;
-            self.fill = 0;
-        }
-        Ok(())
-    }
-
-    /// Hands over what is left.
-    fn finish(self) -> Result<(), E> {
-        if self.fill > 0 {
-            (self.f)(&self.out[..self.fill])?;
-        }
-        Ok(())
-    }
-}
-
-/// Gathers a view's elements in order into windows (see the module doc for the cost).
-fn gather<F, E>(
+/// How a view is read (see the module doc for the cost).
+fn strided<'a>(
     src: &dyn ReadAt,
     offset: u64,
     esize: u64,
     view: &View,
     window: usize,
     max_span: u64,
-    f: &mut F,
-) -> Result<(), E>
-where
-    F: FnMut(&[u8]) -> Result<(), E>,
-    E: From<BytesError>,
-{
-    if view.numel == 0 {
-        return Ok(());
-    }
-    let es = esize as usize;
-    let per_window = ((window / es).max(1) as u64).min(view.numel) as usize;
-    let mut out = Windows {
-        out: vec![0u8; per_window * es],
-        fill: 0,
-        f,
-    };
+) -> Result<Kind<'a>, BytesError> {
     let span = (view.hi - view.lo + 1) * esize;
-    let mut err: Option<E> = None;
-    if span <= max_span {
+    if view.numel == 0 || span <= max_span {
         let base = offset + view.lo * esize;
-        let mut storage = vec![0u8; span as usize];
+        let mut storage = vec![0u8; if view.numel == 0 { 0 } else { span as usize }];
         for (i, chunk) in storage.chunks_mut(window).enumerate() {
-            src.read_exact_at(base + (i * window) as u64, chunk)
-                .map_err(BytesError::from)?;
+            src.read_exact_at(base + (i * window) as u64, chunk)?;
         }
-        view.for_each_index(|pos| {
-            let at = ((pos - view.lo) * esize) as usize;
-            out.room()[..es].copy_from_slice(&storage[at..at + es]);
-            out.advance(es).map_err(|e| err = Some(e)).is_ok()
-        });
-    } else {
-        let dims = view.shape.len();
-        if dims == 0 || view.strides[dims - 1] != 1 {
-            return Err(BytesError::Scattered {
-                span,
-                max: max_span,
-            }
-            .into());
-        }
-        // Rows: the last dimension is contiguous; one read per row (or per window of a row).
-        let row = view.shape[dims - 1] * esize;
-        let rows = View {
-            shape: &view.shape[..dims - 1],
-            strides: &view.strides[..dims - 1],
-            first: view.first,
-            numel: view.numel / view.shape[dims - 1],
+        return Ok(Kind::Gather {
+            storage,
             lo: view.lo,
-            hi: view.hi,
-        };
-        rows.for_each_index(|start| {
-            let mut at = offset + start * esize;
-            let mut left = row;
-            while left > 0 {
-                let room = out.room();
-                let n = left.min(room.len() as u64) as usize;
-                if let Err(e) = src.read_exact_at(at, &mut room[..n]) {
-                    err = Some(BytesError::from(e).into());
-                    return false;
-                }
-                if let Err(e) = out.advance(n) {
-                    err = Some(e);
-                    return false;
-                }
-                at += n as u64;
-                left -= n as u64;
-            }
-            true
+            es: esize as usize,
+            part: 0,
+            odo: Odometer::new(view.shape, view.strides, view.first),
         });
     }
-    match err {
-        Some(e) => Err(e),
-        None => out.finish(),
+    let dims = view.shape.len();
+    if dims == 0 || view.strides[dims - 1] != 1 {
+        return Err(BytesError::Scattered {
+            span,
+            max: max_span,
+        });
     }
+    // Rows: the last dimension is contiguous; one read per row (or per window of a row).
+    Ok(Kind::Rows {
+        offset,
+        es: esize,
+        row: view.shape[dims - 1] * esize,
+        done: 0,
+        odo: Odometer::new(
+            &view.shape[..dims - 1],
+            &view.strides[..dims - 1],
+            view.first,
+        ),
+    })
 }
 
 #[cfg(test)]
