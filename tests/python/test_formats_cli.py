@@ -9,10 +9,13 @@ rebuilt with numpy from the same MiniLM slices and checked against the fixtures'
 What is checked: names, shapes and element types equal the reference; the value statistics the
 CLI reports (min, max, mean) equal numpy's on the same values (for quantized GGUF: on gguf-py's
 `dequantize` of the same blocks); `diff` against a perturbed copy counts the changed values
-numpy counts; a hostile pickle exits 1 naming its global.
+numpy counts, and for quantized GGUF reports the dequantized differences (changed, max / mean
+|Δ|, relative L2) numpy computes from gguf-py's `dequantize` of both sides; deflated `.npz`
+members and PyTorch views are diffed like any tensor; a hostile pickle exits 1 naming its global.
 """
 import hashlib
 import json
+import zipfile
 
 import gguf
 import numpy as np
@@ -165,11 +168,28 @@ def test_gguf_stats_are_of_the_dequantized_values_and_diffs_count_them(tmp_path,
         if quantized and converted(k):
             # Flips on the raw block bytes; changed values on the dequantized ones.
             assert t["changed_lanes"] == int(np.count_nonzero(ra != rb)), k
-            assert t["changed_values"] == int(np.count_nonzero(va != vb)), k
-            assert t["values"] == va.size
+            check_dequantized_diff(t["dequantized"], va, vb, f"{qtype} {k}")
         else:
             assert t["changed_lanes"] == int(np.count_nonzero(ra != rb)), k
-            assert "changed_values" not in t
+            assert "dequantized" not in t
+
+
+def check_dequantized_diff(d, va, vb, ctx):
+    """`diff --json`'s `dequantized` object against gguf-py's dequantized values of both sides."""
+    va, vb = va.reshape(-1).astype(np.float32), vb.reshape(-1).astype(np.float32)
+    changed = (va != vb) & (va.view(np.uint32) != vb.view(np.uint32))
+    finite = np.isfinite(va) & np.isfinite(vb)
+    delta = np.abs(vb[finite].astype(np.float64) - va[finite].astype(np.float64))
+    assert d["values"] == va.size, ctx
+    assert d["changed"] == int(np.count_nonzero(changed)), ctx
+    assert d["changed"] > 0, ctx
+    assert d["changed_fraction"] == pytest.approx(d["changed"] / va.size), ctx
+    assert d["nonfinite"] == int(np.count_nonzero(~finite)), ctx
+    assert d["max_abs_diff"] == pytest.approx(delta.max(), rel=1e-12), ctx
+    assert d["mean_abs_diff"] == pytest.approx(delta.mean(), rel=1e-9), ctx
+    a64 = va[finite].astype(np.float64)
+    rel = np.sqrt(np.sum(delta * delta)) / np.sqrt(np.sum(a64 * a64))
+    assert d["relative_l2"] == pytest.approx(rel, rel=1e-9), ctx
 
 
 def torch_reference(weights):
@@ -234,3 +254,35 @@ def test_a_hostile_pickle_exits_1_naming_its_global(name, glob):
     assert name in proc.stderr and "PyTorch" in proc.stderr and glob in proc.stderr
     assert "nothing was executed" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_diff_of_deflated_npz_members_and_torch_views_counts_numpys_changes():
+    """The lockstep diff (deflated `.npz` members, PyTorch views) against numpy's element-wise
+    comparison of the same arrays (make_pair_fixtures.py made the B side)."""
+    fx = ROOT / "tests" / "fixtures"
+    a_path, b_path = fx / "numpy" / "minilm_compressed.npz", fx / "numpy" / "minilm_compressed_b.npz"
+    diff = run_json("diff", a_path, b_path)
+    a, b = np.load(a_path), np.load(b_path)
+    by_name = {t["name"]: t for t in diff["tensors"]}
+    assert list(by_name) == list(a.files)
+    for k in a.files:
+        va, vb = a[k], b[k]
+        if va.dtype == np.complex64:  # two F32 lanes per element
+            va, vb = va.view(np.float32), vb.view(np.float32)
+        bits = np.dtype(f"u{va.dtype.itemsize}")
+        changed = int(np.count_nonzero(va.view(bits) != vb.view(bits)))
+        assert by_name[k]["changed_lanes"] == changed, k
+    assert diff["overall"]["changed_lanes"] > 0
+    # Views: `transposed` is base.T and `column` base[:, 3] of the first storage.
+    diff = run_json("diff", fx / "torch" / "views.pt", fx / "torch" / "views_b.pt")
+    by_name = {t["name"]: t for t in diff["tensors"]}
+    storage = []
+    for p in (fx / "torch" / "views.pt", fx / "torch" / "views_b.pt"):
+        with zipfile.ZipFile(p) as z:
+            storage.append(np.frombuffer(z.read("views/data/0"), dtype="<f4").view(np.uint32))
+    base_a, base_b = (s[:16 * 24].reshape(16, 24) for s in storage)
+    assert by_name["base"]["changed_lanes"] == int(np.count_nonzero(base_a != base_b))
+    assert by_name["transposed"]["changed_lanes"] == int(np.count_nonzero(base_a.T != base_b.T))
+    assert by_name["transposed"]["lanes"] == 384
+    assert by_name["column"]["changed_lanes"] == int(np.count_nonzero(base_a[:, 3] != base_b[:, 3]))
+    assert by_name["base"]["changed_lanes"] > 0

@@ -8,16 +8,17 @@
 //! `.npy`, PyTorch contiguous tensors) takes the parallel path above; any other (a deflated `.npz`
 //! member, a PyTorch view, a ggml block-quantized tensor) is streamed in element order by
 //! [`bitlens_stats::entry::entry_stats`], which the page's workers run too. A diff compares stored
-//! bytes; for a quantized tensor also its dequantized values ([`ValueChanges`]).
+//! bytes; for a quantized tensor also its dequantized values
+//! ([`bitlens_stats::entry::entry_diff`], the page's workers' too).
 
 use crate::progress::Progress;
 use crate::source::Source;
 use anyhow::{Context, Result};
+use bitlens_stats::entry::{entry_diff, lane_dtype};
 use bitlens_stats::{
-    split_ranges, Accumulator, FlipAccumulator, FlipStats, StatsError, TensorStats,
+    split_ranges, Accumulator, EntryDiff, FlipAccumulator, FlipStats, StatsError, TensorStats,
 };
-use bitlens_tensors::format::gguf::{can_dequantize, dequantize};
-use bitlens_tensors::format::{bytes, Data, ElementType, Entry, GgmlType, Layout};
+use bitlens_tensors::format::{Data, ElementType, Entry, Layout};
 use bitlens_tensors::{source::for_each_window, Dtype, ReadAt};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -73,15 +74,6 @@ fn in_parts<A: Send>(
     Ok(parts.try_fold(first, merge)?)
 }
 
-/// The lane type a tensor's stored bytes are compared and measured in: its dtype, or bytes for a
-/// ggml block type.
-pub fn lane_dtype(ty: ElementType) -> Dtype {
-    match ty {
-        ElementType::Dtype(d) => d,
-        ElementType::Ggml(_) => Dtype::U8,
-    }
-}
-
 fn entry_stats(src: &Source, t: &Entry, progress: &Progress) -> Result<TensorStats> {
     match (t.ty, &t.data) {
         (ElementType::Dtype(dtype), &Data::Range { offset, len }) => {
@@ -132,22 +124,11 @@ pub struct Side<'a> {
     pub tensor: &'a Entry,
 }
 
-/// How many dequantized values of a quantized tensor changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ValueChanges {
-    /// Values compared.
-    pub values: u64,
-    /// Values that differ (`a != b`, so a NaN on either side counts as changed).
-    pub changed: u64,
-}
-
 /// Flip statistics of two tensors of equal element type and shape, on their stored bytes (for a
-/// ggml block type: the raw block bytes as `U8` lanes, plus the changed dequantized values).
-pub fn flip_stats(
-    a: &Side,
-    b: &Side,
-    progress: &Progress,
-) -> Result<(FlipStats, Option<ValueChanges>)> {
+/// ggml block type: the raw block bytes as `U8` lanes, plus how its dequantized values changed).
+/// Two plain byte ranges of a dtype are compared in parallel parts; any other pair is streamed in
+/// lockstep by [`bitlens_stats::entry::entry_diff`], as the page's workers do.
+pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<EntryDiff> {
     let dtype = lane_dtype(a.tensor.ty);
     if let (
         Data::Range {
@@ -158,34 +139,17 @@ pub fn flip_stats(
         ElementType::Dtype(_),
     ) = (&a.tensor.data, &b.tensor.data, a.tensor.ty)
     {
-        return Ok((
-            range_flips(a.src, *base_a, b.src, *base_b, dtype, *len, progress)?,
-            None,
-        ));
+        return Ok(EntryDiff {
+            flips: range_flips(a.src, *base_a, b.src, *base_b, dtype, *len, progress)?,
+            dequantized: None,
+        });
     }
-    let len = bytes::byte_len(a.tensor);
-    let mut acc = FlipAccumulator::new(dtype, len);
-    let quant = match a.tensor.ty {
-        ElementType::Ggml(ty) if can_dequantize(ty) => Some(ValueDiff::new(ty)?),
-        _ => None,
-    };
-    let mut quant = quant;
-    let window = match a.tensor.ty {
-        ElementType::Ggml(ty) => {
-            let bb = ty.block_bytes().unwrap_or(1) as usize;
-            (WINDOW / bb).max(1) * bb
-        }
-        ElementType::Dtype(_) => WINDOW,
-    };
-    paired(a, b, len, window, |wa, wb| {
-        acc.update(wa, wb)?;
-        if let Some(q) = &mut quant {
-            q.update(wa, wb)?;
-        }
-        progress.inc(2 * wa.len() as u64);
-        Ok(())
-    })?;
-    Ok((acc.finish()?, quant.map(|q| q.changes)))
+    Ok(entry_diff(
+        (a.src, a.tensor),
+        (b.src, b.tensor),
+        WINDOW,
+        |n| progress.inc(n),
+    )?)
 }
 
 /// Two plain byte ranges, in parallel parts.
@@ -224,163 +188,4 @@ fn range_flips(
         FlipAccumulator::merge,
     )?;
     Ok(acc.finish()?)
-}
-
-/// Dequantizes pairs of whole-block windows and counts the values that differ.
-struct ValueDiff {
-    ty: GgmlType,
-    block_bytes: usize,
-    block_elems: usize,
-    va: Vec<f32>,
-    vb: Vec<f32>,
-    changes: ValueChanges,
-}
-
-impl ValueDiff {
-    fn new(ty: GgmlType) -> Result<ValueDiff> {
-        let (Some(bb), Some(be)) = (ty.block_bytes(), ty.block_elems()) else {
-            anyhow::bail!("unknown ggml type {}", ty.0);
-        };
-        Ok(ValueDiff {
-            ty,
-            block_bytes: bb as usize,
-            block_elems: be as usize,
-            va: Vec::new(),
-            vb: Vec::new(),
-            changes: ValueChanges {
-                values: 0,
-                changed: 0,
-            },
-        })
-    }
-
-    /// `a` and `b` are the same whole blocks of both sides.
-    fn update(&mut self, a: &[u8], b: &[u8]) -> Result<()> {
-        let piece = bitlens_stats::quant::DEQUANT_BLOCKS * self.block_bytes;
-        for (pa, pb) in a.chunks(piece).zip(b.chunks(piece)) {
-            let n = pa.len() / self.block_bytes * self.block_elems;
-            self.va.resize(n, 0.0);
-            self.vb.resize(n, 0.0);
-            dequantize(self.ty, pa, &mut self.va)?;
-            dequantize(self.ty, pb, &mut self.vb)?;
-            self.changes.values += n as u64;
-            self.changes.changed +=
-                self.va.iter().zip(&self.vb).filter(|(x, y)| x != y).count() as u64;
-        }
-        Ok(())
-    }
-}
-
-/// Streams both sides' bytes in element order and calls `f` with equal-length pieces of at most
-/// `window` bytes (each side read by [`bytes::for_each_window`] on its own thread, handing its
-/// windows over a channel of two, so memory stays a few windows).
-fn paired(
-    a: &Side,
-    b: &Side,
-    len: u64,
-    window: usize,
-    mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
-) -> Result<()> {
-    std::thread::scope(|scope| {
-        let (ra, ha) = producer(scope, a, window);
-        let (rb, hb) = producer(scope, b, window);
-        let mut pa = Pull::new(ra);
-        let mut pb = Pull::new(rb);
-        let (mut ba, mut bb) = (Vec::new(), Vec::new());
-        let mut left = len;
-        let mut result = Ok(());
-        while left > 0 {
-            let n = left.min(window as u64) as usize;
-            if let Err(e) = pa.take(n, &mut ba).and_then(|()| pb.take(n, &mut bb)) {
-                result = Err(e);
-                break;
-            }
-            if let Err(e) = f(&ba, &bb) {
-                result = Err(e);
-                break;
-            }
-            left -= n as u64;
-        }
-        // Dropping the receivers stops the producers; their own errors come first.
-        drop((pa, pb));
-        for h in [ha, hb] {
-            match h.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(e),
-                Err(_) => anyhow::bail!("a reading thread panicked"),
-            }
-        }
-        result
-    })
-}
-
-type Window = Vec<u8>;
-
-/// A producer's signal that the consumer hung up.
-#[derive(Debug)]
-struct Stopped;
-
-impl std::fmt::Display for Stopped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the comparison stopped")
-    }
-}
-
-impl std::error::Error for Stopped {}
-
-fn producer<'s, 'e>(
-    scope: &'s std::thread::Scope<'s, 'e>,
-    side: &'e Side<'e>,
-    window: usize,
-) -> (
-    std::sync::mpsc::Receiver<Window>,
-    std::thread::ScopedJoinHandle<'s, Result<()>>,
-) {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(2);
-    let handle = scope.spawn(move || {
-        let sent = bytes::for_each_window(side.src, side.tensor, window, |w| -> Result<()> {
-            // A closed channel: the consumer stopped (an error of its own); stop quietly.
-            tx.send(w.to_vec()).map_err(|_| anyhow::Error::new(Stopped))
-        });
-        match sent {
-            Err(e) if e.is::<Stopped>() => Ok(()),
-            other => other,
-        }
-    });
-    (rx, handle)
-}
-
-/// The consumer's end of a side's windows.
-struct Pull {
-    rx: std::sync::mpsc::Receiver<Window>,
-    buf: Window,
-    pos: usize,
-}
-
-impl Pull {
-    fn new(rx: std::sync::mpsc::Receiver<Window>) -> Pull {
-        Pull {
-            rx,
-            buf: Vec::new(),
-            pos: 0,
-        }
-    }
-
-    /// The next `n` bytes into `out`.
-    fn take(&mut self, n: usize, out: &mut Vec<u8>) -> Result<()> {
-        out.clear();
-        while out.len() < n {
-            if self.pos == self.buf.len() {
-                self.buf = self
-                    .rx
-                    .recv()
-                    .map_err(|_| anyhow::anyhow!("a tensor ended early"))?;
-                self.pos = 0;
-            }
-            let k = (n - out.len()).min(self.buf.len() - self.pos);
-            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
-            self.pos += k;
-        }
-        Ok(())
-    }
 }

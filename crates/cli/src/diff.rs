@@ -1,14 +1,18 @@
 //! `bitlens diff`: bit flips and changed elements between two checkpoints of any format, matched
 //! by tensor name, element type and shape. Flips are counted on the stored bytes in element order
 //! (lanes of the dtype); for a ggml block-quantized tensor on its raw block bytes (`U8` lanes), and
-//! its dequantized values are compared too (`values`, `changed_values`).
+//! its dequantized values are compared too (`dequantized`: changed fraction, largest and mean
+//! absolute difference, relative L2 — [`bitlens_stats::DequantDiff`]). Pairs that are not two plain
+//! byte ranges (deflated `.npz` members, PyTorch views, ggml blocks) are streamed in lockstep by
+//! [`bitlens_stats::entry::entry_diff`], the function the page's workers run for the same pairs.
 
-use crate::analyze::{flip_stats, lane_dtype, Side};
+use crate::analyze::{flip_stats, Side};
 use crate::progress::Progress;
 use crate::source::{Model, ModelFile};
 use anyhow::{Context, Result};
+use bitlens_stats::entry::lane_dtype;
 use bitlens_stats::format;
-use bitlens_stats::FlipSummary;
+use bitlens_stats::{DequantDiff, FlipSummary};
 use bitlens_tensors::format::{bytes, ElementType, Entry};
 use bitlens_tensors::Dtype;
 use rayon::prelude::*;
@@ -43,12 +47,9 @@ pub struct TensorDiff {
     pub delta_byte_group_entropy: Vec<f64>,
     /// The 64 KiB block-entropy bound of the XOR delta, in bytes.
     pub delta_predicted_bytes: u64,
-    /// Dequantized values compared (ggml block types that dequantize).
+    /// How the dequantized values changed (ggml block types that dequantize).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub values: Option<u64>,
-    /// Dequantized values that differ.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub changed_values: Option<u64>,
+    pub dequantized: Option<DequantDiff>,
 }
 
 /// A tensor present on both sides with different dtype or shape.
@@ -169,7 +170,8 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
     let tensors: Vec<TensorDiff> = pairs
         .iter()
         .zip(flips)
-        .map(|(&(_, ta, _, _), (f, values))| {
+        .map(|(&(_, ta, _, _), d)| {
+            let f = d.flips;
             overall.add(&f);
             TensorDiff {
                 name: ta.name.clone(),
@@ -186,8 +188,7 @@ pub fn run(a_path: &Path, b_path: &Path, json: bool) -> Result<()> {
                 bit_flip_ratio: f.bit_flip_ratio,
                 delta_byte_group_entropy: f.delta.byte_group_entropy,
                 delta_predicted_bytes: f.delta.predicted_bytes,
-                values: values.map(|v| v.values),
-                changed_values: values.map(|v| v.changed),
+                dequantized: d.dequantized,
             }
         })
         .collect();
@@ -246,13 +247,18 @@ fn print_table(out: &mut impl Write, r: &DiffReport) -> Result<()> {
             100.0 * t.changed_fraction,
             flip_row(&t.bit_flip_ratio)
         )?;
-        if let (Some(values), Some(changed)) = (t.values, t.changed_values) {
+        if let Some(v) = &t.dequantized {
             writeln!(
                 out,
-                "  {:<NAME$} dequantized: {} of {} values changed",
+                "  {:<NAME$} dequantized: {} of {} values changed ({:.3}%), max |Δ| {:.4e}, mean |Δ| {:.4e}, relative L2 {}",
                 "",
-                format::count(changed),
-                format::count(values)
+                format::count(v.changed),
+                format::count(v.values),
+                100.0 * v.changed_fraction,
+                v.max_abs_diff,
+                v.mean_abs_diff,
+                v.relative_l2
+                    .map_or_else(|| "n/a (A is zero)".to_owned(), |r| format!("{r:.4e}"))
             )?;
         }
     }
