@@ -28,8 +28,8 @@ pub mod result;
 
 pub use choice::{Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec};
 pub use message::{
-    Batch, Build, BuildKind, FileDone, FileOutput, FileRef, FlipSpan, JobFile, JobResult,
-    RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
+    Batch, Build, BuildKind, EntryPair, FileDone, FileOutput, FileRef, FlipSpan, JobFile,
+    JobResult, RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
 pub use result::{
     Compressed, DecodedTensor, EntryInfo, ErrorReport, Roundtrip, RoundtripRow, SnapshotInfo,

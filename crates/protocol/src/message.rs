@@ -17,11 +17,17 @@
 //! - statistics of tensors stored other than as a plain byte range (`EntryStats`: ggml
 //!   block-quantized, deflated `.npz` members, PyTorch views): as statistics, `Update`s then `Done`
 //!   with [`JobResult::Items`].
+//! - differences between the same tensor in two checkpoints when either is not a plain byte
+//!   range of a dtype (`EntryFlips`: deflated `.npz` members, PyTorch views, ggml blocks — their
+//!   dequantized values too): as flips, `Update`s then `Done` with [`JobResult::Items`] of
+//!   [`Results::Diffs`].
+//! - codec comparison of a tensor stored other than as a plain byte range (`RoundtripEntry`): as
+//!   the codec comparison.
 //! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
 
 use crate::choice::{ComparedCodec, CompressOptions};
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
-use bitlens_stats::{FlipStats, TensorStats};
+use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::{Entry, Layout};
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
@@ -77,6 +83,22 @@ pub struct FlipSpan<J> {
     pub b_offset: u64,
     /// Byte length of the tensor (in each file).
     pub bytes: u64,
+}
+
+/// One tensor of an entry flips task: the same tensor in two checkpoints' files, each described
+/// by its [`Entry`] (any [`bitlens_tensors::format::Data`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryPair<J> {
+    /// Pair index in the comparison (echoed in the result).
+    pub item: usize,
+    /// The file of checkpoint A.
+    pub a: FileRef<J>,
+    /// The tensor in `a`.
+    pub a_entry: Entry,
+    /// The file of checkpoint B.
+    pub b: FileRef<J>,
+    /// The tensor in `b`.
+    pub b_entry: Entry,
 }
 
 /// One file of a compress / decompress job, with the base file for deltas.
@@ -166,6 +188,27 @@ pub enum WorkerRequest<J> {
         /// The file.
         file: FileRef<J>,
     },
+    /// Differences between the same tensors of two checkpoints, each pair streamed in lockstep in
+    /// element order as `bitlens diff` does (`bitlens_stats::entry::entry_diff`): the pairs
+    /// [`FlipSpan`]s cannot describe.
+    EntryFlips {
+        /// Task id.
+        task: u32,
+        /// The tensor pairs.
+        pairs: Vec<EntryPair<J>>,
+    },
+    /// Time codecs on one tensor of any format: its bytes materialised in element order
+    /// (`bitlens_tensors::format::bytes`), then timed as [`WorkerRequest::Roundtrip`] does.
+    RoundtripEntry {
+        /// Job id.
+        task: u32,
+        /// The file holding the tensor.
+        file: FileRef<J>,
+        /// The tensor.
+        entry: Entry,
+        /// The codecs, in the order of the result's rows.
+        codecs: Vec<ComparedCodec>,
+    },
     /// Statistics of tensors of one file, each streamed in element order as the CLI does
     /// (`bitlens_stats::entry::entry_stats`): the tensors [`StatsSpan`]s cannot describe.
     EntryStats {
@@ -190,7 +233,9 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::DecodeTensor { task, .. }
             | WorkerRequest::Roundtrip { task, .. }
             | WorkerRequest::Describe { task, .. }
-            | WorkerRequest::EntryStats { task, .. } => *task,
+            | WorkerRequest::EntryStats { task, .. }
+            | WorkerRequest::EntryFlips { task, .. }
+            | WorkerRequest::RoundtripEntry { task, .. } => *task,
         }
     }
 }
@@ -202,6 +247,8 @@ pub enum Results {
     Stats(Vec<(usize, TensorStats)>),
     /// Flip statistics.
     Flips(Vec<(usize, FlipStats)>),
+    /// Flip statistics with the dequantized differences of quantized tensors.
+    Diffs(Vec<(usize, EntryDiff)>),
 }
 
 impl Results {
@@ -210,6 +257,7 @@ impl Results {
         match self {
             Results::Stats(v) => v.is_empty(),
             Results::Flips(v) => v.is_empty(),
+            Results::Diffs(v) => v.is_empty(),
         }
     }
 }
@@ -381,6 +429,21 @@ mod tests {
         assert_eq!(serde_json::from_str::<T>(&json).unwrap(), v, "{json}");
     }
 
+    /// A PyTorch view: the transpose of a 4 × 6 `F32` storage.
+    fn view() -> Entry {
+        Entry {
+            name: "t".into(),
+            ty: ElementType::Dtype(Dtype::F32),
+            shape: vec![6, 4],
+            data: Data::Strided {
+                offset: 64,
+                len: 96,
+                storage_offset: 0,
+                strides: vec![1, 6],
+            },
+        }
+    }
+
     #[test]
     fn requests_round_trip() {
         let files = vec![JobFile {
@@ -479,6 +542,29 @@ mod tests {
                         },
                     },
                 )],
+            },
+            WorkerRequest::EntryFlips {
+                task: 10,
+                pairs: vec![EntryPair {
+                    item: 4,
+                    a: FileRef::Blob("a.pt".into()),
+                    a_entry: view(),
+                    b: FileRef::Url(RemoteFile {
+                        url: "http://127.0.0.1/b.pt".into(),
+                        size: 1 << 20,
+                        credentials: false,
+                    }),
+                    b_entry: view(),
+                }],
+            },
+            WorkerRequest::RoundtripEntry {
+                task: 11,
+                file: FileRef::Blob("a.pt".into()),
+                entry: view(),
+                codecs: vec![ComparedCodec {
+                    label: "zstd".into(),
+                    codec: Contender::Peer(PeerCodec::Zstd),
+                }],
             },
         ];
         for (i, r) in requests.into_iter().enumerate() {
@@ -618,5 +704,16 @@ mod tests {
             format!("\"{}\"", BuildKind::Threads.name())
         );
         assert!(Results::Flips(Vec::new()).is_empty());
+        assert!(Results::Diffs(Vec::new()).is_empty());
+        // The flip statistics travel as in `Results::Flips`; the dequantized differences too.
+        round_trip(bitlens_stats::DequantDiff {
+            values: 64,
+            changed: 2,
+            changed_fraction: 2.0 / 64.0,
+            nonfinite: 1,
+            max_abs_diff: 0.5,
+            mean_abs_diff: 0.75 / 63.0,
+            relative_l2: None,
+        });
     }
 }

@@ -113,6 +113,7 @@ async fn events(request: &WorkerRequest<bitlens_protocol::js::Js>, window: usize
 fn results(events: Vec<Event>) -> (Results, u64) {
     let mut stats = Vec::new();
     let mut flips = Vec::new();
+    let mut diffs = Vec::new();
     let mut read = 0;
     for e in events {
         let batch = match e {
@@ -127,9 +128,12 @@ fn results(events: Vec<Event>) -> (Results, u64) {
         match batch.results {
             Results::Stats(v) => stats.extend(v),
             Results::Flips(v) => flips.extend(v),
+            Results::Diffs(v) => diffs.extend(v),
         }
     }
-    if flips.is_empty() {
+    if !diffs.is_empty() {
+        (Results::Diffs(diffs), read)
+    } else if flips.is_empty() {
         (Results::Stats(stats), read)
     } else {
         (Results::Flips(flips), read)

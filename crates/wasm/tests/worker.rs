@@ -77,6 +77,7 @@ fn items(events: Vec<Event>, task: u32) -> (Results, u64) {
         match batch.results {
             Results::Stats(v) => stats.extend(v),
             Results::Flips(v) => flips.extend(v),
+            Results::Diffs(v) => panic!("no entry flips task here: {v:?}"),
         }
     }
     assert!(stats.is_empty() || flips.is_empty());

@@ -4,7 +4,7 @@
 //! "flip ratio over steps" view shows how many bits change from one step to the next (LMC Fig. 6).
 
 use crate::model::checkpoint::{Checkpoint, TensorRow};
-use bitlens_stats::{FlipStats, FlipSummary};
+use bitlens_stats::{DequantDiff, EntryDiff, FlipStats, FlipSummary};
 use bitlens_tensors::Dtype;
 use std::rc::Rc;
 
@@ -23,6 +23,8 @@ pub struct PairRow {
     pub b_row: usize,
     /// Flip statistics, once computed.
     pub flips: Option<Rc<FlipStats>>,
+    /// How the dequantized values changed (ggml block types), once computed.
+    pub dequantized: Option<Rc<DequantDiff>>,
 }
 
 /// A tensor present on both sides whose dtype or shape differs (not compared).
@@ -77,6 +79,7 @@ impl Comparison {
                     a_row: ai,
                     b_row: bi,
                     flips: None,
+                    dequantized: None,
                 }
             })
             .collect();
@@ -117,6 +120,14 @@ impl Comparison {
             Rc::make_mut(&mut self.summary).add(&flips);
         }
         p.flips = Some(Rc::new(flips));
+    }
+
+    /// Stores one pair's differences (flips, and the dequantized values' for a quantized tensor).
+    pub fn set_diff(&mut self, pair: usize, diff: EntryDiff) {
+        if let Some(p) = self.pairs.get_mut(pair) {
+            p.dequantized = diff.dequantized.map(Rc::new);
+        }
+        self.set_flips(pair, diff.flips);
     }
 
     /// True when every pair has flip statistics.

@@ -5,14 +5,14 @@
 //! tensor the visitor selects ([`Jobs::plan_row`]) is computed next, ahead of the whole-model
 //! tasks queued before it.
 
-use crate::model::checkpoint::Checkpoint;
+use crate::model::checkpoint::{Checkpoint, TensorRow};
 use crate::model::compare::Comparison;
 use crate::model::plan::{batches, Span};
 use crate::ui::loader::Source;
 use crate::ui::pool::Task;
 use bitlens_protocol::js::{Js, Request};
-use bitlens_protocol::{FileRef, FlipSpan, StatsSpan, WorkerRequest};
-use bitlens_tensors::format::{Data, Entry};
+use bitlens_protocol::{EntryPair, FileRef, FlipSpan, StatsSpan, WorkerRequest};
+use bitlens_tensors::format::Entry;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a task computes.
@@ -85,6 +85,17 @@ pub fn to_ref(source: &Source) -> FileRef<Js> {
     match source {
         FileRef::Blob(b) => FileRef::Blob(Js(b.clone().into())),
         FileRef::Url(r) => FileRef::Url(r.clone()),
+    }
+}
+
+/// A row's tensor as the format layer describes it (what `EntryStats` / `EntryFlips` /
+/// `RoundtripEntry` carry to a worker).
+pub fn entry_of(r: &TensorRow) -> Entry {
+    Entry {
+        name: r.name.clone(),
+        ty: r.ty,
+        shape: r.shape.clone(),
+        data: r.data.clone(),
     }
 }
 
@@ -178,12 +189,7 @@ impl Jobs {
             let r = &c.rows[i];
             self.begin(r.bytes);
             self.queued_rows.insert((c.id, i));
-            let entry = Entry {
-                name: r.name.clone(),
-                ty: r.ty,
-                shape: r.shape.clone(),
-                data: r.data.clone(),
-            };
+            let entry = entry_of(r);
             let file = to_ref(&sources[r.file]);
             out.push(self.add_task(TaskKind::Stats { ckpt: c.id }, |task| {
                 WorkerRequest::EntryStats {
@@ -225,33 +231,62 @@ impl Jobs {
         out
     }
 
-    /// Tasks for the pairs of `cmp` that have no flip statistics and are not queued.
+    /// Tasks for the pairs of `cmp` that have no flip statistics and are not queued: pairs of
+    /// plain byte ranges of a dtype in batches of [`FlipSpan`]s, any other pair (a deflated `.npz`
+    /// member, a PyTorch view, ggml blocks) one task each, streamed in lockstep in element order
+    /// as `bitlens diff` does ([`WorkerRequest::EntryFlips`]).
     pub fn plan_flips(
         &mut self,
         cmp: &Comparison,
         a: (&Checkpoint, &[Source]),
         b: (&Checkpoint, &[Source]),
     ) -> Vec<Task> {
-        let spans: Vec<Span> = cmp
-            .pairs
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| p.flips.is_none() && !self.queued_pairs.contains(&(cmp.a, cmp.b, *i)))
-            // Flips read both tensors as byte ranges (ggml blocks: their stored bytes, as the
-            // CLI compares them); deflated members and views are not compared in the page.
-            .filter(|(_, p)| {
-                [&a.0.rows[p.a_row], &b.0.rows[p.b_row]]
-                    .iter()
-                    .all(|r| matches!(r.data, Data::Range { .. }))
+        let todo: Vec<usize> = (0..cmp.pairs.len())
+            .filter(|&i| {
+                cmp.pairs[i].flips.is_none() && !self.queued_pairs.contains(&(cmp.a, cmp.b, i))
             })
-            .map(|(i, p)| Span {
+            .collect();
+        let rows = |i: usize| {
+            let p = &cmp.pairs[i];
+            (&a.0.rows[p.a_row], &b.0.rows[p.b_row])
+        };
+        let mut out = Vec::new();
+        for &i in todo.iter().filter(|&&i| {
+            let (ra, rb) = rows(i);
+            !(ra.is_range() && rb.is_range())
+        }) {
+            let (ra, rb) = rows(i);
+            self.begin(2 * cmp.pairs[i].bytes);
+            self.queued_pairs.insert((cmp.a, cmp.b, i));
+            let pair = EntryPair {
+                item: i,
+                a: to_ref(&a.1[ra.file]),
+                a_entry: entry_of(ra),
+                b: to_ref(&b.1[rb.file]),
+                b_entry: entry_of(rb),
+            };
+            out.push(
+                self.add_task(TaskKind::Flips { a: cmp.a, b: cmp.b }, |task| {
+                    WorkerRequest::EntryFlips {
+                        task,
+                        pairs: vec![pair],
+                    }
+                }),
+            );
+        }
+        let spans: Vec<Span> = todo
+            .into_iter()
+            .filter(|&i| {
+                let (ra, rb) = rows(i);
+                ra.is_range() && rb.is_range()
+            })
+            .map(|i| Span {
                 item: i,
                 file: 0,
                 offset: 0,
-                bytes: 2 * p.bytes,
+                bytes: 2 * cmp.pairs[i].bytes,
             })
             .collect();
-        let mut out = Vec::new();
         for batch in batches(&spans, false) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
@@ -259,7 +294,7 @@ impl Jobs {
             for s in &batch {
                 self.queued_pairs.insert((cmp.a, cmp.b, s.item));
                 let p = &cmp.pairs[s.item];
-                let (ra, rb) = (&a.0.rows[p.a_row], &b.0.rows[p.b_row]);
+                let (ra, rb) = rows(s.item);
                 spans.push(FlipSpan {
                     item: s.item,
                     dtype: p.dtype,

@@ -192,13 +192,17 @@ impl Odometer {
     /// The next index in row-major order (wrapping to the first after the last; the reader stops
     /// by its byte count before that matters).
     fn step(&mut self) {
+        // Wrapping: a dimension of size 1 may have any stride, so stepping past its end can leave
+        // u64 before stepping back; every position the reader uses is in the view (`View::new`).
         for d in (0..self.shape.len()).rev() {
             self.idx[d] += 1;
-            self.pos += self.strides[d];
+            self.pos = self.pos.wrapping_add(self.strides[d]);
             if self.idx[d] < self.shape[d] {
                 return;
             }
-            self.pos -= self.strides[d] * self.shape[d];
+            self.pos = self
+                .pos
+                .wrapping_sub(self.strides[d].wrapping_mul(self.shape[d]));
             self.idx[d] = 0;
         }
     }
@@ -436,10 +440,23 @@ fn strided<'a>(
     window: usize,
     max_span: u64,
 ) -> Result<Kind<'a>, BytesError> {
+    let odometer = || Odometer::new(view.shape, view.strides, view.first);
+    if view.numel == 0 {
+        // Nothing to read (the view's first element need not exist).
+        return Ok(Kind::Gather {
+            storage: Vec::new(),
+            lo: view.lo,
+            es: esize as usize,
+            part: 0,
+            odo: odometer(),
+        });
+    }
+    // The view lies in its storage (`View::new`), and the storage in the source (`check_source`):
+    // none of these products overflow.
     let span = (view.hi - view.lo + 1) * esize;
-    if view.numel == 0 || span <= max_span {
+    if span <= max_span {
         let base = offset + view.lo * esize;
-        let mut storage = vec![0u8; if view.numel == 0 { 0 } else { span as usize }];
+        let mut storage = vec![0u8; span as usize];
         for (i, chunk) in storage.chunks_mut(window).enumerate() {
             src.read_exact_at(base + (i * window) as u64, chunk)?;
         }
@@ -448,7 +465,7 @@ fn strided<'a>(
             lo: view.lo,
             es: esize as usize,
             part: 0,
-            odo: Odometer::new(view.shape, view.strides, view.first),
+            odo: odometer(),
         });
     }
     let dims = view.shape.len();
@@ -646,5 +663,38 @@ mod tests {
                 available: 16
             })
         ));
+    }
+
+    #[test]
+    fn empty_views_and_huge_strides_of_unit_dimensions_are_read_without_overflow() {
+        let file: Vec<u8> = (0..64u8).collect();
+        let view = |shape: Vec<u64>, storage_offset, strides| Entry {
+            name: "v".into(),
+            ty: ElementType::Dtype(crate::Dtype::U8),
+            shape,
+            data: Data::Strided {
+                offset: 0,
+                len: 64,
+                storage_offset,
+                strides,
+            },
+        };
+        // No element: nothing is read, wherever its storage offset points (a fuzzer's find).
+        let empty = view(vec![0, 3], u64::MAX, vec![1, 1]);
+        assert_eq!(streamed(&file, &empty, 8), Vec::<u8>::new());
+        // A dimension of size 1 may have any stride.
+        let unit = view(vec![4, 1, 2], 1, vec![8, u64::MAX, 1]);
+        let want: Vec<u8> = (0..4).flat_map(|i| [1 + 8 * i, 2 + 8 * i]).collect();
+        for window in [1, 3, 64] {
+            assert_eq!(streamed(&file, &unit, window), want);
+            let mut pulled = Vec::new();
+            for_each_pair::<_, BytesError>((&file, &unit), (&file, &unit), window, |a, b| {
+                assert_eq!(a, b);
+                pulled.extend_from_slice(a);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(pulled, want);
+        }
     }
 }

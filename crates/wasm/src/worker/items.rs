@@ -3,14 +3,16 @@
 //! accumulators ([`bitlens_stats::Accumulator`], [`bitlens_stats::FlipAccumulator`]), with the bytes
 //! read and the items finished reported at most every [`FLUSH_MS`](super::post::FLUSH_MS). Each
 //! worker holds one window (and its copy in wasm memory) and one accumulator at a time, so memory
-//! does not grow with the file.
+//! does not grow with the file. Tensors that are not plain byte ranges (and pairs of them) are
+//! read synchronously and streamed in element order by the CLI's functions
+//! ([`bitlens_stats::entry`]).
 
 use super::post::{Post, Throttle};
 use super::windows::{window_for, Windows};
 use crate::error::Failure;
 use crate::source::FileSource;
 use bitlens_protocol::js::{Event, Js};
-use bitlens_protocol::{Batch, FileRef, FlipSpan, JobResult, Results, StatsSpan};
+use bitlens_protocol::{Batch, EntryPair, FileRef, FlipSpan, JobResult, Results, StatsSpan};
 use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
 use bitlens_tensors::format::{self, Entry};
 
@@ -207,6 +209,32 @@ pub fn entry_stats(
             .map_err(|e| src.named(format_args!("tensor `{}`: {e}", entry.name)))?;
         rep.add(read)?;
         rep.result(*item, stats)?;
+    }
+    Ok(JobResult::Items(rep.take()))
+}
+
+/// Differences of each pair of `pairs`, streamed in lockstep in element order through the CLI's
+/// per-pair function ([`bitlens_stats::entry::entry_diff`]): deflated `.npz` members, PyTorch
+/// views, ggml blocks (with their dequantized values). Read synchronously in windows of `window`
+/// bytes, one window per side at a time.
+pub fn entry_flips(
+    task: u32,
+    pairs: Vec<EntryPair<Js>>,
+    out: &dyn Post,
+    window: usize,
+) -> Result<JobResult, Failure> {
+    let mut rep = Reporter::new(task, out, Results::Diffs);
+    for p in pairs {
+        let a = FileSource::open(p.a)?.read_ahead(ENTRY_READ_AHEAD);
+        let b = FileSource::open(p.b)?.read_ahead(ENTRY_READ_AHEAD);
+        let mut read = 0;
+        let diff =
+            bitlens_stats::entry::entry_diff((&a, &p.a_entry), (&b, &p.b_entry), window, |n| {
+                read += n
+            })
+            .map_err(|e| a.named(format_args!("tensor `{}` against B: {e}", p.a_entry.name)))?;
+        rep.add(read)?;
+        rep.result(p.item, diff)?;
     }
     Ok(JobResult::Items(rep.take()))
 }

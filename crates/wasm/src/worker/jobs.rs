@@ -1,7 +1,7 @@
 //! The codec worker's jobs: compress safetensors files into snapshots and decompress snapshots
 //! (one file after another, each output posted as transferred chunks, then a `File` event), read a
 //! snapshot's index, decode one tensor of a snapshot into a file of its own with its statistics,
-//! time codecs on one tensor. Files are read synchronously (the core's streaming compressor pulls
+//! time codecs on one tensor (a byte range, or any tensor materialised in element order). Files are read synchronously (the core's streaming compressor pulls
 //! frames through a [`ReadAt`](bitlens_tensors::ReadAt)): the input through the read-ahead helper
 //! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
 //! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
@@ -21,7 +21,10 @@ use bitlens_protocol::{
     JobFile, JobResult, RoundtripRow, SnapshotInfo,
 };
 use bitlens_snapshot::{BaseSource, SnapshotError, SnapshotReader};
+use bitlens_stats::entry::lane_dtype;
 use bitlens_stats::Accumulator;
+use bitlens_tensors::format::bytes::{self, BytesError};
+use bitlens_tensors::format::Entry;
 use bitlens_tensors::Dtype;
 use js_sys::{Function, Uint8Array};
 use std::io::Write;
@@ -313,11 +316,57 @@ pub fn roundtrip(
     out: &dyn Post,
 ) -> Result<JobResult, Failure> {
     let data = read_blob(blob, offset, bytes as usize)?;
+    time_codecs(task, &data, dtype, codecs, out)
+}
+
+/// The largest tensor [`roundtrip_entry`] materialises: the round trip holds the tensor, its
+/// encoded frames and its decoded copy at once, and wasm32 memory ends at 4 GiB.
+pub const MAX_ROUNDTRIP_ENTRY: u64 = 1 << 30;
+
+/// Bytes [`roundtrip_entry`] reads ahead at a time from a local file.
+const ROUNDTRIP_READ_AHEAD: usize = 1 << 20;
+
+/// [`roundtrip`] for a tensor of any format (a deflated `.npz` member, a PyTorch view, a ggml
+/// tensor's stored blocks): its bytes materialised in element order by
+/// [`bitlens_tensors::format::bytes`] (at most [`MAX_ROUNDTRIP_ENTRY`]), then timed the same way.
+/// A ggml block type is timed on its stored blocks as `U8`, as the snapshot container stores them.
+pub fn roundtrip_entry(
+    task: u32,
+    file: FileRef<Js>,
+    entry: &Entry,
+    codecs: &[ComparedCodec],
+    out: &dyn Post,
+) -> Result<JobResult, Failure> {
+    let len = bytes::byte_len(entry);
+    if len > MAX_ROUNDTRIP_ENTRY {
+        return Err(Failure(format!(
+            "tensor `{}` has {len} bytes; the codec comparison holds at most {MAX_ROUNDTRIP_ENTRY} in the page",
+            entry.name
+        )));
+    }
+    let src = FileSource::open(file)?.read_ahead(ROUNDTRIP_READ_AHEAD);
+    let mut data = Vec::with_capacity(len as usize);
+    bytes::for_each_window::<_, BytesError>(&src, entry, super::WINDOW, |w| {
+        data.extend_from_slice(w);
+        Ok(())
+    })
+    .map_err(|e| src.named(format_args!("tensor `{}`: {e}", entry.name)))?;
+    time_codecs(task, &data, lane_dtype(entry.ty), codecs, out)
+}
+
+/// Times each codec of `codecs` on `data` (a tensor of `dtype`), posting progress after each.
+fn time_codecs(
+    task: u32,
+    data: &[u8],
+    dtype: Dtype,
+    codecs: &[ComparedCodec],
+    out: &dyn Post,
+) -> Result<JobResult, Failure> {
     let mut rows = Vec::with_capacity(codecs.len());
     for c in codecs {
         let result = match c.codec {
-            Contender::Bitlens(choice) => codec_roundtrip(&choice, dtype, &data, &now)?,
-            Contender::Peer(peer) => peer_codec_roundtrip(peer, &data, &now)?,
+            Contender::Bitlens(choice) => codec_roundtrip(&choice, dtype, data, &now)?,
+            Contender::Peer(peer) => peer_codec_roundtrip(peer, data, &now)?,
         };
         rows.push(RoundtripRow {
             label: c.label.clone(),

@@ -5,7 +5,8 @@
 //!
 //! - [`items`]: statistics and flips tasks (the page's statistics pool), streamed from `Blob`s or
 //!   remote files in windows; the layout of a GGUF / PyTorch / NumPy file and the statistics of
-//!   its tensors that are not plain byte ranges, read synchronously.
+//!   its tensors that are not plain byte ranges (and the differences of pairs of them), read
+//!   synchronously.
 //! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
 //!   one tensor of a snapshot, codec comparison.
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
@@ -139,6 +140,13 @@ async fn dispatch(
         WorkerRequest::EntryStats { file, entries, .. } => {
             items::entry_stats(task, file, &entries, out, window)
         }
+        WorkerRequest::EntryFlips { pairs, .. } => items::entry_flips(task, pairs, out, window),
+        WorkerRequest::RoundtripEntry {
+            file,
+            entry,
+            codecs,
+            ..
+        } => jobs::roundtrip_entry(task, file, &entry, &codecs, out),
     }
 }
 

@@ -125,6 +125,19 @@ impl App {
                     cmp.set_flips(item, f);
                 }
             }
+            (TaskKind::Flips { a, b }, Results::Diffs(results)) => {
+                let Some(cmp) = self
+                    .state
+                    .comparisons
+                    .iter_mut()
+                    .find(|c| c.a == a && c.b == b)
+                else {
+                    return;
+                };
+                for (item, d) in results {
+                    cmp.set_diff(item, d);
+                }
+            }
             (_, results) if results.is_empty() => {}
             _ => self.state.errors.push(LoadError {
                 file: self.task_file(Some(task)),

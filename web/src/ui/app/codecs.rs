@@ -23,7 +23,7 @@ use crate::model::codec::{
     base_file, comparison, options, preset_by_id, restored_name, Compressed,
 };
 use crate::ui::io::blob::BlobBuilder;
-use crate::ui::jobs::now;
+use crate::ui::jobs::{entry_of, now};
 use crate::ui::loader::LoadError;
 use bitlens_protocol::js::{Event, Js, Request};
 use bitlens_protocol::{FileRef, JobFile, RemoteFile, WorkerRequest};
@@ -409,29 +409,44 @@ impl CodecPanel {
         let Some(row) = c.rows.iter().find(|r| r.name == tensor) else {
             return;
         };
-        if !matches!(row.data, bitlens_tensors::format::Data::Range { .. }) {
-            // A deflated `.npz` member or a PyTorch view: its bytes are not one range to time.
-            self.state.error = Some(format!(
-                "`{tensor}` is not stored as one byte range (a compressed .npz member or a view): the codec comparison needs its bytes in one piece"
-            ));
-            return;
-        }
         let Some(blob) = ctx.blobs.get(&id).and_then(|b| b.get(row.file)).cloned() else {
             return;
         };
         let codecs = comparison();
         let total = codecs.len() as f64;
-        let (offset, bytes, dtype) = (row.offset, row.bytes, row.dtype);
-        let request = |task| WorkerRequest::Roundtrip {
-            task,
-            blob: Js(blob.into()),
-            offset,
-            bytes,
-            dtype,
-            codecs,
+        // A ggml block type is timed on its stored blocks (as the snapshot container stores
+        // them), not on dequantized values: the job's name says so.
+        let name = match row.ty {
+            bitlens_tensors::format::ElementType::Ggml(g) => format!(
+                "codec comparison of the stored {} blocks (bytes as stored, not dequantized values)",
+                g.name().unwrap_or("ggml")
+            ),
+            bitlens_tensors::format::ElementType::Dtype(_) => "codec comparison".into(),
         };
+        let request: Box<dyn FnOnce(u32) -> Request> =
+            if let bitlens_tensors::format::Data::Range { .. } = row.data {
+                let (offset, bytes, dtype) = (row.offset, row.bytes, row.dtype);
+                Box::new(move |task| WorkerRequest::Roundtrip {
+                    task,
+                    blob: Js(blob.into()),
+                    offset,
+                    bytes,
+                    dtype,
+                    codecs,
+                })
+            } else {
+                // A deflated `.npz` member or a PyTorch view: the worker streams its bytes in
+                // element order (`format::bytes`) into one buffer, then times them.
+                let entry = entry_of(row);
+                Box::new(move |task| WorkerRequest::RoundtripEntry {
+                    task,
+                    file: FileRef::Blob(Js(blob.into())),
+                    entry,
+                    codecs,
+                })
+            };
         let kind = JobKind::Roundtrip { ckpt: id, tensor };
-        self.start_job(ctx, kind, request, total, "codec comparison".into());
+        self.start_job(ctx, kind, request, total, name);
     }
 
     /// Starts reading the next pending snapshot index, if the worker is free.

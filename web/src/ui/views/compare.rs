@@ -1,11 +1,12 @@
 //! Compare: checkpoints side by side, step by step (`#1 → #2`, `#2 → #3`, …). For the selected
 //! step: the whole-model flip ratio per bit position (per dtype), a heatmap of tensors × bit
 //! positions, the changed fraction per tensor; over all steps: the flip ratio of each bit position
-//! per step (LMC Fig. 6).
+//! per step (LMC Fig. 6). For ggml block-quantized tensors (GGUF) the flips are of the stored
+//! blocks; a table adds how their dequantized values changed (`bitlens diff`'s `dequantized`).
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::compare::Comparison;
-use crate::model::format::{bytes, count, percent};
+use crate::model::format::{bytes, count, number, percent};
 use crate::ui::app::{App, Msg};
 use crate::ui::charts::{BarChart, HBarChart, HBarRow, Heatmap, LineChart, Series};
 use crate::ui::shared::Shared;
@@ -76,6 +77,55 @@ fn heatmap_for(cmp: &Comparison, dtype: Dtype) -> Html {
                  rows={Shared::new(rows)} cols={Shared::new(cols)} values={Shared::new(values)}
                  bands={Some(Shared::new(bands))}
                  x_label="bit position (most significant → least significant)" value_label="flipped" />
+    }
+}
+
+/// The dequantized differences of the quantized tensors of `cmp` (absent when there is none).
+fn dequantized_table(s: &Props, cmp: &Comparison) -> Html {
+    let a = s.checkpoint(cmp.a);
+    let rows: Vec<_> = cmp
+        .pairs
+        .iter()
+        .filter_map(|p| p.dequantized.as_ref().map(|d| (p, d)))
+        .collect();
+    if rows.is_empty() {
+        return Html::default();
+    }
+    let type_of = |row: usize| {
+        a.and_then(|c| c.rows.get(row))
+            .map_or_else(String::new, |r| match r.ty {
+                bitlens_tensors::format::ElementType::Ggml(g) => {
+                    g.name().unwrap_or("ggml").to_owned()
+                }
+                bitlens_tensors::format::ElementType::Dtype(d) => d.to_string(),
+            })
+    };
+    html! {
+        <div class="dequantized-diff">
+            <h3>{ "Quantized tensors: how the dequantized values changed" }</h3>
+            <table id="dequantized-diff">
+                <thead><tr><th>{ "tensor" }</th><th>{ "type" }</th><th class="num">{ "values" }</th>
+                    <th class="num">{ "changed" }</th><th class="num">{ "max |Δ|" }</th>
+                    <th class="num">{ "mean |Δ|" }</th><th class="num">{ "relative L2" }</th></tr></thead>
+                <tbody>
+                    { for rows.iter().map(|(p, d)| html! {
+                        <tr data-name={p.name.clone()} data-values={d.values.to_string()} data-changed={d.changed.to_string()}
+                            data-changed-fraction={d.changed_fraction.to_string()} data-max-abs={d.max_abs_diff.to_string()}
+                            data-mean-abs={d.mean_abs_diff.to_string()}
+                            data-rel-l2={d.relative_l2.map(|r| r.to_string())}>
+                            <td>{ p.name.clone() }</td>
+                            <td>{ type_of(p.a_row) }</td>
+                            <td class="num">{ count(d.values) }</td>
+                            <td class="num">{ percent(d.changed_fraction) }</td>
+                            <td class="num">{ number(d.max_abs_diff, 3) }</td>
+                            <td class="num">{ number(d.mean_abs_diff, 3) }</td>
+                            <td class="num">{ d.relative_l2.map_or("n/a (A is zero)".into(), |r| number(r, 3)) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+            <p class="note">{ "The bit flips above are of the stored blocks (scales and packed codes as bytes); this table compares the values the blocks dequantize to (llama.cpp's reference kernels, as gguf-py's dequantize): the fraction that changed, the largest and mean absolute difference and ‖B − A‖ / ‖A‖, over the values finite on both sides." }</p>
+        </div>
     }
 }
 
@@ -210,6 +260,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
             }) }
             { over_steps(s) }
             { for sum.by_dtype.iter().map(|d| heatmap_for(cmp, d.dtype)) }
+            { dequantized_table(s, cmp) }
             if !changed.is_empty() {
                 <HBarChart id="changed-fraction" title="Fraction of values changed, per tensor"
                            rows={Shared::new(changed)} x_label="values changed (fraction of the tensor's elements)" color="#d6604d" />
