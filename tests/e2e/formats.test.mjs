@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { ROOT, PYTHON, inspect, tempDir } from './fixtures.mjs';
+import { ROOT, PYTHON, inspect, diff, tempDir } from './fixtures.mjs';
 import { cli, sameBytes, download } from './steps.mjs';
 
 const app = useApp();
@@ -145,5 +145,130 @@ test('a GGUF and a PyTorch file compressed in the page: the CLI restores them by
     sameBytes(restored, file, `CLI restore of the page snapshot of ${name}`);
     assert.deepEqual(page.errors, []);
     await page.close();
+  }
+});
+
+// Two GGUF checkpoints with quantized blocks (Q8_0, Q4_0) and a plain F16 tensor, B a perturbed A
+// (gguf-py quantizes both), for the Compare view's dequantized differences.
+const WRITE_QUANT_PAIR = `
+import sys, numpy as np, gguf
+d = sys.argv[1]
+T = gguf.GGMLQuantizationType
+rng = np.random.default_rng(5)
+base = {'blk.q8': rng.standard_normal((4, 256)).astype(np.float32),
+        'blk.q4': rng.standard_normal((2, 512)).astype(np.float32),
+        'tok.f16': rng.standard_normal((8, 64)).astype(np.float32)}
+for name, scale in (('qa.gguf', 0.0), ('qb.gguf', 0.05)):
+    w = gguf.GGUFWriter(d + '/' + name, 'llama')
+    for k, v in base.items():
+        v = v + scale * rng.standard_normal(v.shape).astype(np.float32) * (rng.random(v.shape) < 0.2)
+        if k == 'tok.f16':
+            w.add_tensor(k, v.astype(np.float16))
+        else:
+            q = T.Q8_0 if k == 'blk.q8' else T.Q4_0
+            w.add_tensor(k, gguf.quants.quantize(v, q), raw_dtype=q)
+    w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+`;
+
+/** Numbers of the `data-value` attributes of a chart's bars. */
+async function bars(page, chart) {
+  return page.$$eval(`[data-chart="${chart}"] rect.bar`, (els) => els.map((e) => Number(e.dataset.value)));
+}
+
+/** Drops A and B, opens Compare and checks it against `bitlens diff --json A B`. */
+async function checkCompare(a, b) {
+  const what = `${path.basename(a)} vs ${path.basename(b)}`;
+  const ref = diff(a, b);
+  assert.ok(ref.overall.changed_lanes > 0, `${what}: the pair differs`);
+  const page = await app.openApp();
+  await page.setInputFiles('#file-input', [a, b]);
+  await page.waitForSelector('.checkpoint >> nth=1');
+  await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
+  await page.click('[data-tab=compare]');
+  await page.waitForSelector('[data-view=compare]');
+  assert.equal(await page.textContent('[data-card=compared] .card-value'), `${ref.tensors.length} of ${ref.tensors.length}`, what);
+  close(Number(await page.getAttribute('[data-changed-fraction]', 'data-changed-fraction')), ref.overall.changed_fraction, `${what} changed fraction`, 1e-12);
+  // Per tensor, in A's order.
+  const changed = await bars(page, 'changed-fraction');
+  assert.equal(changed.length, ref.tensors.length, what);
+  ref.tensors.forEach((t, i) => close(changed[i], t.changed_fraction, `${what} ${t.name} changed`, 1e-12));
+  // Whole-model flip ratio per bit position, per lane type (most significant bit first).
+  for (const d of ref.overall.by_dtype.filter((x) => x.changed_lanes > 0)) {
+    const flips = await bars(page, `model-flips-${d.dtype}`);
+    assert.equal(flips.length, d.bit_flip_ratio.length, `${what} ${d.dtype}`);
+    flips.forEach((v, i) => close(v, d.bit_flip_ratio[flips.length - 1 - i], `${what} ${d.dtype} bit`, 1e-12));
+  }
+  // Quantized tensors: the dequantized differences.
+  const quantized = ref.tensors.filter((t) => t.dequantized);
+  const rows = await page.$$eval('#dequantized-diff tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  assert.deepEqual(rows.map((r) => r.name), quantized.map((t) => t.name), what);
+  for (const [r, t] of rows.map((r, i) => [r, quantized[i]])) {
+    const q = t.dequantized;
+    assert.equal(Number(r.values), q.values, t.name);
+    assert.equal(Number(r.changed), q.changed, t.name);
+    close(Number(r.maxAbs), q.max_abs_diff, `${t.name} max |d|`, 1e-12);
+    close(Number(r.meanAbs), q.mean_abs_diff, `${t.name} mean |d|`, 1e-12);
+    close(Number(r.relL2), q.relative_l2, `${t.name} relative L2`, 1e-12);
+  }
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  return { ref, quantized };
+}
+
+test('Compare on deflated .npz members, PyTorch views and GGUF blocks equals bitlens diff --json', { timeout: 240_000 }, async () => {
+  const fx = path.join(ROOT, 'tests/fixtures');
+  // Every member of both .npz files is deflated; `transposed` and `column` of both .pt are views.
+  await checkCompare(path.join(fx, 'numpy/minilm_compressed.npz'), path.join(fx, 'numpy/minilm_compressed_b.npz'));
+  await checkCompare(path.join(fx, 'torch/views.pt'), path.join(fx, 'torch/views_b.pt'));
+  const dir = tempDir();
+  execFileSync(PYTHON, ['-c', WRITE_QUANT_PAIR, dir]);
+  const { quantized } = await checkCompare(path.join(dir, 'qa.gguf'), path.join(dir, 'qb.gguf'));
+  assert.deepEqual(quantized.map((t) => t.element_type).sort(), ['Q4_0', 'Q8_0']);
+  assert.ok(quantized.every((t) => t.dequantized.changed > 0));
+});
+
+/** Runs the codec comparison on tensor `name` of `file`; its rows by label. */
+async function codecRows(file, name) {
+  const page = await app.openApp();
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('#tensor-table tbody tr');
+  await page.click(`#tensor-table tbody tr[data-name="${name}"]`);
+  await page.waitForSelector('#compare-codecs');
+  await page.click('#compare-codecs');
+  await page.waitForSelector('#codec-comparison', { timeout: 120_000 });
+  const rows = await page.$$eval('#codec-comparison tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  return new Map(rows.map((r) => [r.label, r]));
+}
+
+test('codec comparison on a deflated .npz member and a PyTorch view: the sizes of the same array as a .npy', { timeout: 240_000 }, async () => {
+  const dir = tempDir();
+  const fx = path.join(ROOT, 'tests/fixtures');
+  // The same values as plain `.npy` byte ranges: the member, and the view made contiguous.
+  execFileSync(PYTHON, ['-c', `
+import sys, zipfile, numpy as np
+d, fx = sys.argv[1], sys.argv[2]
+np.save(d + '/member.npy', np.load(fx + '/numpy/minilm_compressed.npz')['encoder.dense.float32'])
+storage = np.frombuffer(zipfile.ZipFile(fx + '/torch/views.pt').read('views/data/0'), dtype='<f4')
+np.save(d + '/transposed.npy', np.ascontiguousarray(storage[:16 * 24].reshape(16, 24).T))
+`, dir, fx]);
+  const cases = [
+    [path.join(fx, 'numpy/minilm_compressed.npz'), 'encoder.dense.float32', path.join(dir, 'member.npy')],
+    [path.join(fx, 'torch/views.pt'), 'transposed', path.join(dir, 'transposed.npy')],
+  ];
+  for (const [file, name, npy] of cases) {
+    const got = await codecRows(file, name);
+    const want = await codecRows(npy, 'array');
+    assert.ok(got.size >= 5, `${name}: ${[...got.keys()]}`);
+    assert.deepEqual([...got.keys()], [...want.keys()]);
+    for (const [label, w] of want) {
+      const g = got.get(label);
+      // Same bytes in, same codec: the same compressed size (the timings differ).
+      assert.equal(g.ratio, w.ratio, `${name} ${label} ratio`);
+      assert.equal(g.lossy, w.lossy, `${name} ${label}`);
+      assert.equal(g.maxRel, w.maxRel, `${name} ${label} error`);
+      assert.ok(Number(g.encMbps) > 0 && Number(g.decMbps) > 0, `${name} ${label} timed`);
+    }
   }
 });
