@@ -9,16 +9,16 @@
 //! member, a PyTorch view, a ggml block-quantized tensor) is streamed in element order by
 //! [`bitlens_stats::entry::entry_stats`], which the page's workers run too. A diff compares stored
 //! bytes; for a quantized tensor also its dequantized values
-//! ([`bitlens_stats::entry::entry_diff`], the page's workers' too).
+//! ([`bitlens_stats::entry::EntryDiffer`], the page's workers' too).
 
 use crate::progress::Progress;
 use crate::source::Source;
 use anyhow::{Context, Result};
-use bitlens_stats::entry::{entry_diff, lane_dtype};
+use bitlens_stats::entry::{lane_dtype, EntryDiffer};
 use bitlens_stats::{
     split_ranges, Accumulator, EntryDiff, FlipAccumulator, FlipStats, StatsError, TensorStats,
 };
-use bitlens_tensors::format::{Data, ElementType, Entry, Layout};
+use bitlens_tensors::format::{bytes, Data, ElementType, Entry, Layout};
 use bitlens_tensors::{source::for_each_window, Dtype, ReadAt};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -127,7 +127,8 @@ pub struct Side<'a> {
 /// Flip statistics of two tensors of equal element type and shape, on their stored bytes (for a
 /// ggml block type: the raw block bytes as `U8` lanes, plus how its dequantized values changed).
 /// Two plain byte ranges of a dtype are compared in parallel parts; any other pair is streamed in
-/// lockstep by [`bitlens_stats::entry::entry_diff`], as the page's workers do.
+/// element order, each side on a thread of its own, into the
+/// [`bitlens_stats::entry::EntryDiffer`] the page's workers use (through `entry_diff`).
 pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<EntryDiff> {
     let dtype = lane_dtype(a.tensor.ty);
     if let (
@@ -144,12 +145,19 @@ pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<EntryDiff> 
             dequantized: None,
         });
     }
-    Ok(entry_diff(
-        (a.src, a.tensor),
-        (b.src, b.tensor),
-        WINDOW,
-        |n| progress.inc(n),
-    )?)
+    let mut differ = EntryDiffer::new(a.tensor, b.tensor, WINDOW)?;
+    paired(
+        a,
+        b,
+        bytes::byte_len(a.tensor),
+        differ.window(),
+        |wa, wb| {
+            differ.update(wa, wb)?;
+            progress.inc(2 * wa.len() as u64);
+            Ok(())
+        },
+    )?;
+    Ok(differ.finish()?)
 }
 
 /// Two plain byte ranges, in parallel parts.
@@ -188,4 +196,118 @@ fn range_flips(
         FlipAccumulator::merge,
     )?;
     Ok(acc.finish()?)
+}
+
+/// Streams both sides' bytes in element order and calls `f` with equal-length pieces of at most
+/// `window` bytes (each side read by [`bytes::for_each_window`] on its own thread, handing its
+/// windows over a channel of two, so memory stays a few windows).
+fn paired(
+    a: &Side,
+    b: &Side,
+    len: u64,
+    window: usize,
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
+    std::thread::scope(|scope| {
+        let (ra, ha) = producer(scope, a, window);
+        let (rb, hb) = producer(scope, b, window);
+        let mut pa = Pull::new(ra);
+        let mut pb = Pull::new(rb);
+        let (mut ba, mut bb) = (Vec::new(), Vec::new());
+        let mut left = len;
+        let mut result = Ok(());
+        while left > 0 {
+            let n = left.min(window as u64) as usize;
+            if let Err(e) = pa.take(n, &mut ba).and_then(|()| pb.take(n, &mut bb)) {
+                result = Err(e);
+                break;
+            }
+            if let Err(e) = f(&ba, &bb) {
+                result = Err(e);
+                break;
+            }
+            left -= n as u64;
+        }
+        // Dropping the receivers stops the producers; their own errors come first.
+        drop((pa, pb));
+        for h in [ha, hb] {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => anyhow::bail!("a reading thread panicked"),
+            }
+        }
+        result
+    })
+}
+
+type Window = Vec<u8>;
+
+/// A producer's signal that the consumer hung up.
+#[derive(Debug)]
+struct Stopped;
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the comparison stopped")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+fn producer<'s, 'e>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    side: &'e Side<'e>,
+    window: usize,
+) -> (
+    std::sync::mpsc::Receiver<Window>,
+    std::thread::ScopedJoinHandle<'s, Result<()>>,
+) {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(2);
+    let handle = scope.spawn(move || {
+        let sent = bytes::for_each_window(side.src, side.tensor, window, |w| -> Result<()> {
+            // A closed channel: the consumer stopped (an error of its own); stop quietly.
+            tx.send(w.to_vec()).map_err(|_| anyhow::Error::new(Stopped))
+        });
+        match sent {
+            Err(e) if e.is::<Stopped>() => Ok(()),
+            other => other,
+        }
+    });
+    (rx, handle)
+}
+
+/// The consumer's end of a side's windows.
+struct Pull {
+    rx: std::sync::mpsc::Receiver<Window>,
+    buf: Window,
+    pos: usize,
+}
+
+impl Pull {
+    fn new(rx: std::sync::mpsc::Receiver<Window>) -> Pull {
+        Pull {
+            rx,
+            buf: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    /// The next `n` bytes into `out`.
+    fn take(&mut self, n: usize, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        while out.len() < n {
+            if self.pos == self.buf.len() {
+                self.buf = self
+                    .rx
+                    .recv()
+                    .map_err(|_| anyhow::anyhow!("a tensor ended early"))?;
+                self.pos = 0;
+            }
+            let k = (n - out.len()).min(self.buf.len() - self.pos);
+            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+        }
+        Ok(())
+    }
 }

@@ -5,11 +5,12 @@
 //! every tensor that is not a plain byte range (those it splits into parallel parts); the page's
 //! workers run it for the tensors of GGUF, PyTorch and NumPy files, so both give the same numbers.
 //!
-//! [`entry_diff`] compares two checkpoints of one tensor the same way: both sides streamed in
-//! lockstep ([`bytes::for_each_pair`]) into a [`FlipAccumulator`] on the stored bytes (LMC Fig. 6,
-//! BitSnap's changed fraction), and for a ggml block type also into a
-//! [`DequantDiffAccumulator`] on the dequantized values. `bitlens diff` runs it for every pair that
-//! is not two plain byte ranges of a dtype, the page's workers for the same pairs.
+//! [`EntryDiffer`] compares two checkpoints of one tensor the same way: both sides' bytes in
+//! element order into a [`FlipAccumulator`] on the stored bytes (LMC Fig. 6, BitSnap's changed
+//! fraction), and for a ggml block type also into a [`DequantDiffAccumulator`] on the dequantized
+//! values. [`entry_diff`] feeds it both sides read in lockstep on one thread
+//! ([`bytes::for_each_pair`]: the page's workers); `bitlens diff` feeds it each side read on a
+//! thread of its own, for every pair that is not two plain byte ranges of a dtype.
 
 use crate::dequant_diff::{DequantDiff, DequantDiffAccumulator};
 use crate::quant::QuantError;
@@ -60,44 +61,89 @@ pub struct EntryDiff {
     pub dequantized: Option<DequantDiff>,
 }
 
+/// Streams two checkpoints of one tensor into an [`EntryDiff`]: the same byte windows of both
+/// sides, in element order, however they are read ([`entry_diff`] reads them in lockstep on one
+/// thread; the CLI reads each side on a thread of its own).
+pub struct EntryDiffer {
+    flips: FlipAccumulator,
+    values: Option<DequantDiffAccumulator>,
+    window: usize,
+}
+
+impl EntryDiffer {
+    /// A differ for `a` and `b` (equal element type and byte length) read in windows of about
+    /// `window` bytes ([`EntryDiffer::window`]: whole ggml blocks).
+    pub fn new(a: &Entry, b: &Entry, window: usize) -> Result<EntryDiffer, EntryError> {
+        let ty = a.ty;
+        if b.ty != ty {
+            return Err(EntryError::TypeMismatch { a: ty, b: b.ty });
+        }
+        let (len_a, len_b) = (bytes::byte_len(a), bytes::byte_len(b));
+        if len_a != len_b {
+            return Err(BytesError::LengthMismatch { a: len_a, b: len_b }.into());
+        }
+        let (values, window) = match ty {
+            ElementType::Ggml(g) => {
+                let bb = g.block_bytes().unwrap_or(1).max(1) as usize;
+                let values = if can_dequantize(g) {
+                    Some(DequantDiffAccumulator::new(g)?)
+                } else {
+                    None
+                };
+                (values, (window / bb).max(1) * bb)
+            }
+            ElementType::Dtype(_) => (None, window.max(1)),
+        };
+        Ok(EntryDiffer {
+            flips: FlipAccumulator::new(lane_dtype(ty), len_a),
+            values,
+            window,
+        })
+    }
+
+    /// The window size to read both sides in.
+    pub fn window(&self) -> usize {
+        self.window
+    }
+
+    /// Feeds the same byte window of both sides (the next bytes in element order).
+    pub fn update(&mut self, a: &[u8], b: &[u8]) -> Result<(), EntryError> {
+        self.flips.update(a, b)?;
+        if let Some(v) = &mut self.values {
+            v.update(a, b)?;
+        }
+        Ok(())
+    }
+
+    /// The differences of the whole tensor pair.
+    pub fn finish(self) -> Result<EntryDiff, EntryError> {
+        Ok(EntryDiff {
+            flips: self.flips.finish()?,
+            dequantized: self
+                .values
+                .map(DequantDiffAccumulator::finish)
+                .transpose()?,
+        })
+    }
+}
+
 /// Compares `a` and `b` (the same tensor in two checkpoints: equal element type and byte length),
-/// both streamed in element order in lockstep windows of about `window` bytes; `progress(n)`
-/// after each pair of windows, `n` counting both sides' bytes.
+/// both streamed in element order in lockstep windows of about `window` bytes
+/// ([`bytes::for_each_pair`]); `progress(n)` after each pair of windows, `n` counting both sides'
+/// bytes.
 pub fn entry_diff(
     a: (&dyn ReadAt, &Entry),
     b: (&dyn ReadAt, &Entry),
     window: usize,
     mut progress: impl FnMut(u64),
 ) -> Result<EntryDiff, EntryError> {
-    let ty = a.1.ty;
-    if b.1.ty != ty {
-        return Err(EntryError::TypeMismatch { a: ty, b: b.1.ty });
-    }
-    let mut flips = FlipAccumulator::new(lane_dtype(ty), bytes::byte_len(a.1));
-    let (mut values, window) = match ty {
-        ElementType::Ggml(g) => {
-            let bb = g.block_bytes().unwrap_or(1).max(1) as usize;
-            let values = if can_dequantize(g) {
-                Some(DequantDiffAccumulator::new(g)?)
-            } else {
-                None
-            };
-            (values, (window / bb).max(1) * bb)
-        }
-        ElementType::Dtype(_) => (None, window),
-    };
-    bytes::for_each_pair(a, b, window, |wa, wb| -> Result<(), EntryError> {
-        flips.update(wa, wb)?;
-        if let Some(v) = &mut values {
-            v.update(wa, wb)?;
-        }
+    let mut differ = EntryDiffer::new(a.1, b.1, window)?;
+    bytes::for_each_pair(a, b, differ.window(), |wa, wb| -> Result<(), EntryError> {
+        differ.update(wa, wb)?;
         progress(2 * wa.len() as u64);
         Ok(())
     })?;
-    Ok(EntryDiff {
-        flips: flips.finish()?,
-        dequantized: values.map(DequantDiffAccumulator::finish).transpose()?,
-    })
+    differ.finish()
 }
 
 /// Statistics of `entry` of `src`, read in windows of about `window` bytes; `progress(n)` after each

@@ -3,6 +3,8 @@
 //! dequantized differences of GGUF tensors match those computed from gguf-py's `dequantize` output
 //! (the `.f32` references of tests/fixtures/gguf).
 
+#![allow(clippy::unwrap_used)]
+
 use bitlens_stats::entry::entry_diff;
 use bitlens_stats::FlipAccumulator;
 use bitlens_tensors::format::bytes::{self, BytesError};

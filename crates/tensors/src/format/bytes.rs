@@ -127,7 +127,7 @@ where
     };
     let mut buf = vec![0u8; (piece as u64).min(reader.left()) as usize];
     loop {
-        let n = reader.read(&mut buf)?;
+        let n = reader.read_some(&mut buf)?;
         if n == 0 {
             return Ok(());
         }
@@ -270,18 +270,29 @@ impl<'a> Reader<'a> {
     /// (0 once the tensor is read).
     pub fn read(&mut self, out: &mut [u8]) -> Result<usize, BytesError> {
         let n = (out.len() as u64).min(self.left) as usize;
+        let mut filled = 0;
+        while filled < n {
+            filled += self.read_some(&mut out[filled..n])?;
+        }
+        Ok(n)
+    }
+
+    /// Reads some of the next bytes into `out`: all of `min(out.len(), left)` but for a deflated
+    /// member, which gives what one step of inflation produced (a stream hands its windows on
+    /// as soon as they come); returns how many (0 once the tensor is read).
+    pub fn read_some(&mut self, out: &mut [u8]) -> Result<usize, BytesError> {
+        let n = (out.len() as u64).min(self.left) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
         let out = &mut out[..n];
-        match &mut self.kind {
+        let n = match &mut self.kind {
             Kind::Range { pos } => {
                 self.src.read_exact_at(*pos, out)?;
                 *pos += n as u64;
+                n
             }
-            Kind::Deflated(inf) => {
-                let mut filled = 0;
-                while filled < n {
-                    filled += inf.read(&mut out[filled..])?;
-                }
-            }
+            Kind::Deflated(inf) => inf.read(out)?,
             Kind::Gather {
                 storage,
                 lo,
@@ -301,6 +312,7 @@ impl<'a> Reader<'a> {
                         odo.step();
                     }
                 }
+                n
             }
             Kind::Rows {
                 offset,
@@ -321,8 +333,9 @@ impl<'a> Reader<'a> {
                         odo.step();
                     }
                 }
+                n
             }
-        }
+        };
         self.left -= n as u64;
         Ok(n)
     }
