@@ -112,7 +112,7 @@ impl App {
                     c.set_stats(item, s);
                 }
             }
-            (TaskKind::Flips { a, b }, Results::Flips(results)) => {
+            (TaskKind::Flips { a, b }, results @ (Results::Flips(_) | Results::Diffs(_))) => {
                 let Some(cmp) = self
                     .state
                     .comparisons
@@ -121,21 +121,10 @@ impl App {
                 else {
                     return;
                 };
-                for (item, f) in results {
-                    cmp.set_flips(item, f);
-                }
-            }
-            (TaskKind::Flips { a, b }, Results::Diffs(results)) => {
-                let Some(cmp) = self
-                    .state
-                    .comparisons
-                    .iter_mut()
-                    .find(|c| c.a == a && c.b == b)
-                else {
-                    return;
-                };
-                for (item, d) in results {
-                    cmp.set_diff(item, d);
+                match results {
+                    Results::Flips(v) => v.into_iter().for_each(|(i, f)| cmp.set_flips(i, f)),
+                    Results::Diffs(v) => v.into_iter().for_each(|(i, d)| cmp.set_diff(i, d)),
+                    Results::Stats(_) => {}
                 }
             }
             (_, results) if results.is_empty() => {}
