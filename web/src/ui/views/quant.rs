@@ -2,10 +2,12 @@
 //! its blocks, the bits per code against the codes' entropy and the size that entropy implies,
 //! the block scales' range and counts, and histograms of log2 |scale| and of the quant codes
 //! (index = code), each with a table as its text alternative. The numbers are
-//! [`bitlens_stats::QuantSummary`]'s (what `bitlens inspect --json` reports as `quant`); what
-//! scales and codes are per type is [`bitlens_tensors::format::gguf::stats`]'s module doc.
+//! [`bitlens_stats::QuantSummary`]'s (what `bitlens inspect --json` reports as `quant`; sizes and
+//! bins derived in [`crate::model::quant`]); what scales and codes are per type is
+//! [`bitlens_tensors::format::gguf::stats`]'s module doc.
 
 use crate::model::format::{bytes, count, number, percent};
+use crate::model::quant::{scale_bins, CodeSizes, ScaleBin};
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
 use bitlens_stats::{QuantSummary, TensorStats};
@@ -17,75 +19,36 @@ const SCALE_COLOR: &str = "#c2417a";
 /// Colour of the code histogram's bars.
 const CODE_COLOR: &str = "#2f8f83";
 
-/// What the codes of a quantized tensor take, stored and at their entropy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CodeSizes {
-    /// Codes counted.
-    pub codes: u64,
-    /// Bytes they take at `code_bits` each.
-    pub stored: f64,
-    /// Bytes they would take at their entropy.
-    pub at_entropy: f64,
-    /// The tensor's bytes with its codes at their entropy and every other byte (scales, mins) as
-    /// stored.
-    pub implied: f64,
-}
-
-impl CodeSizes {
-    /// The sizes of `q`'s codes in a tensor of `total` stored bytes.
-    pub fn of(q: &QuantSummary, total: u64) -> CodeSizes {
-        let codes: u64 = q.code_hist.iter().sum();
-        let stored = codes as f64 * f64::from(q.code_bits) / 8.0;
-        let at_entropy = codes as f64 * q.code_entropy / 8.0;
-        CodeSizes {
-            codes,
-            stored,
-            at_entropy,
-            implied: (total as f64 - stored).max(0.0) + at_entropy,
-        }
-    }
-}
-
-/// Bars of the used part of the log2 |scale| histogram (one empty bin either side).
-fn scale_bars(q: &QuantSummary) -> (Vec<Bar>, Vec<(f64, u64)>) {
-    let h = &q.scale_hist;
-    let used: Vec<usize> = (0..h.len()).filter(|&i| h[i] > 0).collect();
-    let (Some(&first), Some(&last)) = (used.first(), used.last()) else {
-        return (Vec::new(), Vec::new());
-    };
-    let (lo, hi) = (first.saturating_sub(1), (last + 1).min(h.len() - 1));
-    let total = h.iter().sum::<u64>().max(1);
-    let edge = |i: usize| q.scale_hist_log2_min + i as f64 * q.scale_hist_log2_step;
-    let rows: Vec<(f64, u64)> = (lo..=hi).map(|i| (edge(i), h[i])).collect();
-    let bars = (lo..=hi)
-        .map(|i| {
-            let (a, b) = (edge(i), edge(i + 1));
-            let range = if i == 0 {
-                format!("|scale| < 2^{}", number(b, 3))
-            } else if i == h.len() - 1 {
-                format!("|scale| ≥ 2^{}", number(a, 3))
+/// Bars of the used part of the log2 |scale| histogram.
+fn scale_bars(q: &QuantSummary, bins: &[ScaleBin]) -> Vec<Bar> {
+    let total = q.scale_hist.iter().sum::<u64>().max(1);
+    bins.iter()
+        .map(|b| {
+            let range = if b.first {
+                format!("|scale| < 2^{}", number(b.hi, 3))
+            } else if b.last {
+                format!("|scale| ≥ 2^{}", number(b.lo, 3))
             } else {
                 format!(
                     "|scale| in [2^{}, 2^{}) = [{}, {})",
-                    number(a, 3),
-                    number(b, 3),
-                    number(a.exp2(), 4),
-                    number(b.exp2(), 4)
+                    number(b.lo, 3),
+                    number(b.hi, 3),
+                    number(b.lo.exp2(), 4),
+                    number(b.hi.exp2(), 4)
                 )
             };
             Bar {
-                label: number(a, 3),
-                value: h[i] as f64,
+                label: number(b.lo, 3),
+                value: b.count as f64,
                 color: SCALE_COLOR.into(),
                 tip: format!(
                     "{range}: {} scales ({})",
-                    count(h[i]),
-                    percent(h[i] as f64 / total as f64)
+                    count(b.count),
+                    percent(b.count as f64 / total as f64)
                 ),
             }
         })
-        .collect();
-    (bars, rows)
+        .collect()
 }
 
 /// Bars of the code histogram, one per code.
@@ -173,17 +136,17 @@ pub fn section(ty: &str, st: &TensorStats) -> Html {
             { fact("scale-nonfinite", "NaN / ±Inf scales", q.scale_nonfinite.to_string(), count(q.scale_nonfinite)) }
         </dl>
     };
-    let (sbars, srows) = scale_bars(q);
-    let scale_chart = if sbars.is_empty() {
+    let bins = scale_bins(q);
+    let scale_chart = if bins.is_empty() {
         html! { <p class="note">{ "No non-zero finite scales." }</p> }
     } else {
         html! {
             <div>
                 <BarChart id="scale-hist"
                           title={format!("Block scales: log2 |scale| in {} bins per octave ({} non-zero finite scales)",
-                              number(1.0 / q.scale_hist_log2_step, 3), count(srows.iter().map(|r| r.1).sum()))}
-                          bars={Shared::new(sbars)} x_label="log2 |scale| (lower edge of the bin)" y_label="scales" height={240.0} />
-                { table("scale-hist", ["log2 |scale| from", "scales"], srows.iter().map(|&(a, n)| (number(a, 3), n))) }
+                              number(1.0 / q.scale_hist_log2_step, 3), count(bins.iter().map(|b| b.count).sum()))}
+                          bars={Shared::new(scale_bars(q, &bins))} x_label="log2 |scale| (lower edge of the bin)" y_label="scales" height={240.0} />
+                { table("scale-hist", ["log2 |scale| from", "scales"], bins.iter().map(|b| (number(b.lo, 3), b.count))) }
             </div>
         }
     };
@@ -207,39 +170,5 @@ pub fn section(ty: &str, st: &TensorStats) -> Html {
             </div>
             <p class="note">{ "Scales: the factors a block's codes are multiplied by, as dequantization computes them (d, or d·sc per sub-block for the K-quants); mins are not scales. Codes: the stored integers, unsigned. The implied size keeps every other byte as stored and entropy-codes the codes alone (order 0)." }</p>
         </section>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_sizes_keep_the_other_bytes_and_shrink_the_codes() {
-        let q = QuantSummary {
-            blocks: 2,
-            scales: 2,
-            scale_min: Some(0.5),
-            scale_max: Some(1.0),
-            scale_mean: Some(0.75),
-            scale_zero: 0,
-            scale_negative: 0,
-            scale_nonfinite: 0,
-            scale_hist_log2_min: -32.0,
-            scale_hist_log2_step: 0.25,
-            scale_hist: vec![0; 192],
-            code_bits: 4,
-            code_hist: {
-                let mut h = vec![0; 16];
-                h[3] = 32;
-                h[4] = 32;
-                h
-            },
-            code_entropy: 1.0,
-        };
-        // Q4_0: 2 blocks of 18 bytes, 64 codes of 4 bits = 32 bytes, 4 bytes of scales.
-        let s = CodeSizes::of(&q, 36);
-        assert_eq!((s.codes, s.stored, s.at_entropy), (64, 32.0, 8.0));
-        assert_eq!(s.implied, 4.0 + 8.0);
     }
 }
