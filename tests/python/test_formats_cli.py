@@ -108,9 +108,11 @@ def test_npy_and_npz_stats_and_diffs_equal_numpys(numpy_files, minilm):
 
 
 def write_gguf(path, arrays, qtype):
-    """GGUF of `arrays`, 2-D float ones as `qtype`, the rest as they are; returns
-    {name: (values as gguf-py dequantizes them, raw stored bytes)}."""
-    q = gguf.GGMLQuantizationType[qtype]
+    """GGUF of `arrays`, 2-D float ones as `qtype` (or those a dict `qtype` names, each as its
+    type), the rest as they are; returns {name: (values as gguf-py dequantizes them, raw stored
+    bytes)}."""
+    if not isinstance(qtype, dict):
+        qtype = {k: qtype for k, v in arrays.items() if v.ndim == 2 and v.dtype == np.float32}
     w = gguf.GGUFWriter(str(path), "bert")
     w.add_uint32("bitlens.test.u32", 7)
     w.add_float32("bitlens.test.f32", 0.25)
@@ -118,7 +120,8 @@ def write_gguf(path, arrays, qtype):
     w.add_array("bitlens.test.array", [1, 2, 3])
     ref = {}
     for k, v in arrays.items():
-        if v.ndim == 2 and v.dtype == np.float32:
+        if k in qtype:
+            q = gguf.GGMLQuantizationType[qtype[k]]
             data = gguf.quants.quantize(v, q)
             w.add_tensor(k, data, raw_dtype=q)
             ref[k] = (gguf.quants.dequantize(data, q), data)
@@ -256,27 +259,15 @@ def test_the_summary_groups_a_gguf_by_block_type_with_numpys_code_entropy(tmp_pa
     type (not one U8 for all), each with the tensors, bytes and the entropy of all its codes that
     numpy computes from the blocks gguf-py wrote; plain entries keep their old keys only."""
     names = list(minilm)
-    types = {names[0]: "Q8_0", names[2]: "Q8_0", names[4]: "Q4_0", names[3]: "F32", names[1]: None}
-    w = gguf.GGUFWriter(str(tmp_path / "mix.gguf"), "bert")
-    raws = {}
-    for k, v in minilm.items():
-        qtype = types[k]
-        if qtype in ("Q8_0", "Q4_0"):
-            raws[k] = gguf.quants.quantize(v, gguf.GGMLQuantizationType[qtype])
-            w.add_tensor(k, raws[k], raw_dtype=gguf.GGMLQuantizationType[qtype])
-        else:
-            w.add_tensor(k, v)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    types = {names[0]: "Q8_0", names[2]: "Q8_0", names[4]: "Q4_0"}
+    raws = {k: raw for k, (_, raw) in write_gguf(tmp_path / "mix.gguf", minilm, types).items()}
     report = run_json("inspect", tmp_path / "mix.gguf")
     groups = {d.get("element_type", d["dtype"]): d for d in report["summary"]["by_dtype"]}
     assert list(groups) == ["Q4_0", "Q8_0", "F32", "I64"]
     [f] = report["files"]
     assert f["summary"]["by_dtype"] == report["summary"]["by_dtype"]
     for qtype, bits in (("Q8_0", 8), ("Q4_0", 4)):
-        mine = [k for k in names if types[k] == qtype]
+        mine = [k for k in names if types.get(k) == qtype]
         g = groups[qtype]
         assert g["dtype"] == "U8" and g["tensors"] == len(mine)
         assert g["bytes"] == sum(raws[k].nbytes for k in mine)
