@@ -168,7 +168,13 @@ fn read_layout(path: &Path, src: &Source) -> Result<(Layout, Option<Header>)> {
         let header = read_header(&head).with_context(|| path.display().to_string())?;
         return Ok((format::safetensors::layout(&header), Some(header)));
     }
-    let layout = format::open(&head).with_context(|| path.display().to_string())?;
+    // Over HTTP every read is a request: a PyTorch zip's storages are located from its central
+    // directory (`Locate::Predict`) instead of one request per local header.
+    let locate = match src {
+        Source::Http(_) => format::zip::Locate::Predict,
+        Source::File(_) => format::zip::Locate::Verify,
+    };
+    let layout = format::open_with(&head, locate).with_context(|| path.display().to_string())?;
     Ok((layout, None))
 }
 
