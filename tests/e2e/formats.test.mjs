@@ -329,11 +329,6 @@ for name, scale in (('qa.gguf', 0.0), ('qb.gguf', 0.05)):
     w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
 `;
 
-/** Numbers of the `data-value` attributes of a chart's bars. */
-async function bars(page, chart) {
-  return page.$$eval(`[data-chart="${chart}"] rect.bar`, (els) => els.map((e) => Number(e.dataset.value)));
-}
-
 /** Drops A and B, opens Compare and checks it against `bitlens diff --json A B`. */
 async function checkCompare(a, b) {
   const what = `${path.basename(a)} vs ${path.basename(b)}`;
@@ -348,12 +343,12 @@ async function checkCompare(a, b) {
   assert.equal(await page.textContent('[data-card=compared] .card-value'), `${ref.tensors.length} of ${ref.tensors.length}`, what);
   close(Number(await page.getAttribute('[data-changed-fraction]', 'data-changed-fraction')), ref.overall.changed_fraction, `${what} changed fraction`, 1e-12);
   // Per tensor, in A's order.
-  const changed = await bars(page, 'changed-fraction');
+  const changed = await barValues(page, 'changed-fraction');
   assert.equal(changed.length, ref.tensors.length, what);
   ref.tensors.forEach((t, i) => close(changed[i], t.changed_fraction, `${what} ${t.name} changed`, 1e-12));
   // Whole-model flip ratio per bit position, per lane type (most significant bit first).
   for (const d of ref.overall.by_dtype.filter((x) => x.changed_lanes > 0)) {
-    const flips = await bars(page, `model-flips-${d.dtype}`);
+    const flips = await barValues(page, `model-flips-${d.dtype}`);
     assert.equal(flips.length, d.bit_flip_ratio.length, `${what} ${d.dtype}`);
     flips.forEach((v, i) => close(v, d.bit_flip_ratio[flips.length - 1 - i], `${what} ${d.dtype} bit`, 1e-12));
   }
