@@ -364,6 +364,7 @@ async function checkCompare(a, b) {
     close(Number(r.meanAbs), q.mean_abs_diff, `${t.name} mean |d|`, 1e-12);
     close(Number(r.relL2), q.relative_l2, `${t.name} relative L2`, 1e-12);
   }
+  await page.screenshot({ path: path.join(SHOTS, `compare-${path.basename(a)}.png`), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.close();
   return { ref, quantized };
