@@ -225,8 +225,8 @@ mod tests {
             return;
         };
         let r = bit_set_ratios(&data, Width::W2);
-        for bit in 0..4 {
-            assert!((r[bit] - 0.5).abs() < 0.1, "mantissa bit {bit}: {}", r[bit]);
+        for (bit, ratio) in r.iter().enumerate().take(4) {
+            assert!((ratio - 0.5).abs() < 0.1, "mantissa bit {bit}: {ratio}");
         }
         assert!(
             r[13] > 0.95,

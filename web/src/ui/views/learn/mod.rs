@@ -8,9 +8,13 @@
 //!   lesson list, the presentation toggle and the print button, and window [`Listener`]s.
 //! - [`source`]: the tensors a lesson can read, and the tensor picker.
 //! - [`float`], [`huffman`], [`ans`]: one lesson each; [`tree`]: the Huffman code tree as SVG.
+//! - [`grouping`], [`delta`] (`bitlens_codecs::lesson`): where the entropy lives, and two
+//!   checkpoints (the active one and the one before it, [`delta::pair`]).
 
 pub mod ans;
+pub mod delta;
 pub mod float;
+pub mod grouping;
 pub mod huffman;
 pub mod source;
 mod tree;
@@ -31,11 +35,21 @@ pub enum Lesson {
     Huffman,
     /// rANS step by step.
     Ans,
+    /// Where the entropy lives: byte grouping.
+    Grouping,
+    /// Two checkpoints: bit flips and deltas.
+    Delta,
 }
 
 impl Lesson {
     /// Every lesson, in teaching order.
-    pub const ALL: [Lesson; 3] = [Lesson::Float, Lesson::Huffman, Lesson::Ans];
+    pub const ALL: [Lesson; 5] = [
+        Lesson::Float,
+        Lesson::Grouping,
+        Lesson::Huffman,
+        Lesson::Ans,
+        Lesson::Delta,
+    ];
 
     /// Its name in the hash.
     pub fn name(self) -> &'static str {
@@ -43,6 +57,8 @@ impl Lesson {
             Lesson::Float => "float",
             Lesson::Huffman => "huffman",
             Lesson::Ans => "ans",
+            Lesson::Grouping => "grouping",
+            Lesson::Delta => "delta",
         }
     }
 
@@ -52,6 +68,8 @@ impl Lesson {
             Lesson::Float => "Anatomy of a float",
             Lesson::Huffman => "Huffman vs entropy",
             Lesson::Ans => "rANS step by step",
+            Lesson::Grouping => "Where the entropy lives",
+            Lesson::Delta => "Two checkpoints",
         }
     }
 
@@ -62,7 +80,7 @@ impl Lesson {
 
 /// The lesson and its state, from the page's hash `#learn/<lesson>?key=value&…` (`float`:
 /// `tensor`, `index` or `value`; `huffman`: `tensor`, `group`, `block`, both from 0; `ans`:
-/// `tensor`, `n`, `step`).
+/// `tensor`, `n`, `step`; `grouping`: `tensor`, `transform`, `group`; `delta`: `tensor`, `p`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     /// The lesson.
@@ -227,6 +245,9 @@ pub struct LearnProps {
     pub has_checkpoints: bool,
     /// Load the bundled demo.
     pub on_demo: Callback<()>,
+    /// Two checkpoints for the `delta` lesson.
+    #[prop_or_default]
+    pub pair: Option<Rc<delta::Pair>>,
 }
 
 /// The lessons: their list, the presentation and print buttons, and the open lesson.
@@ -286,6 +307,8 @@ pub fn learn(p: &LearnProps) -> Html {
                     Lesson::Float => html! { <float::FloatLesson {key} {tensors} {params} /> },
                     Lesson::Huffman => html! { <huffman::HuffmanLesson {key} {tensors} {params} /> },
                     Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
+                    Lesson::Grouping => html! { <grouping::GroupingLesson {key} {tensors} {params} /> },
+                    Lesson::Delta => html! { <delta::DeltaLesson {key} pair={p.pair.clone()} {params} /> },
                 } }
             </>
         }
