@@ -2,20 +2,25 @@
 //! elements with each bit set (sign and exponent bits nearly constant, mantissa bits near ½);
 //! the order-0 entropy of the bytes interleaved and in byte groups, whole and per 64 KiB block;
 //! and the sizes LMC, deflate and zstd really write for both layouts
-//! ([`bitlens_codecs::lesson::grouping`]; the peers are the codec comparison's crates and
-//! settings). The encodes run on the page's thread, so the lesson takes the tensor's first
-//! [`MAX_ENCODE`] bytes and says so. State in the link: `tensor`, `transform` (`rotate` or
-//! `none`), `group` (whose blocks are drawn).
+//! ([`bitlens_codecs::lesson::grouping`]). LMC runs on the page's thread; deflate and zstd run in
+//! a worker of the lesson's own, as the codec comparison runs them (a `Roundtrip` request of the
+//! peer codecs on a Blob of each layout's bytes), so the page module does not carry them. The
+//! lesson takes the tensor's first [`MAX_ENCODE`] bytes and says so. State in the link:
+//! `tensor`, `transform` (`rotate` or `none`), `group` (whose blocks are drawn).
 
 use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
 use crate::model::format::bytes;
 use crate::ui::charts::{Bar, BarChart};
+use crate::ui::io::blob::BlobBuilder;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
+use crate::ui::worker::WorkerHandle;
 use bitlens_codecs::lesson::grouping::{self, CodecSizes, Layouts, Stream, BLOCK_BYTES};
 use bitlens_codecs::lmc::Width;
 use bitlens_codecs::Transform;
+use bitlens_protocol::js::{Event as WorkerEvent, Js, Request};
+use bitlens_protocol::{ComparedCodec, Contender, JobResult, PeerCodec};
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -23,15 +28,8 @@ use yew::prelude::*;
 /// The most bytes of a tensor the lesson measures and encodes (its first ones).
 pub const MAX_ENCODE: usize = 1 << 20;
 
-/// deflate as the codec comparison runs it (miniz_oxide, level 6): bytes written.
-fn deflate(d: &[u8]) -> usize {
-    miniz_oxide::deflate::compress_to_vec(d, 6).len()
-}
-
-/// zstd as the codec comparison runs it (ruzstd, its fastest level): bytes written.
-fn zstd(d: &[u8]) -> usize {
-    ruzstd::encoding::compress_to_vec(d, ruzstd::encoding::CompressionLevel::Fastest).len()
-}
+/// The peer codecs run on both layouts, as the codec comparison runs them.
+const PEERS: [PeerCodec; 2] = [PeerCodec::Deflate, PeerCodec::Zstd];
 
 /// Props of [`GroupingLesson`].
 #[derive(Properties, PartialEq)]
@@ -54,6 +52,8 @@ pub enum Msg {
     Step(i64),
     /// A tensor's data arrived.
     Loaded(Arrived),
+    /// The worker reported.
+    Worker(WorkerEvent),
 }
 
 /// What the lesson measured on the tensor's first bytes.
@@ -61,7 +61,8 @@ struct Measured {
     bytes: usize,
     ratios: Vec<f64>,
     layouts: Layouts,
-    sizes: Vec<CodecSizes>,
+    /// LMC's sizes (computed here).
+    lmc: Vec<CodecSizes>,
 }
 
 /// The lesson's state.
@@ -71,6 +72,15 @@ pub struct GroupingLesson {
     group: usize,
     measured: Option<Rc<Measured>>,
     error: Option<String>,
+    /// The worker running the peers, started with the first measure.
+    worker: Option<WorkerHandle>,
+    /// Requests of the current measure have tasks `2·generation + layout` (0 interleaved,
+    /// 1 grouped); answers to older ones are dropped.
+    generation: u32,
+    /// Bytes each peer wrote, per layout, as they arrive.
+    peers: [Option<Vec<u64>>; 2],
+    /// Why the peers have no sizes.
+    peer_error: Option<String>,
     _keys: Option<Listener>,
 }
 
@@ -112,9 +122,97 @@ impl GroupingLesson {
             bytes: data.len(),
             ratios: grouping::bit_set_ratios(data, width),
             layouts: grouping::layouts(data, width, tf),
-            sizes: grouping::sizes(data, width, tf, &[("deflate", &deflate), ("zstd", &zstd)]),
+            lmc: grouping::sizes(data, width, tf, &[]),
         }));
         self.error = None;
+        let grouped = grouping::grouped(data, width, tf);
+        if let Err(e) = self.run_peers(ctx, t.dtype, [data, &grouped]) {
+            self.peer_error = Some(e);
+        }
+    }
+
+    /// Asks the worker for the peers' sizes of both layouts.
+    fn run_peers(
+        &mut self,
+        ctx: &Context<Self>,
+        dtype: bitlens_tensors::Dtype,
+        layouts: [&[u8]; 2],
+    ) -> Result<(), String> {
+        self.generation += 1;
+        self.peers = [None, None];
+        self.peer_error = None;
+        if self.worker.is_none() {
+            let events = ctx.link().callback(Msg::Worker);
+            self.worker = Some(WorkerHandle::spawn("worker.js", "lesson worker", events)?);
+        }
+        let Some(worker) = &self.worker else {
+            return Ok(());
+        };
+        for (layout, bytes) in layouts.into_iter().enumerate() {
+            let mut b = BlobBuilder::default();
+            let len = bytes.len() as u64;
+            b.push(js_sys::Uint8Array::from(bytes).into(), len)
+                .map_err(|e| e.to_string())?;
+            let blob = b.finish().map_err(|e| e.to_string())?;
+            worker.post(&Request::Roundtrip {
+                task: 2 * self.generation + layout as u32,
+                blob: Js(blob.into()),
+                offset: 0,
+                bytes: len,
+                dtype,
+                codecs: PEERS
+                    .iter()
+                    .map(|&p| ComparedCodec {
+                        label: p.name().into(),
+                        codec: Contender::Peer(p),
+                    })
+                    .collect(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Keeps a worker's answer for the current requests.
+    fn answer(&mut self, e: WorkerEvent) -> bool {
+        let current = |task: u32| task / 2 == self.generation;
+        match e {
+            WorkerEvent::Done {
+                task,
+                result: JobResult::Roundtrip(rows),
+                ..
+            } if current(task) => {
+                self.peers[(task % 2) as usize] =
+                    Some(rows.iter().map(|r| r.result.stored_bytes).collect());
+                true
+            }
+            WorkerEvent::Failed { task, message } if task.is_none_or(current) => {
+                self.peer_error = Some(message);
+                if task.is_none() {
+                    // A crashed worker does not answer again: the next measure starts another.
+                    self.worker = None;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Every encoder's sizes: LMC's, then the peers' once both layouts are in.
+    fn sizes(&self, m: &Measured) -> Vec<CodecSizes> {
+        let mut all = m.lmc.clone();
+        if let [Some(i), Some(g)] = &self.peers {
+            all.extend(
+                PEERS
+                    .iter()
+                    .zip(i.iter().zip(g))
+                    .map(|(p, (&i, &g))| CodecSizes {
+                        codec: p.name().to_owned(),
+                        interleaved: i as usize,
+                        grouped: g as usize,
+                    }),
+            );
+        }
+        all
     }
 
     fn write_link(&self) {
@@ -144,6 +242,10 @@ impl Component for GroupingLesson {
             group: param_num(&p.params, "group").unwrap_or(1),
             measured: None,
             error: None,
+            worker: None,
+            generation: 0,
+            peers: [None, None],
+            peer_error: None,
             _keys: Listener::steps(ctx.link().callback(Msg::Step)),
         };
         me.chosen.load(&p.tensors, ctx.link(), Msg::Loaded);
@@ -189,6 +291,7 @@ impl Component for GroupingLesson {
                 Some(Ok(())) => self.measure(ctx),
                 Some(Err(e)) => self.error = Some(e),
             },
+            Msg::Worker(e) => return self.answer(e),
         }
         self.write_link();
         true
@@ -216,7 +319,7 @@ impl Component for GroupingLesson {
         let link = ctx.link();
         let w = t.width();
         let l = &m.layouts;
-        let lmc = m.sizes.iter().find(|s| s.codec == "lmc");
+        let lmc = m.lmc.first();
         let bpb = |bits: f64| bits / m.bytes.max(1) as f64;
         let measured = html! {
             <span id="grouping-claim" data-interleaved-bits={js_number(bpb(l.interleaved.entropy_bits))}
@@ -265,7 +368,7 @@ impl Component for GroupingLesson {
                     { entropy_table(l, w, self.rotate) }
                     { block_chart(l, self.group, w, self.rotate) }
                 </div>
-                { sizes_table(&m.sizes, m.bytes, l) }
+                { sizes_table(&self.sizes(&m), m.bytes, l, self.peer_error.as_deref()) }
             </section>
         }
     }
@@ -354,7 +457,8 @@ fn block_chart(l: &Layouts, group: usize, w: usize, rotate: bool) -> Html {
 }
 
 /// The bytes each encoder wrote for both layouts.
-fn sizes_table(sizes: &[CodecSizes], n: usize, l: &Layouts) -> Html {
+fn sizes_table(sizes: &[CodecSizes], n: usize, l: &Layouts, peer_error: Option<&str>) -> Html {
+    let done = sizes.len() > 1;
     let ratio = |b: usize| b as f64 / n.max(1) as f64;
     let mut bars = Vec::new();
     for s in sizes {
@@ -376,8 +480,10 @@ fn sizes_table(sizes: &[CodecSizes], n: usize, l: &Layouts) -> Html {
     }
     let title = format!("Bytes written for the same {n} bytes, interleaved and grouped");
     html! {
-        <section class="whole-group" id="grouping-sizes">
+        <section class="whole-group" id="grouping-sizes" data-peers={if done { "done" } else { "running" }}>
             <h3>{ "What real encoders write on each layout" }</h3>
+            if let Some(e) = peer_error { <p class="error-text" role="alert">{ format!("deflate and zstd: {e}") }</p> }
+            else if !done { <p class="note">{ "deflate and zstd are encoding both layouts in a worker…" }</p> }
             <table aria-label="Bytes each encoder wrote, interleaved and grouped">
                 <thead><tr><th scope="col">{ "encoder" }</th><th scope="col">{ "interleaved" }</th><th scope="col">{ "ratio" }</th>
                     <th scope="col">{ "grouped" }</th><th scope="col">{ "ratio" }</th></tr></thead>
@@ -398,7 +504,7 @@ fn sizes_table(sizes: &[CodecSizes], n: usize, l: &Layouts) -> Html {
                     </tr>
                 </tbody>
             </table>
-            <p class="muted">{ "LMC interleaved: its stream of the bytes as 1-byte elements (no grouping); grouped: LMC as bitlens compress runs it. deflate and zstd code the interleaved bytes, then the grouped bytes, with the codec comparison's crates and settings." }</p>
+            <p class="muted">{ "LMC interleaved: its stream of the bytes as 1-byte elements (no grouping); grouped: LMC as bitlens compress runs it. deflate and zstd code the interleaved bytes, then the grouped bytes, in a worker, as the codec comparison runs them (and checked to decode back)." }</p>
             <BarChart id="grouping-size-bars" title={title} bars={Shared::new(bars)}
                       legend={vec![("interleaved".to_owned(), "#b0b7c3".to_owned()), ("grouped".to_owned(), "var(--accent, #3b6fd8)".to_owned())]}
                       x_label="encoder and layout" y_label="bytes written" height={220.0} />
