@@ -263,7 +263,7 @@ impl Component for DeltaLesson {
                   data-break-even={js_number(even)}>
                 { format!("{} of the elements changed between the two checkpoints; the bitmask delta is {} and XOR + LMC {} for {} (the break-even for {} is {} changed).",
                     percent(m.flips.changed_fraction), bytes(full.bitmask_bytes as u64), bytes(full.xor_lmc_bytes as u64),
-                    bytes(full.raw_bytes as u64), n.dtype, percent(even)) }
+                    bytes(full.raw_bytes as u64), n.dtype, even_text(even)) }
             </span>
         };
         let onpercent = link.callback(|e: Event| {
@@ -272,7 +272,8 @@ impl Component for DeltaLesson {
         });
         html! {
             <section class="lesson" id="lesson-delta" aria-labelledby="lesson-delta-title"
-                     data-percent={self.percent.to_string()} data-bytes={full.raw_bytes.to_string()}>
+                     data-percent={self.percent.to_string()} data-bytes={full.raw_bytes.to_string()}
+                     data-base={pair.base_name.clone()} data-new={pair.new_name.clone()}>
                 { head }
                 { claim("BitSnap §3.3:", "packing the bitmask into bits makes the bitmask delta pay whenever less than 93.75 % of the parameters changed.", measured) }
                 <div class="controls">
@@ -322,7 +323,7 @@ fn point_view(p: &DeltaPoint, even: f64) -> Html {
     let mode = if p.dense {
         format!(
             "past the break-even ({}), so the encoder stores every value densely",
-            percent(even)
+            even_text(even)
         )
     } else {
         "under the break-even: bitmask + changed values".to_owned()
@@ -355,14 +356,14 @@ fn curve_chart(curve: &[DeltaPoint], even: f64) -> Html {
         line("XOR + LMC", "var(--accent, #3b6fd8)", |p| p.xor_lmc_bytes),
         line("tensor (raw)", "#8a8f98", |p| p.raw_bytes),
         Series {
-            name: format!("bitmask break-even ({})", percent(even)),
+            name: format!("bitmask break-even ({})", even_text(even)),
             color: "#c0392b".into(),
             points: vec![(100.0 * even, 0.0), (100.0 * even, raw)],
         },
     ];
     let title = format!(
         "Delta size against the changed fraction (points at 0, {STEP}, …, 100 % of the positions from the second checkpoint; the break-even line at {})",
-        percent(even)
+        even_text(even)
     );
     html! {
         <LineChart id="delta-curve" title={title} series={Shared::new(series)}
@@ -397,4 +398,9 @@ fn curve_table(curve: &[DeltaPoint], current: u32) -> Html {
             </div>
         </details>
     }
+}
+
+/// The break-even as the paper writes it (`93.75 %`).
+fn even_text(even: f64) -> String {
+    format!("{:.2} %", 100.0 * even)
 }
