@@ -291,7 +291,9 @@ impl Component for DeltaLesson {
                     if (full.raw_bytes as u64) < n.bytes { format!(", its first {} (at most {} per lesson)", bytes(full.raw_bytes as u64), bytes(MAX_ENCODE as u64)) } else { String::new() }) }</p>
                 { flip_chart(&b, &m.flips) }
                 { point_view(point, even) }
-                { curve_chart(&m.curve, even) }
+                { curve_chart(&m.curve, even, point) }
+                <p class="muted" id="delta-reach">{ format!("No mix of the two checkpoints changes more elements than the pair itself, so on this pair the curve stops at {}. The bitmask delta grows from n/8 bytes (the mask) by {} bytes per changed element and would meet the tensor's size at the break-even, {}; the encoder then stores the values densely.",
+                    percent(full.changed_fraction), n.width(), even_text(even)) }</p>
                 { curve_table(&m.curve, self.percent) }
             </section>
         }
@@ -338,7 +340,7 @@ fn point_view(p: &DeltaPoint, even: f64) -> Html {
     }
 }
 
-fn curve_chart(curve: &[DeltaPoint], even: f64) -> Html {
+fn curve_chart(curve: &[DeltaPoint], even: f64, chosen: &DeltaPoint) -> Html {
     let line = |name: &str, color: &str, f: fn(&DeltaPoint) -> usize| Series {
         name: name.to_owned(),
         color: color.to_owned(),
@@ -359,6 +361,14 @@ fn curve_chart(curve: &[DeltaPoint], even: f64) -> Html {
             name: format!("bitmask break-even ({})", even_text(even)),
             color: "#c0392b".into(),
             points: vec![(100.0 * even, 0.0), (100.0 * even, raw)],
+        },
+        Series {
+            name: format!("chosen point ({} % of positions)", chosen.percent),
+            color: "#2c3e50".into(),
+            points: vec![
+                (100.0 * chosen.changed_fraction, 0.0),
+                (100.0 * chosen.changed_fraction, raw),
+            ],
         },
     ];
     let title = format!(

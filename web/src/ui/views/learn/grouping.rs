@@ -360,14 +360,12 @@ impl Component for GroupingLesson {
                         </select>
                     </label>
                 </div>
-                <p class="muted">{ format!("Measured on the first {} of {} ({} {:?}, {} in all){}: the encodes run on this page's thread.",
+                <p class="muted">{ format!("Measured on the first {} of {} ({} {:?}, {} in all){}: LMC runs on this page's thread, deflate and zstd in a worker.",
                     bytes(m.bytes as u64), t.name, t.dtype, t.shape, bytes(t.bytes),
                     if (m.bytes as u64) < t.bytes { format!(", at most {} per lesson", bytes(MAX_ENCODE as u64)) } else { String::new() }) }</p>
                 { bit_chart(&t, &m.ratios) }
-                <div class="lesson-grid">
-                    { entropy_table(l, w, self.rotate) }
-                    { block_chart(l, self.group, w, self.rotate) }
-                </div>
+                { entropy_table(l, w, self.rotate) }
+                { block_chart(l, self.group, w, self.rotate) }
                 { sizes_table(&self.sizes(&m), m.bytes, l, self.peer_error.as_deref()) }
             </section>
         }
@@ -444,8 +442,8 @@ fn block_chart(l: &Layouts, group: usize, w: usize, rotate: bool) -> Html {
         })
         .collect();
     let title = format!(
-        "Entropy of each {} block of {} ({} blocks; whole group {:.3} bits per byte)",
-        bytes(BLOCK_BYTES as u64),
+        "Entropy of each {} KiB block of {} ({} blocks; whole group {:.3} bits per byte)",
+        BLOCK_BYTES >> 10,
         group_name(w, group, rotate),
         bars.len(),
         s.bits_per_byte()
@@ -467,7 +465,7 @@ fn sizes_table(sizes: &[CodecSizes], n: usize, l: &Layouts, peer_error: Option<&
             ("grouped", s.grouped, "var(--accent, #3b6fd8)"),
         ] {
             bars.push(Bar {
-                label: format!("{} {layout}", s.codec),
+                label: s.codec.clone(),
                 value: b as f64,
                 color: color.into(),
                 tip: format!(
