@@ -9,7 +9,7 @@
 
 use super::grouping::MAX_ENCODE;
 use super::source::{self, TensorSource, Tensors};
-use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
+use super::{claim, js_number, param, param_num, stepped, write_state, Lesson, Listener};
 use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, percent};
 use crate::ui::charts::{BarChart, LineChart, Series};
@@ -188,15 +188,11 @@ impl Component for DeltaLesson {
             }
             Msg::Percent(p) => self.percent = p.min(100),
             Msg::Step(s) => {
-                let p = match s {
-                    i64::MIN => 0,
-                    i64::MAX => 100,
-                    s => (i64::from(self.percent) + s * i64::from(STEP)).clamp(0, 100) as u32,
-                };
-                if p == self.percent {
+                let points = (100 / STEP + 1) as usize;
+                let Some(i) = stepped((self.percent / STEP) as usize, s, points) else {
                     return false;
-                }
-                self.percent = p;
+                };
+                self.percent = i as u32 * STEP;
             }
             Msg::Loaded(name, result) => {
                 if name != self.name {
@@ -229,7 +225,7 @@ impl Component for DeltaLesson {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let head = html! {
             <>
-                <h2 id="lesson-delta-title">{ "Two checkpoints: what changed, and how to store it" }</h2>
+                <h2 id="lesson-delta-title">{ format!("{}. Two checkpoints: what changed, and how to store it", Lesson::Delta.number()) }</h2>
                 <p class="lead">{ "Between two consecutive checkpoints many weights keep their exact bits. A delta stores only what changed: BitSnap keeps one bit per element saying whether it changed, then the new values of the changed ones; LMC codes the XOR of the two tensors, where unchanged elements are zero bytes and changed ones mostly flip low mantissa bits." }</p>
             </>
         };

@@ -9,7 +9,7 @@
 //! `tensor`, `transform` (`rotate` or `none`), `group` (whose blocks are drawn).
 
 use super::source::{self, Arrived, Chosen, Tensors};
-use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
+use super::{claim, js_number, param, param_num, stepped, write_state, Lesson, Listener};
 use crate::model::format::bytes;
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::io::blob::BlobBuilder;
@@ -275,16 +275,11 @@ impl Component for GroupingLesson {
                 let w = self
                     .chosen
                     .source(&ctx.props().tensors)
-                    .map_or(1, |t| t.width()) as i64;
-                let g = match s {
-                    i64::MIN => 0,
-                    i64::MAX => w - 1,
-                    s => (self.group as i64 + s).clamp(0, w - 1),
-                };
-                if g as usize == self.group {
+                    .map_or(1, |t| t.width());
+                let Some(g) = stepped(self.group, s, w) else {
                     return false;
-                }
-                self.group = g as usize;
+                };
+                self.group = g;
             }
             Msg::Loaded(a) => match self.chosen.arrive(a) {
                 None => return false,
@@ -300,7 +295,7 @@ impl Component for GroupingLesson {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let head = html! {
             <>
-                <h2 id="lesson-grouping-title">{ "Where the entropy lives: byte grouping" }</h2>
+                <h2 id="lesson-grouping-title">{ format!("{}. Where the entropy lives: byte grouping", Lesson::Grouping.number()) }</h2>
                 <p class="lead">{ "A float's bits are not alike: the sign and exponent of trained weights take few values, the low mantissa bits are close to coin flips. Stored as they are, each element's predictable high byte sits next to its noisy low byte; byte grouping puts all high bytes together, then all low bytes, so a coder sees one predictable stream and one noisy one." }</p>
             </>
         };

@@ -73,6 +73,19 @@ impl Lesson {
         }
     }
 
+    /// Its number in the teaching order (from 1), as the lesson list shows it.
+    pub fn number(self) -> usize {
+        Lesson::ALL
+            .iter()
+            .position(|&l| l == self)
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Its heading: number and title.
+    pub fn heading(self) -> String {
+        format!("{}. {}", self.number(), self.title())
+    }
+
     fn from_name(name: &str) -> Option<Lesson> {
         Lesson::ALL.into_iter().find(|l| l.name() == name)
     }
@@ -316,12 +329,12 @@ pub fn learn(p: &LearnProps) -> Html {
     html! {
         <div class={classes!("learn", presenting.then_some("presenting"))} data-lesson={lesson.name()}>
             <nav class="learn-nav" aria-label="Lessons">
-                { for Lesson::ALL.iter().enumerate().map(|(i, l)| {
+                { for Lesson::ALL.iter().map(|l| {
                     let current = *l == lesson;
                     html! {
                         <a class={classes!("lesson-link", current.then_some("current"))}
                            href={format!("#learn/{}", l.name())}
-                           aria-current={current.then_some("page")}>{ format!("{}. {}", i + 1, l.title()) }</a>
+                           aria-current={current.then_some("page")}>{ l.heading() }</a>
                     }
                 }) }
                 <span class="learn-tools">
@@ -345,6 +358,18 @@ pub fn claim(paper: &str, says: &str, measured: Html) -> Html {
             <p class="claim-measured"><strong>{ "Measured here: " }</strong>{ measured }</p>
         </aside>
     }
+}
+
+/// Where a step key (−1, +1, `i64::MIN` for Home, `i64::MAX` for End, as [`Listener::steps`]
+/// gives them) moves from `current` among `count` steps; `None` when it stays.
+pub fn stepped(current: usize, step: i64, count: usize) -> Option<usize> {
+    let last = count.saturating_sub(1) as i64;
+    let to = match step {
+        i64::MIN => 0,
+        i64::MAX => last,
+        s => (current as i64).saturating_add(s).clamp(0, last),
+    } as usize;
+    (to != current).then_some(to)
 }
 
 /// A number for a `data-*` attribute that JavaScript's `Number()` reads back exactly.
