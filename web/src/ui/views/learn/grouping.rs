@@ -16,6 +16,7 @@ use crate::ui::io::blob::BlobBuilder;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
 use crate::ui::worker::WorkerHandle;
+use bitlens_codecs::anatomy::Format;
 use bitlens_codecs::lesson::grouping::{self, CodecSizes, Layouts, Stream, BLOCK_BYTES};
 use bitlens_codecs::lmc::Width;
 use bitlens_codecs::Transform;
@@ -92,15 +93,28 @@ fn transform(rotate: bool) -> Transform {
     }
 }
 
-fn group_name(w: usize, g: usize, rotate: bool) -> String {
-    let what = match (w - 1 - g, rotate) {
-        (0, true) => "the 8 exponent bits",
-        (0, false) => "sign and 7 exponent bits",
-        (1, true) if w == 2 => "7 mantissa bits and the sign",
-        (1, false) => "the last exponent bit and 7 mantissa bits",
-        _ => "mantissa bits",
-    };
-    format!("group {g} ({what})")
+/// Byte group `g` of `format` named by the fields its bits come from (after the sign rotation
+/// when `rotate`: bit `p` of the rotated element is bit `p − 1` of the element, the sign bit 0).
+fn group_name(format: Format, g: usize, rotate: bool) -> String {
+    let n = format.bits() as usize;
+    let m = format.mantissa_bits() as usize;
+    let (mut sign, mut exponent, mut mantissa) = (0, 0, 0);
+    for p in 8 * g..8 * g + 8 {
+        match if rotate { (p + n - 1) % n } else { p } {
+            b if b + 1 == n => sign += 1,
+            b if b >= m => exponent += 1,
+            _ => mantissa += 1,
+        }
+    }
+    let parts: Vec<String> = [
+        (sign > 0).then(|| "sign".to_owned()),
+        (exponent > 0).then(|| format!("{exponent} exponent")),
+        (mantissa > 0).then(|| format!("{mantissa} mantissa")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!("group {g}: {} bits", parts.join(", "))
 }
 
 impl GroupingLesson {
@@ -350,7 +364,7 @@ impl Component for GroupingLesson {
                     <label class="control">{ "Blocks of " }
                         <select id="grouping-group" onchange={ongroup}>
                             { for (0..w).map(|g| html! {
-                                <option value={g.to_string()} selected={g == self.group}>{ group_name(w, g, self.rotate) }</option>
+                                <option value={g.to_string()} selected={g == self.group}>{ group_name(t.format(), g, self.rotate) }</option>
                             }) }
                         </select>
                     </label>
@@ -359,8 +373,8 @@ impl Component for GroupingLesson {
                     bytes(m.bytes as u64), t.name, t.dtype, t.shape, bytes(t.bytes),
                     if (m.bytes as u64) < t.bytes { format!(", at most {} per lesson", bytes(MAX_ENCODE as u64)) } else { String::new() }) }</p>
                 { bit_chart(&t, &m.ratios) }
-                { entropy_table(l, w, self.rotate) }
-                { block_chart(l, self.group, w, self.rotate) }
+                { entropy_table(l, t.format(), self.rotate) }
+                { block_chart(l, self.group, t.format(), self.rotate) }
                 { sizes_table(&self.sizes(&m), m.bytes, l, self.peer_error.as_deref()) }
             </section>
         }
@@ -381,7 +395,7 @@ fn bit_chart(t: &source::TensorSource, ratios: &[f64]) -> Html {
 }
 
 /// The order-0 entropies of both layouts.
-fn entropy_table(l: &Layouts, w: usize, rotate: bool) -> Html {
+fn entropy_table(l: &Layouts, format: Format, rotate: bool) -> Html {
     let row = |id: String, what: String, s: &Stream| {
         let n = s.bytes.max(1) as f64;
         html! {
@@ -404,7 +418,7 @@ fn entropy_table(l: &Layouts, w: usize, rotate: bool) -> Html {
                     <th scope="col">{ "per 64 KiB block" }</th><th scope="col">{ "bound (bytes)" }</th></tr></thead>
                 <tbody>
                     { row("interleaved".into(), "interleaved (as stored)".into(), &l.interleaved) }
-                    { for l.groups.iter().enumerate().rev().map(|(g, s)| row(format!("group-{g}"), group_name(w, g, rotate), s)) }
+                    { for l.groups.iter().enumerate().rev().map(|(g, s)| row(format!("group-{g}"), group_name(format, g, rotate), s)) }
                     <tr data-stream="grouped" data-bits-per-byte={js_number(l.grouped_entropy_bits() / total)}
                         data-block-bits-per-byte={js_number(l.grouped_block_entropy_bits() / total)}>
                         <th scope="row">{ "all groups" }</th>
@@ -421,7 +435,7 @@ fn entropy_table(l: &Layouts, w: usize, rotate: bool) -> Html {
 }
 
 /// The entropy of each 64 KiB block of one group.
-fn block_chart(l: &Layouts, group: usize, w: usize, rotate: bool) -> Html {
+fn block_chart(l: &Layouts, group: usize, format: Format, rotate: bool) -> Html {
     let Some(s) = l.groups.get(group) else {
         return Html::default();
     };
@@ -439,7 +453,7 @@ fn block_chart(l: &Layouts, group: usize, w: usize, rotate: bool) -> Html {
     let title = format!(
         "Entropy of each {} KiB block of {} ({} blocks; whole group {:.3} bits per byte)",
         BLOCK_BYTES >> 10,
-        group_name(w, group, rotate),
+        group_name(format, group, rotate),
         bars.len(),
         s.bits_per_byte()
     );
