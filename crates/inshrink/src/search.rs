@@ -327,6 +327,9 @@ pub struct SearchOutcome {
     pub report: SearchReport,
 }
 
+/// Tensors of a group under one setting, by input index.
+type GroupTensors = Vec<(usize, Quantized)>;
+
 /// State of one group's search.
 struct GroupSearch<'p, 'a> {
     prep: &'p Prepared<'a>,
@@ -339,7 +342,7 @@ struct GroupSearch<'p, 'a> {
 }
 
 impl GroupSearch<'_, '_> {
-    fn quantize_group(&self, setting: Setting) -> Vec<(usize, Quantized)> {
+    fn quantize_group(&self, setting: Setting) -> GroupTensors {
         self.prep
             .members(self.group)
             .map(|i| (i, self.prep.quantize(i, setting)))
@@ -352,7 +355,7 @@ impl GroupSearch<'_, '_> {
 
     fn judge(
         &mut self,
-        qs: Vec<(usize, Quantized)>,
+        qs: GroupTensors,
         setting: Setting,
         quality: &mut dyn Quality,
     ) -> Result<Verdict, QualityError> {
@@ -472,7 +475,7 @@ impl GroupSearch<'_, '_> {
         }
         // Order by estimated size (quantizing is cheap next to a real evaluation), then check
         // until one passes.
-        let mut sized: Vec<(f64, GridPoint, Vec<(usize, Quantized)>)> = Vec::new();
+        let mut sized: Vec<(f64, GridPoint, GroupTensors)> = Vec::new();
         for p in points {
             if let Some(&(b, v)) = self.seen.get(&p) {
                 if v.accepted {

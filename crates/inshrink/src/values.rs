@@ -53,7 +53,7 @@ pub fn dtype_of_code(code: u8) -> Option<Dtype> {
 /// Decodes raw little-endian elements of `dtype` to `f32` (exact for all three dtypes).
 pub fn to_f32(bytes: &[u8], dtype: Dtype) -> Result<Vec<f32>, ValuesError> {
     let w = width(dtype)?;
-    if bytes.len() % w != 0 {
+    if !bytes.len().is_multiple_of(w) {
         return Err(ValuesError::Ragged {
             dtype: dtype.name(),
             len: bytes.len(),
