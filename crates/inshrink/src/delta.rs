@@ -6,8 +6,10 @@
 //!   and 1 ([`crate::levels`]), so they take part like any bin. `c = (b + d) mod M` inverts it
 //!   exactly because both levels are below `M`.
 //! * **Rearrangement** (Algorithms 5–6): the deltas are split by the base element's level and each
-//!   group is coded on its own, so a bucket with a high migration rate does not break the runs of
-//!   the others. The decoder regroups from the base it already has: no extra storage.
+//!   group is run-length coded on its own, so a bucket with a high migration rate does not break
+//!   the runs of the others. The groups' run-length bytes then share one Huffman section (a table
+//!   per group cost more than it saved on small tensors: measured on the demo checkpoints). The
+//!   decoder regroups from the base it already has: no extra storage.
 //! * **Run-length coding with the negated-run trick**: a value is written alone and followed by its
 //!   run length only when the run is longer than one. The paper negates values so that runs
 //!   (positive) and values (≤ 0) share one integer stream; in our byte stream the sign is the top
@@ -119,17 +121,29 @@ pub fn rle_encode(symbols: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Decodes exactly `n` symbols, each below `levels`, from run-length bytes. `offset` (the
-/// section's position) is only used in errors.
-pub fn rle_decode(bytes: &[u8], n: usize, levels: u8, offset: u64) -> Result<Vec<u8>, DecodeError> {
-    let mut out = Vec::with_capacity(n.min(bytes.len().saturating_mul(64)));
-    let mut i = 0;
-    while i < bytes.len() {
-        let s = bytes[i];
+/// Decodes exactly `n` symbols, each below `levels`, from run-length bytes starting at `*i`
+/// (advanced past them; a run may not go past `n`). `offset` (the section's position) is only
+/// used in errors.
+pub fn rle_take(
+    bytes: &[u8],
+    i: &mut usize,
+    n: usize,
+    levels: u8,
+    offset: u64,
+) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::with_capacity(n.min((bytes.len() - *i).saturating_mul(64)));
+    while out.len() < n {
+        let Some(&s) = bytes.get(*i) else {
+            return Err(DecodeError::LengthMismatch {
+                what: "run-length symbols",
+                expected: n as u64,
+                actual: out.len() as u64,
+            });
+        };
         if s >= 0x80 {
             return Err(DecodeError::BadRun {
                 offset,
-                index: i as u64,
+                index: *i as u64,
                 reason: "run length without a value",
             });
         }
@@ -140,43 +154,50 @@ pub fn rle_decode(bytes: &[u8], n: usize, levels: u8, offset: u64) -> Result<Vec
                 levels,
             });
         }
-        i += 1;
+        *i += 1;
         let mut r = 0u64;
         let mut shift = 0;
-        while i < bytes.len() && bytes[i] >= 0x80 {
+        while *i < bytes.len() && bytes[*i] >= 0x80 {
             if shift > 56 {
                 return Err(DecodeError::BadRun {
                     offset,
-                    index: i as u64,
+                    index: *i as u64,
                     reason: "run length overflows",
                 });
             }
-            r |= u64::from(bytes[i] & 0x7F) << shift;
+            r |= u64::from(bytes[*i] & 0x7F) << shift;
             shift += 7;
-            i += 1;
+            *i += 1;
         }
         let r = if shift == 0 { 1 } else { r };
         if r < 2 && shift > 0 {
             return Err(DecodeError::BadRun {
                 offset,
-                index: i as u64,
+                index: *i as u64,
                 reason: "run length below 2",
             });
         }
         if r > (n - out.len()) as u64 {
             return Err(DecodeError::BadRun {
                 offset,
-                index: i as u64,
+                index: *i as u64,
                 reason: "run goes past the element count",
             });
         }
         out.extend(std::iter::repeat_n(s, r as usize));
     }
-    if out.len() != n {
-        return Err(DecodeError::LengthMismatch {
-            what: "run-length section",
-            expected: n as u64,
-            actual: out.len() as u64,
+    Ok(out)
+}
+
+/// Decodes exactly `n` symbols below `levels` from run-length bytes that hold nothing else.
+pub fn rle_decode(bytes: &[u8], n: usize, levels: u8, offset: u64) -> Result<Vec<u8>, DecodeError> {
+    let mut i = 0;
+    let out = rle_take(bytes, &mut i, n, levels, offset)?;
+    if i != bytes.len() {
+        return Err(DecodeError::BadRun {
+            offset,
+            index: i as u64,
+            reason: "bytes after the last symbol",
         });
     }
     Ok(out)
@@ -225,6 +246,11 @@ pub(crate) fn get_varint(
 pub fn encode_symbols(symbols: &[u8], out: &mut Vec<u8>) {
     let mut rle = Vec::new();
     rle_encode(symbols, &mut rle);
+    encode_bytes(&rle, out);
+}
+
+/// Appends a section holding run-length bytes `rle`: their count, then Huffman (or raw) blocks.
+pub fn encode_bytes(rle: &[u8], out: &mut Vec<u8>) {
     put_varint(rle.len() as u64, out);
     let mut scratch = EncodeScratch::default();
     let mut lengths = [0u8; 256];
@@ -259,6 +285,12 @@ pub fn decode_symbols(
     levels: u8,
 ) -> Result<Vec<u8>, DecodeError> {
     let section = *pos as u64;
+    let rle = decode_bytes(data, pos)?;
+    rle_decode(&rle, n, levels, section)
+}
+
+/// Reads a section of [`encode_bytes`] at `*pos`, advancing it: the run-length bytes.
+pub fn decode_bytes(data: &[u8], pos: &mut usize) -> Result<Vec<u8>, DecodeError> {
     let r = get_varint(data, pos, "run-length byte count")?;
     // A Huffman block codes at least 8 bytes per input byte; a raw one exactly one.
     let bound = (data.len() - *pos) as u64 * 8;
@@ -324,12 +356,13 @@ pub fn decode_symbols(
         }
         done += len;
     }
-    rle_decode(&rle, n, levels, section)
+    Ok(rle)
 }
 
 /// Appends the delta of `cur` (with `cur_levels` levels) against `base` (`base_levels`):
-/// cyclic difference, then one section per non-empty base-level group when `rearranged`, else one
-/// section for all.
+/// cyclic difference, then run-length coding of each base-level group on its own when
+/// `rearranged` (runs never cross a group; the groups' bytes share one Huffman section), else of
+/// all deltas in element order.
 pub fn encode_delta(
     base: &[u8],
     base_levels: u8,
@@ -340,9 +373,11 @@ pub fn encode_delta(
 ) {
     let d = cyclic_delta(base, base_levels, cur, cur_levels);
     if rearranged {
-        for g in rearrange(base, &d).iter().filter(|g| !g.is_empty()) {
-            encode_symbols(g, out);
+        let mut rle = Vec::new();
+        for g in rearrange(base, &d) {
+            rle_encode(&g, &mut rle);
         }
+        encode_bytes(&rle, out);
     } else {
         encode_symbols(&d, out);
     }
@@ -363,12 +398,18 @@ pub fn decode_delta(
         for &b in base {
             sizes[usize::from(b)] += 1;
         }
+        let section = *pos as u64;
+        let rle = decode_bytes(data, pos)?;
+        let mut i = 0;
         let mut groups = Vec::with_capacity(256);
         for &n in &sizes {
-            groups.push(if n == 0 {
-                Vec::new()
-            } else {
-                decode_symbols(data, pos, n, m)?
+            groups.push(rle_take(&rle, &mut i, n, m, section)?);
+        }
+        if i != rle.len() {
+            return Err(DecodeError::BadRun {
+                offset: section,
+                index: i as u64,
+                reason: "bytes after the last group",
             });
         }
         restore_order(base, &groups)

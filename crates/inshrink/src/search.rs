@@ -285,6 +285,8 @@ pub struct GroupReport {
     pub trials: usize,
     /// The accepted trial's score (0 for exact).
     pub score: f64,
+    /// The largest relative L2 error of the group's tensors under the chosen setting.
+    pub max_error: f64,
 }
 
 /// The outcome for one tensor.
@@ -520,6 +522,7 @@ pub fn search(
                 mode: SearchMode::Empty,
                 trials: 0,
                 score: 0.0,
+                max_error: 0.0,
             });
             continue;
         }
@@ -561,6 +564,7 @@ pub fn search(
             mode,
             trials,
             score,
+            max_error: 0.0,
         });
     }
     let tensors = current
@@ -578,7 +582,13 @@ pub fn search(
                     as u64,
             }
         })
-        .collect();
+        .collect::<Vec<TensorReport>>();
+    for g in &mut groups {
+        g.max_error = prep
+            .members(g.group)
+            .map(|i| tensors[i].error)
+            .fold(0.0, f64::max);
+    }
     Ok(SearchOutcome {
         plan,
         quantized: current,

@@ -99,6 +99,9 @@ proptest! {
                 }
             }
         }
+        for g in &out.report.groups {
+            prop_assert!(g.max_error <= budget, "{:?}", g);
+        }
         // The report agrees with an independent error computation.
         for (k, t) in out.report.tensors.iter().enumerate() {
             let r = out.quantized[k].restore();
