@@ -240,3 +240,66 @@ fn corrupt_input_gives_typed_errors() {
         Err(DecodeError::Trailing { .. })
     ));
 }
+
+/// Empty, one-element, all-zero and non-finite tensors go through search, encode and decode.
+#[test]
+fn degenerate_tensors() {
+    let cases: Vec<Vec<f32>> = vec![
+        vec![],
+        vec![0.25],
+        vec![0.0; 1000],
+        vec![1.0, f32::NAN, -2.0, f32::INFINITY, 0.5, -0.0],
+    ];
+    for v in &cases {
+        let prep = Prepared::new(
+            vec![TensorInput {
+                name: "x.weight",
+                dtype: Dtype::F32,
+                values: v,
+                second_moment: None,
+            }],
+            Options::default(),
+        )
+        .unwrap();
+        let out = search(&prep, &mut L2Budget { max_error: 0.1 }, None).unwrap();
+        let q = &out.quantized[0];
+        let bytes = encode(
+            q,
+            &Meta {
+                layer: LayerKind::Linear,
+                error: 0.0,
+            },
+            None,
+            false,
+        )
+        .unwrap();
+        let d = decode(&bytes, v.len() as u64, None).unwrap();
+        assert_eq!(d.tensor.levels, q.levels);
+        let r = d.tensor.restore();
+        for (a, b) in v.iter().zip(&r) {
+            assert!(
+                a.to_bits() == b.to_bits()
+                    || (a.is_finite() && (a - b).abs() <= 0.1 * a.abs().max(1e-30))
+                    || (*a == 0.0 && *b == 0.0),
+                "{a} -> {b}"
+            );
+        }
+        let delta = encode(
+            q,
+            &Meta {
+                layer: LayerKind::Linear,
+                error: 0.0,
+            },
+            Some(q),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            decode(&delta, v.len() as u64, Some(q))
+                .unwrap()
+                .tensor
+                .levels,
+            q.levels
+        );
+    }
+}
