@@ -203,6 +203,14 @@ pub struct Trial<'t> {
     pub quantized: &'t [Quantized],
 }
 
+impl Trial<'_> {
+    /// Tensor `i` as restored under the plan: raw little-endian bytes of its dtype (what an
+    /// evaluation command reads back from a candidate checkpoint).
+    pub fn restored_bytes(&self, i: usize) -> Vec<u8> {
+        self.quantized[i].restore_bytes()
+    }
+}
+
 /// The judgement of one trial.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Verdict {
