@@ -26,6 +26,7 @@ mod cursor;
 pub mod error;
 pub mod float;
 pub mod huffman;
+pub mod lesson;
 pub mod lmc;
 pub mod neuzip;
 pub mod plmc;
