@@ -339,6 +339,32 @@ fn round_up(v: f64) -> f32 {
     }
 }
 
+/// The cluster table of a cluster-quantized stream: each cluster's (min, max), as the decoder
+/// dequantizes with them.
+pub fn quant_table(stream: &[u8]) -> Result<Vec<(f32, f32)>, DecodeError> {
+    let mut c = Cursor::new(stream);
+    if c.take(4)? != QUANT_MAGIC {
+        return Err(bad(0, "BitSnap quant magic", 0));
+    }
+    let h = c.take(3)?;
+    let clusters = usize::from(h[2]);
+    if h[0] != VERSION || !(1..=MAX_CLUSTERS).contains(&clusters) {
+        return Err(bad(4, "BitSnap version / cluster count", u64::from(h[2])));
+    }
+    c.u64()?;
+    let tail_len = usize::from(c.take(1)?[0]);
+    c.take(tail_len)?;
+    Ok(c.take(8 * clusters)?
+        .chunks_exact(8)
+        .map(|b| {
+            (
+                f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                f32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            )
+        })
+        .collect())
+}
+
 /// Dequantizes a cluster-quantized stream that must hold `expected_len` bytes.
 pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError> {
     let mut c = Cursor::new(stream);
