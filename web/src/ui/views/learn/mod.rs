@@ -7,11 +7,13 @@
 //! - this module: the [`Route`] (read from and written to the hash), the [`Learn`] router with the
 //!   lesson list, the presentation toggle and the print button, and window [`Listener`]s.
 //! - [`source`]: the tensors a lesson can read, and the tensor picker.
-//! - [`float`], [`huffman`], [`ans`]: one lesson each; [`tree`]: the Huffman code tree as SVG.
+//! - [`float`], [`huffman`], [`ans`], [`lossy`]: one lesson each; [`tree`]: the Huffman code tree
+//!   as SVG.
 
 pub mod ans;
 pub mod float;
 pub mod huffman;
+pub mod lossy;
 pub mod source;
 mod tree;
 
@@ -31,11 +33,13 @@ pub enum Lesson {
     Huffman,
     /// rANS step by step.
     Ans,
+    /// Lossy codecs: error against bound, size against error.
+    Lossy,
 }
 
 impl Lesson {
     /// Every lesson, in teaching order.
-    pub const ALL: [Lesson; 3] = [Lesson::Float, Lesson::Huffman, Lesson::Ans];
+    pub const ALL: [Lesson; 4] = [Lesson::Float, Lesson::Huffman, Lesson::Ans, Lesson::Lossy];
 
     /// Its name in the hash.
     pub fn name(self) -> &'static str {
@@ -43,6 +47,7 @@ impl Lesson {
             Lesson::Float => "float",
             Lesson::Huffman => "huffman",
             Lesson::Ans => "ans",
+            Lesson::Lossy => "lossy",
         }
     }
 
@@ -52,6 +57,7 @@ impl Lesson {
             Lesson::Float => "Anatomy of a float",
             Lesson::Huffman => "Huffman vs entropy",
             Lesson::Ans => "rANS step by step",
+            Lesson::Lossy => "Lossy: error vs bound",
         }
     }
 
@@ -62,7 +68,7 @@ impl Lesson {
 
 /// The lesson and its state, from the page's hash `#learn/<lesson>?key=value&…` (`float`:
 /// `tensor`, `index` or `value`; `huffman`: `tensor`, `group`, `block`, both from 0; `ans`:
-/// `tensor`, `n`, `step`).
+/// `tensor`, `n`, `step`; `lossy`: `tensor`, `k`, `block`, `clusters`, `metric`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     /// The lesson.
@@ -286,6 +292,7 @@ pub fn learn(p: &LearnProps) -> Html {
                     Lesson::Float => html! { <float::FloatLesson {key} {tensors} {params} /> },
                     Lesson::Huffman => html! { <huffman::HuffmanLesson {key} {tensors} {params} /> },
                     Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
+                    Lesson::Lossy => html! { <lossy::LossyLesson {key} {tensors} {params} /> },
                 } }
             </>
         }
