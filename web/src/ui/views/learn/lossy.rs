@@ -93,6 +93,8 @@ pub struct LossyLesson {
     metric: Metric,
     survey: Option<Rc<Survey>>,
     error: Option<String>,
+    /// The block select, which the step keys change: its shown value follows the state.
+    block_select: NodeRef,
     _keys: Option<Listener>,
 }
 
@@ -163,6 +165,7 @@ impl Component for LossyLesson {
             },
             survey: None,
             error: None,
+            block_select: NodeRef::default(),
             _keys: Listener::steps(ctx.link().callback(Msg::Step)),
         };
         me.load(ctx);
@@ -212,6 +215,13 @@ impl Component for LossyLesson {
         true
     }
 
+    fn rendered(&mut self, _ctx: &Context<Self>, _first: bool) {
+        // An option's `selected` does not move a select the user has changed.
+        if let Some(s) = self.block_select.cast::<HtmlSelectElement>() {
+            s.set_value(&self.block.to_string());
+        }
+    }
+
     fn view(&self, ctx: &Context<Self>) -> Html {
         let head = html! {
             <>
@@ -234,10 +244,10 @@ impl Component for LossyLesson {
         let dtype = t.as_ref().map_or(String::new(), |t| t.dtype.to_string());
         let scope = if s.values < total {
             format!("Measured on the first {} of the {} values of {} ({dtype}): the lesson encodes and decodes 21 settings on the page's thread, at most {} values.",
-                count(s.values), count(total), self.chosen.name, count(MAX_VALUES as u64))
+                s.values, total, self.chosen.name, MAX_VALUES)
         } else {
             format!("Measured on all {} values of {} ({dtype}); the lesson encodes and decodes 21 settings on the page's thread, at most {} values of a tensor.",
-                count(s.values), self.chosen.name, count(MAX_VALUES as u64))
+                s.values, self.chosen.name, MAX_VALUES)
         };
         html! {
             <section class="lesson" id="lesson-lossy" aria-labelledby="lesson-lossy-title"
@@ -302,7 +312,7 @@ impl LossyLesson {
                         </select>
                     </label>
                     <label class="control">{ "Normalization block " }
-                        <select id="neuzip-block" onchange={onblock}>
+                        <select id="neuzip-block" onchange={onblock} ref={self.block_select.clone()}>
                             { for NEUZIP_BLOCKS.iter().map(|&b| html! { <option value={b.to_string()} selected={b == self.block}>{ b }</option> }) }
                         </select>{ " values" }
                     </label>
@@ -310,8 +320,8 @@ impl LossyLesson {
                 </div>
                 <div class="lesson-grid">
                     { figures_table("neuzip-figures", m, &[
-                        ("bound", format!("guaranteed bound 2^-{} (paper)", self.k), m.bound),
-                        ("tight-bound", "this encoder's bound: rounding to nearest, 2^-(k+1), plus the format's rounding".into(), m.tight_bound),
+                        ("bound", format!("guaranteed: 2^-{} (the paper)", self.k), m.bound),
+                        ("tight-bound", "this encoder: 2^-(k+1) + the format's rounding".into(), m.tight_bound),
                         ("max-rel", "measured: largest relative error".into(), e.max_rel),
                         ("max-abs", "measured: largest absolute error".into(), e.max_abs),
                         ("rms", "measured: RMS error".into(), e.rms),
@@ -371,11 +381,7 @@ impl LossyLesson {
                 <figure class="costs" data-chart="quant-figures">
                     <figcaption><span class="chart-title">{ format!("BitSnap with K = {} against naive uint8, on {} values", self.clusters, count(s.values)) }</span></figcaption>
                     <table id="quant-figures" aria-label="Size and error of BitSnap and naive uint8">
-                        <thead><tr>
-                            <th scope="col">{ "" }</th><th scope="col">{ "bytes" }</th><th scope="col">{ "bits / value" }</th>
-                            <th scope="col">{ "× smaller than fp32" }</th><th scope="col">{ "MSE" }</th>
-                            <th scope="col">{ "largest error" }</th><th scope="col">{ "guaranteed bound" }</th>
-                        </tr></thead>
+                        { head_row("", &["bytes", "bits / value", "× smaller than fp32", "MSE", "largest error", "guaranteed bound"]) }
                         <tbody>
                             { quant_row("bitsnap", &format!("BitSnap, K = {}", self.clusters), b) }
                             { quant_row("naive", "naive uint8", n) }
@@ -417,7 +423,7 @@ impl LossyLesson {
         html! {
             <section class="lossy-part" id="lossy-curve" aria-labelledby="lossy-curve-title">
                 <h3 id="lossy-curve-title">{ "Size against error, every setting" }</h3>
-                <p>{ "Each point is one setting measured on the same values: fewer bits a value cost more error. NeuZip's block size moves along a short line (smaller blocks: a byte more per block, a smaller error); BitSnap's clusters buy error with labels." }</p>
+                <p>{ "Each point is one setting measured on the same values: fewer bits a value cost more error. NeuZip's block size moves along a short line (smaller blocks: a byte more per block, a smaller error); BitSnap's clusters buy error with labels. The uint8 codes bound the absolute error, not the relative one: a weight near zero can come back many times too large, which is why their largest relative errors sit far above NeuZip's." }</p>
                 <div class="controls">
                     <label class="control">{ "Error " }
                         <select id="curve-metric" onchange={onmetric}>
@@ -430,16 +436,15 @@ impl LossyLesson {
                 <details>
                     <summary>{ "The points as a table" }</summary>
                     <table class="curve-table" aria-label="Size and error of every setting">
-                        <thead><tr><th scope="col">{ "setting" }</th><th scope="col">{ "bits / value" }</th>
-                            <th scope="col">{ "largest relative error" }</th><th scope="col">{ "RMS error" }</th>
-                            <th scope="col">{ "largest absolute error" }</th></tr></thead>
+                        { head_row("setting", &["bits / value", "largest relative error", "RMS error", "largest absolute error"]) }
                         <tbody>
-                            { for s.all().map(|m| html! {
-                                <tr><th scope="row">{ setting_name(m.setting) }</th>
-                                    <td class="num">{ format!("{:.3}", m.bits_per_value) }</td>
-                                    <td class="num">{ number(m.errors.max_rel, 4) }</td>
-                                    <td class="num">{ number(m.errors.rms, 4) }</td>
-                                    <td class="num">{ number(m.errors.max_abs, 4) }</td></tr>
+                            { for s.all().map(|m| {
+                                let cells = [format!("{:.3}", m.bits_per_value), number(m.errors.max_rel, 4),
+                                    number(m.errors.rms, 4), number(m.errors.max_abs, 4)];
+                                html! {
+                                    <tr><th scope="row">{ setting_name(m.setting) }</th>
+                                        { for cells.into_iter().map(|c| html! { <td class="num">{ c }</td> }) }</tr>
+                                }
                             }) }
                         </tbody>
                     </table>
@@ -474,17 +479,30 @@ fn figures_table(id: &str, m: &Measure, rows: &[(&str, String, f64)]) -> Html {
 }
 
 fn quant_row(id: &str, what: &str, m: &Measure) -> Html {
+    let cells = [
+        m.bytes.to_string(),
+        format!("{:.3}", m.bits_per_value),
+        format!("{:.2}×", 32.0 / m.bits_per_value),
+        number(m.errors.mse, 3),
+        number(m.errors.max_abs, 3),
+        number(m.bound, 3),
+    ];
     html! {
         <tr data-quant={id.to_owned()} data-bytes={m.bytes.to_string()} data-mse={js_number(m.errors.mse)}
             data-measured-max={js_number(m.errors.max_abs)} data-bound={js_number(m.bound)}>
             <th scope="row">{ what }</th>
-            <td class="num">{ count(m.bytes) }</td>
-            <td class="num">{ format!("{:.3}", m.bits_per_value) }</td>
-            <td class="num">{ format!("{:.2}×", 32.0 / m.bits_per_value) }</td>
-            <td class="num">{ number(m.errors.mse, 3) }</td>
-            <td class="num">{ number(m.errors.max_abs, 3) }</td>
-            <td class="num">{ number(m.bound, 3) }</td>
+            { for cells.into_iter().map(|c| html! { <td class="num">{ c }</td> }) }
         </tr>
+    }
+}
+
+/// A table head: the title of the rows' names, then the columns'.
+fn head_row(first: &str, titles: &[&str]) -> Html {
+    html! {
+        <thead><tr>
+            <th scope="col">{ first }</th>
+            { for titles.iter().map(|t| html! { <th scope="col">{ *t }</th> }) }
+        </tr></thead>
     }
 }
 
