@@ -474,4 +474,26 @@ mod tests {
             assert_eq!(Clusters::new(n), Err(SettingsError::Clusters { value: n }));
         }
     }
+
+    /// The cluster table read back is the encoder's: every value lies within its cluster's
+    /// range; cut or foreign streams are refused by name.
+    #[test]
+    fn quant_table_reads_the_clusters_ranges() {
+        let values: Vec<f32> = (0..1000).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+        let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let stream = encode_quant(&data, FloatFormat::F32, Clusters::new(4).unwrap());
+        let table = quant_table(&stream).unwrap();
+        assert_eq!(table.len(), 4);
+        assert_eq!(table[0].0, -50.0);
+        assert_eq!(table[3].1, 50.0);
+        assert!(table.windows(2).all(|w| w[0].1 <= w[1].0));
+        assert!(matches!(
+            quant_table(&stream[..20]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            quant_table(b"BSDL\x01\x02\x04"),
+            Err(DecodeError::BadHeader { .. })
+        ));
+    }
 }

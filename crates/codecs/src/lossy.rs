@@ -209,18 +209,34 @@ pub fn measure_neuzip(data: &[u8], settings: &Settings) -> Result<Measure, Decod
     let bound = 2f64.powi(-(k as i32));
     let half = 2f64.powi(-(k as i32) - 1);
     let tight = (half + format_rounding(f) * (1.0 + half)).min(bound);
-    Ok(Measure {
-        setting: Setting::Neuzip {
-            k,
-            block: settings.norm_block(),
-        },
-        bytes: stream.len() as u64,
-        bits_per_value: bits_per_value(stream.len() as u64, data.len() / f.width()),
-        bound_kind: BoundKind::Relative,
+    let setting = Setting::Neuzip {
+        k,
+        block: settings.norm_block(),
+    };
+    let bounds = (BoundKind::Relative, bound, tight, bound);
+    Ok(measured(setting, stream.len(), data, &back, f, bounds))
+}
+
+/// A measure of `setting` from its encoded size and its decoded values `back`; `bounds` are the
+/// bound's kind, the bound, the tight bound and the histogram's range.
+fn measured(
+    setting: Setting,
+    stream_len: usize,
+    data: &[u8],
+    back: &[u8],
+    format: FloatFormat,
+    bounds: (BoundKind, f64, f64, f64),
+) -> Measure {
+    let (kind, bound, tight_bound, range) = bounds;
+    Measure {
+        setting,
+        bytes: stream_len as u64,
+        bits_per_value: bits_per_value(stream_len as u64, data.len() / format.width()),
+        bound_kind: kind,
         bound,
-        tight_bound: tight,
-        errors: errors(data, &back, f, BoundKind::Relative, bound),
-    })
+        tight_bound,
+        errors: errors(data, back, format, kind, range),
+    }
 }
 
 /// The relative rounding of a value into `format` (half an ulp, 2^-(M+1)), with room for the
@@ -251,17 +267,11 @@ pub fn measure_bitsnap(
         .map(|(lo, hi)| code_bound(f64::from(lo), f64::from(hi), format))
         .fold(0.0, f64::max);
     let range = if range > 0.0 { range } else { bound };
-    Ok(Measure {
-        setting: Setting::Bitsnap {
-            clusters: clusters.get(),
-        },
-        bytes: stream.len() as u64,
-        bits_per_value: bits_per_value(stream.len() as u64, data.len() / format.width()),
-        bound_kind: BoundKind::Absolute,
-        bound,
-        tight_bound: bound,
-        errors: errors(data, &back, format, BoundKind::Absolute, range),
-    })
+    let setting = Setting::Bitsnap {
+        clusters: clusters.get(),
+    };
+    let bounds = (BoundKind::Absolute, bound, bound, range);
+    Ok(measured(setting, stream.len(), data, &back, format, bounds))
 }
 
 /// Naive uint8 quantization of `data` (one min / max over the finite values,
@@ -296,16 +306,9 @@ pub fn measure_naive(data: &[u8], format: FloatFormat, range: f64) -> Measure {
         0.0
     };
     let range = if range > 0.0 { range } else { bound };
-    let bytes = n as u64 + NAIVE_HEADER_BYTES;
-    Measure {
-        setting: Setting::NaiveUint8,
-        bytes,
-        bits_per_value: bits_per_value(bytes, n),
-        bound_kind: BoundKind::Absolute,
-        bound,
-        tight_bound: bound,
-        errors: errors(data, &back, format, BoundKind::Absolute, range),
-    }
+    let bounds = (BoundKind::Absolute, bound, bound, range);
+    let bytes = n + NAIVE_HEADER_BYTES as usize;
+    measured(Setting::NaiveUint8, bytes, data, &back, format, bounds)
 }
 
 /// `data` of `format` widened to f32 (exact: every bf16 and f16 value is an f32), the values

@@ -141,6 +141,24 @@ fn one_of<T: PartialEq + Copy>(v: Option<T>, allowed: &[T], default: T) -> T {
     v.filter(|v| allowed.contains(v)).unwrap_or(default)
 }
 
+/// A labelled select of `options`, `current` selected.
+fn choice<T: ToString + PartialEq + Copy>(
+    id: &str,
+    label: &str,
+    options: &[T],
+    current: T,
+    onchange: Callback<Event>,
+    node: NodeRef,
+) -> Html {
+    html! {
+        <label class="control">{ label }
+            <select id={id.to_owned()} {onchange} ref={node}>
+                { for options.iter().map(|&o| html! { <option value={o.to_string()} selected={o == current}>{ o.to_string() }</option> }) }
+            </select>
+        </label>
+    }
+}
+
 /// A select's value parsed, from its change event.
 fn selected<T: std::str::FromStr>(e: &Event) -> Option<T> {
     let s: HtmlSelectElement = e.target_unchecked_into();
@@ -306,16 +324,8 @@ impl LossyLesson {
                     measured,
                 ) }
                 <div class="controls">
-                    <label class="control">{ "Mantissa bits k " }
-                        <select id="neuzip-k" onchange={onk}>
-                            { for NEUZIP_BITS.iter().map(|&k| html! { <option value={k.to_string()} selected={k == self.k}>{ k }</option> }) }
-                        </select>
-                    </label>
-                    <label class="control">{ "Normalization block " }
-                        <select id="neuzip-block" onchange={onblock} ref={self.block_select.clone()}>
-                            { for NEUZIP_BLOCKS.iter().map(|&b| html! { <option value={b.to_string()} selected={b == self.block}>{ b }</option> }) }
-                        </select>{ " values" }
-                    </label>
+                    { choice("neuzip-k", "Mantissa bits k ", &NEUZIP_BITS, self.k, onk, NodeRef::default()) }
+                    { choice("neuzip-block", "Normalization block (values) ", &NEUZIP_BLOCKS, self.block, onblock, self.block_select.clone()) }
                     <span class="muted">{ "← / → change the block size" }</span>
                 </div>
                 <div class="lesson-grid">
@@ -372,11 +382,7 @@ impl LossyLesson {
                 ) }
                 <p class="muted">{ "BitSnap quantizes fp32 values: the lesson widens the tensor's values to fp32 (exactly) and quantizes those; the errors are against the original values." }</p>
                 <div class="controls">
-                    <label class="control">{ "Clusters K " }
-                        <select id="bitsnap-clusters" onchange={onk}>
-                            { for CLUSTERS.iter().map(|&c| html! { <option value={c.to_string()} selected={c == self.clusters}>{ c }</option> }) }
-                        </select>
-                    </label>
+                    { choice("bitsnap-clusters", "Clusters K ", &CLUSTERS, self.clusters, onk, NodeRef::default()) }
                 </div>
                 <figure class="costs" data-chart="quant-figures">
                     <figcaption><span class="chart-title">{ format!("BitSnap with K = {} against naive uint8, on {} values", self.clusters, count(s.values)) }</span></figcaption>
