@@ -280,7 +280,10 @@ test('lossy: measured errors stay within the shown bounds and equal the CLI code
   for (const chart of ['neuzip-histogram', 'bitsnap-histogram', 'naive-histogram', 'lossy-curve']) {
     assert.ok(await page.locator(`[data-chart="${chart}"] svg`).count(), `${chart} drawn`);
   }
-  // Every offered setting is a point: NeuZip 3 k × 5 blocks, BitSnap 5 K, naive uint8.
+  // Every offered setting is a point: NeuZip 3 k × 5 blocks, BitSnap 5 K, naive uint8 (measured
+  // one a browser task after the chosen ones).
+  await page.waitForSelector('#lesson-lossy[data-measured="21"]');
+  assert.equal(await page.locator('#curve-progress').count(), 0);
   assert.equal(await page.locator('[data-chart="lossy-curve"] circle.point').count(), 21);
   assert.match(await page.textContent('#lossy-scope'), /all 147456 values/);
   const one = oneTensor(DEMO, TENSOR, path.join(app.tmp, 'lossy-one.safetensors'));

@@ -15,7 +15,7 @@
 //! [`survey`] measures every setting the lesson offers, for its size-vs-error curve.
 
 use crate::bitsnap::{self, Clusters};
-use crate::error::DecodeError;
+use crate::error::{DecodeError, SettingsError};
 use crate::float::FloatFormat;
 use crate::neuzip::{self, Settings};
 
@@ -30,8 +30,8 @@ pub const HISTOGRAM_BINS: usize = 64;
 /// Bytes naive uint8 quantization stores besides one code per value: min and max as f32.
 pub const NAIVE_HEADER_BYTES: u64 = 8;
 
-/// A lossy setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A lossy setting (ordered as [`survey`] lists them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(tag = "codec", rename_all = "kebab-case"))]
 pub enum Setting {
@@ -51,6 +51,53 @@ pub enum Setting {
     NaiveUint8,
     // Inshrinkerator's non-uniform bins (paper 002, crate `bitlens-inshrink`, being built) join
     // here as a setting of their own once that codec exists.
+}
+
+/// Why a setting could not be measured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LossyError {
+    /// The codec refuses the setting (a NeuZip k or block, or a cluster count, it does not take).
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The codec's decoder rejected its own stream (a bug: the tests check it never happens).
+    #[error("the decoder rejected the encoder's stream: {0}")]
+    Decode(#[from] DecodeError),
+}
+
+/// Every setting the lesson offers, in survey order: NeuZip k of [`NEUZIP_BITS`] × block of
+/// [`NEUZIP_BLOCKS`], BitSnap K of [`CLUSTERS`], naive uint8.
+pub fn settings() -> Vec<Setting> {
+    let neuzip = NEUZIP_BITS.iter().flat_map(|&k| {
+        NEUZIP_BLOCKS
+            .iter()
+            .map(move |&block| Setting::Neuzip { k, block })
+    });
+    let bitsnap = CLUSTERS
+        .iter()
+        .map(|&clusters| Setting::Bitsnap { clusters });
+    neuzip
+        .chain(bitsnap)
+        .chain(std::iter::once(Setting::NaiveUint8))
+        .collect()
+}
+
+/// Measures one `setting` on a tensor: NeuZip on its values `data` of `format`, BitSnap and naive
+/// uint8 on `wide`, the same values widened to f32 ([`widen_f32`]), their histograms over
+/// `[-range, range]` (0: the setting's own bound).
+pub fn measure(
+    data: &[u8],
+    format: FloatFormat,
+    wide: &[u8],
+    setting: Setting,
+    range: f64,
+) -> Result<Measure, LossyError> {
+    Ok(match setting {
+        Setting::Neuzip { k, block } => measure_neuzip(data, &Settings::lossy(format, k, block)?)?,
+        Setting::Bitsnap { clusters } => {
+            measure_bitsnap(wide, FloatFormat::F32, Clusters::new(clusters)?, range)?
+        }
+        Setting::NaiveUint8 => measure_naive(wide, FloatFormat::F32, range),
+    })
 }
 
 /// How the error of a setting is bounded: relative to each value (NeuZip) or absolute
@@ -338,6 +385,32 @@ pub struct Survey {
 }
 
 impl Survey {
+    /// A survey of `values` values holding naive uint8's measure, the baseline; the other
+    /// settings are [`Survey::add`]ed.
+    pub fn new(values: u64, naive: Measure) -> Survey {
+        Survey {
+            values,
+            neuzip: Vec::new(),
+            bitsnap: Vec::new(),
+            naive,
+        }
+    }
+
+    /// Adds (or replaces) a setting's measure, in survey order.
+    pub fn add(&mut self, m: Measure) {
+        let list = match m.setting {
+            Setting::Neuzip { .. } => &mut self.neuzip,
+            Setting::Bitsnap { .. } => &mut self.bitsnap,
+            Setting::NaiveUint8 => {
+                self.naive = m;
+                return;
+            }
+        };
+        list.retain(|old| old.setting != m.setting);
+        list.push(m);
+        list.sort_by_key(|m| m.setting);
+    }
+
     /// Every measure: NeuZip, BitSnap, naive uint8.
     pub fn all(&self) -> impl Iterator<Item = &Measure> {
         self.neuzip
@@ -352,33 +425,20 @@ impl Survey {
     }
 }
 
-/// Measures every setting of the lesson on `data` of `format`: NeuZip on the values as they are,
-/// BitSnap and naive uint8 on them widened to f32 ([`widen_f32`]).
-pub fn survey(data: &[u8], format: FloatFormat) -> Result<Survey, DecodeError> {
-    let mut neuzip = Vec::new();
-    for k in NEUZIP_BITS {
-        for block in NEUZIP_BLOCKS {
-            let Ok(s) = Settings::lossy(format, k, block) else {
-                continue;
-            };
-            neuzip.push(measure_neuzip(data, &s)?);
-        }
-    }
+/// Measures every setting of the lesson ([`settings`]) on `data` of `format`: NeuZip on the
+/// values as they are, BitSnap and naive uint8 on them widened to f32 ([`widen_f32`]), BitSnap's
+/// histograms over naive uint8's bound.
+pub fn survey(data: &[u8], format: FloatFormat) -> Result<Survey, LossyError> {
     let wide = widen_f32(data, format);
     let naive = measure_naive(&wide, FloatFormat::F32, 0.0);
-    let mut bitsnap = Vec::new();
-    for k in CLUSTERS {
-        let Ok(c) = Clusters::new(k) else {
-            continue;
-        };
-        bitsnap.push(measure_bitsnap(&wide, FloatFormat::F32, c, naive.bound)?);
+    let range = naive.bound;
+    let mut s = Survey::new((data.len() / format.width()) as u64, naive);
+    for setting in settings() {
+        if setting != Setting::NaiveUint8 {
+            s.add(measure(data, format, &wide, setting, range)?);
+        }
     }
-    Ok(Survey {
-        values: (data.len() / format.width()) as u64,
-        neuzip,
-        bitsnap,
-        naive,
-    })
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -511,6 +571,19 @@ mod tests {
         let s = survey(&data, f).unwrap();
         assert_eq!(s.values, 3000);
         assert_eq!(s.all().count(), 15 + 5 + 1);
+        let listed: Vec<Setting> = s.all().map(|m| m.setting).collect();
+        assert_eq!(listed, settings(), "in survey order");
+        // Added one by one in any order, the survey comes out the same.
+        let wide = widen_f32(&data, f);
+        let mut again = Survey::new(3000, s.naive.clone());
+        for &setting in settings().iter().rev().skip(1) {
+            again.add(measure(&data, f, &wide, setting, s.naive.bound).unwrap());
+        }
+        assert_eq!(again, s);
+        assert!(matches!(
+            measure(&data, f, &wide, Setting::Neuzip { k: 2, block: 64 }, 0.0),
+            Err(LossyError::Settings(_))
+        ));
         let setting = Setting::Neuzip { k: 3, block: 128 };
         let direct = measure_neuzip(&data, &Settings::lossy(f, 3, 128).unwrap()).unwrap();
         assert_eq!(s.find(setting), Some(&direct));

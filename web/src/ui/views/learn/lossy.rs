@@ -1,10 +1,11 @@
 //! Lesson `lossy` (NeuZip §2.3, BitSnap §3.4): what lossy codecs do to a real tensor. Every
 //! setting the lesson offers is encoded with the codec the CLI uses, decoded back and compared
-//! with the input by [`lossy::survey`]: NeuZip mantissa truncation (k = 0 / 1 / 3, normalization
+//! with the input by [`lossy::measure`]: NeuZip mantissa truncation (k = 0 / 1 / 3, normalization
 //! blocks 32..512) with the histogram of its relative error and the paper's bound 2^-k beside the
 //! measured maximum; BitSnap cluster quantization (K clusters) against naive uint8 with the
 //! histograms of their errors, MSE, maximum and size; and size against error for every setting.
-//! The encodes run on the page's thread, on at most [`MAX_VALUES`] values of the tensor.
+//! The encodes run on the page's thread, on at most [`MAX_VALUES`] values of the tensor, one
+//! setting a browser task: the chosen settings first, then the rest of the curve.
 
 use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
@@ -13,7 +14,9 @@ use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
 };
 use crate::ui::charts::{Bar, BarChart};
+use crate::ui::io::remote::sleep;
 use crate::ui::shared::Shared;
+use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::lossy::{
     self, Histogram, Measure, Setting, Survey, CLUSTERS, NEUZIP_BITS, NEUZIP_BLOCKS,
 };
@@ -82,6 +85,8 @@ pub enum Msg {
     Step(i64),
     /// A tensor's data arrived.
     Loaded(Arrived),
+    /// Measure the next setting of the curve, for the tensor of generation `.0`.
+    Next(u64),
 }
 
 /// The lesson's state.
@@ -91,7 +96,12 @@ pub struct LossyLesson {
     block: usize,
     clusters: usize,
     metric: Metric,
+    /// The settings measured so far (those chosen first, then the curve's one a task).
     survey: Option<Rc<Survey>>,
+    /// The tensor's values measured, widened to f32 (BitSnap's and naive uint8's input).
+    wide: Rc<Vec<u8>>,
+    /// Counts the tensors measured: a `Next` of an earlier one is dropped.
+    generation: u64,
     error: Option<String>,
     /// The block select, which the step keys change: its shown value follows the state.
     block_select: NodeRef,
@@ -105,21 +115,77 @@ impl LossyLesson {
             .load(&ctx.props().tensors, ctx.link(), Msg::Loaded);
     }
 
-    /// Every setting measured on the tensor's first [`MAX_VALUES`] values.
-    fn measure(&mut self, ctx: &Context<Self>) {
-        let t = self.chosen.source(&ctx.props().tensors);
-        let (Some(t), Some(data)) = (t, self.chosen.data.clone()) else {
+    /// The tensor's first [`MAX_VALUES`] values and their format, once read.
+    fn values(&self, ctx: &Context<Self>) -> Option<(Rc<Vec<u8>>, usize, FloatFormat)> {
+        let t = self.chosen.source(&ctx.props().tensors)?;
+        let data = self.chosen.data.clone()?;
+        let w = t.width();
+        Some((
+            data.clone(),
+            (data.len() / w).min(MAX_VALUES) * w,
+            t.float_format(),
+        ))
+    }
+
+    /// Starts measuring a tensor that arrived: naive uint8 (the baseline) and the chosen
+    /// settings now, the rest of the curve one setting a task ([`Msg::Next`]), so the page
+    /// stays responsive.
+    fn start(&mut self, ctx: &Context<Self>) {
+        let Some((data, len, format)) = self.values(ctx) else {
             return;
         };
-        let w = t.width();
-        let n = (data.len() / w).min(MAX_VALUES);
-        match lossy::survey(&data[..n * w], t.float_format()) {
-            Ok(s) => {
-                self.survey = Some(Rc::new(s));
-                self.error = None;
-            }
-            Err(e) => self.error = Some(format!("{}: {e}", t.name)),
+        self.generation += 1;
+        self.wide = Rc::new(lossy::widen_f32(&data[..len], format));
+        let naive = lossy::measure_naive(&self.wide, FloatFormat::F32, 0.0);
+        let values = (len / format.width()) as u64;
+        self.survey = Some(Rc::new(Survey::new(values, naive)));
+        self.error = None;
+        self.ensure(ctx);
+        self.next_later(ctx);
+    }
+
+    /// Measures `setting` unless it is measured; false when it could not be.
+    fn add(&mut self, ctx: &Context<Self>, setting: Setting) -> bool {
+        let (Some((data, len, format)), Some(survey)) = (self.values(ctx), self.survey.as_mut())
+        else {
+            return false;
+        };
+        if survey.find(setting).is_some() {
+            return true;
         }
+        let range = survey.naive.bound;
+        match lossy::measure(&data[..len], format, &self.wide, setting, range) {
+            Ok(m) => {
+                Rc::make_mut(survey).add(m);
+                true
+            }
+            Err(e) => {
+                self.error = Some(format!("{}: {e}", self.chosen.name));
+                false
+            }
+        }
+    }
+
+    /// Measures the chosen settings, if they are not yet.
+    fn ensure(&mut self, ctx: &Context<Self>) {
+        let (k, block, clusters) = (self.k, self.block, self.clusters);
+        if self.add(ctx, Setting::Neuzip { k, block }) {
+            self.add(ctx, Setting::Bitsnap { clusters });
+        }
+    }
+
+    /// Asks for [`Msg::Next`] after the browser's next task.
+    fn next_later(&self, ctx: &Context<Self>) {
+        let generation = self.generation;
+        ctx.link().send_future(async move {
+            sleep(0).await;
+            Msg::Next(generation)
+        });
+    }
+
+    /// How many settings are measured.
+    fn measured(&self) -> usize {
+        self.survey.as_ref().map_or(0, |s| s.all().count())
     }
 
     fn write_link(&self) {
@@ -182,6 +248,8 @@ impl Component for LossyLesson {
                 Metric::MaxRel
             },
             survey: None,
+            wide: Rc::default(),
+            generation: 0,
             error: None,
             block_select: NodeRef::default(),
             _keys: Listener::steps(ctx.link().callback(Msg::Step)),
@@ -203,9 +271,18 @@ impl Component for LossyLesson {
                 self.chosen.name = name;
                 self.load(ctx);
             }
-            Msg::K(k) => self.k = k,
-            Msg::Block(b) => self.block = b,
-            Msg::Clusters(c) => self.clusters = c,
+            Msg::K(k) => {
+                self.k = k;
+                self.ensure(ctx);
+            }
+            Msg::Block(b) => {
+                self.block = b;
+                self.ensure(ctx);
+            }
+            Msg::Clusters(c) => {
+                self.clusters = c;
+                self.ensure(ctx);
+            }
             Msg::Metric(m) => self.metric = m,
             Msg::Step(s) => {
                 let last = NEUZIP_BLOCKS.len() - 1;
@@ -222,12 +299,29 @@ impl Component for LossyLesson {
                     return false;
                 }
                 self.block = NEUZIP_BLOCKS[to];
+                self.ensure(ctx);
             }
             Msg::Loaded(a) => match self.chosen.arrive(a) {
                 None => return false,
-                Some(Ok(())) => self.measure(ctx),
+                Some(Ok(())) => self.start(ctx),
                 Some(Err(e)) => self.error = Some(e),
             },
+            Msg::Next(generation) => {
+                if generation != self.generation {
+                    return false;
+                }
+                let missing = lossy::settings().into_iter().find(|&setting| {
+                    self.survey
+                        .as_ref()
+                        .is_some_and(|s| s.find(setting).is_none())
+                });
+                if let Some(setting) = missing {
+                    if self.add(ctx, setting) {
+                        self.next_later(ctx);
+                    }
+                }
+                return true;
+            }
         }
         self.write_link();
         true
@@ -260,28 +354,31 @@ impl Component for LossyLesson {
         let t = self.chosen.source(&ctx.props().tensors);
         let total = t.as_ref().map_or(s.values, |t| t.elements());
         let dtype = t.as_ref().map_or(String::new(), |t| t.dtype.to_string());
+        let settings = lossy::settings().len();
         let scope = if s.values < total {
-            format!("Measured on the first {} of the {} values of {} ({dtype}): the lesson encodes and decodes 21 settings on the page's thread, at most {} values.",
+            format!("Measured on the first {} of the {} values of {} ({dtype}): the lesson encodes and decodes {settings} settings on the page's thread, at most {} values.",
                 s.values, total, self.chosen.name, MAX_VALUES)
         } else {
-            format!("Measured on all {} values of {} ({dtype}); the lesson encodes and decodes 21 settings on the page's thread, at most {} values of a tensor.",
+            format!("Measured on all {} values of {} ({dtype}); the lesson encodes and decodes {settings} settings on the page's thread, at most {} values of a tensor.",
                 s.values, self.chosen.name, MAX_VALUES)
         };
         html! {
             <section class="lesson" id="lesson-lossy" aria-labelledby="lesson-lossy-title"
                      data-k={self.k.to_string()} data-block={self.block.to_string()}
                      data-clusters={self.clusters.to_string()} data-metric={self.metric.name()}
-                     data-values={s.values.to_string()}>
+                     data-values={s.values.to_string()} data-measured={self.measured().to_string()}>
                 { head }
                 <div class="controls">
                     { source::picker(&ctx.props().tensors, &self.chosen.name, link.callback(Msg::Tensor)) }
                 </div>
                 <p class="muted" id="lossy-scope">{ scope }</p>
+                if let Some(e) = &self.error { <p class="error-text" role="alert">{ e }</p> }
                 { self.neuzip(ctx, &s, &dtype) }
                 { self.bitsnap(ctx, &s) }
                 // Inshrinkerator's non-uniform bins (paper 002; crate `bitlens-inshrink`, being
                 // built) get their section here, between BitSnap and the curve, once the codec
-                // exists: its settings measured by `lossy::survey` as well, so they join the curve.
+                // exists: its settings become `lossy::Setting`s measured by `lossy::measure`, so
+                // they join the curve.
                 { self.curve(ctx, &s) }
             </section>
         }
@@ -438,6 +535,11 @@ impl LossyLesson {
                         </select>
                     </label>
                 </div>
+                if self.measured() < lossy::settings().len() {
+                    <p class="note" id="curve-progress" aria-live="polite">
+                        { format!("Measuring: {} of {} settings…", self.measured(), lossy::settings().len()) }
+                    </p>
+                }
                 <Scatter survey={Shared::from(s.clone())} metric={self.metric} current={Shared::new(current.to_vec())} />
                 <details>
                     <summary>{ "The points as a table" }</summary>
