@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { ROOT, PYTHON, inspect, tempDir } from './fixtures.mjs';
+import { ROOT, PYTHON, SHOTS, WEIGHTS, inspect, tempDir } from './fixtures.mjs';
 import { cli, sameBytes, download } from './steps.mjs';
 
 const app = useApp();
@@ -146,4 +146,163 @@ test('a GGUF and a PyTorch file compressed in the page: the CLI restores them by
     assert.deepEqual(page.errors, []);
     await page.close();
   }
+});
+
+// A GGUF of several element types: real MiniLM tensors quantized by gguf-py (Q4_0, Q8_0), the
+// Q4_K blocks of the committed fixture (gguf-py cannot quantize K-quants), an F16 and an F32 one.
+const WRITE_MIX = `
+import sys, numpy as np, gguf
+from safetensors.numpy import load_file
+out, weights, fixture = sys.argv[1:4]
+w32 = load_file(weights)
+Q = gguf.GGMLQuantizationType
+w = gguf.GGUFWriter(out, 'bert')
+w.add_string('general.name', 'minilm mix')
+emb = w32['embeddings.word_embeddings.weight'][:512]
+w.add_tensor('token_embd.weight', gguf.quants.quantize(emb, Q.Q4_0), raw_dtype=Q.Q4_0)
+qw = w32['encoder.layer.0.attention.self.query.weight']
+w.add_tensor('blk.0.attn_q.weight', gguf.quants.quantize(qw, Q.Q8_0), raw_dtype=Q.Q8_0)
+w.add_tensor('blk.0.attn_q.bias', w32['encoder.layer.0.attention.self.query.bias'])
+w.add_tensor('blk.0.ffn_down.weight', w32['encoder.layer.0.output.dense.weight'][:64].astype(np.float16))
+[k] = gguf.GGUFReader(fixture).tensors
+w.add_tensor('blk.0.q4_k', np.asarray(k.data), raw_dtype=Q.Q4_K)
+w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+`;
+
+/** `mix.gguf` (WRITE_MIX) in `dir`. */
+function writeMix(dir) {
+  const out = path.join(dir, 'mix.gguf');
+  execFileSync(PYTHON, ['-c', WRITE_MIX, out, path.join(WEIGHTS, 'minilm-f32.safetensors'), path.join(ROOT, 'tests/fixtures/gguf/q4_k.gguf')]);
+  return out;
+}
+
+const barValues = (page, chart) => page.$$eval(`[data-chart="${chart}"] rect.bar`, (els) => els.map((e) => Number(e.dataset.value)));
+const fact = async (page, k) => page.getAttribute(`[data-facts=quant] [data-k="${k}"]`, 'data-v');
+
+test('a quantized GGUF tensor in Detail: scales, codes and dequantized values equal bitlens inspect --json; Summary groups by block type; the table sorts by type', { timeout: 180_000 }, async () => {
+  const dir = tempDir();
+  const file = writeMix(dir);
+  const ref = inspect(file);
+  const tensors = new Map(ref.files[0].tensors.map((t) => [t.name, t]));
+  const page = await app.openApp();
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
+  // Table: element types as ggml names; sorting by type orders them by name; the range column is
+  // of the dequantized values.
+  await page.click('th[data-sort=dtype]');
+  const rows = await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  const types = rows.map((r) => r.dtype);
+  assert.deepEqual(types, [...types].sort(), 'sorted by element type');
+  assert.deepEqual(new Set(types), new Set(['Q4_0', 'Q8_0', 'Q4_K', 'F32', 'F16']));
+  for (const r of rows) {
+    const t = tensors.get(r.name);
+    assert.equal(r.dtype, t.element_type ?? t.dtype, r.name);
+    const v = t.values ?? t.dequantized.values;
+    assert.equal(Number(r.min), v.min, `${r.name} min`);
+    assert.equal(Number(r.max), v.max, `${r.name} max`);
+  }
+  await page.fill('#tensor-filter', 'attn_q');
+  assert.deepEqual(await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => tr.dataset.dtype)).then((x) => x.sort()), ['F32', 'Q8_0']);
+  await page.fill('#tensor-filter', '');
+  // Detail of each quantized tensor.
+  for (const name of ['blk.0.q4_k', 'token_embd.weight', 'blk.0.attn_q.weight']) {
+    const t = tensors.get(name);
+    const q = t.quant;
+    await page.click('[data-tab=detail]');
+    await page.selectOption('#tensor-select', name);
+    await page.waitForSelector(`[data-section=quant][data-type="${t.element_type}"]`);
+    assert.equal(Number(await fact(page, 'blocks')), q.blocks, `${name} blocks`);
+    assert.equal(Number(await fact(page, 'code-bits')), q.code_bits, `${name} code bits`);
+    assert.equal(Number(await fact(page, 'code-entropy')), q.code_entropy, `${name} code entropy`);
+    assert.equal(Number(await fact(page, 'codes')), q.code_hist.reduce((a, b) => a + b, 0), `${name} codes`);
+    for (const [k, key] of [['scale-min', 'scale_min'], ['scale-max', 'scale_max']]) {
+      assert.equal(Math.fround(Number(await fact(page, k))), Math.fround(q[key]), `${name} ${k}`);
+    }
+    assert.equal(Number(await fact(page, 'scale-mean')), q.scale_mean, `${name} scale mean`);
+    for (const [k, key] of [['scale-zero', 'scale_zero'], ['scale-negative', 'scale_negative'], ['scale-nonfinite', 'scale_nonfinite'], ['scales', 'scales']]) {
+      assert.equal(Number(await fact(page, k)), q[key], `${name} ${k}`);
+    }
+    // The implied size: every byte but the codes as stored, the codes at their entropy.
+    const codes = q.code_hist.reduce((a, b) => a + b, 0);
+    const implied = t.bytes - (codes * q.code_bits) / 8 + (codes * q.code_entropy) / 8;
+    assert.ok(Math.abs(Number(await fact(page, 'implied-bytes')) - implied) < 1e-6 * implied, `${name} implied size`);
+    // Code histogram: one bar per code, the CLI's counts; its title gives the entropy.
+    assert.deepEqual(await barValues(page, 'code-hist'), q.code_hist, `${name} code histogram`);
+    const shown = (await page.textContent('[data-chart=code-hist] .chart-title')).match(/entropy ([\d.]+) bits per code/);
+    close(Number(shown[1]), q.code_entropy, `${name} code entropy in the title`, 5e-4);
+    // Scale histogram: the used bins of the CLI's, nothing left out; its table says the same.
+    const scales = await barValues(page, 'scale-hist');
+    const first = q.scale_hist.findIndex((c) => c > 0);
+    const lo = Math.max(0, first - 1);
+    assert.deepEqual(scales, q.scale_hist.slice(lo, lo + scales.length), `${name} scale histogram`);
+    assert.equal(scales.reduce((a, b) => a + b, 0), q.scale_hist.reduce((a, b) => a + b, 0));
+    const tableCounts = await page.$$eval('[data-table=scale-hist] tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.n)));
+    assert.deepEqual(tableCounts, scales);
+    // Dequantized values: histogram, facts and sign/exponent/mantissa as for an f32 tensor.
+    const dq = t.dequantized;
+    assert.deepEqual(await barValues(page, 'dq-value-hist'), dq.values.histogram.counts, `${name} dequantized histogram`);
+    assert.deepEqual(await barValues(page, 'dq-sign-hist'), dq.float.sign_hist, `${name} dequantized signs`);
+    assert.equal((await barValues(page, 'dq-exponent-hist')).reduce((a, b) => a + b, 0), t.params);
+    assert.match(await page.textContent('[data-chart=dq-value-hist] .chart-title'), /^Dequantized values: /);
+    // The stored bytes' charts say so, and are the CLI's U8 lanes.
+    assert.match(await page.textContent('[data-chart=bit-set-ratio] .chart-title'), /^Stored block bytes/);
+    (await barValues(page, 'bit-set-ratio')).forEach((v, i) => assert.equal(v, t.bit_set_ratio[7 - i], `${name} bit ${7 - i}`));
+    // Hover readouts.
+    await page.hover('[data-chart=code-hist] rect.hit >> nth=1');
+    assert.match(await page.textContent('[data-chart=code-hist] .hover'), /^code 1: .+ codes \(/);
+    await page.hover('[data-chart=scale-hist] rect.hit >> nth=1');
+    assert.match(await page.textContent('[data-chart=scale-hist] .hover'), /\|scale\| in \[2\^-?[\d.]+, 2\^-?[\d.]+\) = /);
+    if (name === 'blk.0.q4_k') {
+      await page.screenshot({ path: path.join(SHOTS, 'detail-gguf-q4_k.png'), fullPage: true });
+    }
+  }
+  await page.screenshot({ path: path.join(SHOTS, 'detail-gguf-q8_0-minilm.png'), fullPage: true });
+  // Summary: one group per element type, as the CLI's summary.
+  await page.click('[data-tab=summary]');
+  const groups = await page.$$eval('.dtype-block', (bs) => bs.map((b) => ({ ...b.dataset })));
+  const want = ref.summary.by_dtype;
+  assert.deepEqual(groups.map((g) => g.group), want.map((d) => d.element_type ?? d.dtype));
+  groups.forEach((g, i) => {
+    assert.equal(Number(g.tensors), want[i].tensors, g.group);
+    assert.equal(Number(g.bytes), want[i].bytes, g.group);
+    if (want[i].code_entropy !== undefined) close(Number(g.codeEntropy), want[i].code_entropy, `${g.group} code entropy`, 1e-12);
+    else assert.equal(g.codeEntropy, undefined);
+  });
+  const mix = await page.$$eval('[data-chart=dtype-mix] rect.bar', (bs) => bs.length);
+  assert.equal(mix, want.length);
+  await page.screenshot({ path: path.join(SHOTS, 'summary-gguf-types.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a folder of a GGUF, a .pt and an .npy named .bin (no safetensors): each is a checkpoint, equal to the CLI on the folder', { timeout: 120_000 }, async () => {
+  const dir = tempDir();
+  const run = path.join(dir, 'exports');
+  fs.mkdirSync(run);
+  fs.renameSync(writeMix(dir), path.join(run, 'mix.gguf'));
+  fs.copyFileSync(path.join(ROOT, 'tests/fixtures/torch/state_f16.pt'), path.join(run, 'model.pt'));
+  fs.copyFileSync(path.join(ROOT, 'tests/fixtures/numpy/minilm_f32_v1.npy'), path.join(run, 'weights.bin'));
+  fs.writeFileSync(path.join(run, 'config.json'), '{}');
+  const ref = inspect(run);
+  assert.deepEqual(ref.files.map((f) => path.basename(f.path)), ['mix.gguf', 'model.pt', 'weights.bin']);
+  const page = await app.openApp();
+  await page.setInputFiles('#dir-input', run);
+  await page.waitForSelector('.checkpoint >> nth=2');
+  await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
+  const names = await page.$$eval('.checkpoint .name', (n) => n.map((x) => x.textContent));
+  assert.deepEqual([...names].sort(), ['mix.gguf', 'model.pt', 'weights.bin'], JSON.stringify(names));
+  assert.equal(await page.locator('.error').count(), 0);
+  for (const f of ref.files) {
+    await page.click(`.checkpoint:has-text("${path.basename(f.path)}") button.select`);
+    await page.click('[data-tab=tensors]');
+    const rows = await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+    assert.deepEqual(rows.map((r) => r.name), f.tensors.map((t) => t.name), f.path);
+    rows.forEach((r, i) => {
+      assert.equal(r.dtype, f.tensors[i].element_type ?? f.tensors[i].dtype);
+      assert.equal(Number(r.byteEntropy), f.tensors[i].byte_entropy, `${f.path} ${r.name}`);
+    });
+  }
+  await page.screenshot({ path: path.join(SHOTS, 'folder-gguf-pt-npy.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });

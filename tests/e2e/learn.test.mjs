@@ -2,7 +2,11 @@
 // (#learn/float, #learn/huffman, #learn/ans) loads the bundled demo by itself and renders its
 // charts without page errors; a flipped bit shows the value the format's bits give (decoded here
 // with DataView and a small fp16 decoder); the encoder bytes of every block add up to the group's
-// LMC stream the lesson reports; stepping rANS changes the state and decoding ends in the input.
+// LMC stream the lesson reports; stepping rANS changes the state and decoding ends in the input;
+// the grouping lesson's bit ratios and entropies equal `bitlens inspect`, its LMC sizes
+// `bitlens bench`, its deflate / zstd sizes the embed API's call on the same bytes; the delta
+// lesson's flips equal `bitlens diff`, its BitSnap and XOR + LMC sizes what `bitlens compress
+// --base` stores for the same (mixed) tensor, with the 93.75 % break-even drawn.
 //
 //   node --test tests/e2e/learn.test.mjs      (after scripts/build-web.sh)
 import { test } from 'node:test';
@@ -11,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { useApp } from './harness.mjs';
-import { ROOT, BITLENS, SHOTS } from './fixtures.mjs';
+import { ROOT, BITLENS, SHOTS, inspect, diff } from './fixtures.mjs';
 
 const app = useApp();
 const TENSOR = 'encoder.layer.0.attention.self.key.weight';
@@ -223,15 +227,204 @@ test('a link to a tensor that is not open says so and shows the largest tensor',
   await page.close();
 });
 
-// ---- lossy (NeuZip §2.3, BitSnap §3.4) ----
-
-/** The values of a safetensors file holding one BF16 or F32 tensor, as numbers. */
-function tensorValues(file) {
+/** Tensor `name` of a safetensors file: its header entry, its data range and bytes. */
+function tensorOf(file, name) {
   const buf = fs.readFileSync(file);
   const n = Number(buf.readBigUInt64LE(0));
-  const [t] = Object.values(JSON.parse(buf.subarray(8, 8 + n).toString('utf8')));
-  const data = buf.subarray(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]);
-  if (t.dtype === 'F32') return Float32Array.from({ length: data.length / 4 }, (_, i) => data.readFloatLE(4 * i));
+  const t = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'))[name];
+  const start = 8 + n + t.data_offsets[0];
+  const end = 8 + n + t.data_offsets[1];
+  return { ...t, buf, start, end, data: buf.subarray(start, end) };
+}
+
+/** `bitlens bench --codecs lmc` bytes of a file holding only tensor `name`, as `dtype`. */
+function benchLmc(src, name, dtype) {
+  const out = path.join(app.tmp, `bench-${dtype}.safetensors`);
+  const t = tensorOf(src, name);
+  const shape = dtype === 'U8' ? [t.data.length] : t.shape;
+  const json = Buffer.from(JSON.stringify({ [name]: { dtype, shape, data_offsets: [0, t.data.length] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  fs.writeFileSync(out, Buffer.concat([len, json, t.data]));
+  const bench = JSON.parse(execFileSync(BITLENS, ['bench', out, '--codecs', 'lmc', '--json', '--repeat', '1', '--threads', '1']));
+  return bench.results[0].compressed_bytes;
+}
+
+/** The embed API's teachLayoutSizes on bytes `start..end` of the demo file, in the page. */
+async function wasmLayoutSizes(page, start, end, transform) {
+  return page.evaluate(async ({ url, start, end, transform }) => {
+    const m = await import(new URL('bitlens-wasm.js', url).href);
+    await m.default({ module_or_path: new URL('bitlens-wasm_bg.wasm', url) });
+    const bytes = new Uint8Array(await (await fetch(new URL('demo/minilm-demo-step0.safetensors', url))).arrayBuffer());
+    return JSON.parse(m.teachLayoutSizes(bytes.subarray(start, end), 'BF16', transform));
+  }, { url: app.url, start, end, transform });
+}
+
+/** Numbers of a bar chart's bars, left to right. */
+function bars(page, chart) {
+  return page.$$eval(`[data-chart="${chart}"] rect.bar`, (els) => els.map((e) => Number(e.dataset.value)));
+}
+
+function close(a, b, what, eps = 1e-9) {
+  assert.ok(Math.abs(a - b) <= eps, `${what}: page ${a} vs ${b}`);
+}
+
+test('grouping: bit ratios, entropies and real sizes equal the CLI and the embed API', { timeout: 180_000 }, async () => {
+  const page = await openLesson(`#learn/grouping?tensor=${TENSOR}&transform=none&group=1`, '#grouping-sizes[data-peers="done"]');
+  for (const chart of ['grouping-bits', 'grouping-blocks', 'grouping-size-bars']) {
+    assert.ok(await page.locator(`[data-chart="${chart}"] svg`).count(), `${chart} drawn`);
+  }
+  assert.ok(await page.locator('[data-chart="grouping-entropy"] table').count());
+  const ref = inspect(DEMO).files[0].tensors.find((t) => t.name === TENSOR);
+  // The whole tensor (288 KiB, under the lesson's 1 MiB) is measured.
+  assert.equal(Number(await page.getAttribute('#lesson-grouping', 'data-bytes')), ref.bytes);
+  // Bit ratios, most significant bit first, equal bitlens inspect's.
+  const ratios = await bars(page, 'grouping-bits');
+  assert.deepEqual(ratios, [...ref.bit_set_ratio].reverse());
+  // Order-0 entropies: interleaved = inspect's byte entropy, groups (no transform) = its group entropies.
+  const bpb = async (stream) => Number(await page.getAttribute(`tr[data-stream="${stream}"]`, 'data-bits-per-byte'));
+  close(await bpb('interleaved'), ref.byte_entropy, 'interleaved entropy');
+  close(await bpb('group-0'), ref.byte_group_entropy[0], 'group 0 entropy');
+  close(await bpb('group-1'), ref.byte_group_entropy[1], 'group 1 entropy');
+  close(await bpb('grouped'), (ref.byte_group_entropy[0] + ref.byte_group_entropy[1]) / 2, 'grouped entropy');
+  assert.ok((await bpb('grouped')) < (await bpb('interleaved')), 'grouping lowers the entropy');
+  // Per-64 KiB-block entropies of the group drawn: 144 KiB of high bytes → 3 blocks.
+  assert.equal((await bars(page, 'grouping-blocks')).length, 3);
+  await page.screenshot({ path: path.join(SHOTS, 'learn-grouping.png'), fullPage: true });
+
+  const t = tensorOf(DEMO, TENSOR);
+  const sizes = async () => {
+    const rows = await page.$$eval('#grouping-sizes tr[data-interleaved]', (els) => els.map((e) => ({
+      codec: e.dataset.codec, interleaved: Number(e.dataset.interleaved), grouped: Number(e.dataset.grouped),
+    })));
+    return Object.fromEntries(rows.map((r) => [r.codec, r]));
+  };
+  const none = await sizes();
+  assert.deepEqual(Object.keys(none), ['lmc', 'deflate', 'zstd']);
+  // LMC on the interleaved bytes is LMC of the bytes as U8: bitlens bench of that file.
+  assert.equal(none.lmc.interleaved, benchLmc(DEMO, TENSOR, 'U8'), 'LMC interleaved vs bitlens bench (U8)');
+  const wasmNone = await wasmLayoutSizes(page, t.start, t.end, 'none');
+  for (const row of wasmNone) assert.deepEqual(none[row.codec], row, `${row.codec} (no transform) vs teachLayoutSizes`);
+  for (const c of ['lmc', 'deflate', 'zstd']) assert.ok(none[c].grouped < none[c].interleaved, `${c}: grouped smaller`);
+
+  // Interaction: LMC's sign rotation changes the groups; the sizes follow, LMC's equal bench's.
+  await page.selectOption('#grouping-transform', 'rotate');
+  await page.waitForSelector('#lesson-grouping[data-transform="rotate"] #grouping-sizes[data-peers="done"]');
+  const rot = await sizes();
+  assert.notEqual(rot.lmc.grouped, none.lmc.grouped, 'the transform changes LMC grouped');
+  assert.notEqual(await bpb('group-1'), ref.byte_group_entropy[1], 'the rotated high byte has another entropy');
+  assert.equal(rot.lmc.grouped, benchLmc(DEMO, TENSOR, 'BF16'), 'LMC grouped vs bitlens bench');
+  const wasmRot = await wasmLayoutSizes(page, t.start, t.end, 'rotate');
+  for (const row of wasmRot) assert.deepEqual(rot[row.codec], row, `${row.codec} (rotate) vs teachLayoutSizes`);
+  const claim = page.locator('#grouping-claim');
+  assert.ok(Number(await claim.getAttribute('data-grouped-bits')) < Number(await claim.getAttribute('data-interleaved-bits')));
+  // Keys step the group whose blocks are drawn; the link holds the state.
+  await page.click('#lesson-grouping h2');
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForSelector('#lesson-grouping[data-group="0"]');
+  assert.match(await page.evaluate(() => location.hash), /^#learn\/grouping\?tensor=.*&transform=rotate&group=0$/);
+  // Another tensor: its ratios are inspect's for it.
+  const other = 'encoder.layer.0.attention.self.query.weight';
+  await page.selectOption('#lesson-tensor', other);
+  await page.waitForFunction((o) => location.hash.includes(encodeURIComponent(o)) || location.hash.includes(o), other);
+  await page.waitForSelector('#grouping-sizes[data-peers="done"]');
+  const refOther = inspect(DEMO).files[0].tensors.find((x) => x.name === other);
+  await page.waitForFunction((want) => {
+    const b = [...document.querySelectorAll('[data-chart="grouping-bits"] rect.bar')].map((e) => Number(e.dataset.value));
+    return b.length === want.length && b.every((v, i) => v === want[i]);
+  }, [...refOther.bit_set_ratio].reverse());
+  close(await bpb('interleaved'), refOther.byte_entropy, `${other} interleaved entropy`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** Tensor `name` of `base` with element i of `next` where ⌊(i+1)·p/100⌋ > ⌊i·p/100⌋ (the lesson's mix). */
+function mixedFile(base, next, name, percent, out) {
+  const b = tensorOf(base, name);
+  const n = tensorOf(next, name);
+  const buf = Buffer.from(b.buf);
+  for (let i = 0; i < b.data.length / 2; i++) {
+    if (Math.floor(((i + 1) * percent) / 100) > Math.floor((i * percent) / 100)) {
+      buf[b.start + 2 * i] = n.data[2 * i];
+      buf[b.start + 2 * i + 1] = n.data[2 * i + 1];
+    }
+  }
+  fs.writeFileSync(out, buf);
+  return out;
+}
+
+/** Bytes `bitlens compress FILE --base BASE --codec CODEC` stores for tensor `name`. */
+function storedDelta(file, base, codec, name) {
+  const out = path.join(app.tmp, `delta-${codec}.bls`);
+  execFileSync(BITLENS, ['compress', file, '--base', base, '--codec', codec, '-o', out], { stdio: 'ignore' });
+  const snap = JSON.parse(execFileSync(BITLENS, ['inspect', '--json', out], { maxBuffer: 1 << 26 }));
+  return snap.snapshots[0].tensors.find((t) => t.name === name).stored_bytes;
+}
+
+test('delta: flips equal bitlens diff, sizes equal bitlens compress --base, break-even drawn', { timeout: 180_000 }, async () => {
+  const page = await openLesson(`#learn/delta?tensor=${TENSOR}&p=50`, '#delta-point');
+  for (const chart of ['delta-flips', 'delta-curve']) {
+    assert.ok(await page.locator(`[data-chart="${chart}"] svg`).count(), `${chart} drawn`);
+  }
+  // The 93.75 % break-even: in the claim, and drawn as a line on the curve at x = 93.75.
+  assert.equal(Number(await page.getAttribute('#delta-claim', 'data-break-even')), 0.9375);
+  assert.equal(await page.locator('[data-chart="delta-curve"] g.series[data-series="bitmask break-even (93.75 %)"]').count(), 1);
+  assert.equal(await page.locator('#delta-points tbody tr').count(), 11);
+  // The pair the lesson reads (the demo's consecutive steps) and bitlens diff of it.
+  const files = {};
+  for (const which of ['base', 'new']) {
+    const name = await page.getAttribute('#lesson-delta', `data-${which}`);
+    const step = name.match(/step(\d)/)[1];
+    files[which] = path.join(ROOT, `web/demo/minilm-demo-step${step}.safetensors`);
+  }
+  assert.notEqual(files.base, files.new);
+  const ref = diff(files.base, files.new).tensors.find((t) => t.name === TENSOR);
+  close(Number(await page.getAttribute('#delta-claim', 'data-changed-fraction')), ref.changed_fraction, 'changed fraction');
+  assert.deepEqual(await bars(page, 'delta-flips'), [...ref.bit_flip_ratio].reverse());
+  const point = async () => {
+    const el = page.locator('#delta-point');
+    const get = async (k) => Number(await el.getAttribute(`data-${k}`));
+    return { percent: await get('percent'), changed: await get('changed'), bitsnap: await get('bitsnap'), xor: await get('xor-lmc'), bitmask: await get('bitmask') };
+  };
+  const half = await point();
+  assert.equal(half.percent, 50);
+  // The mixed tensor of 50 %, built here, through bitlens compress --base.
+  const mixed = mixedFile(files.base, files.new, TENSOR, 50, path.join(app.tmp, 'mixed50.safetensors'));
+  assert.equal(half.bitsnap, storedDelta(mixed, files.base, 'bitsnap', TENSOR), 'BitSnap at 50 % vs bitlens compress');
+  assert.equal(half.xor, storedDelta(mixed, files.base, 'lmc', TENSOR), 'XOR + LMC at 50 % vs bitlens compress');
+  const mixedDiff = diff(files.base, mixed).tensors.find((t) => t.name === TENSOR);
+  assert.equal(half.changed, mixedDiff.changed_lanes, 'changed elements at 50 %');
+  await page.screenshot({ path: path.join(SHOTS, 'learn-delta.png'), fullPage: true });
+  // Interaction: → steps the share; End goes to the real pair, whose sizes are the CLI's.
+  await page.click('#lesson-delta h2');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForSelector('#delta-point[data-percent="60"]');
+  const sixty = await point();
+  assert.ok(sixty.changed > half.changed && sixty.bitmask > half.bitmask, 'more changed, bigger bitmask');
+  await page.keyboard.press('End');
+  await page.waitForSelector('#delta-point[data-percent="100"]');
+  const full = await point();
+  assert.equal(full.changed, ref.changed_lanes);
+  assert.equal(full.bitsnap, storedDelta(files.new, files.base, 'bitsnap', TENSOR), 'BitSnap of the pair vs bitlens compress');
+  assert.equal(full.xor, storedDelta(files.new, files.base, 'lmc', TENSOR), 'XOR + LMC of the pair vs bitlens compress');
+  // The bitmask (raw values): mask + count + values, all under the break-even.
+  assert.equal(full.bitmask, 17 + ref.lanes / 8 + 8 + 2 * ref.changed_lanes);
+  assert.match(await page.evaluate(() => location.hash), /^#learn\/delta\?tensor=.*&p=100$/);
+  await page.selectOption('#delta-percent', '20');
+  await page.waitForSelector('#delta-point[data-percent="20"]');
+  await page.emulateMedia({ media: 'print' });
+  await page.screenshot({ path: path.join(SHOTS, 'learn-delta-print.png'), fullPage: true });
+  await page.emulateMedia({ media: 'screen' });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// ---- lossy (NeuZip §2.3, BitSnap §3.4) ----
+
+/** The values of the BF16 or F32 tensor of the lessons in a safetensors file, as numbers. */
+function tensorValues(file) {
+  const { dtype, data } = tensorOf(file, TENSOR);
+  if (dtype === 'F32') return Float32Array.from({ length: data.length / 4 }, (_, i) => data.readFloatLE(4 * i));
   return Float32Array.from({ length: data.length / 2 }, (_, i) => f32(data.readUInt16LE(2 * i) << 16));
 }
 
@@ -271,7 +464,7 @@ function cliRoundTrip(file, args, tag) {
   return { stored: t.stored_bytes, error: t.error, values: tensorValues(back) };
 }
 
-function close(a, b, what) {
+function closeRel(a, b, what) {
   assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)), `${what}: page ${a} vs ${b}`);
 }
 
@@ -309,10 +502,10 @@ test('lossy: measured errors stay within the shown bounds and equal the CLI code
     const cli = cliRoundTrip(one.file, ['--codec', 'neuzip', '--mantissa-bits', String(k), '--norm-block', String(block)], `nz${k}-${block}`);
     assert.equal(bytes, cli.stored, `k ${k} B ${block}: size`);
     assert.equal(max, cli.error.max_rel, `k ${k} B ${block}: max vs the snapshot's report`);
-    close(mse, cli.error.mse, `k ${k} B ${block}: MSE`);
+    closeRel(mse, cli.error.mse, `k ${k} B ${block}: MSE`);
     const mine = errorsOf(orig, cli.values);
     assert.equal(max, mine.maxRel, `k ${k} B ${block}: max vs the decompressed values`);
-    close(mse, mine.mse, `k ${k} B ${block}: MSE vs the decompressed values`);
+    closeRel(mse, mine.mse, `k ${k} B ${block}: MSE vs the decompressed values`);
     assert.equal(Number(await page.getAttribute('#neuzip-claim', 'data-measured-max')), max);
     seen.add(`${max}/${bytes}`);
   }
@@ -344,7 +537,7 @@ test('lossy: measured errors stay within the shown bounds and equal the CLI code
     const cli = cliRoundTrip(wide, ['--codec', 'bitsnap-quant', '--clusters', String(K)], `bs${K}`);
     assert.equal(bytes, cli.stored, `K ${K}: size`);
     assert.equal(max, cli.error.max_abs, `K ${K}: max vs the snapshot's report`);
-    close(mse, cli.error.mse, `K ${K}: MSE`);
+    closeRel(mse, cli.error.mse, `K ${K}: MSE`);
     assert.equal(max, errorsOf(orig, cli.values).maxAbs, `K ${K}: max vs the decompressed values`);
     mses.add(mse);
     // Naive uint8: the same whatever K; within its bound; one byte a value plus min and max.
@@ -352,7 +545,7 @@ test('lossy: measured errors stay within the shown bounds and equal the CLI code
       await num('naive', 'data-bytes'), await num('naive', 'data-mse')];
     assert.ok(nMax <= nBound, `naive: ${nMax} ≤ ${nBound}`);
     assert.equal(nMax, naiveErr.maxAbs, 'naive max');
-    close(nMse, naiveErr.mse, 'naive MSE');
+    closeRel(nMse, naiveErr.mse, 'naive MSE');
     assert.equal(nBytes, orig.length + 8);
     if (K === 16) {
       // The paper's claim, measured: 12 bits a value (≈ 2.67× fp32) and a lower MSE than naive.

@@ -13,6 +13,8 @@ numpy counts; a hostile pickle exits 1 naming its global.
 """
 import hashlib
 import json
+import pathlib
+import re
 
 import gguf
 import numpy as np
@@ -106,9 +108,11 @@ def test_npy_and_npz_stats_and_diffs_equal_numpys(numpy_files, minilm):
 
 
 def write_gguf(path, arrays, qtype):
-    """GGUF of `arrays`, 2-D float ones as `qtype`, the rest as they are; returns
-    {name: (values as gguf-py dequantizes them, raw stored bytes)}."""
-    q = gguf.GGMLQuantizationType[qtype]
+    """GGUF of `arrays`, 2-D float ones as `qtype` (or those a dict `qtype` names, each as its
+    type), the rest as they are; returns {name: (values as gguf-py dequantizes them, raw stored
+    bytes)}."""
+    if not isinstance(qtype, dict):
+        qtype = {k: qtype for k, v in arrays.items() if v.ndim == 2 and v.dtype == np.float32}
     w = gguf.GGUFWriter(str(path), "bert")
     w.add_uint32("bitlens.test.u32", 7)
     w.add_float32("bitlens.test.f32", 0.25)
@@ -116,7 +120,8 @@ def write_gguf(path, arrays, qtype):
     w.add_array("bitlens.test.array", [1, 2, 3])
     ref = {}
     for k, v in arrays.items():
-        if v.ndim == 2 and v.dtype == np.float32:
+        if k in qtype:
+            q = gguf.GGMLQuantizationType[qtype[k]]
             data = gguf.quants.quantize(v, q)
             w.add_tensor(k, data, raw_dtype=q)
             ref[k] = (gguf.quants.dequantize(data, q), data)
@@ -234,3 +239,83 @@ def test_a_hostile_pickle_exits_1_naming_its_global(name, glob):
     assert name in proc.stderr and "PyTorch" in proc.stderr and glob in proc.stderr
     assert "nothing was executed" in proc.stderr
     assert proc.stdout == ""
+
+
+def code_entropy(hist):
+    p = hist[hist > 0] / hist.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def codes(raw, qtype):
+    """The quant codes of Q8_0 / Q4_0 blocks as ggml lays them out (an f16 scale, then int8 bytes
+    or 16 bytes of nibbles), read with numpy: the reference for the CLI's code histogram."""
+    blocks = np.frombuffer(raw.tobytes(), dtype=np.uint8).reshape(-1, 34 if qtype == "Q8_0" else 18)
+    qs = blocks[:, 2:]
+    return qs.reshape(-1) if qtype == "Q8_0" else np.concatenate([qs & 0xF, qs >> 4], axis=None)
+
+
+def test_the_summary_groups_a_gguf_by_block_type_with_numpys_code_entropy(tmp_path, minilm):
+    """Q8_0, Q4_0, F16 and F32 tensors in one GGUF: `summary.by_dtype` has one entry per block
+    type (not one U8 for all), each with the tensors, bytes and the entropy of all its codes that
+    numpy computes from the blocks gguf-py wrote; plain entries keep their old keys only."""
+    names = list(minilm)
+    types = {names[0]: "Q8_0", names[2]: "Q8_0", names[4]: "Q4_0"}
+    raws = {k: raw for k, (_, raw) in write_gguf(tmp_path / "mix.gguf", minilm, types).items()}
+    report = run_json("inspect", tmp_path / "mix.gguf")
+    groups = {d.get("element_type", d["dtype"]): d for d in report["summary"]["by_dtype"]}
+    assert list(groups) == ["Q4_0", "Q8_0", "F32", "I64"]
+    [f] = report["files"]
+    assert f["summary"]["by_dtype"] == report["summary"]["by_dtype"]
+    for qtype, bits in (("Q8_0", 8), ("Q4_0", 4)):
+        mine = [k for k in names if types.get(k) == qtype]
+        g = groups[qtype]
+        assert g["dtype"] == "U8" and g["tensors"] == len(mine)
+        assert g["bytes"] == sum(raws[k].nbytes for k in mine)
+        assert g["params"] == sum(minilm[k].size for k in mine)
+        hist = np.bincount(np.concatenate([codes(raws[k], qtype) for k in mine]), minlength=2**bits)
+        assert g["code_bits"] == bits
+        assert g["code_entropy"] == pytest.approx(code_entropy(hist), rel=1e-12)
+    plain = {"dtype", "tensors", "params", "bytes", "predicted_bytes", "lanes", "bit_set_counts",
+             "bit_set_ratio", "byte_group_entropy", "exponent_entropy"}
+    assert set(groups["F32"]) == plain and set(groups["I64"]) == plain
+    # The table names the block types in the summary rows too.
+    text = run("inspect", tmp_path / "mix.gguf").stdout
+    assert re.search(r"\n\s+Q8_0\s+2 tensors", text) and f"H code {groups['Q4_0']['code_entropy']:.3f} of 4 bits" in text
+
+
+def test_a_directory_of_other_formats_gives_each_checkpoint_told_by_first_bytes(tmp_path, weights):
+    """`inspect DIR` on a folder without safetensors: every GGUF, PyTorch and NumPy file is a
+    checkpoint, whatever its name (a .pt named `.dat`, an .npy named `.bin`), reported as when
+    inspected alone; other files are skipped; `diff` asks for one of them. A folder of
+    safetensors files keeps ignoring its other files (a hostile `training_args.bin`)."""
+    d = tmp_path / "mixed"
+    d.mkdir()
+    (d / "model.gguf").write_bytes((ROOT / "tests/fixtures/gguf/q4_k.gguf").read_bytes())
+    (d / "weights.dat").write_bytes((TORCH / "state_f16.pt").read_bytes())
+    np.save(d / "arr.npy", np.arange(12, dtype=np.float32).reshape(3, 4))
+    (d / "arr.npy").rename(d / "arr.bin")
+    (d / "config.json").write_text("{}")
+    (d / "README.md").write_text("# notes\n")
+    report = run_json("inspect", d)
+    assert [pathlib.Path(f["path"]).name for f in report["files"]] == ["arr.bin", "model.gguf", "weights.dat"]
+    assert [f["format"] for f in report["files"]] == ["npy", "gguf", "zip"]
+    for f in report["files"]:
+        [alone] = run_json("inspect", f["path"])["files"]
+        assert f == alone, f["path"]
+    assert report["summary"]["tensors"] == sum(len(f["tensors"]) for f in report["files"])
+    proc = run("diff", d, d, check=False)
+    assert proc.returncode == 1
+    assert "holds 3 checkpoints (arr.bin, model.gguf, weights.dat); name one" in proc.stderr
+    # Nothing a reader knows: said so.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text("{}")
+    proc = run("inspect", empty, check=False)
+    assert proc.returncode == 1 and "no checkpoint in directory" in proc.stderr
+    # An HF folder: its safetensors only, the pickle never read.
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    (hf / "model.safetensors").write_bytes((weights / "minilm-bf16.safetensors").read_bytes())
+    (hf / "training_args.bin").write_bytes((TORCH / "hostile" / "os_system.pt").read_bytes())
+    [f] = run_json("inspect", hf)["files"]
+    assert pathlib.Path(f["path"]).name == "model.safetensors"

@@ -24,10 +24,11 @@ pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
     if snapshots > 0 {
         anyhow::bail!("give either checkpoints or bitlens snapshots to inspect, not both");
     }
-    let checkpoints: Vec<Model> = inputs
-        .iter()
-        .map(|p| Model::open(p))
-        .collect::<Result<_>>()?;
+    // A directory of GGUF / PyTorch / NumPy files gives each as a checkpoint.
+    let mut checkpoints: Vec<Model> = Vec::new();
+    for p in inputs {
+        checkpoints.extend(Model::open_all(p)?);
+    }
     let total: u64 = checkpoints.iter().map(Model::data_bytes).sum();
     let progress = Progress::new(total, "inspect");
     let started = Instant::now();
@@ -131,15 +132,19 @@ fn print_summary(out: &mut impl Write, label: &str, s: &Summary) -> Result<()> {
     for d in &s.by_dtype {
         writeln!(
             out,
-            "{:>width$}  {:<7} {:>4} tensors {:>9} params {:>9}  H by byte {}  H exp {}  pred {:.3}",
+            "{:>width$}  {:<7} {:>4} tensors {:>9} params {:>9}  H by byte {}  H exp {}  pred {:.3}{}",
             "",
-            d.dtype.to_string(),
+            d.type_name(),
             d.tensors,
             format::count(d.params),
             format::bytes(d.bytes),
             format::groups(&d.byte_group_entropy),
             d.exponent_entropy.map_or_else(|| "-".to_owned(), |e| format!("{e:.2}")),
             if d.bytes == 0 { 1.0 } else { d.predicted_bytes as f64 / d.bytes as f64 },
+            match (d.code_entropy, d.code_bits) {
+                (Some(h), Some(b)) => format!("  H code {h:.3} of {b} bits"),
+                _ => String::new(),
+            },
             width = label.len()
         )?;
     }

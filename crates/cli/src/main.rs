@@ -37,7 +37,8 @@ enum Command {
     /// Per-tensor dtype, shape, bit-set ratios, entropies and predicted compressed size.
     Inspect {
         /// A checkpoint file (.safetensors, .gguf, PyTorch .pt/.bin, NumPy .npy/.npz: told by its
-        /// first bytes), a *.safetensors.index.json, a directory of shards, a .bls snapshot, or
+        /// first bytes), a *.safetensors.index.json, a directory of shards (or, without
+        /// safetensors, of GGUF / PyTorch / NumPy files: each a checkpoint), a .bls snapshot, or
         /// an http(s) URL of a file, index or snapshot.
         #[arg(required = true)]
         paths: Vec<PathBuf>,

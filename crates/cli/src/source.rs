@@ -4,8 +4,12 @@
 //!
 //! [`Model::open`] takes a file of any format bitlens reads (safetensors, GGUF, PyTorch `.pt`/`.bin`,
 //! NumPy `.npy`/`.npz`: told by its first bytes, [`format::open`]), a `*.safetensors.index.json`, or
-//! a directory of `.safetensors` files; `inspect` and `diff` read it. [`Checkpoint::open`] is the
-//! same for safetensors only, with their parsed headers (what snapshots are made from).
+//! a directory; `inspect` and `diff` read it. A directory is one checkpoint when it holds an index
+//! or `.safetensors` files (its other files — `training_args.bin`, configs — ignored, as a Hugging
+//! Face folder wants); otherwise each of its files whose first bytes a reader knows is a checkpoint
+//! of its own ([`Model::open_all`], what `inspect DIR` shows; [`Model::open`] takes such a
+//! directory only when it holds one). [`Checkpoint::open`] is the same for safetensors only, with
+//! their parsed headers (what snapshots are made from).
 
 use crate::remote::{self, HttpSource};
 use anyhow::{bail, Context, Result};
@@ -164,7 +168,13 @@ fn read_layout(path: &Path, src: &Source) -> Result<(Layout, Option<Header>)> {
         let header = read_header(&head).with_context(|| path.display().to_string())?;
         return Ok((format::safetensors::layout(&header), Some(header)));
     }
-    let layout = format::open(&head).with_context(|| path.display().to_string())?;
+    // Over HTTP every read is a request: a PyTorch zip's storages are located from its central
+    // directory (`Locate::Predict`) instead of one request per local header.
+    let locate = match src {
+        Source::Http(_) => format::zip::Locate::Predict,
+        Source::File(_) => format::zip::Locate::Verify,
+    };
+    let layout = format::open_with(&head, locate).with_context(|| path.display().to_string())?;
     Ok((layout, None))
 }
 
@@ -240,16 +250,50 @@ impl Checkpoint {
     }
 }
 
+/// True when the file at `path` starts like a checkpoint a reader knows ([`format::detect`]).
+fn detected(path: &Path) -> Result<bool> {
+    let src = FileSource::open(path)?;
+    let mut first = vec![0u8; src.size().min(format::DETECT_BYTES as u64) as usize];
+    src.read_exact_at(0, &mut first)
+        .with_context(|| path.display().to_string())?;
+    Ok(format::detect(&first, src.size()).is_some())
+}
+
 impl Model {
     /// Resolves and opens a path or URL: a checkpoint file of any format, a `*.index.json`, or a
-    /// directory holding either an index or `.safetensors` files.
+    /// directory holding an index, `.safetensors` files, or one checkpoint file of another format.
+    /// A directory of several files of other formats is refused, naming them (see
+    /// [`Model::open_all`]).
     pub fn open(input: &Path) -> Result<Model> {
+        let mut all = Self::open_all(input)?;
+        if all.len() == 1 {
+            return Ok(all.remove(0));
+        }
+        let names: Vec<String> = all
+            .iter()
+            .flat_map(|m| &m.files)
+            .filter_map(|f| f.path.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        bail!(
+            "{}: the directory holds {} checkpoints ({}); name one",
+            input.display(),
+            all.len(),
+            names.join(", ")
+        )
+    }
+
+    /// Every checkpoint a path or URL names: what [`Model::open`] opens, except that a directory
+    /// with neither an index nor `.safetensors` files gives each of its files that a reader knows
+    /// by its first bytes (GGUF, PyTorch, NumPy, whatever their names) as a checkpoint of its own,
+    /// in name order; files no reader knows (configs, READMEs) are skipped.
+    pub fn open_all(input: &Path) -> Result<Vec<Model>> {
         if remote::is_url(input)? {
-            return Self::open_url(&input.to_string_lossy());
+            return Ok(vec![Self::open_url(&input.to_string_lossy())?]);
         }
         let meta = std::fs::metadata(input)
             .with_context(|| format!("{}: cannot open", input.display()))?;
         if meta.is_dir() {
+            let mut others = Vec::new();
             let mut indexes = Vec::new();
             let mut files = Vec::new();
             for entry in std::fs::read_dir(input)
@@ -261,19 +305,16 @@ impl Model {
                     indexes.push(path);
                 } else if name.ends_with(".safetensors") && path.is_file() {
                     files.push(path);
+                } else if path.is_file() {
+                    others.push(path);
                 }
             }
             indexes.sort();
             files.sort();
             return match indexes.as_slice() {
-                [index] => Self::open_index(index),
-                [] if files.is_empty() => {
-                    bail!(
-                        "{}: no .safetensors files or index in directory",
-                        input.display()
-                    )
-                }
-                [] => Self::from_files(input, None, files),
+                [index] => Ok(vec![Self::open_index(index)?]),
+                [] if files.is_empty() => Self::open_others(input, others),
+                [] => Ok(vec![Self::from_files(input, None, files)?]),
                 _ => bail!(
                     "{}: more than one *.safetensors.index.json in directory; name one",
                     input.display()
@@ -281,9 +322,33 @@ impl Model {
             };
         }
         if input.to_string_lossy().ends_with(".json") {
-            return Self::open_index(input);
+            return Ok(vec![Self::open_index(input)?]);
         }
-        Self::from_files(input, None, vec![input.to_path_buf()])
+        Ok(vec![Self::from_files(
+            input,
+            None,
+            vec![input.to_path_buf()],
+        )?])
+    }
+
+    /// The files of directory `dir` (which has no safetensors files) that a reader knows by their
+    /// first bytes, one checkpoint each.
+    fn open_others(dir: &Path, mut files: Vec<PathBuf>) -> Result<Vec<Model>> {
+        files.sort();
+        let mut out = Vec::new();
+        for path in files {
+            if detected(&path)? {
+                out.push(Self::from_files(&path, None, vec![path.clone()])?);
+            }
+        }
+        if out.is_empty() {
+            bail!(
+                "{}: no checkpoint in directory (no .safetensors files or index, and no file \
+                 whose first bytes are GGUF, PyTorch or NumPy)",
+                dir.display()
+            );
+        }
+        Ok(out)
     }
 
     fn open_index(index_path: &Path) -> Result<Model> {

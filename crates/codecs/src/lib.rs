@@ -27,6 +27,7 @@ mod cursor;
 pub mod error;
 pub mod float;
 pub mod huffman;
+pub mod lesson;
 pub mod lmc;
 pub mod lossy;
 pub mod neuzip;

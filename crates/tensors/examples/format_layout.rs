@@ -2,11 +2,12 @@
 //! file: `{"path", "layout", "reads", "bytes_read", "micros"}` (the reads the reader made of the
 //! in-memory file and the time it took) or `{"path", "error", "debug"}`. With `--inflate`, it also
 //! streams every deflated entry through `npz::for_each_inflated` and adds `inflate_mb_s` (inflated
-//! MB per second). The cross-checks in `tests/python/test_numpy_formats.py` run it until the CLI
+//! MB per second). With `--predict`, PyTorch zips are read with `zip::Locate::Predict` (no local
+//! header read). The cross-checks in `tests/python/test_numpy_formats.py` run it until the CLI
 //! reads these formats.
 #![allow(clippy::unwrap_used)]
 
-use bitlens_tensors::format::zip::ZipError;
+use bitlens_tensors::format::zip::{Locate, ZipError};
 use bitlens_tensors::format::{detect, npy, npz, Data, Format, Layout};
 use bitlens_tensors::{read_header, ReadAt, SourceError};
 use std::cell::Cell;
@@ -32,7 +33,7 @@ impl ReadAt for Counting<'_> {
     }
 }
 
-fn layout(src: &Counting<'_>) -> Result<Layout, Box<dyn std::error::Error>> {
+fn layout(src: &Counting<'_>, locate: Locate) -> Result<Layout, Box<dyn std::error::Error>> {
     let b = src.bytes;
     match detect(&b[..b.len().min(16)], b.len() as u64) {
         Some(Format::Npy) => Ok(npy::read(src)?),
@@ -41,7 +42,9 @@ fn layout(src: &Counting<'_>) -> Result<Layout, Box<dyn std::error::Error>> {
             if npz::is_npz(&archive) {
                 Ok(npz::read_archive(src, &archive)?)
             } else {
-                Ok(bitlens_tensors::format::pytorch::read_zip(src, &archive)?)
+                Ok(bitlens_tensors::format::pytorch::read_zip_with(
+                    src, &archive, locate,
+                )?)
             }
         }
         Some(Format::Safetensors) => {
@@ -93,9 +96,14 @@ fn inflate_all(bytes: &[u8], l: &Layout) -> f64 {
 
 fn main() {
     let mut inflate = false;
+    let mut locate = Locate::Verify;
     for arg in std::env::args().skip(1) {
         if arg == "--inflate" {
             inflate = true;
+            continue;
+        }
+        if arg == "--predict" {
+            locate = Locate::Predict;
             continue;
         }
         let bytes = std::fs::read(&arg).unwrap();
@@ -105,7 +113,7 @@ fn main() {
             read_bytes: Cell::new(0),
         };
         let t = Instant::now();
-        let result = layout(&src);
+        let result = layout(&src, locate);
         let micros = t.elapsed().as_micros() as u64;
         let mut line = match result {
             Ok(l) => serde_json::json!({

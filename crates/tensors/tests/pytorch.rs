@@ -585,3 +585,72 @@ fn fuzz_regressions_are_errors() {
         assert!(pytorch::read(&bytes).is_err(), "{}", path.display());
     }
 }
+
+/// A source counting its reads.
+struct Reads<'a>(&'a [u8], Cell<u64>);
+
+impl ReadAt for Reads<'_> {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        self.1.set(self.1.get() + 1);
+        self.0.read_exact_at(offset, buf)
+    }
+}
+
+#[test]
+fn predicted_offsets_equal_the_local_headers_and_cost_a_few_reads() {
+    use bitlens_tensors::format::zip::{Archive, Locate};
+    let numpy = fixtures().join("../numpy");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .chain(std::fs::read_dir(&numpy).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            (name.ends_with(".pt") && !name.contains("legacy")) || name.ends_with(".npz")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for path in &files {
+        let file = std::fs::read(path).unwrap();
+        let src: &dyn ReadAt = &file.as_slice();
+        let archive = Archive::open(src).unwrap();
+        // torch (miniz, with data descriptors and 64-byte alignment) and numpy (Python zipfile)
+        // both tile their archives: the prediction is each member's real data offset.
+        for m in archive.members() {
+            assert_eq!(
+                archive.predicted_data_offset(m),
+                Some(archive.data_offset(src, m).unwrap()),
+                "{}: {}",
+                path.display(),
+                m.name
+            );
+        }
+        if path.extension().unwrap() != "pt" {
+            continue;
+        }
+        let verified = Reads(&file, Cell::new(0));
+        let a = pytorch::read_zip_with(&verified, &archive, Locate::Verify).unwrap();
+        let predicted = Reads(&file, Cell::new(0));
+        let b = pytorch::read_zip_with(&predicted, &archive, Locate::Predict).unwrap();
+        assert_eq!(a, b, "{}", path.display());
+        // data.pkl and byteorder: one read each, whatever the number of storages.
+        assert!(
+            predicted.1.get() <= 2,
+            "{}: {} reads",
+            path.display(),
+            predicted.1.get()
+        );
+        eprintln!(
+            "{}: {} storages, {} reads verified, {} predicted",
+            path.display(),
+            a.entries.len(),
+            verified.1.get(),
+            predicted.1.get()
+        );
+    }
+}

@@ -10,6 +10,11 @@
 //!   ([`bitlens_codecs::huffman::explain`]).
 //! - `ans` lesson (NeuZip §2.2): [`teach_exponents`] takes the first exponents of a tensor,
 //!   [`teach_rans_trace`] traces the rANS coder on them ([`bitlens_codecs::rans::trace`]).
+//! - `grouping` lesson (LMC paper §3–4): [`teach_bit_ratios`], [`teach_layouts`] and
+//!   [`teach_layout_sizes`] ([`bitlens_codecs::lesson::grouping`]; the peers are the codec
+//!   comparison's: deflate by miniz_oxide, zstd by ruzstd).
+//! - `delta` lesson (BitSnap §3, LMC's XOR deltas): [`teach_delta_flips`], [`teach_delta_point`]
+//!   ([`bitlens_codecs::lesson::delta`]).
 //! - `lossy` lesson (NeuZip §2.3, BitSnap §3.4): [`teach_lossy_survey`] encodes and decodes a
 //!   tensor with every lossy setting the lesson offers ([`bitlens_codecs::lossy::survey`]).
 
@@ -18,9 +23,12 @@ use crate::error::Failure;
 use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::explain;
+use bitlens_codecs::lesson::{delta, grouping};
 use bitlens_codecs::lmc::{Params, Width};
 use bitlens_codecs::lossy;
 use bitlens_codecs::rans::trace;
+use bitlens_codecs::Transform;
+use bitlens_protocol::PeerCodec;
 use bitlens_tensors::Dtype;
 use wasm_bindgen::prelude::*;
 
@@ -192,6 +200,91 @@ fn float_format(dtype: &str) -> Result<FloatFormat, Failure> {
 #[wasm_bindgen(js_name = teachRansTrace)]
 pub fn teach_rans_trace(symbols: &[u8]) -> Result<String, JsError> {
     Ok(to_json(&trace::trace(symbols)?)?)
+}
+
+/// The transform of a name: `rotate` (LMC's default sign rotation) or `none`.
+fn transform(name: &str) -> Result<Transform, Failure> {
+    match name {
+        "rotate" => Ok(Transform::SignRotate),
+        "none" => Ok(Transform::None),
+        other => Err(Failure(format!(
+            "unknown transform `{other}` (rotate, none)"
+        ))),
+    }
+}
+
+/// The share of elements of a tensor's bytes `data` of `dtype` with each bit set, bit 0 first.
+#[wasm_bindgen(js_name = teachBitRatios)]
+pub fn teach_bit_ratios(data: &[u8], dtype: &str) -> Result<Vec<f64>, JsError> {
+    Ok(grouping::bit_set_ratios(data, lmc_params(dtype)?.width))
+}
+
+/// The order-0 entropies of a tensor's bytes `data` of `dtype`, interleaved and in byte groups
+/// (`transform`: `rotate` or `none`), whole and per 64 KiB block: JSON of
+/// [`grouping::Layouts`].
+#[wasm_bindgen(js_name = teachLayouts)]
+pub fn teach_layouts(data: &[u8], dtype: &str, transform_name: &str) -> Result<String, JsError> {
+    let w = lmc_params(dtype)?.width;
+    Ok(to_json(&grouping::layouts(
+        data,
+        w,
+        transform(transform_name)?,
+    ))?)
+}
+
+/// The bytes LMC, deflate (miniz_oxide, level 6) and zstd (ruzstd, fastest) write for a tensor's
+/// bytes `data` of `dtype`, interleaved and in byte groups (`transform`): JSON of a list of
+/// [`grouping::CodecSizes`]. The peers run as the codec comparison runs them (and are checked
+/// to decode back).
+#[wasm_bindgen(js_name = teachLayoutSizes)]
+pub fn teach_layout_sizes(
+    data: &[u8],
+    dtype: &str,
+    transform_name: &str,
+) -> Result<String, JsError> {
+    let w = lmc_params(dtype)?.width;
+    let t = transform(transform_name)?;
+    let failed = std::cell::RefCell::new(None);
+    let peer = |p: PeerCodec| {
+        let failed = &failed;
+        move |d: &[u8]| match crate::snapshot::peer_codec_roundtrip(p, d, &|| 0.0) {
+            Ok(r) => r.stored_bytes as usize,
+            Err(e) => {
+                failed.replace(Some(e));
+                0
+            }
+        }
+    };
+    let (deflate, zstd) = (peer(PeerCodec::Deflate), peer(PeerCodec::Zstd));
+    let sizes = grouping::sizes(data, w, t, &[("deflate", &deflate), ("zstd", &zstd)]);
+    if let Some(e) = failed.into_inner() {
+        return Err(e.into());
+    }
+    Ok(to_json(&sizes)?)
+}
+
+/// The bits that flip between two versions `base` and `new` of a tensor of `dtype`: JSON of
+/// [`delta::Flips`].
+#[wasm_bindgen(js_name = teachDeltaFlips)]
+pub fn teach_delta_flips(base: &[u8], new: &[u8], dtype: &str) -> Result<String, JsError> {
+    let w = lmc_params(dtype)?.width;
+    Ok(to_json(
+        &delta::flips(base, new, w).map_err(|e| Failure(e.to_string()))?,
+    )?)
+}
+
+/// Point `percent` of the delta curve of `base` → `new` (`dtype`): the BitSnap bitmask and
+/// XOR + LMC sizes of the mixed tensor, JSON of [`delta::DeltaPoint`].
+#[wasm_bindgen(js_name = teachDeltaPoint)]
+pub fn teach_delta_point(
+    base: &[u8],
+    new: &[u8],
+    dtype: &str,
+    percent: u32,
+) -> Result<String, JsError> {
+    let w = lmc_params(dtype)?.width;
+    let p = delta::point(base, new, w, percent).map_err(|e| Failure(e.to_string()))?;
+    Ok(to_json(&p)?)
 }
 
 /// Every lossy setting of the `lossy` lesson measured on a tensor's bytes `data` of `dtype`

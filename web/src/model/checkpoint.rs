@@ -105,10 +105,13 @@ impl TensorRow {
     }
 }
 
-/// Tensors, parameters and bytes of one dtype, known from the headers alone.
+/// Tensors, parameters and bytes of one element type (a dtype, or a ggml block type such as
+/// `Q4_K`), known from the headers alone.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DtypeMix {
-    /// The dtype.
+    /// The element type's name ([`TensorRow::type_name`]).
+    pub name: String,
+    /// The dtype its bytes are measured in (`U8` for a block type).
     pub dtype: Dtype,
     /// Tensors of this dtype.
     pub tensors: u64,
@@ -232,17 +235,20 @@ impl Checkpoint {
         r.stats = Some(Rc::new(stats));
     }
 
-    /// Tensors, parameters and bytes per dtype, from the headers.
+    /// Tensors, parameters and bytes per element type (each ggml block type apart), from the
+    /// headers.
     pub fn dtype_mix(&self) -> Vec<DtypeMix> {
         let mut mix: Vec<DtypeMix> = Vec::new();
         for r in &self.rows {
-            match mix.iter_mut().find(|m| m.dtype == r.dtype) {
+            let name = r.type_name();
+            match mix.iter_mut().find(|m| m.name == name) {
                 Some(m) => {
                     m.tensors += 1;
                     m.params += r.params;
                     m.bytes += r.bytes;
                 }
                 None => mix.push(DtypeMix {
+                    name,
                     dtype: r.dtype,
                     tensors: 1,
                     params: r.params,

@@ -11,6 +11,11 @@
 //! - loose files that are neither `.safetensors` nor an index are reported; other files inside
 //!   directories (configs, tokenizers) are ignored silently.
 //!
+//! Files of other formats (GGUF, PyTorch, NumPy — told by their first bytes, not their names) are
+//! checkpoints of their own before this grouping, loose or in a directory, except in a directory
+//! that holds `.safetensors` files: there they stay ignored ([`beside_safetensors`]), so a Hugging
+//! Face folder's `training_args.bin` is no checkpoint (as `bitlens inspect DIR`).
+//!
 //! Checkpoints come out in natural name order (`step-2` before `step-10`), which is the order the
 //! Compare view steps through.
 
@@ -71,6 +76,22 @@ pub fn split_dir(path: &str) -> (&str, &str) {
         Some(i) => (&path[..i], &path[i + 1..]),
         None => ("", path),
     }
+}
+
+/// For each path: true when it is inside a directory that also holds a `.safetensors` file (a
+/// loose file, with no directory, never is), where files of other formats are not checkpoints.
+pub fn beside_safetensors<'a>(paths: impl Iterator<Item = &'a str> + Clone) -> Vec<bool> {
+    let dirs: HashSet<&str> = paths
+        .clone()
+        .filter(|p| is_safetensors(p))
+        .map(|p| split_dir(p).0)
+        .collect();
+    paths
+        .map(|p| {
+            let dir = split_dir(p).0;
+            !dir.is_empty() && dirs.contains(dir)
+        })
+        .collect()
 }
 
 /// `PREFIX-00001-of-00003.safetensors` → `(PREFIX, 1, 3)`.
@@ -307,6 +328,23 @@ mod tests {
         assert_eq!(names, ["run/step-2", "run/step-10"]);
         assert_eq!(g.rejected.len(), 1);
         assert_eq!(g.rejected[0].file, 3);
+    }
+
+    #[test]
+    fn other_formats_are_ignored_only_beside_safetensors_files() {
+        let paths = [
+            "hf/model.safetensors",
+            "hf/training_args.bin",
+            "hf/sub/model.gguf",
+            "gguf/model.gguf",
+            "gguf/model.pt",
+            "loose.pt",
+            "model.safetensors",
+        ];
+        assert_eq!(
+            beside_safetensors(paths.iter().copied()),
+            [true, true, false, false, false, false, false]
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! - [`bits`]: which bit positions are sign / exponent / mantissa.
 //! - [`link`]: the view state a link carries (`?url=…&tab=…&tensor=…`), URLs read as paths.
 //! - [`report`]: the loaded checkpoints as `bitlens inspect --json` reports them.
+//! - [`quant`]: code sizes and scale bins of a block-quantized tensor's Quantization view.
 
 pub mod bits;
 pub mod checkpoint;
@@ -22,6 +23,7 @@ pub mod grouping;
 pub mod label;
 pub mod link;
 pub mod plan;
+pub mod quant;
 pub mod report;
 pub mod scale;
 pub mod table;

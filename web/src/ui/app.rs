@@ -565,6 +565,7 @@ impl Component for App {
                 if let Some(route) = self.learn.clone() {
                     <views::learn::Learn {route} loading={s.loading} has_checkpoints={!s.checkpoints.is_empty()}
                         tensors={views::learn::source::sources(active, s.active.and_then(|id| s.blobs.get(&id)))}
+                        pair={views::learn::delta::pair(&s.checkpoints, s.active, &s.blobs)}
                         on_demo={link.callback(|()| Msg::Demo)} />
                 } else if !has_content {
                     if !embed {

@@ -243,14 +243,7 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
     // Files of other formats: one checkpoint each, named by its path, its layout read by a worker;
     // except inside a directory of safetensors files, whose other files stay ignored as before
     // (a Hugging Face folder's `training_args.bin` is no checkpoint).
-    let safetensors_dirs: Vec<&str> = inputs
-        .iter()
-        .filter(|f| grouping::is_safetensors(&f.path))
-        .map(|f| grouping::split_dir(&f.path).0)
-        .collect();
-    let in_safetensors_dir =
-        |path: &str| safetensors_dirs.contains(&grouping::split_dir(path).0) && path.contains('/');
-    let skip: Vec<bool> = inputs.iter().map(|f| in_safetensors_dir(&f.path)).collect();
+    let skip = grouping::beside_safetensors(inputs.iter().map(|f| f.path.as_str()));
     let mut layouts = Layouts::default();
     let mut grouped = Vec::with_capacity(inputs.len());
     let mut rest = Vec::with_capacity(picked.len());

@@ -56,8 +56,16 @@ impl<'a> Coalesced<'a> {
     /// Plans the local header reads of every member of `archive`, each with `prefetch` bytes of
     /// its data (as [`Archive::locate`] reads them).
     pub fn local_headers(src: &'a dyn ReadAt, archive: &Archive, prefetch: u64) -> Coalesced<'a> {
-        let regions = archive
-            .members()
+        Coalesced::local_headers_of(src, archive.members(), prefetch)
+    }
+
+    /// [`Coalesced::local_headers`] of some `members` only.
+    pub fn local_headers_of(
+        src: &'a dyn ReadAt,
+        members: &[zip::Member],
+        prefetch: u64,
+    ) -> Coalesced<'a> {
+        let regions = members
             .iter()
             .map(|m| {
                 let len = (30 + m.name.len() as u64 + zip::EXTRA_GUESS)

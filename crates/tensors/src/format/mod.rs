@@ -102,8 +102,15 @@ pub enum FormatError {
 
 /// Reads any supported checkpoint file as a [`Layout`]: detects the format from its first
 /// [`DETECT_BYTES`] and runs that reader; a zip is an `.npz` when its members are `.npy` files,
-/// else a PyTorch checkpoint.
+/// else a PyTorch checkpoint. Every zip member's local header is checked ([`zip::Locate::Verify`]).
 pub fn open(src: &dyn ReadAt) -> Result<Layout, FormatError> {
+    open_with(src, zip::Locate::Verify)
+}
+
+/// [`open`], finding PyTorch zip storages as `locate` says: [`zip::Locate::Predict`] reads the
+/// table of a PyTorch zip in a few reads whatever its tensor count (for remote files, where each
+/// read is a request).
+pub fn open_with(src: &dyn ReadAt, locate: zip::Locate) -> Result<Layout, FormatError> {
     let size = src.size();
     let mut first = [0u8; DETECT_BYTES];
     let first = &mut first[..(size.min(DETECT_BYTES as u64) as usize)];
@@ -118,7 +125,7 @@ pub fn open(src: &dyn ReadAt) -> Result<Layout, FormatError> {
             if npz::is_npz(&archive) {
                 Ok(npz::read_archive(src, &archive)?)
             } else {
-                Ok(pytorch::read_zip(src, &archive)?)
+                Ok(pytorch::read_zip_with(src, &archive, locate)?)
             }
         }
         None => Err(FormatError::Unknown {

@@ -21,7 +21,7 @@ use crate::source::{ReadAt, SourceError};
 
 pub use legacy::read_legacy;
 pub use objects::{BUDGET_PER_BYTE, BUDGET_SLACK, MAX_DEPTH};
-pub use zipped::read_zip;
+pub use zipped::{read_zip, read_zip_with};
 
 /// The globals a PyTorch pickle may name: tensor and parameter rebuild functions, the storage
 /// types, `OrderedDict`, the dtypes (`_rebuild_tensor_v3`'s argument for float8 and unsigned

@@ -39,6 +39,22 @@ const RATIO_SLACK: u64 = 1024;
 /// member's first bytes needs little), each next one doubles, up to the largest.
 const INPUT_WINDOW: u64 = 64 * 1024;
 const FIRST_INPUT_WINDOW: u64 = 1024;
+/// Stored ranges up to this long are read along with their member's local header (one read).
+const READ_WITH_HEADER: u64 = 1 << 20;
+
+/// How a reader finds where a member's data starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Locate {
+    /// Read each member's local header and check it against the central directory
+    /// ([`Archive::data_offset`]): exact, one read per member (coalesced where members are small).
+    #[default]
+    Verify,
+    /// Take the offset from the central directory ([`Archive::predicted_data_offset`]), reading no
+    /// local header, and verify only where the prediction is impossible: a tensor table in a few
+    /// reads, for sources where every read is a network request.
+    Predict,
+}
+
 /// Local extra field bytes read along with a local header, hoping the extra field fits (zip64
 /// sizes: 20 bytes; PyTorch's alignment padding: under 64).
 pub const EXTRA_GUESS: u64 = 128;
@@ -699,6 +715,36 @@ impl Archive {
         Ok(self.locate(src, member, 0)?.0)
     }
 
+    /// Where `member`'s data starts if the archive's members tile its body — each member's local
+    /// header, data and data descriptor back to back up to the next member's local header (or the
+    /// central directory), as torch, numpy/Python `zipfile`, miniz, Info-ZIP and Java lay them out —
+    /// computed from the central directory alone, without reading the local header: the data ends
+    /// where the slot ends, less the data descriptor (16 bytes with its signature, 24 with zip64
+    /// sizes) when the member has one. `None` when that leaves no room for the local header and
+    /// name, or the descriptor's size is ambiguous (sizes at the zip64 limit).
+    ///
+    /// A prediction, not a check: a crafted archive whose local header's extra field and descriptor
+    /// disagree with the tiling would be read a few bytes off (never outside the member's slot).
+    /// Readers that read every byte anyway use [`Archive::data_offset`]; [`Locate::Predict`] is
+    /// for reading a table over a network, where a read per member is a request per member.
+    pub fn predicted_data_offset(&self, member: &Member) -> Option<u64> {
+        let desc = if member.flags & FLAG_DESCRIPTOR == 0 {
+            0
+        } else if member.compressed < u64::from(u32::MAX) && member.size < u64::from(u32::MAX) {
+            16
+        } else {
+            return None;
+        };
+        let data = member
+            .slot_end
+            .checked_sub(desc)?
+            .checked_sub(member.compressed)?;
+        let min = member
+            .header_offset
+            .checked_add(LOCAL_LEN + member.name.len() as u64)?;
+        (data >= min).then_some(data)
+    }
+
     /// [`Archive::data_offset`], also returning up to `prefetch` bytes of the member's (stored or
     /// compressed) data read along with the local header in the same request — what a reader
     /// wanting the start of a member (an `.npy` header) needs, in one read per member.
@@ -820,10 +866,18 @@ impl Archive {
                 size: member.size,
             });
         }
-        let data = self.data_offset(src, member)?;
+        // A small stored range comes with its local header in one read.
+        let prefetch = match member.method {
+            Method::Stored if range.end <= READ_WITH_HEADER => range.end,
+            _ => 0,
+        };
+        let (data, head) = self.locate(src, member, prefetch)?;
         let whole = range.start == 0 && range.end == member.size;
         let out = match member.method {
-            Method::Stored => read_vec(src, data + range.start, range.end - range.start)?,
+            Method::Stored => match head.get(range.start as usize..range.end as usize) {
+                Some(bytes) if prefetch > 0 => bytes.to_vec(),
+                _ => read_vec(src, data + range.start, range.end - range.start)?,
+            },
             Method::Deflated => {
                 let mut inf = Inflater::new(src, data, member.compressed, member.size)?;
                 inf.skip(range.start)?;

@@ -183,7 +183,13 @@ pub fn describe(file: FileRef<Js>) -> Result<JobResult, Failure> {
     // The readers read a header field by field: 64 KiB at a time serves them, and reads only a
     // few KiB more than what describes the tensors (not a 32 MiB window).
     let src = FileSource::open(file)?.read_ahead(DESCRIBE_READ_AHEAD);
-    let layout = format::open(&src).map_err(|e| src.named(e))?;
+    // Over HTTP every read is a request: a PyTorch zip's storages are located from its central
+    // directory instead of one request per local header (`Locate::Predict`).
+    let locate = match src {
+        FileSource::Url(_) => format::zip::Locate::Predict,
+        FileSource::Blob(_) => format::zip::Locate::Verify,
+    };
+    let layout = format::open_with(&src, locate).map_err(|e| src.named(e))?;
     Ok(JobResult::Layout(Box::new(layout)))
 }
 

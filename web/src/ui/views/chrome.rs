@@ -71,9 +71,9 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
                 <span class="tagline">{ "Look inside safetensors checkpoints — in your browser, nothing is uploaded." }</span>
             </div>
             <div class="actions">
-                <label class="button" title="One or more .safetensors files, a shard index with its shards, or .bls snapshots">
+                <label class="button" title="One or more checkpoint files (safetensors, GGUF, PyTorch, NumPy), a shard index with its shards, or .bls snapshots">
                     { "Open files…" }
-                    <input id="file-input" type="file" multiple=true accept=".safetensors,.json,.bls"
+                    <input id="file-input" type="file" multiple=true accept=".safetensors,.json,.bls,.gguf,.pt,.pth,.bin,.ckpt,.npy,.npz"
                            onchange={on_pick(link)} />
                 </label>
                 <label class="button" title="A checkpoint directory, or a directory of checkpoints">

@@ -2,6 +2,12 @@
 //! sign / exponent / mantissa histograms with their entropies, the value histogram with min / max
 //! / mean / std, byte-group entropies, and the 64 KiB block entropy profile. On top: the tensor's
 //! codec override for compression, and a comparison of every codec on this tensor.
+//!
+//! A ggml block-quantized tensor (GGUF `Q4_K`, …) shows, in this order, its Quantization
+//! ([`crate::ui::views::quant`]: scales and codes), its dequantized values' histogram and
+//! sign / exponent / mantissa charts (as an `F32` tensor's, titled as dequantized values, chart ids
+//! prefixed `dq-`), and the bit and entropy charts of its stored block bytes (as `U8`, what a
+//! codec sees), titled as such.
 
 use crate::model::bits::BitRole;
 use crate::model::checkpoint::{Checkpoint, TensorRow};
@@ -14,7 +20,8 @@ use crate::ui::charts::{Bar, BarChart, LineChart, Series};
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
 use crate::ui::views::codecs::job_progress;
-use bitlens_stats::TensorStats;
+use crate::ui::views::quant;
+use bitlens_stats::{FloatStats, TensorStats, ValueStats};
 use web_sys::HtmlSelectElement;
 use yew::html::Scope;
 use yew::prelude::*;
@@ -54,8 +61,26 @@ fn hist_bars(counts: &[u64], label: impl Fn(usize) -> String, color: &str, what:
         .collect()
 }
 
-fn float_charts(st: &TensorStats) -> Html {
-    let Some(f) = &st.float else {
+/// Which values charts describe: a tensor's own, or a quantized tensor's dequantized ones.
+#[derive(Clone, Copy)]
+struct Of {
+    /// Prefix of the charts' ids.
+    id: &'static str,
+    /// Prefix of their titles.
+    title: &'static str,
+}
+
+/// A tensor's own values (chart ids as they always were).
+const OWN: Of = Of { id: "", title: "" };
+
+/// A block-quantized tensor's dequantized values.
+const DEQUANTIZED: Of = Of {
+    id: "dq-",
+    title: "Dequantized values: ",
+};
+
+fn float_charts(f: Option<&FloatStats>, of: Of) -> Html {
+    let Some(f) = f else {
         return html! { <p class="note">{ "No sign / exponent / mantissa fields: not a floating-point tensor." }</p> };
     };
     let bias = (1u64 << f.exponent_bits.saturating_sub(1)).saturating_sub(1);
@@ -103,23 +128,23 @@ fn float_charts(st: &TensorStats) -> Html {
     );
     html! {
         <div class="chart-row three">
-            <BarChart id="sign-hist" title={format!("Sign — entropy {} bits", number(f.sign_entropy, 3))}
+            <BarChart id={format!("{}sign-hist", of.id)} title={format!("{}Sign — entropy {} bits", of.title, number(f.sign_entropy, 3))}
                       bars={Shared::new(sign_bars)} x_label="sign" y_label="values" height={240.0} />
-            <BarChart id="exponent-hist" title={format!("Exponent — entropy {} bits (of {})", number(f.exponent_entropy, 3), f.exponent_bits)}
+            <BarChart id={format!("{}exponent-hist", of.id)} title={format!("{}Exponent — entropy {} bits (of {})", of.title, number(f.exponent_entropy, 3), f.exponent_bits)}
                       bars={Shared::new(exp_bars)} x_label={format!("biased exponent (bias {bias})")} y_label="values" height={240.0} />
-            <BarChart id="mantissa-hist" title={format!("Mantissa, leading {} bits — entropy {} bits", f.mantissa_hist_bits, number(f.mantissa_entropy, 3))}
+            <BarChart id={format!("{}mantissa-hist", of.id)} title={format!("{}Mantissa, leading {} bits — entropy {} bits", of.title, f.mantissa_hist_bits, number(f.mantissa_entropy, 3))}
                       bars={Shared::new(mant_bars)} x_label="mantissa value" y_label="values" height={240.0} />
         </div>
     }
 }
 
-fn value_chart(st: &TensorStats) -> Html {
-    let Some(v) = &st.values else {
+fn value_chart(v: Option<&ValueStats>, of: Of) -> Html {
+    let Some(v) = v else {
         return html! { <p class="note">{ "No value statistics for this dtype." }</p> };
     };
     let opt = |x: Option<f64>| x.map_or("–".into(), |x| number(x, 4));
     let facts = html! {
-        <dl class="facts" data-facts="values">
+        <dl class="facts" data-facts={format!("{}values", of.id)}>
             <dt>{ "min" }</dt><dd data-k="min">{ opt(v.min) }</dd>
             <dt>{ "max" }</dt><dd data-k="max">{ opt(v.max) }</dd>
             <dt>{ "mean" }</dt><dd data-k="mean">{ opt(v.mean) }</dd>
@@ -147,7 +172,7 @@ fn value_chart(st: &TensorStats) -> Html {
             })
             .collect();
         html! {
-            <BarChart id="value-hist" title={format!("Values — {} bins from min to max{}", h.counts.len(), if h.exact { "" } else { " (binned by the top 16 bits)" })}
+            <BarChart id={format!("{}value-hist", of.id)} title={format!("{}Values — {} bins from min to max{}", of.title, h.counts.len(), if h.exact { "" } else { " (binned by the top 16 bits)" })}
                       bars={Shared::new(bars)} x_label="value (bin centre)" y_label="values" height={260.0} />
         }
     });
@@ -159,7 +184,8 @@ fn value_chart(st: &TensorStats) -> Html {
     }
 }
 
-fn entropy_charts(st: &TensorStats) -> Html {
+/// Byte-group and block entropies; `what` prefixes the titles.
+fn entropy_charts(st: &TensorStats, what: &str) -> Html {
     let lanes = st.byte_group_entropy.len();
     let group_name = |g: usize| {
         if lanes == 1 {
@@ -207,10 +233,10 @@ fn entropy_charts(st: &TensorStats) -> Html {
         .collect();
     html! {
         <div class="chart-row">
-            <BarChart id="byte-group-entropy" title={format!("Byte-group entropy — all bytes {} bits/byte", number(st.byte_entropy, 4))}
+            <BarChart id="byte-group-entropy" title={format!("{what}Byte-group entropy — all bytes {} bits/byte", number(st.byte_entropy, 4))}
                       bars={Shared::new(bars)} x_label="byte group" y_label="entropy (bits/byte)"
                       y_max={Some(8.0)} reference={Some((8.0, AttrValue::from("8 = incompressible")))} height={260.0} />
-            <LineChart id="block-entropy" title={format!("Entropy per 64 KiB block of each byte group ({} blocks); predicted {} of {} ({:.3})",
+            <LineChart id="block-entropy" title={format!("{what}Entropy per 64 KiB block of each byte group ({} blocks); predicted {} of {} ({:.3})",
                            st.block_entropy.first().map_or(0, |b| b.len()), bytes(st.predicted_bytes), bytes(st.bytes), st.predicted_ratio)}
                        series={Shared::new(series)} x_label="offset in the tensor (MiB)" y_label="entropy (bits/byte)"
                        y_range={Some((0.0, 8.0))} height={260.0} />
@@ -220,19 +246,49 @@ fn entropy_charts(st: &TensorStats) -> Html {
 
 /// Every chart of one tensor's statistics: bit-set ratios, sign / exponent / mantissa, values,
 /// byte-group and block entropies (the Detail view; the Codecs view's preview of a remote
-/// snapshot's tensor).
+/// snapshot's tensor); for a block-quantized tensor also its Quantization, and the value charts
+/// of its dequantized values (see the module doc).
 pub fn stats_charts(st: &TensorStats) -> Html {
-    let (bars, bands) = bit_bars(st.dtype, &st.bit_set_ratio, "set in");
+    let Some(ty) = &st.element_type else {
+        return html! {
+            <>
+                { bit_chart(st, "Fraction of values with each bit set") }
+                { float_charts(st.float.as_ref(), OWN) }
+                { value_chart(st.values.as_ref(), OWN) }
+                { entropy_charts(st, "") }
+            </>
+        };
+    };
+    let dq = &st.dequantized;
     html! {
         <>
-            <BarChart id="bit-set-ratio" title="Fraction of values with each bit set"
-                      bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
-                      x_label="bit position (most significant → least significant)" y_label="fraction set"
-                      y_max={Some(1.0)} legend={role_legend(st.dtype)} />
-            { float_charts(st) }
-            { value_chart(st) }
-            { entropy_charts(st) }
+            { quant::section(ty, st) }
+            <section class="dequantized" data-section="dequantized">
+                <h3>{ format!("Dequantized values ({ty} → f32)") }</h3>
+                if let Some(d) = dq {
+                    { value_chart(d.values.as_ref(), DEQUANTIZED) }
+                    { float_charts(d.float.as_ref(), DEQUANTIZED) }
+                } else {
+                    <p class="note">{ format!("{ty} is not dequantized (no reference kernel).") }</p>
+                }
+            </section>
+            <section class="stored" data-section="stored">
+                <h3>{ format!("Stored block bytes ({} as U8 bytes, what a codec compresses)", bytes(st.bytes)) }</h3>
+                { bit_chart(st, "Stored block bytes: fraction with each bit set") }
+                { entropy_charts(st, "Stored block bytes: ") }
+            </section>
         </>
+    }
+}
+
+/// The bit-position set ratios of `st`'s lanes.
+fn bit_chart(st: &TensorStats, title: &str) -> Html {
+    let (bars, bands) = bit_bars(st.dtype, &st.bit_set_ratio, "set in");
+    html! {
+        <BarChart id="bit-set-ratio" title={title.to_owned()}
+                  bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
+                  x_label="bit position (most significant → least significant)" y_label="fraction set"
+                  y_max={Some(1.0)} legend={role_legend(st.dtype)} />
     }
 }
 
@@ -267,7 +323,7 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
             <div class="detail-head">
                 <label>{ "Tensor " }{ picker }</label>
                 <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
-                    r.dtype, shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
+                    r.type_name(), shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
             </div>
             { codec_section(on, s.codecs, c.id, r) }
             { body }

@@ -6,6 +6,7 @@
 //! - [`summary`]: whole-checkpoint summary.
 //! - [`table`]: the sortable, filterable tensor table.
 //! - [`detail`]: one tensor's charts.
+//! - [`quant`]: a block-quantized tensor's scales and codes (part of its detail).
 //! - [`compare`]: flips between checkpoints.
 //! - [`codecs`]: compress checkpoints into snapshots, decompress snapshots.
 //! - [`learn`]: the teaching lessons (`#learn/float`, `#learn/huffman`, `#learn/ans`).
@@ -17,5 +18,6 @@ pub mod codecs;
 pub mod compare;
 pub mod detail;
 pub mod learn;
+pub mod quant;
 pub mod summary;
 pub mod table;

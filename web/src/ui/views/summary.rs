@@ -1,12 +1,15 @@
-//! Whole-checkpoint summary: files, tensors, parameters, bytes, dtype mix, whole-model byte
+//! Whole-checkpoint summary: files, tensors, parameters, bytes, element-type mix, whole-model byte
 //! entropy, the predicted compressed size (64 KiB block-entropy bound, LMC §4.1), and per dtype the
-//! bit-position set ratios and byte-group entropies.
+//! bit-position set ratios and byte-group entropies — each ggml block type (`Q4_K`, `Q8_0`, …) as
+//! a group of its own, its stored bytes' bits and the entropy of all its quant codes
+//! ([`bitlens_stats::Summary::by_dtype`]).
 
 use crate::model::checkpoint::{meta_text, Checkpoint};
 use crate::model::format::{bytes, count, groups, number, percent};
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
+use bitlens_stats::DtypeSummary;
 use yew::prelude::*;
 
 fn card(label: &str, value: String, id: &str) -> Html {
@@ -32,7 +35,7 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
         .map(|m| {
             format!(
                 "{} {}",
-                m.dtype,
+                m.name,
                 percent(m.bytes as f64 / c.data_bytes().max(1) as f64)
             )
         })
@@ -40,12 +43,12 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
     let mix_bars = Shared::new(
         mix.iter()
             .map(|m| Bar {
-                label: m.dtype.to_string(),
+                label: m.name.clone(),
                 value: m.bytes as f64 / 1e6,
                 color: "#6b8cae".into(),
                 tip: format!(
                     "{}: {} tensors, {} params, {}",
-                    m.dtype,
+                    m.name,
                     m.tensors,
                     count(m.params),
                     bytes(m.bytes)
@@ -62,7 +65,7 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
                 { card("Tensors", c.rows.len().to_string(), "tensors") }
                 { card("Parameters", count(c.params()), "params") }
                 { card("Size on disk", bytes(c.file_bytes()), "bytes") }
-                { card("Dtype mix (by bytes)", mix_text.join(", "), "dtypes") }
+                { card("Element types (by bytes)", mix_text.join(", "), "dtypes") }
                 { card("Byte entropy (whole model)",
                        if stats_ready { format!("{:.3} bits/byte{}", sum.byte_entropy, partial.clone().unwrap_or_default()) } else { "computing…".into() },
                        "entropy") }
@@ -99,23 +102,45 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
                 </>
             }) }
             <div class="charts">
-                <BarChart id="dtype-mix" title="Bytes per dtype" bars={mix_bars}
-                          x_label="dtype" y_label="size (MB)" height={220.0} />
-                { for sum.by_dtype.iter().map(|d| {
-                    let (bars, bands) = bit_bars(d.dtype, &d.bit_set_ratio, "set in");
-                    html! {
-                        <div class="dtype-block">
-                            <BarChart id={format!("model-bits-{}", d.dtype)}
-                                      title={format!("{}: fraction of values with each bit set ({} tensors; byte-group entropy msb→lsb {} bits/byte; exponent entropy {})",
-                                          d.dtype, d.tensors, groups(&d.byte_group_entropy),
-                                          d.exponent_entropy.map_or("–".into(), |e| format!("{} bits", number(e, 3))))}
-                                      bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
-                                      x_label="bit position (most significant → least significant)"
-                                      y_label="fraction set" y_max={Some(1.0)} legend={role_legend(d.dtype)} />
-                        </div>
-                    }
-                }) }
+                <BarChart id="dtype-mix" title="Bytes per element type" bars={mix_bars}
+                          x_label="element type (dtype or ggml block type)" y_label="size (MB)" height={220.0} />
+                { for sum.by_dtype.iter().map(group_chart) }
             </div>
         </section>
+    }
+}
+
+/// The bit chart of one group of the summary: a dtype's values, or a ggml block type's stored
+/// bytes (with the entropy of all its quant codes).
+fn group_chart(d: &DtypeSummary) -> Html {
+    let (bars, bands) = bit_bars(d.dtype, &d.bit_set_ratio, "set in");
+    let name = d.type_name();
+    let title = match &d.element_type {
+        None => format!(
+            "{name}: fraction of values with each bit set ({} tensors; byte-group entropy msb→lsb {} bits/byte; exponent entropy {})",
+            d.tensors,
+            groups(&d.byte_group_entropy),
+            d.exponent_entropy
+                .map_or("–".into(), |e| format!("{} bits", number(e, 3)))
+        ),
+        Some(_) => format!(
+            "{name}: fraction of stored block bytes with each bit set ({} tensors, {}; byte entropy {} bits/byte; quant codes {})",
+            d.tensors,
+            bytes(d.bytes),
+            groups(&d.byte_group_entropy),
+            match (d.code_entropy, d.code_bits) {
+                (Some(h), Some(b)) => format!("entropy {} bits of {b}", number(h, 4)),
+                _ => "not summarised".into(),
+            }
+        ),
+    };
+    html! {
+        <div class="dtype-block" data-group={name.clone()} data-tensors={d.tensors.to_string()}
+             data-bytes={d.bytes.to_string()} data-code-entropy={d.code_entropy.map(|e| e.to_string())}>
+            <BarChart id={format!("model-bits-{name}")} {title}
+                      bars={Shared::new(bars)} bands={Some(Shared::new(bands))}
+                      x_label="bit position (most significant → least significant)"
+                      y_label="fraction set" y_max={Some(1.0)} legend={role_legend(d.dtype)} />
+        </div>
     }
 }

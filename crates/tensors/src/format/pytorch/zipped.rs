@@ -6,18 +6,34 @@
 use super::objects::{entries, flatten};
 use super::{allowed, TorchError};
 use crate::format::pickle::parse;
-use crate::format::zip::{Archive, Method};
+use crate::format::zip::{Archive, Locate, Method};
 use crate::format::{Format, Layout};
 use crate::source::ReadAt;
 
 /// The longest `byteorder` member read.
 const MAX_BYTEORDER: u64 = 16;
 
-/// Reads the tensor table of a PyTorch zip checkpoint whose central directory is `archive`.
-/// [`TorchError::NotPyTorch`] when the zip has no `data.pkl` (an `.npz`, say).
+/// Reads the tensor table of a PyTorch zip checkpoint whose central directory is `archive`,
+/// checking every storage's local header. [`TorchError::NotPyTorch`] when the zip has no
+/// `data.pkl` (an `.npz`, say).
 pub fn read_zip(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, TorchError> {
-    // The storages' local headers: read together where members are small.
-    let headers = crate::format::coalesce::Coalesced::local_headers(src, archive, 0);
+    read_zip_with(src, archive, Locate::Verify)
+}
+
+/// [`read_zip`], finding the storages' data as `locate` says: with [`Locate::Predict`] no local
+/// header of a storage is read (the table costs the end records, the central directory, `data.pkl`
+/// and `byteorder`).
+pub fn read_zip_with(
+    src: &dyn ReadAt,
+    archive: &Archive,
+    locate: Locate,
+) -> Result<Layout, TorchError> {
+    // The storages' local headers: read together where members are small (none when predicted).
+    let planned = match locate {
+        Locate::Verify => archive.members().to_vec(),
+        Locate::Predict => Vec::new(),
+    };
+    let headers = crate::format::coalesce::Coalesced::local_headers_of(src, &planned, 0);
     let mut pkl = None;
     for m in archive.members() {
         if m.name == "data.pkl" || m.name.ends_with("/data.pkl") {
@@ -69,7 +85,14 @@ pub fn read_zip(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, TorchErro
                 available: m.size,
             });
         }
-        at.push(archive.data_offset(&headers, m)?);
+        let predicted = match locate {
+            Locate::Predict => archive.predicted_data_offset(m),
+            Locate::Verify => None,
+        };
+        match predicted {
+            Some(offset) => at.push(offset),
+            None => at.push(archive.data_offset(&headers, m)?),
+        }
     }
     Ok(Layout {
         format: Format::Zip,

@@ -162,7 +162,7 @@ impl Component for AnsLesson {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let head = html! {
             <>
-                <h2 id="lesson-ans-title">{ "3. rANS, step by step" }</h2>
+                <h2 id="lesson-ans-title">{ format!("{}. rANS, step by step", Lesson::Ans.number()) }</h2>
                 <p class="lead">{ "rANS keeps the whole message in one integer state per lane. Coding a symbol of frequency f (out of 4096) multiplies the state by about 4096 / f — a frequent symbol adds few bits — and when the state would grow past 32 bits its low 16 bits are written out first (renormalisation). The decoder runs the same steps backwards, first symbol first." }</p>
             </>
         };

@@ -390,7 +390,7 @@ impl Component for FloatLesson {
         };
         html! {
             <section class="lesson" id="lesson-float" aria-labelledby="lesson-float-title">
-                <h2 id="lesson-float-title">{ "1. Anatomy of a float" }</h2>
+                <h2 id="lesson-float-title">{ format!("{}. Anatomy of a float", Lesson::Float.number()) }</h2>
                 <p class="lead">{ "A float is three fields: a sign bit, an exponent (a power of two, stored with a bias) and a mantissa (the fraction after an implicit leading 1). Click any bit to flip it; type a value to see how each format rounds it." }</p>
                 { self.claim(ctx) }
                 <div class="controls">

@@ -243,7 +243,7 @@ impl Component for HuffmanLesson {
         let t = self.source(ctx);
         let head = html! {
             <>
-                <h2 id="lesson-huffman-title">{ "2. Huffman vs entropy, block by block" }</h2>
+                <h2 id="lesson-huffman-title">{ format!("{}. Huffman vs entropy, block by block", Lesson::Huffman.number()) }</h2>
                 <p class="lead">{ "LMC groups the bytes of each element (all high bytes together, then the next byte…), cuts each group into blocks and gives every block its own canonical Huffman code. Frequent byte values get short codes; the entropy of the block's histogram is the bound no order-0 code can beat." }</p>
             </>
         };

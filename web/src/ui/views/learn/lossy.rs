@@ -8,7 +8,7 @@
 //! setting a browser task: the chosen settings first, then the rest of the curve.
 
 use super::source::{self, Arrived, Chosen, Tensors};
-use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
+use super::{claim, js_number, param, param_num, stepped, write_state, Lesson, Listener};
 use crate::model::format::{bytes, count, number};
 use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
@@ -285,19 +285,13 @@ impl Component for LossyLesson {
             }
             Msg::Metric(m) => self.metric = m,
             Msg::Step(s) => {
-                let last = NEUZIP_BLOCKS.len() - 1;
                 let at = NEUZIP_BLOCKS
                     .iter()
                     .position(|&b| b == self.block)
-                    .unwrap_or(last);
-                let to = match s {
-                    i64::MIN => 0,
-                    i64::MAX => last,
-                    s => (at as i64 + s).clamp(0, last as i64) as usize,
-                };
-                if to == at {
+                    .unwrap_or(0);
+                let Some(to) = stepped(at, s, NEUZIP_BLOCKS.len()) else {
                     return false;
-                }
+                };
                 self.block = NEUZIP_BLOCKS[to];
                 self.ensure(ctx);
             }
@@ -337,7 +331,7 @@ impl Component for LossyLesson {
     fn view(&self, ctx: &Context<Self>) -> Html {
         let head = html! {
             <>
-                <h2 id="lesson-lossy-title">{ "Lossy compression: the error against its bound" }</h2>
+                <h2 id="lesson-lossy-title">{ format!("{}. Lossy compression: the error against its bound", Lesson::Lossy.number()) }</h2>
                 <p class="lead">{ "Lossy codecs give up exactness for size. What they guarantee is a bound on the error: below, each codec is run for real on a tensor — encoded as the CLI encodes, decoded back — and the error of every value is measured and set beside the bound the paper promises." }</p>
             </>
         };

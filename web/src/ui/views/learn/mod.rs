@@ -9,9 +9,13 @@
 //! - [`source`]: the tensors a lesson can read, and the tensor picker.
 //! - [`float`], [`huffman`], [`ans`], [`lossy`]: one lesson each; [`tree`]: the Huffman code tree
 //!   as SVG.
+//! - [`grouping`], [`delta`] (`bitlens_codecs::lesson`): where the entropy lives, and two
+//!   checkpoints (the active one and the one before it, [`delta::pair`]).
 
 pub mod ans;
+pub mod delta;
 pub mod float;
+pub mod grouping;
 pub mod huffman;
 pub mod lossy;
 pub mod source;
@@ -33,13 +37,24 @@ pub enum Lesson {
     Huffman,
     /// rANS step by step.
     Ans,
+    /// Where the entropy lives: byte grouping.
+    Grouping,
     /// Lossy codecs: error against bound, size against error.
     Lossy,
+    /// Two checkpoints: bit flips and deltas.
+    Delta,
 }
 
 impl Lesson {
     /// Every lesson, in teaching order.
-    pub const ALL: [Lesson; 4] = [Lesson::Float, Lesson::Huffman, Lesson::Ans, Lesson::Lossy];
+    pub const ALL: [Lesson; 6] = [
+        Lesson::Float,
+        Lesson::Grouping,
+        Lesson::Huffman,
+        Lesson::Ans,
+        Lesson::Lossy,
+        Lesson::Delta,
+    ];
 
     /// Its name in the hash.
     pub fn name(self) -> &'static str {
@@ -47,6 +62,8 @@ impl Lesson {
             Lesson::Float => "float",
             Lesson::Huffman => "huffman",
             Lesson::Ans => "ans",
+            Lesson::Grouping => "grouping",
+            Lesson::Delta => "delta",
             Lesson::Lossy => "lossy",
         }
     }
@@ -57,8 +74,23 @@ impl Lesson {
             Lesson::Float => "Anatomy of a float",
             Lesson::Huffman => "Huffman vs entropy",
             Lesson::Ans => "rANS step by step",
+            Lesson::Grouping => "Where the entropy lives",
+            Lesson::Delta => "Two checkpoints",
             Lesson::Lossy => "Lossy: error vs bound",
         }
+    }
+
+    /// Its number in the teaching order (from 1), as the lesson list shows it.
+    pub fn number(self) -> usize {
+        Lesson::ALL
+            .iter()
+            .position(|&l| l == self)
+            .map_or(0, |i| i + 1)
+    }
+
+    /// Its heading: number and title.
+    pub fn heading(self) -> String {
+        format!("{}. {}", self.number(), self.title())
     }
 
     fn from_name(name: &str) -> Option<Lesson> {
@@ -68,7 +100,8 @@ impl Lesson {
 
 /// The lesson and its state, from the page's hash `#learn/<lesson>?key=value&…` (`float`:
 /// `tensor`, `index` or `value`; `huffman`: `tensor`, `group`, `block`, both from 0; `ans`:
-/// `tensor`, `n`, `step`; `lossy`: `tensor`, `k`, `block`, `clusters`, `metric`).
+/// `tensor`, `n`, `step`; `grouping`: `tensor`, `transform`, `group`; `delta`: `tensor`, `p`;
+/// `lossy`: `tensor`, `k`, `block`, `clusters`, `metric`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     /// The lesson.
@@ -233,6 +266,9 @@ pub struct LearnProps {
     pub has_checkpoints: bool,
     /// Load the bundled demo.
     pub on_demo: Callback<()>,
+    /// Two checkpoints for the `delta` lesson.
+    #[prop_or_default]
+    pub pair: Option<Rc<delta::Pair>>,
 }
 
 /// The lessons: their list, the presentation and print buttons, and the open lesson.
@@ -292,6 +328,8 @@ pub fn learn(p: &LearnProps) -> Html {
                     Lesson::Float => html! { <float::FloatLesson {key} {tensors} {params} /> },
                     Lesson::Huffman => html! { <huffman::HuffmanLesson {key} {tensors} {params} /> },
                     Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
+                    Lesson::Grouping => html! { <grouping::GroupingLesson {key} {tensors} {params} /> },
+                    Lesson::Delta => html! { <delta::DeltaLesson {key} pair={p.pair.clone()} {params} /> },
                     Lesson::Lossy => html! { <lossy::LossyLesson {key} {tensors} {params} /> },
                 } }
             </>
@@ -300,12 +338,12 @@ pub fn learn(p: &LearnProps) -> Html {
     html! {
         <div class={classes!("learn", presenting.then_some("presenting"))} data-lesson={lesson.name()}>
             <nav class="learn-nav" aria-label="Lessons">
-                { for Lesson::ALL.iter().enumerate().map(|(i, l)| {
+                { for Lesson::ALL.iter().map(|l| {
                     let current = *l == lesson;
                     html! {
                         <a class={classes!("lesson-link", current.then_some("current"))}
                            href={format!("#learn/{}", l.name())}
-                           aria-current={current.then_some("page")}>{ format!("{}. {}", i + 1, l.title()) }</a>
+                           aria-current={current.then_some("page")}>{ l.heading() }</a>
                     }
                 }) }
                 <span class="learn-tools">
@@ -329,6 +367,18 @@ pub fn claim(paper: &str, says: &str, measured: Html) -> Html {
             <p class="claim-measured"><strong>{ "Measured here: " }</strong>{ measured }</p>
         </aside>
     }
+}
+
+/// Where a step key (−1, +1, `i64::MIN` for Home, `i64::MAX` for End, as [`Listener::steps`]
+/// gives them) moves from `current` among `count` steps; `None` when it stays.
+pub fn stepped(current: usize, step: i64, count: usize) -> Option<usize> {
+    let last = count.saturating_sub(1) as i64;
+    let to = match step {
+        i64::MIN => 0,
+        i64::MAX => last,
+        s => (current as i64).saturating_add(s).clamp(0, last),
+    } as usize;
+    (to != current).then_some(to)
 }
 
 /// A number for a `data-*` attribute that JavaScript's `Number()` reads back exactly.
