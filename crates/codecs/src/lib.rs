@@ -4,9 +4,9 @@
 //! from [`byte_group`] (§4 byte grouping), [`huffman`] (§4.2 block-adaptive canonical Huffman),
 //! [`rle`] (§4 / §4.2 runs), [`lmc`] (§4.2 the codec) and [`plmc`] (§4.3 the parallel, segmented
 //! stream); NeuZip ([`neuzip`], paper 003, with the [`rans`] coder) and BitSnap ([`bitsnap`],
-//! paper 001), which take floats apart through [`float`]; [`lossy`] measures the lossy ones
-//! (error against bound, size) for the lessons. Decoders return [`DecodeError`] and
-//! never panic; encoders take settings that are valid by construction ([`SettingsError`] says
+//! paper 001), which take floats apart through [`float`]; [`lesson`] computes what the teaching
+//! lessons show (byte grouping, deltas, the lossy codecs' error against their bound). Decoders
+//! return [`DecodeError`] and never panic; encoders take settings that are valid by construction ([`SettingsError`] says
 //! why one was refused) and never fail.
 //!
 //! ```
@@ -29,7 +29,6 @@ pub mod float;
 pub mod huffman;
 pub mod lesson;
 pub mod lmc;
-pub mod lossy;
 pub mod neuzip;
 pub mod plmc;
 pub mod rans;

@@ -16,16 +16,15 @@
 //! - `delta` lesson (BitSnap §3, LMC's XOR deltas): [`teach_delta_flips`], [`teach_delta_point`]
 //!   ([`bitlens_codecs::lesson::delta`]).
 //! - `lossy` lesson (NeuZip §2.3, BitSnap §3.4): [`teach_lossy_survey`] encodes and decodes a
-//!   tensor with every lossy setting the lesson offers ([`bitlens_codecs::lossy::survey`]).
+//!   tensor with every lossy setting the lesson offers ([`bitlens_codecs::lesson::lossy::survey`]).
 
 use crate::convert::{to_dtype, to_json, to_u64};
 use crate::error::Failure;
 use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::explain;
-use bitlens_codecs::lesson::{delta, grouping};
+use bitlens_codecs::lesson::{delta, grouping, lossy};
 use bitlens_codecs::lmc::{Params, Width};
-use bitlens_codecs::lossy;
 use bitlens_codecs::rans::trace;
 use bitlens_codecs::Transform;
 use bitlens_protocol::PeerCodec;

@@ -10,8 +10,8 @@
 use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::explain;
+use bitlens_codecs::lesson::lossy;
 use bitlens_codecs::lmc::{self, Params, Width};
-use bitlens_codecs::lossy;
 use bitlens_codecs::{plmc, rans};
 use bitlens_test_support::rng::xorshift;
 use bitlens_wasm::teach::{

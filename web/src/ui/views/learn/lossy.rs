@@ -17,7 +17,7 @@ use crate::ui::charts::{Bar, BarChart};
 use crate::ui::io::remote::sleep;
 use crate::ui::shared::Shared;
 use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::lossy::{
+use bitlens_codecs::lesson::lossy::{
     self, Histogram, Measure, Setting, Survey, CLUSTERS, NEUZIP_BITS, NEUZIP_BLOCKS,
 };
 use std::rc::Rc;
