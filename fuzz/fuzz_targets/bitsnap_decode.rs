@@ -1,8 +1,9 @@
 //! BitSnap: arbitrary bytes as a delta or a quantized stream give a typed error or a result of the
-//! requested length; arbitrary base/new pairs round-trip exactly through the delta codec.
+//! requested length (the cluster table reader a table of 1..=16 clusters); arbitrary base/new
+//! pairs round-trip exactly through the delta codec.
 #![no_main]
 
-use bitlens_codecs::bitsnap::{decode_delta, decode_quant, encode_delta, encode_quant, Clusters};
+use bitlens_codecs::bitsnap::{decode_delta, decode_quant, encode_delta, encode_quant, quant_table, Clusters};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::Width;
 use libfuzzer_sys::fuzz_target;
@@ -16,6 +17,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(out) = decode_quant(rest, expected) {
         assert_eq!(out.len(), expected);
+    }
+    if let Ok(table) = quant_table(rest) {
+        assert!((1..=16).contains(&table.len()));
     }
     let half = rest.len() / 2;
     let (new, old) = (&rest[..half], &rest[half..2 * half]);

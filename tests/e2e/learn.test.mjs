@@ -418,3 +418,160 @@ test('delta: flips equal bitlens diff, sizes equal bitlens compress --base, brea
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+// ---- lossy (NeuZip §2.3, BitSnap §3.4) ----
+
+/** The values of the BF16 or F32 tensor of the lessons in a safetensors file, as numbers. */
+function tensorValues(file) {
+  const { dtype, data } = tensorOf(file, TENSOR);
+  if (dtype === 'F32') return Float32Array.from({ length: data.length / 4 }, (_, i) => data.readFloatLE(4 * i));
+  return Float32Array.from({ length: data.length / 2 }, (_, i) => f32(data.readUInt16LE(2 * i) << 16));
+}
+
+/** A safetensors file of one F32 tensor `name` holding `values`. */
+function f32Tensor(name, shape, values, out) {
+  const data = Buffer.from(Float32Array.from(values).buffer);
+  const json = Buffer.from(JSON.stringify({ [name]: { dtype: 'F32', shape, data_offsets: [0, data.length] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  fs.writeFileSync(out, Buffer.concat([len, json, data]));
+  return out;
+}
+
+/** Largest absolute and relative error and MSE of `back` against `orig` (finite values). */
+function errorsOf(orig, back) {
+  let [maxAbs, maxRel, sq, n] = [0, 0, 0, 0];
+  for (let i = 0; i < orig.length; i++) {
+    const x = orig[i];
+    if (!Number.isFinite(x)) continue;
+    const e = Math.abs(back[i] - x);
+    n++;
+    sq += e * e;
+    maxAbs = Math.max(maxAbs, e);
+    if (x !== 0) maxRel = Math.max(maxRel, e / Math.abs(x));
+  }
+  return { maxAbs, maxRel, mse: sq / n };
+}
+
+/** The native CLI's codec run on `file`: the tensor's stored bytes and error report (from the
+ * snapshot's index) and the values `bitlens decompress` restores. */
+function cliRoundTrip(file, args, tag) {
+  const snap = path.join(app.tmp, `lossy-${tag}.bls`);
+  const back = path.join(app.tmp, `lossy-${tag}.safetensors`);
+  execFileSync(BITLENS, ['compress', file, '-o', snap, ...args], { stdio: 'ignore' });
+  execFileSync(BITLENS, ['decompress', snap, '-o', back], { stdio: 'ignore' });
+  const [t] = JSON.parse(execFileSync(BITLENS, ['inspect', '--json', snap])).snapshots[0].tensors;
+  return { stored: t.stored_bytes, error: t.error, values: tensorValues(back) };
+}
+
+function closeRel(a, b, what) {
+  assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)), `${what}: page ${a} vs ${b}`);
+}
+
+test('lossy: measured errors stay within the shown bounds and equal the CLI codecs', { timeout: 300_000 }, async () => {
+  const page = await openLesson(`#learn/lossy?tensor=${TENSOR}&k=3&block=512&clusters=16`, '#neuzip-figures');
+  for (const chart of ['neuzip-histogram', 'bitsnap-histogram', 'naive-histogram', 'lossy-curve']) {
+    assert.ok(await page.locator(`[data-chart="${chart}"] svg`).count(), `${chart} drawn`);
+  }
+  // Every offered setting is a point: NeuZip 3 k × 5 blocks, BitSnap 5 K, naive uint8 (measured
+  // one a browser task after the chosen ones).
+  await page.waitForSelector('#lesson-lossy[data-measured="21"]');
+  assert.equal(await page.locator('#curve-progress').count(), 0);
+  assert.equal(await page.locator('[data-chart="lossy-curve"] circle.point').count(), 21);
+  assert.match(await page.textContent('#lossy-scope'), /all 147456 values/);
+  const one = oneTensor(DEMO, TENSOR, path.join(app.tmp, 'lossy-one.safetensors'));
+  const orig = tensorValues(one.file);
+  assert.equal(orig.length, 147456);
+  assert.equal(Number(await page.getAttribute('#lesson-lossy', 'data-values')), orig.length);
+  await page.screenshot({ path: path.join(SHOTS, 'learn-lossy.png'), fullPage: true });
+
+  // NeuZip: each setting's shown maximum is within the shown bound 2^-k, and bound, maximum, MSE
+  // and size equal the native codec's (its snapshot's stored bytes and error report) and the
+  // errors of the values `bitlens decompress` gives back, computed here.
+  const seen = new Set();
+  for (const [k, block] of [[3, 512], [1, 64], [0, 32], [3, 32]]) {
+    await page.selectOption('#neuzip-k', String(k));
+    await page.selectOption('#neuzip-block', String(block));
+    await page.waitForSelector(`#lesson-lossy[data-k="${k}"][data-block="${block}"]`);
+    const fig = page.locator('#neuzip-figures');
+    const num = async (a) => Number(await fig.getAttribute(a));
+    const [max, bound, tight, bytes, mse] = [await num('data-measured-max'), await num('data-bound'),
+      await num('data-tight-bound'), await num('data-bytes'), await num('data-mse')];
+    assert.equal(bound, 2 ** -k, `k ${k}: the paper's bound`);
+    assert.ok(max > 0 && max <= tight && tight <= bound, `k ${k} B ${block}: ${max} ≤ ${tight} ≤ ${bound}`);
+    const cli = cliRoundTrip(one.file, ['--codec', 'neuzip', '--mantissa-bits', String(k), '--norm-block', String(block)], `nz${k}-${block}`);
+    assert.equal(bytes, cli.stored, `k ${k} B ${block}: size`);
+    assert.equal(max, cli.error.max_rel, `k ${k} B ${block}: max vs the snapshot's report`);
+    closeRel(mse, cli.error.mse, `k ${k} B ${block}: MSE`);
+    const mine = errorsOf(orig, cli.values);
+    assert.equal(max, mine.maxRel, `k ${k} B ${block}: max vs the decompressed values`);
+    closeRel(mse, mine.mse, `k ${k} B ${block}: MSE vs the decompressed values`);
+    assert.equal(Number(await page.getAttribute('#neuzip-claim', 'data-measured-max')), max);
+    seen.add(`${max}/${bytes}`);
+  }
+  assert.equal(seen.size, 4, 'each setting shows its own numbers');
+  // ← / → step the block size (outside the selects).
+  await page.click('#lesson-lossy h2');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForSelector('#lesson-lossy[data-block="64"]');
+  await page.keyboard.press('End');
+  await page.waitForSelector('#lesson-lossy[data-block="512"]');
+  assert.equal(await page.$eval('#neuzip-block', (s) => s.value), '512', 'the select follows the keys');
+
+  // BitSnap on the values widened to fp32, against the native bitsnap-quant codec; naive uint8
+  // against its definition computed here (one min / max, round to the nearest of 256 codes).
+  const wide = f32Tensor(TENSOR, [384, 384], orig, path.join(app.tmp, 'lossy-f32.safetensors'));
+  let [lo, hi] = [Infinity, -Infinity];
+  for (const x of orig) [lo, hi] = [Math.min(lo, x), Math.max(hi, x)];
+  const naive = orig.map((x) => Math.fround(lo + Math.round(((x - lo) / (hi - lo)) * 255) * ((hi - lo) / 255)));
+  const naiveErr = errorsOf(orig, naive);
+  const mses = new Set();
+  for (const K of [16, 4, 1]) {
+    await page.selectOption('#bitsnap-clusters', String(K));
+    await page.waitForSelector(`#lesson-lossy[data-clusters="${K}"]`);
+    const row = (q) => page.locator(`tr[data-quant="${q}"]`);
+    const num = async (q, a) => Number(await row(q).getAttribute(a));
+    const [max, bound, bytes, mse] = [await num('bitsnap', 'data-measured-max'), await num('bitsnap', 'data-bound'),
+      await num('bitsnap', 'data-bytes'), await num('bitsnap', 'data-mse')];
+    assert.ok(max > 0 && max <= bound, `K ${K}: ${max} ≤ ${bound}`);
+    const cli = cliRoundTrip(wide, ['--codec', 'bitsnap-quant', '--clusters', String(K)], `bs${K}`);
+    assert.equal(bytes, cli.stored, `K ${K}: size`);
+    assert.equal(max, cli.error.max_abs, `K ${K}: max vs the snapshot's report`);
+    closeRel(mse, cli.error.mse, `K ${K}: MSE`);
+    assert.equal(max, errorsOf(orig, cli.values).maxAbs, `K ${K}: max vs the decompressed values`);
+    mses.add(mse);
+    // Naive uint8: the same whatever K; within its bound; one byte a value plus min and max.
+    const [nMax, nBound, nBytes, nMse] = [await num('naive', 'data-measured-max'), await num('naive', 'data-bound'),
+      await num('naive', 'data-bytes'), await num('naive', 'data-mse')];
+    assert.ok(nMax <= nBound, `naive: ${nMax} ≤ ${nBound}`);
+    assert.equal(nMax, naiveErr.maxAbs, 'naive max');
+    closeRel(nMse, naiveErr.mse, 'naive MSE');
+    assert.equal(nBytes, orig.length + 8);
+    if (K === 16) {
+      // The paper's claim, measured: 12 bits a value (≈ 2.67× fp32) and a lower MSE than naive.
+      const ratio = Number(await page.getAttribute('#bitsnap-claim', 'data-ratio'));
+      assert.ok(ratio > 2.6 && ratio < 2.67, `ratio ${ratio}`);
+      assert.ok(mse < nMse, `BitSnap MSE ${mse} < naive ${nMse}`);
+    }
+    if (K === 1) assert.equal(mse, nMse, 'one cluster is naive uint8');
+  }
+  assert.equal(mses.size, 3, 'each K shows its own MSE');
+
+  // The curve's other error: RMS; the chosen settings are drawn larger; the link holds it all.
+  const errs = () => page.$$eval('[data-chart="lossy-curve"] circle.point', (els) => els.map((e) => Number(e.dataset.error)));
+  const before = await errs();
+  await page.selectOption('#curve-metric', 'rms');
+  await page.waitForSelector('#lesson-lossy[data-metric="rms"]');
+  const after = await errs();
+  assert.notDeepEqual(after, before);
+  assert.ok(Math.abs(after[after.length - 1] - Math.sqrt(naiveErr.mse)) <= 1e-9 * after[after.length - 1], 'naive RMS point');
+  assert.equal(await page.locator('[data-chart="lossy-curve"] circle.point.current').count(), 3);
+  assert.match(await page.evaluate(() => location.hash), /^#learn\/lossy\?tensor=.*&k=3&block=512&clusters=1&metric=rms$/);
+  await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-curve.png'), fullPage: true });
+  await page.emulateMedia({ media: 'print' });
+  await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-print.png'), fullPage: true });
+  assert.ok(await page.locator('[data-chart="lossy-curve"]').isVisible());
+  await page.emulateMedia({ media: 'screen' });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -339,6 +339,32 @@ fn round_up(v: f64) -> f32 {
     }
 }
 
+/// The cluster table of a cluster-quantized stream: each cluster's (min, max), as the decoder
+/// dequantizes with them.
+pub fn quant_table(stream: &[u8]) -> Result<Vec<(f32, f32)>, DecodeError> {
+    let mut c = Cursor::new(stream);
+    if c.take(4)? != QUANT_MAGIC {
+        return Err(bad(0, "BitSnap quant magic", 0));
+    }
+    let h = c.take(3)?;
+    let clusters = usize::from(h[2]);
+    if h[0] != VERSION || !(1..=MAX_CLUSTERS).contains(&clusters) {
+        return Err(bad(4, "BitSnap version / cluster count", u64::from(h[2])));
+    }
+    c.u64()?;
+    let tail_len = usize::from(c.take(1)?[0]);
+    c.take(tail_len)?;
+    Ok(c.take(8 * clusters)?
+        .chunks_exact(8)
+        .map(|b| {
+            (
+                f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                f32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            )
+        })
+        .collect())
+}
+
 /// Dequantizes a cluster-quantized stream that must hold `expected_len` bytes.
 pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError> {
     let mut c = Cursor::new(stream);
@@ -447,5 +473,27 @@ mod tests {
         for n in [0, 17, 255] {
             assert_eq!(Clusters::new(n), Err(SettingsError::Clusters { value: n }));
         }
+    }
+
+    /// The cluster table read back is the encoder's: every value lies within its cluster's
+    /// range; cut or foreign streams are refused by name.
+    #[test]
+    fn quant_table_reads_the_clusters_ranges() {
+        let values: Vec<f32> = (0..1000).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+        let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let stream = encode_quant(&data, FloatFormat::F32, Clusters::new(4).unwrap());
+        let table = quant_table(&stream).unwrap();
+        assert_eq!(table.len(), 4);
+        assert_eq!(table[0].0, -50.0);
+        assert_eq!(table[3].1, 50.0);
+        assert!(table.windows(2).all(|w| w[0].1 <= w[1].0));
+        assert!(matches!(
+            quant_table(&stream[..20]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            quant_table(b"BSDL\x01\x02\x04"),
+            Err(DecodeError::BadHeader { .. })
+        ));
     }
 }

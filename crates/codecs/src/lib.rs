@@ -4,8 +4,9 @@
 //! from [`byte_group`] (§4 byte grouping), [`huffman`] (§4.2 block-adaptive canonical Huffman),
 //! [`rle`] (§4 / §4.2 runs), [`lmc`] (§4.2 the codec) and [`plmc`] (§4.3 the parallel, segmented
 //! stream); NeuZip ([`neuzip`], paper 003, with the [`rans`] coder) and BitSnap ([`bitsnap`],
-//! paper 001), which take floats apart through [`float`]. Decoders return [`DecodeError`] and
-//! never panic; encoders take settings that are valid by construction ([`SettingsError`] says
+//! paper 001), which take floats apart through [`float`]; [`lesson`] computes what the teaching
+//! lessons show (byte grouping, deltas, the lossy codecs' error against their bound). Decoders
+//! return [`DecodeError`] and never panic; encoders take settings that are valid by construction ([`SettingsError`] says
 //! why one was refused) and never fail.
 //!
 //! ```

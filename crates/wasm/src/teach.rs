@@ -15,13 +15,15 @@
 //!   comparison's: deflate by miniz_oxide, zstd by ruzstd).
 //! - `delta` lesson (BitSnap §3, LMC's XOR deltas): [`teach_delta_flips`], [`teach_delta_point`]
 //!   ([`bitlens_codecs::lesson::delta`]).
+//! - `lossy` lesson (NeuZip §2.3, BitSnap §3.4): [`teach_lossy_survey`] encodes and decodes a
+//!   tensor with every lossy setting the lesson offers ([`bitlens_codecs::lesson::lossy::survey`]).
 
 use crate::convert::{to_dtype, to_json, to_u64};
 use crate::error::Failure;
 use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::explain;
-use bitlens_codecs::lesson::{delta, grouping};
+use bitlens_codecs::lesson::{delta, grouping, lossy};
 use bitlens_codecs::lmc::{Params, Width};
 use bitlens_codecs::rans::trace;
 use bitlens_codecs::Transform;
@@ -175,18 +177,21 @@ pub fn teach_huffman_tables(
 /// (`BF16`, `F16` or `F32`): the symbols NeuZip codes with rANS.
 #[wasm_bindgen(js_name = teachExponents)]
 pub fn teach_exponents(data: &[u8], dtype: &str, count: usize) -> Result<Vec<u8>, JsError> {
-    let format = match to_dtype(dtype)? {
+    Ok(trace::exponents(data, float_format(dtype)?, count))
+}
+
+/// The NeuZip / BitSnap float format of a safetensors dtype name (`BF16`, `F16`, `F32`).
+fn float_format(dtype: &str) -> Result<FloatFormat, Failure> {
+    Ok(match to_dtype(dtype)? {
         Dtype::BF16 => FloatFormat::Bf16,
         Dtype::F16 => FloatFormat::F16,
         Dtype::F32 => FloatFormat::F32,
         other => {
             return Err(Failure(format!(
                 "{other} has no NeuZip float format (BF16, F16, F32)"
-            ))
-            .into())
+            )))
         }
-    };
-    Ok(trace::exponents(data, format, count))
+    })
 }
 
 /// The rANS coder traced on `symbols` (at most [`trace::MAX_TRACE_SYMBOLS`]): JSON of
@@ -279,4 +284,14 @@ pub fn teach_delta_point(
     let w = lmc_params(dtype)?.width;
     let p = delta::point(base, new, w, percent).map_err(|e| Failure(e.to_string()))?;
     Ok(to_json(&p)?)
+}
+
+/// Every lossy setting of the `lossy` lesson measured on a tensor's bytes `data` of `dtype`
+/// (`BF16`, `F16` or `F32`): lossy NeuZip (k 0 / 1 / 3 × normalization blocks 32..512) on the
+/// values as they are, BitSnap cluster quantization (K 1..16) and naive uint8 on them widened to
+/// f32 — each a real encode, decoded back and compared: JSON of [`lossy::Survey`]. Work grows
+/// with the length of `data`: the page passes a bounded prefix.
+#[wasm_bindgen(js_name = teachLossySurvey)]
+pub fn teach_lossy_survey(data: &[u8], dtype: &str) -> Result<String, JsError> {
+    Ok(to_json(&lossy::survey(data, float_format(dtype)?)?)?)
 }

@@ -1,7 +1,8 @@
 //! The teaching lessons' API run as WebAssembly (in node, by `wasm-bindgen-test-runner`): every
 //! result is the core crates' result as JSON, a flipped bit gives the value the IEEE bit layout
 //! gives, the Huffman blocks' sizes add up to the real LMC and PLMC streams of the tensor, and
-//! the rANS trace is the coder's block and decodes back to its input.
+//! the rANS trace is the coder's block and decodes back to its input, and the lossy survey is the
+//! core's, every setting within its bound.
 #![cfg(target_arch = "wasm32")]
 // clippy does not see #[wasm_bindgen_test] functions as tests: let them unwrap as tests do.
 #![allow(clippy::unwrap_used)]
@@ -9,12 +10,13 @@
 use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::explain;
+use bitlens_codecs::lesson::lossy;
 use bitlens_codecs::lmc::{self, Params, Width};
 use bitlens_codecs::{plmc, rans};
 use bitlens_test_support::rng::xorshift;
 use bitlens_wasm::teach::{
     teach_block_bytes, teach_decompose, teach_encode, teach_encode_all, teach_exponents,
-    teach_flip, teach_huffman_block, teach_huffman_tables, teach_rans_trace,
+    teach_flip, teach_huffman_block, teach_huffman_tables, teach_lossy_survey, teach_rans_trace,
 };
 use serde_json::Value;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -198,4 +200,21 @@ fn the_rans_trace_is_the_coders_block_and_decodes_back() {
     );
     assert!(teach_rans_trace(&[]).is_err());
     assert!(teach_exponents(&data, "I32", 10).is_err());
+}
+
+/// The lossy survey is the core's (as JSON text), holds every offered setting, and each
+/// measured maximum is within its bound; a dtype without a float format is refused.
+#[wasm_bindgen_test]
+fn lossy_survey_is_the_core_result_within_its_bounds() {
+    let data = bf16_tensor(5000);
+    let got = teach_lossy_survey(&data, "BF16").unwrap();
+    let want = lossy::survey(&data, FloatFormat::Bf16).unwrap();
+    same(got.clone(), &want);
+    let v = json(got);
+    assert_eq!(v["neuzip"].as_array().unwrap().len(), 15);
+    assert_eq!(v["bitsnap"].as_array().unwrap().len(), 5);
+    for m in want.all() {
+        assert!(m.measured_max() <= m.bound, "{:?}", m.setting);
+    }
+    assert!(teach_lossy_survey(&data, "I32").is_err());
 }

@@ -206,8 +206,9 @@ pub async fn download(url: &str, credentials: bool) -> Result<Blob, String> {
         .map_err(|_| format!("{url}: not a blob"))
 }
 
-/// Waits `ms` milliseconds.
-async fn sleep(ms: u64) {
+/// Waits `ms` milliseconds (0: until the browser's next task, after it has drawn and handled
+/// input).
+pub(crate) async fn sleep(ms: u64) {
     let wait = Promise::new(&mut |resolve, _| {
         let set = web_sys::window()
             .map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32));

@@ -7,7 +7,8 @@
 //! - this module: the [`Route`] (read from and written to the hash), the [`Learn`] router with the
 //!   lesson list, the presentation toggle and the print button, and window [`Listener`]s.
 //! - [`source`]: the tensors a lesson can read, and the tensor picker.
-//! - [`float`], [`huffman`], [`ans`]: one lesson each; [`tree`]: the Huffman code tree as SVG.
+//! - [`float`], [`huffman`], [`ans`], [`lossy`]: one lesson each; [`tree`]: the Huffman code tree
+//!   as SVG.
 //! - [`grouping`], [`delta`] (`bitlens_codecs::lesson`): where the entropy lives, and two
 //!   checkpoints (the active one and the one before it, [`delta::pair`]).
 
@@ -16,6 +17,7 @@ pub mod delta;
 pub mod float;
 pub mod grouping;
 pub mod huffman;
+pub mod lossy;
 pub mod source;
 mod tree;
 
@@ -37,17 +39,20 @@ pub enum Lesson {
     Ans,
     /// Where the entropy lives: byte grouping.
     Grouping,
+    /// Lossy codecs: error against bound, size against error.
+    Lossy,
     /// Two checkpoints: bit flips and deltas.
     Delta,
 }
 
 impl Lesson {
     /// Every lesson, in teaching order.
-    pub const ALL: [Lesson; 5] = [
+    pub const ALL: [Lesson; 6] = [
         Lesson::Float,
         Lesson::Grouping,
         Lesson::Huffman,
         Lesson::Ans,
+        Lesson::Lossy,
         Lesson::Delta,
     ];
 
@@ -59,6 +64,7 @@ impl Lesson {
             Lesson::Ans => "ans",
             Lesson::Grouping => "grouping",
             Lesson::Delta => "delta",
+            Lesson::Lossy => "lossy",
         }
     }
 
@@ -70,6 +76,7 @@ impl Lesson {
             Lesson::Ans => "rANS step by step",
             Lesson::Grouping => "Where the entropy lives",
             Lesson::Delta => "Two checkpoints",
+            Lesson::Lossy => "Lossy: error vs bound",
         }
     }
 
@@ -93,7 +100,8 @@ impl Lesson {
 
 /// The lesson and its state, from the page's hash `#learn/<lesson>?key=value&…` (`float`:
 /// `tensor`, `index` or `value`; `huffman`: `tensor`, `group`, `block`, both from 0; `ans`:
-/// `tensor`, `n`, `step`; `grouping`: `tensor`, `transform`, `group`; `delta`: `tensor`, `p`).
+/// `tensor`, `n`, `step`; `grouping`: `tensor`, `transform`, `group`; `delta`: `tensor`, `p`;
+/// `lossy`: `tensor`, `k`, `block`, `clusters`, `metric`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     /// The lesson.
@@ -322,6 +330,7 @@ pub fn learn(p: &LearnProps) -> Html {
                     Lesson::Ans => html! { <ans::AnsLesson {key} {tensors} {params} /> },
                     Lesson::Grouping => html! { <grouping::GroupingLesson {key} {tensors} {params} /> },
                     Lesson::Delta => html! { <delta::DeltaLesson {key} pair={p.pair.clone()} {params} /> },
+                    Lesson::Lossy => html! { <lossy::LossyLesson {key} {tensors} {params} /> },
                 } }
             </>
         }
