@@ -22,6 +22,7 @@ use crate::ui::views::bitcharts::{bit_bars, role_legend};
 use crate::ui::views::codecs::job_progress;
 use crate::ui::views::quant;
 use bitlens_stats::{FloatStats, TensorStats, ValueStats};
+use bitlens_tensors::format::ElementType;
 use web_sys::HtmlSelectElement;
 use yew::html::Scope;
 use yew::prelude::*;
@@ -361,6 +362,9 @@ fn codec_section(on: &Callback<CodecMsg>, s: &CodecState, ckpt: u32, r: &TensorR
                 <button id="compare-codecs" class="button" disabled={running.is_some()} onclick={on_compare}>
                     { "Compare codecs on this tensor" }</button>
             </div>
+            if matches!(r.ty, ElementType::Ggml(_)) {
+                <p class="note" data-note="ggml-stored">{ "Timed on the tensor's stored ggml blocks (scales and packed codes as bytes, as a snapshot stores them), not on its dequantized values." }</p>
+            }
             if let Some(j) = mine {
                 { job_progress(on, j, "Comparing codecs") }
             }
