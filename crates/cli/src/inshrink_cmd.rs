@@ -16,7 +16,7 @@
 use crate::snapshot_cmd::{open_snapshot, write_output};
 use crate::source::{Checkpoint, Source};
 use anyhow::{bail, Context, Result};
-use bitlens_inshrink::search::{Options, QualityError, SearchReport, Trial, Verdict};
+use bitlens_inshrink::search::{Options, QualityError, SearchMode, SearchReport, Trial, Verdict};
 use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality, Setting};
 use bitlens_inshrink::{ProtectStorage, TensorInput};
 use bitlens_snapshot::inshrink::{self as ins, Annex, ChainLink, Levels, TensorCode};
@@ -304,6 +304,16 @@ fn setting_json(s: Setting) -> Value {
     }
 }
 
+/// How a group's setting was found, as the report names it.
+fn mode_name(m: SearchMode) -> &'static str {
+    match m {
+        SearchMode::Empty => "empty",
+        SearchMode::Exhaustive => "exhaustive",
+        SearchMode::Neighbourhood => "neighbourhood",
+        SearchMode::NeighbourhoodThenExhaustive => "neighbourhood-then-exhaustive",
+    }
+}
+
 /// The search report as JSON (stored in the annex, printed with `--json`).
 fn report_json(r: &SearchReport) -> Value {
     let groups: Vec<Value> = r
@@ -313,12 +323,12 @@ fn report_json(r: &SearchReport) -> Value {
             json!({
                 "group": g.group.name(),
                 "setting": setting_json(g.setting),
-                "mode": format!("{:?}", g.mode).to_lowercase(),
+                "mode": mode_name(g.mode),
                 "trials": g.trials,
                 "score": g.score,
                 "max_error": g.max_error,
                 "exact_fallback": g.setting == Setting::Exact
-                    && g.mode != bitlens_inshrink::search::SearchMode::Empty,
+                    && g.mode != SearchMode::Empty,
             })
         })
         .collect();
