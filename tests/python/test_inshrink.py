@@ -141,6 +141,13 @@ def test_chain_restores_each_step_as_the_full_snapshot_with_the_same_plan(tmp_pa
     chain.mkdir()
     args = ["--codec", "inshrink", "--max-error", 0.1]
     run("compress", steps[0], "-o", chain / "s0.bls", *args)
+    # Step 0's optimizer has not stepped: its all-zero second moments rank nothing and are left out.
+    r = json.loads(run("compress", steps[0], "-o", tmp_path / "z.bls", *args, "--json", "--optimizer",
+                       steps[0].parent / "optimizer.safetensors").stdout)
+    assert r["optimizer"]["all_zero"] == len(r["tensors"]) and r["optimizer"]["matched"] == 0
+    run("decompress", tmp_path / "z.bls", "-o", tmp_path / "z.safetensors")
+    run("decompress", chain / "s0.bls", "-o", tmp_path / "s0.safetensors")
+    assert (tmp_path / "z.safetensors").read_bytes() == (tmp_path / "s0.safetensors").read_bytes()
     for i in (1, 2):
         base = chain / f"s{i - 1}.bls"
         run("compress", steps[i], "-o", chain / f"s{i}.bls", *args, "--base", base)
