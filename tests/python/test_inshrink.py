@@ -95,6 +95,11 @@ def test_minilm_within_the_error_budget_and_protected_values_exact(weights, tmp_
             cut = np.sort(mag)[::-1][p] if p < len(mag) else -1.0
             assert same[mag > cut].all(), t["name"]
     assert lossy > 0
+    # One tensor of a full inshrink snapshot, through the generic reader.
+    name = next(t["name"] for t in info["tensors"] if t["codec"] == "inshrink")
+    run("decompress", bls, "-o", tmp_path / "one.safetensors", "--tensor", name)
+    one, _ = tensors(tmp_path / "one.safetensors")
+    assert one[name] == rest[name]
     assert bls.stat().st_size < 0.35 * src.stat().st_size  # measured: f32 0.14, bf16 0.27
 
 
