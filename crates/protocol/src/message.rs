@@ -23,8 +23,10 @@
 //!   [`Results::Diffs`].
 //! - codec comparison of a tensor stored other than as a plain byte range (`RoundtripEntry`): as
 //!   the codec comparison.
+//! - the lossy lesson's non-uniform bins (`InshrinkBins`): `Done` with [`JobResult::Bins`].
 //! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
 
+use crate::bins::BinsReport;
 use crate::choice::{ComparedCodec, CompressOptions};
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
@@ -219,6 +221,22 @@ pub enum WorkerRequest<J> {
         /// Its tensors, each with its row in the checkpoint (echoed in the result).
         entries: Vec<(usize, Entry)>,
     },
+    /// The lossy lesson's Inshrinkerator view: non-uniform against uniform bins on the values of
+    /// one tensor (f32, f16 or bf16), `bitlens_inshrink::lesson::bins_lesson`.
+    InshrinkBins {
+        /// Task id.
+        task: u32,
+        /// The file holding the tensor.
+        blob: J,
+        /// Offset of its first value.
+        offset: u64,
+        /// Bytes of the values measured.
+        bytes: u64,
+        /// Its dtype.
+        dtype: Dtype,
+        /// The non-uniform quantizer's `β`, in [0, 1].
+        balance: f64,
+    },
 }
 
 impl<J> WorkerRequest<J> {
@@ -235,7 +253,8 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::Describe { task, .. }
             | WorkerRequest::EntryStats { task, .. }
             | WorkerRequest::EntryFlips { task, .. }
-            | WorkerRequest::RoundtripEntry { task, .. } => *task,
+            | WorkerRequest::RoundtripEntry { task, .. }
+            | WorkerRequest::InshrinkBins { task, .. } => *task,
         }
     }
 }
@@ -339,6 +358,8 @@ pub enum JobResult {
     Tensor(Box<DecodedTensor>),
     /// A checkpoint file's layout.
     Layout(Box<Layout>),
+    /// The lossy lesson's non-uniform against uniform bins.
+    Bins(Box<BinsReport>),
 }
 
 /// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.
@@ -566,6 +587,14 @@ mod tests {
                     codec: Contender::Peer(PeerCodec::Zstd),
                 }],
             },
+            WorkerRequest::InshrinkBins {
+                task: 12,
+                blob: "w.safetensors".into(),
+                offset: 64,
+                bytes: 1 << 19,
+                dtype: Dtype::BF16,
+                balance: 0.5,
+            },
         ];
         for (i, r) in requests.into_iter().enumerate() {
             assert_eq!(r.task(), i as u32 + 1);
@@ -689,6 +718,38 @@ mod tests {
                         acc.update(&[0, 0, 128, 63, 0, 0, 0, 192]).unwrap();
                         acc.finish().unwrap()
                     },
+                })),
+            },
+            WorkerEvent::Done {
+                task: 5,
+                seconds: 0.2,
+                memory: 1 << 20,
+                result: JobResult::Bins(Box::new(crate::bins::BinsReport {
+                    values: 3,
+                    balance: 0.5,
+                    uniform_limit: 256,
+                    lo: -1.0,
+                    hi: 1.0,
+                    histogram: vec![1, 0, 2],
+                    rows: vec![crate::bins::BinsRow {
+                        bins: 4,
+                        nonuniform: crate::bins::BinsFit {
+                            centroids: vec![-1.0, 0.0, 0.5, 1.0],
+                            rel_l2: 0.01,
+                            max_abs: 0.25,
+                        },
+                        uniform: crate::bins::BinsFit {
+                            centroids: vec![-1.0, -1.0 / 3.0, 1.0 / 3.0, 1.0],
+                            rel_l2: 0.1,
+                            max_abs: 1.0 / 3.0,
+                        },
+                    }],
+                    fewest: vec![crate::bins::BinsFewest {
+                        bins: 4,
+                        error: 0.01,
+                        nonuniform: 4,
+                        uniform: None,
+                    }],
                 })),
             },
             WorkerEvent::Failed {
