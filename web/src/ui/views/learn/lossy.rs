@@ -6,6 +6,11 @@
 //! histograms of their errors, MSE, maximum and size; and size against error for every setting.
 //! The encodes run on the page's thread, on at most [`MAX_VALUES`] values of the tensor, one
 //! setting a browser task: the chosen settings first, then the rest of the curve.
+//!
+//! [`bins`]: Inshrinkerator's non-uniform bins against uniform ones (paper 002, Table 7), measured
+//! in a worker of its own.
+
+mod bins;
 
 use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, stepped, write_state, Lesson, Listener};
@@ -65,7 +70,7 @@ impl Metric {
 pub struct LossyProps {
     /// The tensors to choose from.
     pub tensors: Tensors,
-    /// The state from the link: `tensor`, `k`, `block`, `clusters`, `metric`.
+    /// The state from the link: `tensor`, `k`, `block`, `clusters`, `metric`, `bins`, `beta`.
     pub params: Rc<Vec<(String, String)>>,
 }
 
@@ -81,6 +86,10 @@ pub enum Msg {
     Clusters(usize),
     /// The curve's error.
     Metric(Metric),
+    /// Inshrinkerator's bin count.
+    Bins(u32),
+    /// Inshrinkerator's `β`.
+    Balance(f64),
     /// A step of the block size: −1, +1, first, last.
     Step(i64),
     /// A tensor's data arrived.
@@ -96,6 +105,9 @@ pub struct LossyLesson {
     block: usize,
     clusters: usize,
     metric: Metric,
+    /// Inshrinkerator's bin count and `β`.
+    bins: u32,
+    balance: f64,
     /// The settings measured so far (those chosen first, then the curve's one a task).
     survey: Option<Rc<Survey>>,
     /// The tensor's values measured, widened to f32 (BitSnap's and naive uint8's input).
@@ -197,6 +209,8 @@ impl LossyLesson {
                 ("block", self.block.to_string()),
                 ("clusters", self.clusters.to_string()),
                 ("metric", self.metric.name().to_string()),
+                ("bins", self.bins.to_string()),
+                ("beta", self.balance.to_string()),
             ],
         );
     }
@@ -247,6 +261,10 @@ impl Component for LossyLesson {
             } else {
                 Metric::MaxRel
             },
+            bins: param_num(&p.params, "bins")
+                .filter(|b| (bins::MIN_BINS..=bins::MAX_BINS).contains(b))
+                .unwrap_or(16),
+            balance: one_of(param_num(&p.params, "beta"), &bins::BALANCES, 0.5),
             survey: None,
             wide: Rc::default(),
             generation: 0,
@@ -284,6 +302,8 @@ impl Component for LossyLesson {
                 self.ensure(ctx);
             }
             Msg::Metric(m) => self.metric = m,
+            Msg::Bins(b) => self.bins = b.clamp(bins::MIN_BINS, bins::MAX_BINS),
+            Msg::Balance(b) => self.balance = one_of(Some(b), &bins::BALANCES, self.balance),
             Msg::Step(s) => {
                 let at = NEUZIP_BLOCKS
                     .iter()
@@ -369,10 +389,7 @@ impl Component for LossyLesson {
                 if let Some(e) = &self.error { <p class="error-text" role="alert">{ e }</p> }
                 { self.neuzip(ctx, &s, &dtype) }
                 { self.bitsnap(ctx, &s) }
-                // Inshrinkerator's non-uniform bins (paper 002; crate `bitlens-inshrink`, being
-                // built) get their section here, between BitSnap and the curve, once the codec
-                // exists: its settings become `lossy::Setting`s measured by `lossy::measure`, so
-                // they join the curve.
+                { self.inshrink(ctx, s.values) }
                 { self.curve(ctx, &s) }
             </section>
         }
@@ -380,6 +397,20 @@ impl Component for LossyLesson {
 }
 
 impl LossyLesson {
+    /// Inshrinkerator's part, on the values the other parts measure.
+    fn inshrink(&self, ctx: &Context<Self>, values: u64) -> Html {
+        let Some(t) = self.chosen.source(&ctx.props().tensors) else {
+            return html! {};
+        };
+        let link = ctx.link();
+        html! {
+            <bins::Bins blob={t.blob.clone()} offset={t.offset} bytes={values * t.width() as u64}
+                        dtype={t.dtype} name={self.chosen.name.clone()} bins={self.bins}
+                        balance={self.balance} on_bins={link.callback(Msg::Bins)}
+                        on_balance={link.callback(Msg::Balance)} />
+        }
+    }
+
     fn neuzip(&self, ctx: &Context<Self>, s: &Survey, dtype: &str) -> Html {
         let link = ctx.link();
         let setting = Setting::Neuzip {

@@ -1,0 +1,71 @@
+//! The lessons' computations that run in a worker rather than on the page's thread, so their
+//! crates stay out of the page's module: the lossy lesson's Inshrinkerator view (paper 002 §4.4,
+//! Table 7), non-uniform against uniform bins on one tensor
+//! ([`bitlens_inshrink::lesson::bins_lesson`]).
+
+use crate::error::Failure;
+use crate::source::read_blob;
+use bitlens_inshrink::lesson::{self, BinsLesson, Fit};
+use bitlens_inshrink::{values, NonUniform};
+use bitlens_protocol::{BinsFewest, BinsFit, BinsReport, BinsRow, JobResult};
+use bitlens_tensors::Dtype;
+use web_sys::Blob;
+
+/// The view's figures for the values in bytes `offset..offset + bytes` of `blob` (`dtype`: f32,
+/// f16 or bf16) with the non-uniform quantizer's `β` = `balance` (clamped to [0, 1]).
+pub fn inshrink_bins(
+    blob: &Blob,
+    offset: u64,
+    bytes: u64,
+    dtype: Dtype,
+    balance: f64,
+) -> Result<JobResult, Failure> {
+    if !(0.0..=1.0).contains(&balance) {
+        return Err(Failure(format!("β = {balance} is not in [0, 1]")));
+    }
+    let data = read_blob(blob, offset, bytes as usize)?;
+    let values = values::to_f32(&data, dtype).map_err(|e| Failure(e.to_string()))?;
+    let quantizer = NonUniform {
+        balance,
+        ..NonUniform::default()
+    };
+    Ok(JobResult::Bins(Box::new(report(lesson::bins_lesson(
+        &values, &quantizer,
+    )))))
+}
+
+/// The crate's figures as the protocol carries them.
+pub fn report(l: BinsLesson) -> BinsReport {
+    let fit = |f: Fit| BinsFit {
+        centroids: f.centroids,
+        rel_l2: f.rel_l2,
+        max_abs: f.max_abs,
+    };
+    BinsReport {
+        values: l.values as u64,
+        balance: l.balance,
+        uniform_limit: lesson::UNIFORM_LIMIT as u32,
+        lo: l.histogram.lo,
+        hi: l.histogram.hi,
+        histogram: l.histogram.counts,
+        rows: l
+            .rows
+            .into_iter()
+            .map(|r| BinsRow {
+                bins: r.bins as u32,
+                nonuniform: fit(r.nonuniform),
+                uniform: fit(r.uniform),
+            })
+            .collect(),
+        fewest: l
+            .fewest
+            .iter()
+            .map(|f| BinsFewest {
+                bins: f.bins as u32,
+                error: f.error,
+                nonuniform: f.nonuniform as u32,
+                uniform: f.uniform.map(|u| u as u32),
+            })
+            .collect(),
+    }
+}
