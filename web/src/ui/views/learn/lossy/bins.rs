@@ -240,7 +240,7 @@ fn figures(r: &Rc<BinsReport>, p: &BinsProps) -> Html {
                 "to meet the same quality threshold (no pruning), quantizers with evenly spaced bins need 2–4× more quantization bins than Inshrinkerator's non-uniform ones.",
                 measured,
             ) }
-            <p class="muted" id="inshrink-scope">{ format!("Measured on the first {} values of {} ({}), β = {}: plain quantization to the nearest centroid, no pruning or protection; relative L2 error ‖x − q(x)‖ / ‖x‖. The paper compares against its Adaptive baseline (uniform bins over chosen ranges); here the baseline is plain uniform bins from the minimum to the maximum.",
+            <p class="muted" id="inshrink-scope">{ format!("Measured on {} values of {} ({}, the values the parts above measure), β = {}: plain quantization to the nearest centroid, no pruning or protection; relative L2 error ‖x − q(x)‖ / ‖x‖. The paper compares against its Adaptive baseline (uniform bins over chosen ranges); here the baseline is plain uniform bins from the minimum to the maximum.",
                 count(r.values), p.name, p.dtype, js_number(r.balance)) }</p>
             <Placement report={r.clone()} bins={p.bins} />
             <div class="lesson-grid">
