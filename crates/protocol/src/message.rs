@@ -23,12 +23,14 @@
 //!   [`Results::Diffs`].
 //! - codec comparison of a tensor stored other than as a plain byte range (`RoundtripEntry`): as
 //!   the codec comparison.
-//! - the lossy lesson's non-uniform bins (`InshrinkBins`): `Done` with [`JobResult::Bins`].
+//! - the lossy lesson's non-uniform bins (`InshrinkBins`): `Done` with [`JobResult::Bins`]; its
+//!   survey of the lossy codecs (`LossySurvey`): `Done` with [`JobResult::LossySurvey`].
 //! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
 
 use crate::bins::BinsReport;
 use crate::choice::{ComparedCodec, CompressOptions};
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
+use bitlens_codecs::lesson::lossy::Survey;
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::{Entry, Layout};
 use bitlens_tensors::Dtype;
@@ -237,6 +239,20 @@ pub enum WorkerRequest<J> {
         /// The non-uniform quantizer's `β`, in [0, 1].
         balance: f64,
     },
+    /// The lossy lesson's survey: every lossy setting it offers encoded, decoded back and
+    /// compared on the values of one tensor (`bitlens_codecs::lesson::lossy::survey`).
+    LossySurvey {
+        /// Task id.
+        task: u32,
+        /// The file holding the tensor.
+        blob: J,
+        /// Offset of its first value.
+        offset: u64,
+        /// Bytes of the values measured.
+        bytes: u64,
+        /// Its dtype (f32, f16 or bf16).
+        dtype: Dtype,
+    },
 }
 
 impl<J> WorkerRequest<J> {
@@ -254,7 +270,8 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::EntryStats { task, .. }
             | WorkerRequest::EntryFlips { task, .. }
             | WorkerRequest::RoundtripEntry { task, .. }
-            | WorkerRequest::InshrinkBins { task, .. } => *task,
+            | WorkerRequest::InshrinkBins { task, .. }
+            | WorkerRequest::LossySurvey { task, .. } => *task,
         }
     }
 }
@@ -360,6 +377,8 @@ pub enum JobResult {
     Layout(Box<Layout>),
     /// The lossy lesson's non-uniform against uniform bins.
     Bins(Box<BinsReport>),
+    /// The lossy lesson's survey.
+    LossySurvey(Box<Survey>),
 }
 
 /// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.
@@ -595,6 +614,13 @@ mod tests {
                 dtype: Dtype::BF16,
                 balance: 0.5,
             },
+            WorkerRequest::LossySurvey {
+                task: 13,
+                blob: "w.safetensors".into(),
+                offset: 64,
+                bytes: 1 << 10,
+                dtype: Dtype::F32,
+            },
         ];
         for (i, r) in requests.into_iter().enumerate() {
             assert_eq!(r.task(), i as u32 + 1);
@@ -751,6 +777,19 @@ mod tests {
                         uniform: None,
                     }],
                 })),
+            },
+            WorkerEvent::Done {
+                task: 6,
+                seconds: 0.2,
+                memory: 1 << 20,
+                result: JobResult::LossySurvey(Box::new(
+                    bitlens_codecs::lesson::lossy::survey(
+                        // Four values whose errors are dyadic, so JSON carries every float exactly.
+                        &[0, 0, 128, 63, 0, 0, 0, 192, 0, 0, 64, 64, 0, 0, 0, 63],
+                        bitlens_codecs::float::FloatFormat::F32,
+                    )
+                    .unwrap(),
+                )),
             },
             WorkerEvent::Failed {
                 task: None,

@@ -1,10 +1,13 @@
 //! The lessons' computations that run in a worker rather than on the page's thread, so their
-//! crates stay out of the page's module: the lossy lesson's Inshrinkerator view (paper 002 §4.4,
-//! Table 7), non-uniform against uniform bins on one tensor
+//! code stays out of the page's module: the lossy lesson's survey of the lossy codecs (NeuZip
+//! §2.3, BitSnap §3.4; [`bitlens_codecs::lesson::lossy::survey`]) and its Inshrinkerator view
+//! (paper 002 §4.4, Table 7), non-uniform against uniform bins on one tensor
 //! ([`bitlens_inshrink::lesson::bins_lesson`]).
 
 use crate::error::Failure;
 use crate::source::read_blob;
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::lesson::lossy;
 use bitlens_inshrink::lesson::{self, BinsLesson, Fit};
 use bitlens_inshrink::{values, NonUniform};
 use bitlens_protocol::{BinsFewest, BinsFit, BinsReport, BinsRow, JobResult};
@@ -32,6 +35,30 @@ pub fn inshrink_bins(
     Ok(JobResult::Bins(Box::new(report(lesson::bins_lesson(
         &values, &quantizer,
     )))))
+}
+
+/// Every lossy setting of the lesson measured on the values in bytes `offset..offset + bytes` of
+/// `blob` (`dtype`: f32, f16 or bf16).
+pub fn lossy_survey(
+    blob: &Blob,
+    offset: u64,
+    bytes: u64,
+    dtype: Dtype,
+) -> Result<JobResult, Failure> {
+    let format = match dtype {
+        Dtype::F32 => FloatFormat::F32,
+        Dtype::F16 => FloatFormat::F16,
+        Dtype::BF16 => FloatFormat::Bf16,
+        other => {
+            return Err(Failure(format!(
+                "the lossy lesson measures f32, f16 and bf16 tensors, not {}",
+                other.name()
+            )))
+        }
+    };
+    let data = read_blob(blob, offset, bytes as usize)?;
+    let survey = lossy::survey(&data, format).map_err(|e| Failure(e.to_string()))?;
+    Ok(JobResult::LossySurvey(Box::new(survey)))
 }
 
 /// The crate's figures as the protocol carries them.

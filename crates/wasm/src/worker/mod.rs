@@ -12,7 +12,7 @@
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
 //!   file, with `Range` requests.
 //! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
-//!   non-uniform bins, `bitlens_inshrink`).
+//!   survey of the lossy codecs, and its non-uniform bins, `bitlens_inshrink`).
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
 pub mod http;
@@ -158,6 +158,13 @@ async fn dispatch(
             balance,
             ..
         } => lesson::inshrink_bins(&to_blob(blob)?, offset, bytes, dtype, balance),
+        WorkerRequest::LossySurvey {
+            blob,
+            offset,
+            bytes,
+            dtype,
+            ..
+        } => lesson::lossy_survey(&to_blob(blob)?, offset, bytes, dtype),
     }
 }
 
