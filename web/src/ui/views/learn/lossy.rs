@@ -657,6 +657,27 @@ struct ScatterProps {
     current: Shared<Vec<Setting>>,
 }
 
+/// A log₁₀ y axis from 10^`y0` to 10^`y1` of a chart `h` high: a grid line and label a decade
+/// (`py` places a value), the axis line and its `label`.
+fn log_y_axis(y0: f64, y1: f64, py: &dyn Fn(f64) -> f64, h: f64, label: &str) -> Html {
+    html! {
+        <g class="axis y-axis">
+            { for (y0 as i32..=y1 as i32).map(|e| {
+                let y = py(10f64.powi(e));
+                html! {
+                    <g class="tick">
+                        <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={y.to_string()} y2={y.to_string()} />
+                        <text x={(LEFT - 6.0).to_string()} y={(y + 4.0).to_string()} text-anchor="end">{ format!("1e{e}") }</text>
+                    </g>
+                }
+            }) }
+            <line class="axis-line" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(h - BOTTOM).to_string()} />
+            <text class="axis-title" text-anchor="middle"
+                  transform={format!("translate(14 {}) rotate(-90)", (TOP + h - BOTTOM) / 2.0)}>{ label.to_owned() }</text>
+        </g>
+    }
+}
+
 /// Size (bits a value, linear x) against error (log₁₀ y), one point a setting.
 #[function_component(Scatter)]
 fn scatter(p: &ScatterProps) -> Html {
@@ -696,20 +717,7 @@ fn scatter(p: &ScatterProps) -> Html {
     let body = html! {
         <>
             <desc>{ format!("Bits a value against {}: {summary}", p.metric.label()) }</desc>
-            <g class="axis y-axis">
-                { for (y0 as i32..=y1 as i32).map(|e| {
-                    let y = py(10f64.powi(e));
-                    html! {
-                        <g class="tick">
-                            <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={y.to_string()} y2={y.to_string()} />
-                            <text x={(LEFT - 6.0).to_string()} y={(y + 4.0).to_string()} text-anchor="end">{ format!("1e{e}") }</text>
-                        </g>
-                    }
-                }) }
-                <line class="axis-line" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(h - BOTTOM).to_string()} />
-                <text class="axis-title" text-anchor="middle"
-                      transform={format!("translate(14 {}) rotate(-90)", (TOP + h - BOTTOM) / 2.0)}>{ p.metric.label() }</text>
-            </g>
+            { log_y_axis(y0, y1, &py, h, p.metric.label()) }
             { for (0..=(x_max as usize)).step_by(step).map(|b| x_tick(px(b as f64), h, &b.to_string())) }
             { x_axis_title(h, "size: bits a value (the encoded stream ÷ values)") }
             <g class="marks">

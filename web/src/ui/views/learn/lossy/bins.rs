@@ -7,6 +7,7 @@
 //! out of the page's module; changing the bin count only redraws, changing `β` asks again.
 
 use super::super::{claim, js_number};
+use super::log_y_axis;
 use crate::model::format::{count, number};
 use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
@@ -493,20 +494,7 @@ fn curve(p: &CurveProps) -> Html {
     let body = html! {
         <>
             <desc>{ format!("{} against the bin count: {summary}", p.metric.label()) }</desc>
-            <g class="axis y-axis">
-                { for (y0 as i32..=y1 as i32).map(|e| {
-                    let y = py(10f64.powi(e));
-                    html! {
-                        <g class="tick">
-                            <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={y.to_string()} y2={y.to_string()} />
-                            <text x={(LEFT - 6.0).to_string()} y={(y + 4.0).to_string()} text-anchor="end">{ format!("1e{e}") }</text>
-                        </g>
-                    }
-                }) }
-                <line class="axis-line" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(h - BOTTOM).to_string()} />
-                <text class="axis-title" text-anchor="middle"
-                      transform={format!("translate(14 {}) rotate(-90)", (TOP + h - BOTTOM) / 2.0)}>{ p.metric.label() }</text>
-            </g>
+            { log_y_axis(y0, y1, &py, h, p.metric.label()) }
             { for (MIN_BINS..=MAX_BINS).step_by(4).map(|b| x_tick(px(b), h, &b.to_string())) }
             { x_axis_title(h, "bins") }
             <line class="current-bins" x1={px(p.bins).to_string()} x2={px(p.bins).to_string()}
