@@ -1,5 +1,6 @@
 // End-to-end tests of the teaching lessons (issue 14) in headless Chromium: each deep link
-// (#learn/float, #learn/huffman, #learn/ans) loads the bundled demo by itself and renders its
+// (#learn/float, #learn/huffman, #learn/ans…) loads the bundled demo by itself (or reads the
+// checkpoints given by ?url=, by range requests) and renders its
 // charts without page errors; a flipped bit shows the value the format's bits give (decoded here
 // with DataView and a small fp16 decoder); the encoder bytes of every block add up to the group's
 // LMC stream the lesson reports; stepping rANS changes the state and decoding ends in the input;
@@ -648,4 +649,35 @@ test('lossy: Inshrinkerator bins equal the crate, beat uniform bins, follow the 
   await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-inshrink-beta1.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.close();
+
+test('lessons on checkpoints opened by URL: the tensor read by a range request, numbers equal the CLI', { timeout: 180_000 }, async () => {
+  const { startRangeServer } = await import('./range-server.mjs');
+  const server = await startRangeServer(path.join(ROOT, 'web/demo'));
+  try {
+    const [a, b] = ['minilm-demo-step0.safetensors', 'minilm-demo-step1.safetensors'].map((f) => server.url + f);
+    const page = await openLesson(`?url=${encodeURIComponent(a)}#learn/grouping?tensor=${TENSOR}&transform=none&group=1`, '#grouping-sizes[data-peers="done"]');
+    const ref = inspect(DEMO).files[0].tensors.find((t) => t.name === TENSOR);
+    assert.deepEqual(await bars(page, 'grouping-bits'), [...ref.bit_set_ratio].reverse());
+    assert.equal(Number(await page.getAttribute('#lesson-grouping', 'data-bytes')), ref.bytes);
+    // Only the URL's file was read (the demo was not loaded), the lesson's tensor by its own range.
+    const paths = new Set(server.requests.map((r) => r.path));
+    assert.deepEqual([...paths], ['/minilm-demo-step0.safetensors']);
+    const buf = fs.readFileSync(DEMO);
+    const n = Number(buf.readBigUInt64LE(0));
+    const [s0, s1] = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'))[TENSOR].data_offsets;
+    const want = `bytes=${8 + n + s0}-${8 + n + s1 - 1}`;
+    assert.ok(server.requests.some((r) => r.range === want), `no request ${want}: ${JSON.stringify(server.requests.map((r) => r.range))}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+
+    // The delta lesson pairs two URLs as Compare does; its flips equal bitlens diff.
+    const delta = await openLesson(`?url=${encodeURIComponent(a)}&url=${encodeURIComponent(b)}#learn/delta?tensor=${TENSOR}&p=50`, '#delta-point');
+    const d = diff(DEMO, path.join(ROOT, 'web/demo/minilm-demo-step1.safetensors')).tensors.find((t) => t.name === TENSOR);
+    close(Number(await delta.getAttribute('#delta-claim', 'data-changed-fraction')), d.changed_fraction, 'changed fraction');
+    assert.equal(await delta.getAttribute('#lesson-delta', 'data-base'), 'minilm-demo-step0.safetensors');
+    assert.deepEqual(delta.errors, []);
+    await delta.close();
+  } finally {
+    server.close();
+  }
 });

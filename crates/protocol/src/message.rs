@@ -228,8 +228,8 @@ pub enum WorkerRequest<J> {
     InshrinkBins {
         /// Task id.
         task: u32,
-        /// The file holding the tensor.
-        blob: J,
+        /// The file holding the tensor (a local file or a URL).
+        file: FileRef<J>,
         /// Offset of its first value.
         offset: u64,
         /// Bytes of the values measured.
@@ -244,8 +244,8 @@ pub enum WorkerRequest<J> {
     LossySurvey {
         /// Task id.
         task: u32,
-        /// The file holding the tensor.
-        blob: J,
+        /// The file holding the tensor (a local file or a URL).
+        file: FileRef<J>,
         /// Offset of its first value.
         offset: u64,
         /// Bytes of the values measured.
@@ -608,7 +608,7 @@ mod tests {
             },
             WorkerRequest::InshrinkBins {
                 task: 12,
-                blob: "w.safetensors".into(),
+                file: FileRef::Blob("w.safetensors".into()),
                 offset: 64,
                 bytes: 1 << 19,
                 dtype: Dtype::BF16,
@@ -616,7 +616,11 @@ mod tests {
             },
             WorkerRequest::LossySurvey {
                 task: 13,
-                blob: "w.safetensors".into(),
+                file: FileRef::Url(RemoteFile {
+                    url: "https://example.org/w.safetensors".into(),
+                    size: 1 << 20,
+                    credentials: false,
+                }),
                 offset: 64,
                 bytes: 1 << 10,
                 dtype: Dtype::F32,

@@ -564,8 +564,8 @@ impl Component for App {
                 }
                 if let Some(route) = self.learn.clone() {
                     <views::learn::Learn {route} loading={s.loading} has_checkpoints={!s.checkpoints.is_empty()}
-                        tensors={views::learn::source::sources(active, s.active.and_then(|id| s.blobs.get(&id)))}
-                        pair={views::learn::delta::pair(&s.checkpoints, s.active, &s.blobs)}
+                        tensors={views::learn::source::sources(active, s.active.and_then(|id| s.sources.get(&id)))}
+                        pair={views::learn::delta::pair(&s.checkpoints, s.active, &s.sources)}
                         on_demo={link.callback(|()| Msg::Demo)} />
                 } else if !has_content {
                     if !embed {

@@ -5,19 +5,30 @@
 //! ([`bitlens_inshrink::lesson::bins_lesson`]).
 
 use crate::error::Failure;
-use crate::source::read_blob;
+use crate::source::FileSource;
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::lesson::lossy;
 use bitlens_inshrink::lesson::{self, BinsLesson, Fit};
 use bitlens_inshrink::{values, NonUniform};
-use bitlens_protocol::{BinsFewest, BinsFit, BinsReport, BinsRow, JobResult};
-use bitlens_tensors::Dtype;
-use web_sys::Blob;
+use bitlens_protocol::js::Js;
+use bitlens_protocol::{BinsFewest, BinsFit, BinsReport, BinsRow, FileRef, JobResult};
+use bitlens_tensors::{Dtype, ReadAt};
 
-/// The view's figures for the values in bytes `offset..offset + bytes` of `blob` (`dtype`: f32,
+/// Bytes `offset..offset + bytes` of `file` (a local file or a URL: one range request).
+fn read(file: FileRef<Js>, offset: u64, bytes: u64) -> Result<Vec<u8>, Failure> {
+    let src = FileSource::open(file)?;
+    let len = usize::try_from(bytes)
+        .map_err(|_| Failure(format!("{bytes} bytes do not fit in this worker's memory")))?;
+    let mut data = vec![0u8; len];
+    src.read_exact_at(offset, &mut data)
+        .map_err(|e| src.named(e))?;
+    Ok(data)
+}
+
+/// The view's figures for the values in bytes `offset..offset + bytes` of `file` (`dtype`: f32,
 /// f16 or bf16) with the non-uniform quantizer's `β` = `balance` (clamped to [0, 1]).
 pub fn inshrink_bins(
-    blob: &Blob,
+    file: FileRef<Js>,
     offset: u64,
     bytes: u64,
     dtype: Dtype,
@@ -26,7 +37,7 @@ pub fn inshrink_bins(
     if !(0.0..=1.0).contains(&balance) {
         return Err(Failure(format!("β = {balance} is not in [0, 1]")));
     }
-    let data = read_blob(blob, offset, bytes as usize)?;
+    let data = read(file, offset, bytes)?;
     let values = values::to_f32(&data, dtype).map_err(|e| Failure(e.to_string()))?;
     let quantizer = NonUniform {
         balance,
@@ -38,9 +49,9 @@ pub fn inshrink_bins(
 }
 
 /// Every lossy setting of the lesson measured on the values in bytes `offset..offset + bytes` of
-/// `blob` (`dtype`: f32, f16 or bf16).
+/// `file` (`dtype`: f32, f16 or bf16).
 pub fn lossy_survey(
-    blob: &Blob,
+    file: FileRef<Js>,
     offset: u64,
     bytes: u64,
     dtype: Dtype,
@@ -56,7 +67,7 @@ pub fn lossy_survey(
             )))
         }
     };
-    let data = read_blob(blob, offset, bytes as usize)?;
+    let data = read(file, offset, bytes)?;
     let survey = lossy::survey(&data, format).map_err(|e| Failure(e.to_string()))?;
     Ok(JobResult::LossySurvey(Box::new(survey)))
 }

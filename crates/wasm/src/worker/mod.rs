@@ -151,20 +151,20 @@ async fn dispatch(
             ..
         } => jobs::roundtrip_entry(task, file, &entry, &codecs, out),
         WorkerRequest::InshrinkBins {
-            blob,
+            file,
             offset,
             bytes,
             dtype,
             balance,
             ..
-        } => lesson::inshrink_bins(&to_blob(blob)?, offset, bytes, dtype, balance),
+        } => lesson::inshrink_bins(file, offset, bytes, dtype, balance),
         WorkerRequest::LossySurvey {
-            blob,
+            file,
             offset,
             bytes,
             dtype,
             ..
-        } => lesson::lossy_survey(&to_blob(blob)?, offset, bytes, dtype),
+        } => lesson::lossy_survey(file, offset, bytes, dtype),
     }
 }
 

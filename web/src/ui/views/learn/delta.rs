@@ -13,14 +13,14 @@ use super::{claim, js_number, param, param_num, stepped, write_state, Lesson, Li
 use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, percent};
 use crate::ui::charts::{BarChart, LineChart, Series};
-use crate::ui::io::blob::read_range;
+use crate::ui::loader::Source;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
 use bitlens_codecs::lesson::delta::{self, DeltaPoint, Flips};
 use bitlens_codecs::lmc::Width;
 use std::collections::HashMap;
 use std::rc::Rc;
-use web_sys::{Blob, HtmlSelectElement};
+use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 /// The step between the curve's points, in %.
@@ -60,7 +60,7 @@ impl Pair {
 pub fn pair(
     checkpoints: &[Checkpoint],
     active: Option<u32>,
-    blobs: &HashMap<u32, Vec<Blob>>,
+    files: &HashMap<u32, Vec<Source>>,
 ) -> Option<Rc<Pair>> {
     let i = active
         .and_then(|id| checkpoints.iter().position(|c| c.id == id))
@@ -70,8 +70,8 @@ pub fn pair(
     Some(Rc::new(Pair {
         base_name: b.name.clone(),
         new_name: n.name.clone(),
-        base: source::sources(Some(b), blobs.get(&b.id)),
-        new: source::sources(Some(n), blobs.get(&n.id)),
+        base: source::sources(Some(b), files.get(&b.id)),
+        new: source::sources(Some(n), files.get(&n.id)),
     }))
 }
 
@@ -114,11 +114,7 @@ pub struct DeltaLesson {
 
 /// The first [`MAX_ENCODE`] bytes (whole elements) of a tensor.
 async fn read_capped(t: &TensorSource) -> Result<Vec<u8>, String> {
-    let w = t.width() as u64;
-    let len = t.bytes.min(MAX_ENCODE as u64 / w * w);
-    read_range(&t.blob, t.offset, t.offset + len)
-        .await
-        .map_err(|e| format!("{}: {e}", t.name))
+    t.read_first(MAX_ENCODE as u64).await
 }
 
 impl DeltaLesson {

@@ -20,12 +20,13 @@ use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
 };
 use crate::ui::charts::{Bar, BarChart};
+use crate::ui::jobs::to_ref;
 use crate::ui::shared::Shared;
 use crate::ui::worker::WorkerHandle;
 use bitlens_codecs::lesson::lossy::{
     self, Histogram, Measure, Setting, Survey, CLUSTERS, NEUZIP_BITS, NEUZIP_BLOCKS,
 };
-use bitlens_protocol::js::{Event as WorkerEvent, Js, Request};
+use bitlens_protocol::js::{Event as WorkerEvent, Request};
 use bitlens_protocol::JobResult;
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
@@ -153,7 +154,7 @@ impl LossyLesson {
         let values = t.elements().min(MAX_VALUES as u64);
         let posted = worker.post(&Request::LossySurvey {
             task: self.task,
-            blob: Js(t.blob.clone().into()),
+            file: to_ref(&t.file),
             offset: t.offset,
             bytes: values * t.width() as u64,
             dtype: t.dtype,
@@ -370,7 +371,7 @@ impl LossyLesson {
         };
         let link = ctx.link();
         html! {
-            <bins::Bins blob={t.blob.clone()} offset={t.offset} bytes={values * t.width() as u64}
+            <bins::Bins file={t.file.clone()} offset={t.offset} bytes={values * t.width() as u64}
                         dtype={t.dtype} name={self.chosen.name.clone()} bins={self.bins}
                         balance={self.balance} on_bins={link.callback(Msg::Bins)}
                         on_balance={link.callback(Msg::Balance)} />

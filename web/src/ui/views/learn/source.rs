@@ -1,15 +1,18 @@
-//! The tensors a lesson reads: the float tensors (bf16, fp16, fp32) of the active checkpoint's
-//! local files (the demo's when nothing else is open), read from their `Blob`s; and the tensor
-//! picker every lesson shows.
+//! The tensors a lesson reads: the float tensors (bf16, fp16, fp32) of the active checkpoint (the
+//! demo's when nothing else is open), read from its local files' `Blob`s or, for a checkpoint opened
+//! by URL, with range requests of only the tensor's bytes; and the tensor picker every lesson shows.
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::format::bytes;
 use crate::ui::io::blob::read_range;
+use crate::ui::io::remote;
+use crate::ui::loader::Source;
 use bitlens_codecs::anatomy::Format;
 use bitlens_codecs::float::FloatFormat;
+use bitlens_protocol::FileRef;
 use bitlens_tensors::Dtype;
 use std::rc::Rc;
-use web_sys::{Blob, HtmlSelectElement};
+use web_sys::HtmlSelectElement;
 use yew::html::Scope;
 use yew::prelude::*;
 
@@ -26,8 +29,8 @@ pub struct TensorSource {
     pub dtype: Dtype,
     /// Its shape.
     pub shape: Vec<u64>,
-    /// The file holding it.
-    pub blob: Blob,
+    /// The file holding it: a local `Blob` or a URL.
+    pub file: Source,
     /// Where its data starts in the file.
     pub offset: u64,
     /// Bytes of data.
@@ -65,12 +68,25 @@ impl TensorSource {
 
     /// Reads its data (at most [`MAX_READ`] bytes, whole elements).
     pub async fn read(&self) -> Result<Rc<Vec<u8>>, String> {
+        self.read_first(MAX_READ).await.map(Rc::new)
+    }
+
+    /// Reads its first `max` bytes (whole elements; all of it when smaller): a `Blob` slice, or
+    /// one range request (retried as every remote read) for a URL.
+    pub async fn read_first(&self, max: u64) -> Result<Vec<u8>, String> {
         let w = self.width() as u64;
-        let len = self.bytes.min(MAX_READ / w * w);
-        read_range(&self.blob, self.offset, self.offset + len)
-            .await
-            .map(Rc::new)
-            .map_err(|e| format!("{}: {e}", self.name))
+        let len = self.bytes.min(max / w * w);
+        let read = match &self.file {
+            FileRef::Blob(blob) => read_range(blob, self.offset, self.offset + len)
+                .await
+                .map_err(|e| e.to_string()),
+            FileRef::Url(_) if len == 0 => Ok(Vec::new()),
+            FileRef::Url(r) => remote::read(&r.url, self.offset, len, Some(r.size), r.credentials)
+                .await
+                .map(|(bytes, _)| bytes)
+                .map_err(|e| e.to_string()),
+        };
+        read.map_err(|e| format!("{}: {e}", self.name))
     }
 
     /// Whether only its first [`MAX_READ`] bytes are read.
@@ -82,9 +98,9 @@ impl TensorSource {
 /// The tensors of the lessons, compared by content (a new list re-renders only when it differs).
 pub type Tensors = Rc<Vec<TensorSource>>;
 
-/// The float tensors of checkpoint `c` whose files are local `blobs`.
-pub fn sources(c: Option<&Checkpoint>, blobs: Option<&Vec<Blob>>) -> Tensors {
-    let (Some(c), Some(blobs)) = (c, blobs) else {
+/// The float tensors of checkpoint `c` whose files are `files`.
+pub fn sources(c: Option<&Checkpoint>, files: Option<&Vec<Source>>) -> Tensors {
+    let (Some(c), Some(files)) = (c, files) else {
         return Rc::new(Vec::new());
     };
     Rc::new(
@@ -96,7 +112,7 @@ pub fn sources(c: Option<&Checkpoint>, blobs: Option<&Vec<Blob>>) -> Tensors {
                     name: r.name.clone(),
                     dtype: r.dtype,
                     shape: r.shape.clone(),
-                    blob: blobs.get(r.file)?.clone(),
+                    file: files.get(r.file)?.clone(),
                     offset: r.offset,
                     bytes: r.bytes,
                 })

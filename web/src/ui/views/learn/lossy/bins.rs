@@ -12,12 +12,14 @@ use crate::model::format::{count, number};
 use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
 };
+use crate::ui::jobs::to_ref;
+use crate::ui::loader::Source;
 use crate::ui::worker::WorkerHandle;
-use bitlens_protocol::js::{Event as WorkerEvent, Js, Request};
+use bitlens_protocol::js::{Event as WorkerEvent, Request};
 use bitlens_protocol::{BinsFit, BinsReport, BinsRow, JobResult};
 use bitlens_tensors::Dtype;
 use std::rc::Rc;
-use web_sys::{Blob, HtmlInputElement, HtmlSelectElement};
+use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
 /// The fewest bins the part offers (the configuration search's range, paper §5).
@@ -33,8 +35,8 @@ const UNIFORM: &str = "#c0504d";
 /// Props of [`Bins`].
 #[derive(Properties, PartialEq)]
 pub struct BinsProps {
-    /// The file holding the tensor.
-    pub blob: Blob,
+    /// The file holding the tensor (a local file or a URL).
+    pub file: Source,
     /// Offset of its first value.
     pub offset: u64,
     /// Bytes of the values measured (the lesson's first values).
@@ -55,9 +57,9 @@ pub struct BinsProps {
 
 impl BinsProps {
     /// What the worker's figures depend on.
-    fn key(&self) -> (Blob, u64, u64, Dtype, u64) {
+    fn key(&self) -> (Source, u64, u64, Dtype, u64) {
         (
-            self.blob.clone(),
+            self.file.clone(),
             self.offset,
             self.bytes,
             self.dtype,
@@ -104,7 +106,7 @@ impl Bins {
         if let Some(w) = &self.worker {
             let posted = w.post(&Request::InshrinkBins {
                 task: self.task,
-                blob: Js(p.blob.clone().into()),
+                file: to_ref(&p.file),
                 offset: p.offset,
                 bytes: p.bytes,
                 dtype: p.dtype,
