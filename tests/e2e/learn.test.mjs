@@ -649,6 +649,7 @@ test('lossy: Inshrinkerator bins equal the crate, beat uniform bins, follow the 
   await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-inshrink-beta1.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.close();
+});
 
 test('lessons on checkpoints opened by URL: the tensor read by a range request, numbers equal the CLI', { timeout: 180_000 }, async () => {
   const { startRangeServer } = await import('./range-server.mjs');
