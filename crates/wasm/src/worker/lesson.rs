@@ -17,6 +17,13 @@ use bitlens_tensors::{Dtype, ReadAt};
 /// Bytes `offset..offset + bytes` of `file` (a local file or a URL: one range request).
 fn read(file: FileRef<Js>, offset: u64, bytes: u64) -> Result<Vec<u8>, Failure> {
     let src = FileSource::open(file)?;
+    if offset.saturating_add(bytes) > src.size() {
+        return Err(src.named(format!(
+            "bytes {offset}..{} lie past the file's end ({} bytes)",
+            offset.saturating_add(bytes),
+            src.size()
+        )));
+    }
     let len = usize::try_from(bytes)
         .map_err(|_| Failure(format!("{bytes} bytes do not fit in this worker's memory")))?;
     let mut data = vec![0u8; len];
@@ -26,7 +33,7 @@ fn read(file: FileRef<Js>, offset: u64, bytes: u64) -> Result<Vec<u8>, Failure> 
 }
 
 /// The view's figures for the values in bytes `offset..offset + bytes` of `file` (`dtype`: f32,
-/// f16 or bf16) with the non-uniform quantizer's `β` = `balance` (clamped to [0, 1]).
+/// f16 or bf16) with the non-uniform quantizer's `β` = `balance` (refused outside [0, 1]).
 pub fn inshrink_bins(
     file: FileRef<Js>,
     offset: u64,
