@@ -95,6 +95,11 @@ def test_minilm_within_the_error_budget_and_protected_values_exact(weights, tmp_
             cut = np.sort(mag)[::-1][p] if p < len(mag) else -1.0
             assert same[mag > cut].all(), t["name"]
     assert lossy > 0
+    # One tensor of a full inshrink snapshot, through the generic reader.
+    name = next(t["name"] for t in info["tensors"] if t["codec"] == "inshrink")
+    run("decompress", bls, "-o", tmp_path / "one.safetensors", "--tensor", name)
+    one, _ = tensors(tmp_path / "one.safetensors")
+    assert one[name] == rest[name]
     assert bls.stat().st_size < 0.35 * src.stat().st_size  # measured: f32 0.14, bf16 0.27
 
 
@@ -141,6 +146,13 @@ def test_chain_restores_each_step_as_the_full_snapshot_with_the_same_plan(tmp_pa
     chain.mkdir()
     args = ["--codec", "inshrink", "--max-error", 0.1]
     run("compress", steps[0], "-o", chain / "s0.bls", *args)
+    # Step 0's optimizer has not stepped: its all-zero second moments rank nothing and are left out.
+    r = json.loads(run("compress", steps[0], "-o", tmp_path / "z.bls", *args, "--json", "--optimizer",
+                       steps[0].parent / "optimizer.safetensors").stdout)
+    assert r["optimizer"]["all_zero"] == len(r["tensors"]) and r["optimizer"]["matched"] == 0
+    run("decompress", tmp_path / "z.bls", "-o", tmp_path / "z.safetensors")
+    run("decompress", chain / "s0.bls", "-o", tmp_path / "s0.safetensors")
+    assert (tmp_path / "z.safetensors").read_bytes() == (tmp_path / "s0.safetensors").read_bytes()
     for i in (1, 2):
         base = chain / f"s{i - 1}.bls"
         run("compress", steps[i], "-o", chain / f"s{i}.bls", *args, "--base", base)
@@ -172,6 +184,35 @@ def test_chain_restores_each_step_as_the_full_snapshot_with_the_same_plan(tmp_pa
     assert (tmp_path / "y.safetensors").read_bytes() == (tmp_path / "s2.safetensors").read_bytes()
     p = run("decompress", lone / "s2.bls", "-o", tmp_path / "x.safetensors", "--base", chain / "s0.bls", check=False)
     assert p.returncode == 1 and "wrong base" in p.stderr, p.stderr
+
+
+def test_protected_values_in_bf16(tmp_path):
+    """--protect-dtype bf16 (the paper's choice) on an fp32 model: protected values come back as
+    the original rounded to bf16 (round to nearest even), the rest within the budget."""
+    train(tmp_path / "run")
+    model = tmp_path / "run" / "step-000040" / "model.safetensors"
+    bls, out = tmp_path / "b.bls", tmp_path / "b.safetensors"
+    run("compress", model, "-o", bls, "--codec", "inshrink", "--max-error", 0.1, "--protect-dtype", "bf16")
+    run("decompress", bls, "-o", out)
+    info = inspect(bls)
+    assert info["inshrink"]["protect_dtype"] == "bf16"
+    orig, _ = tensors(model)
+    rest, _ = tensors(out)
+    checked = 0
+    for t in info["tensors"]:
+        s, (dt, a) = t["inshrink"], orig[t["name"]]
+        w, r = as_f64(dt, a), as_f64(dt, rest[t["name"]][1])
+        p = s["protected"]
+        if s["setting"]["exact"] or not p:
+            continue
+        u = np.frombuffer(a, "<u4").astype(np.uint64)
+        rounded = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+        mag = np.abs(w)
+        cut = np.sort(mag)[::-1][p] if p < len(mag) else -1.0
+        top = mag > cut
+        assert np.array_equal(r[top], rounded[top].astype(np.float64)), t["name"]
+        checked += int(top.sum())
+    assert checked > 0
 
 
 def test_corrupt_snapshots_are_typed_errors(tmp_path):

@@ -72,8 +72,8 @@ struct EvalCommand<'a> {
     original_loss: f64,
     /// The original file's header bytes (`8 + N`).
     prefix: &'a [u8],
-    /// Per tensor of the file, in file order: its original bytes and, for searched tensors, its
-    /// index in the trial.
+    /// Per tensor of the file, in file order: its original bytes (empty for searched tensors)
+    /// and, for searched tensors, its index in the trial.
     tensors: &'a [(Vec<u8>, Option<usize>)],
     dir: PathBuf,
     evaluations: usize,
@@ -191,8 +191,13 @@ fn read_tensor(src: &Source, header: &bitlens_tensors::Header, i: usize) -> Resu
 }
 
 /// The second moments of the optimizer state at `path` for `names` (f32 values, any float
-/// dtype), and how many matched.
-fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Option<Vec<f32>>>> {
+/// dtype; `None` where none matches by name and length), and how many matched but are all zero
+/// (an optimizer that has not stepped yet: no ranking, so left out — a zero sensitivity would
+/// put every element above the protection threshold).
+fn load_second_moments(
+    path: &Path,
+    names: &[(String, u64)],
+) -> Result<(Vec<Option<Vec<f32>>>, usize)> {
     let ck = Checkpoint::open(path)?;
     if ck.shards.len() != 1 {
         bail!(
@@ -202,6 +207,7 @@ fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Optio
     }
     let shard = &ck.shards[0];
     let mut out = Vec::new();
+    let mut zero = 0;
     for (name, elements) in names {
         let found = second_moment_names(name)
             .iter()
@@ -211,6 +217,10 @@ fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Optio
                 let t = &shard.header.tensors[i];
                 let bytes = read_tensor(&shard.source, &shard.header, i)?;
                 match values::to_f32(&bytes, t.dtype) {
+                    Ok(v) if v.len() as u64 == *elements && v.iter().all(|&x| x == 0.0) => {
+                        zero += 1;
+                        None
+                    }
                     Ok(v) if v.len() as u64 == *elements => Some(v),
                     _ => None,
                 }
@@ -219,7 +229,7 @@ fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Optio
         };
         out.push(v);
     }
-    Ok(out)
+    Ok((out, zero))
 }
 
 /// The restored levels of the snapshot at `path` (opened as `reader`), after its chain:
@@ -361,24 +371,23 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
     let header = &shard.header;
     let mut prefix = vec![0u8; header.data_start() as usize];
     shard.source.read_exact_at(0, &mut prefix)?;
-    // Every tensor's bytes; float ones also as f32 values for the search.
+    // Float tensors as f32 values for the search; the others' bytes (candidates copy them).
     let mut tensors: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
     let mut vals: Vec<Vec<f32>> = Vec::new();
     let mut searched: Vec<usize> = Vec::new();
     for (i, t) in header.tensors.iter().enumerate() {
         let bytes = read_tensor(&shard.source, header, i)?;
         let float = matches!(t.dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16);
-        let slot = if float {
+        if float {
             vals.push(values::to_f32(&bytes, t.dtype).with_context(|| t.name.clone())?);
             searched.push(i);
-            Some(searched.len() - 1)
+            tensors.push((Vec::new(), Some(searched.len() - 1)));
         } else {
-            None
-        };
-        tensors.push((bytes, slot));
+            tensors.push((bytes, None));
+        }
     }
     let read_time = started.elapsed();
-    let moments = match &args.optimizer {
+    let (moments, zero_moments) = match &args.optimizer {
         Some(p) => {
             let names: Vec<(String, u64)> = searched
                 .iter()
@@ -387,10 +396,10 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
                 .collect();
             load_second_moments(p, &names)?
         }
-        None => vec![None; searched.len()],
+        None => (vec![None; searched.len()], 0),
     };
     let matched = moments.iter().filter(|m| m.is_some()).count();
-    if args.optimizer.is_some() && matched == 0 {
+    if args.optimizer.is_some() && matched + zero_moments == 0 {
         bail!(
             "--optimizer {}: no `exp_avg_sq.<name>` tensor matches a tensor of {}",
             args.optimizer.as_deref().unwrap_or(Path::new("")).display(),
@@ -514,7 +523,8 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
     let mut report = report_json(&outcome.report);
     report["quality"] = quality_json;
     report["optimizer"] = match &args.optimizer {
-        Some(p) => json!({"path": p, "matched": matched, "tensors": searched.len(),
+        Some(p) => json!({"path": p, "matched": matched, "all_zero": zero_moments,
+            "tensors": searched.len(),
             "estimate": "sensitivity |w|·sqrt(v), v = Adam's second moment"}),
         None => Value::Null,
     };
