@@ -223,8 +223,7 @@ class Bench:
                 tensors = [json.loads(l) for l in out.splitlines() if '"tensor"' in l]
                 deg = {q: {b: (self.evaluate(Path(tmp) / f"{q}-{b}.safetensors")[0] - loss0) / loss0
                            for b in self.args.table7_bins} for q in ("nonuniform", "uniform")}
-            need = {q: [next((b for b in self.args.table7_bins if deg[q][b] <= t), None) for t in THRESHOLDS]
-                    for q in deg}
+            need = {q: [bins_needed(deg[q], t) for t in THRESHOLDS] for q in deg}
             matrices = [t for t in tensors if t["tensor"].endswith(".weight") and t["elements"] > 64 * 64]
             l2 = {q: [float(np.mean([t[q][i] for t in matrices])) if all(t[q][i] for t in matrices) else None
                       for i in range(len(L2_ERRORS))] for q in ("nonuniform", "uniform")}
@@ -257,6 +256,22 @@ class Bench:
         return res
 
 
+def bins_needed(degradation: dict, threshold: float) -> int | None:
+    """The fewest bins from which on every larger count tried keeps the loss within `threshold`.
+
+    Not simply the first count that does: on this small, over-fitted model a coarse quantizer can
+    lower the validation loss at one count and not at the next (quantization noise acting as a
+    regulariser), and a count that passes by luck is not a count one could configure.
+    """
+    counts = sorted(degradation, key=int)
+    need = None
+    for b in reversed(counts):
+        if degradation[b] > threshold:
+            break
+        need = int(b)
+    return need
+
+
 def relative_errors(original: Path, restored: Path) -> dict[str, float]:
     """‖w − ŵ‖ / ‖w‖ of every tensor, in NumPy (float64)."""
     a, _ = td.read_safetensors(original)
@@ -267,6 +282,14 @@ def relative_errors(original: Path, restored: Path) -> dict[str, float]:
         n = np.linalg.norm(w)
         out[k] = float(np.linalg.norm(w - r) / n) if n > 0 else float(np.any(r != 0))
     return out
+
+
+def mean_or_missing(counts: list, limit: int) -> str:
+    """The mean of `counts`, or how many checkpoints needed more than `limit` bins."""
+    missing = sum(c is None for c in counts)
+    if missing:
+        return f"> {limit} at {missing} of {len(counts)} checkpoints"
+    return f"{np.mean(counts):.2f}"
 
 
 def md_setting(s) -> str:
@@ -317,7 +340,8 @@ def markdown(rep: dict) -> str:
             nu = [r["bins_for_degradation"]["nonuniform"][i] for r in t7]
             un = [r["bins_for_degradation"]["uniform"][i] for r in t7]
             if None in nu or None in un:
-                lines.append(f"| {t * 100:g}% | {nu} | {un} | (not reached within {a['table7_bins'][-1]}) |")
+                lines.append(f"| {t * 100:g}% | {mean_or_missing(nu, a['table7_bins'][-1])} "
+                             f"| {mean_or_missing(un, a['table7_bins'][-1])} | – |")
                 continue
             lines.append(f"| {t * 100:g}% | {np.mean(nu):.2f} | {np.mean(un):.2f} | {np.mean(un) / np.mean(nu):.2f}× |")
         lines += ["\n| relative L2 error ≤ (per 2-D weight) | mean bins, non-uniform | mean bins, uniform | uniform / non-uniform |",
@@ -326,7 +350,7 @@ def markdown(rep: dict) -> str:
             nu = [r["l2_bins_matrices"]["nonuniform"][i] for r in t7]
             un = [r["l2_bins_matrices"]["uniform"][i] for r in t7]
             if None in nu or None in un:
-                lines.append(f"| {e} | {nu} | {un} | (not reached within 256) |")
+                lines.append(f"| {e} | {mean_or_missing(nu, 256)} | {mean_or_missing(un, 256)} | – |")
                 continue
             lines.append(f"| {e} | {np.mean(nu):.2f} | {np.mean(un):.2f} | {np.mean(un) / np.mean(nu):.2f}× |")
     for mode, res in rep.get("delta_variants", {}).items():
@@ -357,7 +381,7 @@ def markdown(rep: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("bitlens")
+    ap.add_argument("bitlens", nargs="?")
     ap.add_argument("example", nargs="?", help="crates/inshrink/examples/fidelity.rs built (parts 3-5)")
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--dim", type=int, default=8)
@@ -374,7 +398,15 @@ def main() -> None:
     ap.add_argument("--work", default=str(ROOT / ".cache" / "bench-inshrink"))
     ap.add_argument("--report", help="write the JSON report here")
     ap.add_argument("--jobs", type=int, default=1, help="parts run side by side")
+    ap.add_argument("--render", help="print the tables of a saved JSON report (recomputing Table 7's counts)")
     args = ap.parse_args()
+    if args.render:
+        rep = json.loads(Path(args.render).read_text())
+        for r in rep.get("table7", []):
+            r["bins_for_degradation"] = {q: [bins_needed(d, t) for t in THRESHOLDS]
+                                         for q, d in r["degradation"].items()}
+        print(markdown(rep))
+        return
     b = Bench(args)
     run = b.ensure_run()
     steps = list(range(args.every, args.steps + 1, args.every))

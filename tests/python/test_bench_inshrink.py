@@ -91,8 +91,8 @@ def test_bench_inshrink_tiny_run(tmp_path):
     for q in ("nonuniform", "uniform"):
         need = t7["bins_for_degradation"][q]
         for b, t in zip(need, (0.001, 0.01, 0.05)):
-            if b is not None:
-                assert t7["degradation"][q][str(b)] <= t
+            if b is not None:  # within the threshold from b bins on
+                assert all(d <= t for k, d in t7["degradation"][q].items() if int(k) >= b)
 
 
 def _tensor_bytes(path, name):
