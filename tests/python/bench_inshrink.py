@@ -334,25 +334,17 @@ def markdown(rep: dict) -> str:
                 f"| {f['relative_loss_change'] * 100:+.2f}% |")
     if rep.get("table7"):
         t7 = rep["table7"]
-        lines += ["\n| loss degradation ≤ | mean bins, non-uniform | mean bins, uniform | uniform / non-uniform |",
-                  "| ---: | ---: | ---: | ---: |"]
-        for i, t in enumerate(THRESHOLDS):
-            nu = [r["bins_for_degradation"]["nonuniform"][i] for r in t7]
-            un = [r["bins_for_degradation"]["uniform"][i] for r in t7]
-            if None in nu or None in un:
-                lines.append(f"| {t * 100:g}% | {mean_or_missing(nu, a['table7_bins'][-1])} "
-                             f"| {mean_or_missing(un, a['table7_bins'][-1])} | – |")
-                continue
-            lines.append(f"| {t * 100:g}% | {np.mean(nu):.2f} | {np.mean(un):.2f} | {np.mean(un) / np.mean(nu):.2f}× |")
-        lines += ["\n| relative L2 error ≤ (per 2-D weight) | mean bins, non-uniform | mean bins, uniform | uniform / non-uniform |",
-                  "| ---: | ---: | ---: | ---: |"]
-        for i, e in enumerate(L2_ERRORS):
-            nu = [r["l2_bins_matrices"]["nonuniform"][i] for r in t7]
-            un = [r["l2_bins_matrices"]["uniform"][i] for r in t7]
-            if None in nu or None in un:
-                lines.append(f"| {e} | {mean_or_missing(nu, 256)} | {mean_or_missing(un, 256)} | – |")
-                continue
-            lines.append(f"| {e} | {np.mean(nu):.2f} | {np.mean(un):.2f} | {np.mean(un) / np.mean(nu):.2f}× |")
+        tables = (("loss degradation ≤", "bins_for_degradation", [f"{t * 100:g}%" for t in THRESHOLDS],
+                   a["table7_bins"][-1]),
+                  ("relative L2 error ≤ (per 2-D weight)", "l2_bins_matrices", [str(e) for e in L2_ERRORS], 256))
+        for title, key, labels, limit in tables:
+            lines += [f"\n| {title} | mean bins, non-uniform | mean bins, uniform | uniform / non-uniform |",
+                      "| ---: | ---: | ---: | ---: |"]
+            for i, label in enumerate(labels):
+                nu = [r[key]["nonuniform"][i] for r in t7]
+                un = [r[key]["uniform"][i] for r in t7]
+                ratio = "–" if None in nu or None in un else f"{np.mean(un) / np.mean(nu):.2f}×"
+                lines.append(f"| {label} | {mean_or_missing(nu, limit)} | {mean_or_missing(un, limit)} | {ratio} |")
     for mode, res in rep.get("delta_variants", {}).items():
         lines += [f"\nDelta variants under the {mode} chain's plans (whole streams, ratio = original / bytes):\n",
                   "| step | levels changed | full | HE (Huffman) | RLE + Huffman | PE (rearranged) | PE / RLE | PE / HE "

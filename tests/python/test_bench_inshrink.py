@@ -48,7 +48,7 @@ def test_bench_inshrink_tiny_run(tmp_path):
         [sys.executable, str(ROOT / "tests" / "python" / "bench_inshrink.py"), str(BIN), str(example()),
          "--hidden", "32", "--steps", "40", "--every", "20", "--restore-every", "20", "--lr", "1e-2",
          "--max-degradation", str(D), "--max-error", "0.1", "--table7-bins", "1,2,4,8,16,32,64,128,256",
-         "--table7-every", "2", "--runs", str(tmp_path / "runs"), "--work", str(work), "--report", str(report)],
+         "--table7-every", "2", "--jobs", "3", "--runs", str(tmp_path / "runs"), "--work", str(work), "--report", str(report)],
         capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rep = json.loads(report.read_text())
