@@ -7,6 +7,7 @@
 mod analyze;
 mod bench;
 mod diff;
+mod inshrink_cmd;
 mod inspect;
 mod progress;
 mod remote;
@@ -76,9 +77,35 @@ enum Command {
         /// BitSnap quant: clusters (at most 16, labels are 4 bits).
         #[arg(long, default_value_t = 16)]
         clusters: u8,
-        /// Store each tensor as its XOR with the base checkpoint's tensor of the same name.
+        /// Store each tensor as its XOR with the base checkpoint's tensor of the same name
+        /// (inshrink: the previous .bls snapshot of the chain; the search starts from its plan
+        /// and the tensors are deltas of its levels).
         #[arg(long)]
         base: Option<PathBuf>,
+        /// Inshrink: the model-free quality threshold, every lossy tensor's relative L2 error
+        /// ‖w − ŵ‖ / ‖w‖ at most this.
+        #[arg(long)]
+        max_error: Option<f64>,
+        /// Inshrink: the evaluation command run on every candidate (`{}` is replaced by the path
+        /// of a safetensors file of the original dtypes); the loss is the last number it prints.
+        #[arg(long)]
+        eval_cmd: Option<String>,
+        /// Inshrink with --eval-cmd: accept when (loss − original loss) / original loss ≤ this.
+        #[arg(long)]
+        max_degradation: Option<f64>,
+        /// Inshrink: an Adam optimizer state (`exp_avg_sq.<name>` tensors, safetensors) whose
+        /// second moment ranks weights by sensitivity |w|·sqrt(v).
+        #[arg(long)]
+        optimizer: Option<PathBuf>,
+        /// Inshrink: how protected values are stored.
+        #[arg(long, value_enum, default_value = "original")]
+        protect_dtype: inshrink_cmd::ProtectDtype,
+        /// Inshrink with --base: search from the base's plan but store full streams (no delta).
+        #[arg(long)]
+        no_delta: bool,
+        /// Inshrink: print the search report as one JSON document on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// Restore the original safetensors file(s) from a snapshot, byte for byte.
     Decompress {
@@ -87,7 +114,8 @@ enum Command {
         /// The safetensors file (or directory) to write.
         #[arg(short, long)]
         output: PathBuf,
-        /// The base checkpoint, for delta snapshots.
+        /// The base checkpoint, for delta snapshots (inshrink: the previous snapshot of the
+        /// chain, when it is not next to the input under the name the input records).
         #[arg(long)]
         base: Option<PathBuf>,
         /// Restore only this tensor, as a safetensors file holding just it.
@@ -131,9 +159,41 @@ fn run(cli: Cli) -> Result<()> {
             norm_block,
             clusters,
             base,
+            max_error,
+            eval_cmd,
+            max_degradation,
+            optimizer,
+            protect_dtype,
+            no_delta,
+            json,
         } => {
+            let Some(kind) = codec.kind() else {
+                let args = inshrink_cmd::Args {
+                    max_error,
+                    eval_cmd,
+                    max_degradation,
+                    base,
+                    no_delta,
+                    optimizer,
+                    protect: protect_dtype,
+                    json,
+                };
+                return inshrink_cmd::compress(&input, &output, &args);
+            };
+            if max_error.is_some()
+                || eval_cmd.is_some()
+                || max_degradation.is_some()
+                || optimizer.is_some()
+                || no_delta
+                || json
+            {
+                anyhow::bail!(
+                    "--max-error, --eval-cmd, --max-degradation, --optimizer, --no-delta and \
+                     --json apply to --codec inshrink"
+                );
+            }
             let choice = bitlens_snapshot::CodecChoice {
-                kind: codec.into(),
+                kind,
                 mantissa_bits,
                 norm_block,
                 clusters,

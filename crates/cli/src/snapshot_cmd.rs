@@ -41,17 +41,22 @@ pub enum CodecName {
     BitsnapQuant,
     /// No compression (lossless), for comparison.
     Stored,
+    /// Inshrinkerator: prune / protect / non-uniform bins searched under --max-error or
+    /// --eval-cmd/--max-degradation; with --base, a delta against the previous snapshot (lossy).
+    Inshrink,
 }
 
-impl From<CodecName> for CodecKind {
-    fn from(n: CodecName) -> Self {
-        match n {
+impl CodecName {
+    /// The container's codec family (`None` for inshrink, which has a path of its own).
+    pub fn kind(self) -> Option<CodecKind> {
+        Some(match self {
             CodecName::Lmc => CodecKind::Lmc,
             CodecName::Neuzip => CodecKind::Neuzip,
             CodecName::Bitsnap => CodecKind::Bitsnap,
             CodecName::BitsnapQuant => CodecKind::BitsnapQuant,
             CodecName::Stored => CodecKind::Stored,
-        }
+            CodecName::Inshrink => return None,
+        })
     }
 }
 
@@ -60,7 +65,7 @@ impl From<CodecName> for CodecKind {
 /// output; a symlink to a regular file keeps pointing at it (its target is replaced). Anything
 /// else that exists (a device such as `/dev/null` or `/dev/stdout`, a pipe) is written in
 /// place: renaming a file over it would replace the device itself.
-fn write_output(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
+pub fn write_output(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
     let write = |file: File, shown: &Path| -> Result<()> {
         let mut w = BufWriter::with_capacity(1 << 20, file);
         f(&mut w)?;
@@ -344,9 +349,11 @@ fn compress_shard(
 }
 
 /// Counts the bytes passed through to the inner writer.
-struct CountingWriter<W: Write> {
-    inner: W,
-    count: u64,
+pub struct CountingWriter<W: Write> {
+    /// Where the bytes go.
+    pub inner: W,
+    /// How many went.
+    pub count: u64,
 }
 
 impl<W: Write> Write for CountingWriter<W> {
@@ -373,6 +380,19 @@ pub fn decompress(
         None
     } else {
         let (reader, size) = open_snapshot(input)?;
+        if reader.annex.is_some() {
+            if tensor.is_some() {
+                bail!("--tensor is not supported for inshrink snapshots: restore the whole file");
+            }
+            let started = Instant::now();
+            let output_bytes = crate::inshrink_cmd::decompress(input, &reader, output, base)?;
+            let totals = Totals {
+                input: size,
+                output: output_bytes,
+            };
+            summary("decompressed", &totals, started);
+            return Ok(());
+        }
         if reader.original.is_some() {
             return decompress_pieces(input, reader, output, base, tensor);
         }
@@ -492,7 +512,7 @@ fn decompress_pieces(
 }
 
 /// Opens a snapshot file or URL: its reader and its size.
-fn open_snapshot(input: &Path) -> Result<(SnapshotReader<Source>, u64)> {
+pub fn open_snapshot(input: &Path) -> Result<(SnapshotReader<Source>, u64)> {
     let src = Source::open(input)?;
     let size = bitlens_tensors::ReadAt::size(&src);
     let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
@@ -609,6 +629,10 @@ struct SnapshotTensor {
     frames: usize,
     /// For lossy codecs: `values`, `mse`, `max_abs`, `max_rel`, `mean_rel`.
     error: Option<serde_json::Value>,
+    /// Inshrink snapshots: the tensor's layer type and group, setting, achieved relative L2
+    /// error, protected count, bins and whether it is a delta (from its streams).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inshrink: Option<serde_json::Value>,
     /// Snapshots of other formats: what the entry is (`tensor`, `gap`, `deflated`) and its element
     /// type (`F16`, `Q8_0`, …; empty for gaps).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -629,6 +653,10 @@ struct SnapshotInfo {
     /// The original file's format when it is not safetensors (`GGUF v3`, `PyTorch zip`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     original_format: Option<String>,
+    /// Inshrink snapshots: the plan per layer group, the quality measure, the search report and
+    /// the base of the chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inshrink: Option<serde_json::Value>,
 }
 
 /// `bitlens inspect` on snapshot files: codec, sizes and (lossy) error per tensor.
@@ -638,11 +666,18 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
         let src = Source::open(path)?;
         let size = bitlens_tensors::ReadAt::size(&src);
         let r = SnapshotReader::open(src).with_context(|| path.display().to_string())?;
+        let inshrink =
+            crate::inshrink_cmd::inspect_json(&r).with_context(|| path.display().to_string())?;
+        let (inshrink, mut per_tensor) = match inshrink {
+            Some((info, tensors)) => (Some(info), tensors),
+            None => (None, Vec::new()),
+        };
         let tensors = r
             .entries
             .iter()
             .zip(&r.header.tensors)
-            .map(|(e, t)| SnapshotTensor {
+            .enumerate()
+            .map(|(i, (e, t))| SnapshotTensor {
                 name: e.name.clone(),
                 dtype: t.dtype,
                 shape: t.shape.clone(),
@@ -657,6 +692,10 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                         "max_rel": r.max_rel, "mean_rel": r.mean_rel})
                 }),
                 piece: e.piece.as_ref().map(|p| (p.kind.name(), p.ty.clone())),
+                inshrink: per_tensor
+                    .get_mut(i)
+                    .map(std::mem::take)
+                    .filter(|v| !v.is_null()),
             })
             .collect();
         infos.push(SnapshotInfo {
@@ -669,6 +708,7 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
             metadata: r.header.metadata.clone(),
             tensors,
             original_format: r.original.as_ref().map(|o| o.kind.clone()),
+            inshrink,
         });
     }
     let mut out = std::io::stdout().lock();
@@ -693,6 +733,9 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 ""
             }
         )?;
+        if let Some(info) = &s.inshrink {
+            print_inshrink(&mut out, info)?;
+        }
         if s.original_format.is_some() {
             writeln!(
                 out,
@@ -719,13 +762,21 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 Some((_, ty)) => ty.clone(),
                 None => t.dtype.to_string(),
             };
-            let error = t.error.as_ref().map_or(String::new(), |e| {
+            let mut error = t.error.as_ref().map_or(String::new(), |e| {
                 format!(
                     "MSE {:.2e}, max rel {:.2e}",
                     e["mse"].as_f64().unwrap_or(0.0),
                     e["max_rel"].as_f64().unwrap_or(0.0)
                 )
             });
+            if let Some(i) = &t.inshrink {
+                error = format!(
+                    "rel L2 {:.4}, {}, {} protected; {error}",
+                    i["error"].as_f64().unwrap_or(0.0),
+                    crate::inshrink_cmd::setting_text(&i["setting"]),
+                    i["protected"]
+                );
+            }
             writeln!(
                 out,
                 "  {:<44} {:<7} {:<14} {:>9} {:>9} {:>7.4}  {}",
@@ -738,6 +789,46 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
                 error
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The plan and quality measure of an inshrink snapshot, as `inspect` prints them.
+fn print_inshrink(out: &mut impl Write, info: &serde_json::Value) -> Result<()> {
+    writeln!(
+        out,
+        "  inshrink: quality {}",
+        info["quality"]["name"].as_str().unwrap_or("(not recorded)")
+    )?;
+    for g in info["groups"].as_array().into_iter().flatten() {
+        let search = &g["search"];
+        writeln!(
+            out,
+            "  group {:<9} {}{}, largest tensor error {:.4}{}",
+            g["group"].as_str().unwrap_or(""),
+            crate::inshrink_cmd::setting_text(&g["setting"]),
+            if search["exact_fallback"].as_bool() == Some(true) {
+                " (nothing on the grid passed: exact fallback)"
+            } else {
+                ""
+            },
+            g["max_error"].as_f64().unwrap_or(0.0),
+            match search["trials"].as_u64() {
+                Some(n) => format!(
+                    ", {} search, {n} trials",
+                    search["mode"].as_str().unwrap_or("")
+                ),
+                None => String::new(),
+            }
+        )?;
+    }
+    if let Some(b) = info["base"].as_object() {
+        writeln!(
+            out,
+            "  delta against {} (index checksum {})",
+            b["name"].as_str().unwrap_or(""),
+            b["index_checksum"].as_str().unwrap_or("")
+        )?;
     }
     Ok(())
 }

@@ -4,8 +4,13 @@
 //! Delta frames carry the base tensor's bytes at the same position: the XOR-based codecs (stored,
 //! LMC, NeuZip) code `frame XOR base`; BitSnap's delta codes the changed elements directly. Ids are
 //! part of the format (docs/FORMAT.md); new codecs take new ids and never change an old one.
+//!
+//! Inshrinkerator (id 5) is the exception to "a frame from its bytes": its streams come from a
+//! search over the whole checkpoint and may be deltas against the previous snapshot's levels, so
+//! [`crate::inshrink`] encodes them and hands the payloads to the writer. A full stream decodes
+//! here like any frame; a delta stream needs its chain ([`crate::inshrink::decode_levels`]).
 
-use crate::error::SnapshotError;
+use crate::error::{FrameError, SnapshotError};
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::neuzip;
 use bitlens_codecs::{bitsnap, DecodeError, Options, Width};
@@ -38,6 +43,12 @@ pub enum Codec {
         /// Number of clusters, 1..=16.
         clusters: bitsnap::Clusters,
     },
+    /// Inshrinkerator: prune / protect / non-uniform quantization chosen under a quality budget
+    /// (id 5; lossy; parameter: the float format).
+    Inshrink {
+        /// Float format of the values.
+        format: FloatFormat,
+    },
 }
 
 /// Codec id of [`Codec::Stored`].
@@ -50,6 +61,17 @@ pub const NEUZIP: u8 = 2;
 pub const BITSNAP_DELTA: u8 = 3;
 /// Codec id of [`Codec::BitSnapQuant`].
 pub const BITSNAP_QUANT: u8 = 4;
+/// Codec id of [`Codec::Inshrink`].
+pub const INSHRINK: u8 = 5;
+
+/// The dtype of a float format.
+pub fn format_dtype(format: FloatFormat) -> bitlens_tensors::Dtype {
+    match format {
+        FloatFormat::Bf16 => bitlens_tensors::Dtype::BF16,
+        FloatFormat::F16 => bitlens_tensors::Dtype::F16,
+        FloatFormat::F32 => bitlens_tensors::Dtype::F32,
+    }
+}
 
 impl Codec {
     /// LMC grouping bytes by the given element width in bytes (1, 2, 4 or 8; anything else is
@@ -68,6 +90,7 @@ impl Codec {
             Codec::NeuZip(_) => NEUZIP,
             Codec::BitSnapDelta { .. } => BITSNAP_DELTA,
             Codec::BitSnapQuant { .. } => BITSNAP_QUANT,
+            Codec::Inshrink { .. } => INSHRINK,
         }
     }
 
@@ -80,6 +103,7 @@ impl Codec {
             Codec::NeuZip(_) => "neuzip",
             Codec::BitSnapDelta { .. } => "bitsnap",
             Codec::BitSnapQuant { .. } => "bitsnap-quant",
+            Codec::Inshrink { .. } => "inshrink",
         }
     }
 
@@ -87,7 +111,7 @@ impl Codec {
     pub fn is_lossy(&self) -> bool {
         match self {
             Codec::NeuZip(s) => s.is_lossy(),
-            Codec::BitSnapQuant { .. } => true,
+            Codec::BitSnapQuant { .. } | Codec::Inshrink { .. } => true,
             _ => false,
         }
     }
@@ -96,7 +120,7 @@ impl Codec {
     pub fn value_format(&self) -> Option<FloatFormat> {
         match self {
             Codec::NeuZip(s) => Some(s.format()),
-            Codec::BitSnapQuant { format, .. } => Some(*format),
+            Codec::BitSnapQuant { format, .. } | Codec::Inshrink { format } => Some(*format),
             _ => None,
         }
     }
@@ -122,6 +146,7 @@ impl Codec {
             Codec::BitSnapQuant { format, clusters } => {
                 vec![format.code(), clusters.get() as u8]
             }
+            Codec::Inshrink { format } => vec![format.code()],
         }
     }
 
@@ -162,7 +187,11 @@ impl Codec {
                 clusters: bitsnap::Clusters::new(usize::from(*c))
                     .map_err(|e| bad(e.to_string()))?,
             },
-            (STORED | LMC | NEUZIP | BITSNAP_DELTA | BITSNAP_QUANT, _) => {
+            (INSHRINK, [f]) => Codec::Inshrink {
+                format: FloatFormat::from_code(*f)
+                    .ok_or_else(|| bad(format!("inshrink format {f}")))?,
+            },
+            (STORED | LMC | NEUZIP | BITSNAP_DELTA | BITSNAP_QUANT | INSHRINK, _) => {
                 return Err(bad(format!(
                     "codec {id}: parameters {params:?} are invalid"
                 )))
@@ -226,6 +255,7 @@ impl Codec {
             Codec::BitSnapQuant { format, clusters } => {
                 out.extend(bitsnap::encode_quant(input, *format, *clusters))
             }
+            Codec::Inshrink { format } => crate::inshrink::encode_exact(input, *format, out),
             Codec::BitSnapDelta { .. } => unreachable!("handled above"),
         }
     }
@@ -237,7 +267,7 @@ impl Codec {
         payload: &[u8],
         raw_len: usize,
         base: Option<&[u8]>,
-    ) -> Result<Vec<u8>, DecodeError> {
+    ) -> Result<Vec<u8>, FrameError> {
         let mut out = Vec::new();
         self.decode_frame_into(payload, raw_len, base, &mut out)?;
         Ok(out)
@@ -252,7 +282,7 @@ impl Codec {
         raw_len: usize,
         base: Option<&[u8]>,
         out: &mut Vec<u8>,
-    ) -> Result<(), DecodeError> {
+    ) -> Result<(), FrameError> {
         if let Codec::BitSnapDelta { .. } = self {
             *out = match base {
                 Some(b) => bitsnap::decode_delta(payload, b)?,
@@ -265,7 +295,8 @@ impl Codec {
                         return Err(DecodeError::LengthMismatch {
                             expected: raw_len as u64,
                             actual: v.len() as u64,
-                        });
+                        }
+                        .into());
                     }
                     v
                 }
@@ -278,7 +309,8 @@ impl Codec {
                     return Err(DecodeError::LengthMismatch {
                         expected: raw_len as u64,
                         actual: payload.len() as u64,
-                    });
+                    }
+                    .into());
                 }
                 out.clear();
                 out.extend_from_slice(payload);
@@ -290,6 +322,9 @@ impl Codec {
             }
             Codec::NeuZip(_) => neuzip::decode_into_vec(payload, raw_len, out)?,
             Codec::BitSnapQuant { .. } => *out = bitsnap::decode_quant(payload, raw_len)?,
+            Codec::Inshrink { format } => {
+                crate::inshrink::decode_full(payload, raw_len, *format, out)?
+            }
             Codec::BitSnapDelta { .. } => unreachable!("handled above"),
         }
         if let Some(b) = base {

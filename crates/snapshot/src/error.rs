@@ -3,6 +3,18 @@
 use bitlens_codecs::DecodeError;
 use bitlens_tensors::{HeaderError, SourceError};
 
+/// Why one frame's payload did not decode: the error of its codec.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// An error of the codecs of `bitlens-codecs` (LMC, NeuZip, BitSnap).
+    #[error(transparent)]
+    Codec(#[from] DecodeError),
+    /// An error of an Inshrinkerator tensor stream.
+    #[error(transparent)]
+    Inshrink(#[from] bitlens_inshrink::DecodeError),
+}
+
 /// Errors of the snapshot container. Positions are byte offsets in the snapshot file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -80,7 +92,7 @@ pub enum SnapshotError {
         offset: u64,
         /// The codec's error.
         #[source]
-        source: DecodeError,
+        source: FrameError,
     },
     /// A decoded tensor does not have the checksum recorded for its original bytes.
     #[error("tensor `{tensor}`: checksum mismatch, decoded {actual:016x} but the original was {expected:016x}")]
@@ -98,6 +110,14 @@ pub enum SnapshotError {
         "stored safetensors header corrupt: checksum {actual:016x} != recorded {expected:016x}"
     )]
     PrefixChecksum {
+        /// Recorded checksum.
+        expected: u64,
+        /// Checksum of the bytes found.
+        actual: u64,
+    },
+    /// The annex of a version 4 snapshot does not match its checksum.
+    #[error("snapshot annex corrupt: checksum {actual:016x} != recorded {expected:016x}")]
+    AnnexChecksum {
         /// Recorded checksum.
         expected: u64,
         /// Checksum of the bytes found.

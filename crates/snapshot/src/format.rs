@@ -5,6 +5,7 @@
 //!           | prefix_len u64 | prefix (the original file's first 8 + N bytes, verbatim)
 //!           | prefix_checksum u64 (xxh3-64 of the prefix; absent in version 1)
 //!           | if delta: base_header_hash u64 | base_file_size u64
+//!           | version 4 only: annex_len u32 | annex | annex_checksum u64 (xxh3-64 of the annex)
 //! FRAMES    every tensor's frame payloads, tensor by tensor, frame by frame
 //! INDEX     tensor_count u32, then per tensor (in the original offset order):
 //!             name_len u32 | name (UTF-8) | codec u8 | params_len u16 | params
@@ -32,6 +33,12 @@ pub const VERSION: u32 = 2;
 /// the prefix is a description of the original file, index entries carry a piece description
 /// ([`crate::layout`]). Safetensors files are still written as version 2.
 pub const VERSION_3: u32 = 3;
+/// Version 2 plus an annex in the preamble: data a codec keeps for the whole snapshot (the
+/// Inshrinkerator plan, chain link and search report, [`crate::inshrink::Annex`]). Written only
+/// when there is an annex; everything else is read as version 2.
+pub const VERSION_4: u32 = 4;
+/// Largest annex.
+pub const MAX_ANNEX: u64 = 1 << 24;
 /// Longest description of a version 3 snapshot's original file (size + format name).
 pub const MAX_DESCRIPTION: u64 = 4096;
 /// The first version, still read: its preamble has no checksum of the stored header, so a
@@ -143,6 +150,13 @@ pub fn write_preamble(
         out.extend_from_slice(&b.header_hash.to_le_bytes());
         out.extend_from_slice(&b.file_size.to_le_bytes());
     }
+}
+
+/// Appends the annex of a version 4 preamble: `annex_len u32 | annex | annex_checksum u64`.
+pub fn write_annex(annex: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(annex.len() as u32).to_le_bytes());
+    out.extend_from_slice(annex);
+    out.extend_from_slice(&crate::checksum(annex).to_le_bytes());
 }
 
 /// Serializes the index.
@@ -302,7 +316,7 @@ pub fn read_index(
         let raw_len = c.u64("raw length")?;
         let checksum = c.u64("checksum")?;
         let base_checksum = c.u64("base checksum")?;
-        let piece = if version >= VERSION_3 {
+        let piece = if version == VERSION_3 {
             Some(read_info(&mut c, &name)?)
         } else {
             None

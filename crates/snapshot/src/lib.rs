@@ -25,6 +25,8 @@
 //! - [`compress()`] — a whole safetensors source into a snapshot, streaming (CLI and web share it).
 //! - [`writer`] — [`SnapshotWriter`].
 //! - [`reader`] — [`SnapshotReader`].
+//! - [`inshrink`] — the Inshrinkerator codec (id 5): a searched checkpoint's tensor streams, the
+//!   version 4 annex (plan, chain link, search report) and chains of quantization-aware deltas.
 //! - [`single`] — one tensor as a safetensors file of its own (`decompress --tensor`, the page's
 //!   preview of a remote snapshot).
 #![forbid(unsafe_code)]
@@ -35,6 +37,7 @@ pub mod codec;
 pub mod compress;
 pub mod error;
 pub mod format;
+pub mod inshrink;
 pub mod layout;
 pub mod metrics;
 pub mod reader;
@@ -44,7 +47,7 @@ pub mod writer;
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
 pub use compress::{compress, compress_pieces};
-pub use error::SnapshotError;
+pub use error::{FrameError, SnapshotError};
 pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
 pub use layout::{PieceInfo, PieceKind, Pieces};
 pub use metrics::{ErrorStats, MetricsError};

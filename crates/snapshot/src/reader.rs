@@ -72,6 +72,11 @@ pub struct SnapshotReader<R: Source> {
     /// Version 3 (a file of another format than safetensors): its size and format. `prefix` is
     /// then this description and `header` the piece header ([`crate::layout::piece_header`]).
     pub original: Option<Original>,
+    /// Version 4: the annex (snapshot-wide data of a codec, [`crate::inshrink::Annex`]).
+    pub annex: Option<Vec<u8>>,
+    /// xxh3-64 of the index (from the trailer, verified): identifies the snapshot's contents
+    /// (every tensor's checksum and frame extents), e.g. as the base of an Inshrinkerator chain.
+    pub index_checksum: u64,
 }
 
 /// The original file of a version 3 snapshot.
@@ -146,10 +151,17 @@ impl<R: Source> SnapshotReader<R> {
             });
         }
         let version = u32_at(&fixed, 8);
-        if ![format::VERSION_1, format::VERSION, format::VERSION_3].contains(&version) {
+        if ![
+            format::VERSION_1,
+            format::VERSION,
+            format::VERSION_3,
+            format::VERSION_4,
+        ]
+        .contains(&version)
+        {
             return Err(SnapshotError::UnsupportedVersion {
                 version,
-                supported: format::VERSION_3,
+                supported: format::VERSION_4,
             });
         }
         let flags = u32_at(&fixed, 12);
@@ -211,6 +223,25 @@ impl<R: Source> SnapshotReader<R> {
         } else {
             None
         };
+        let annex = if version == format::VERSION_4 {
+            let len = read_vec(&src, "annex length", frames_start, 4)?;
+            let len = u64::from(u32_at(&len, 0));
+            if len > format::MAX_ANNEX {
+                return Err(SnapshotError::HeaderMismatch {
+                    reason: format!("annex of {len} bytes (at most {})", format::MAX_ANNEX),
+                });
+            }
+            let annex = read_vec(&src, "annex", frames_start + 4, len)?;
+            let sum = read_vec(&src, "annex checksum", frames_start + 4 + len, 8)?;
+            frames_start += 12 + len;
+            let (expected, actual) = (u64_at(&sum, 0), crate::checksum(&annex));
+            if expected != actual {
+                return Err(SnapshotError::AnnexChecksum { expected, actual });
+            }
+            Some(annex)
+        } else {
+            None
+        };
         if frames_start > index_offset {
             return Err(SnapshotError::Truncated {
                 what: "frames (index starts before the preamble ends)",
@@ -242,7 +273,20 @@ impl<R: Source> SnapshotReader<R> {
             base,
             entries,
             original,
+            annex,
+            index_checksum: index_sum,
         })
+    }
+
+    /// The stored payload of frame `frame` of entry `tensor` (for codecs decoded outside the
+    /// generic path, [`crate::inshrink`]).
+    pub fn frame_payload(&self, tensor: usize, frame: usize) -> Result<Vec<u8>, SnapshotError> {
+        let f = self
+            .entries
+            .get(tensor)
+            .and_then(|e| e.frames.get(frame))
+            .ok_or_else(|| SnapshotError::Misuse(format!("no frame {frame} of entry #{tensor}")))?;
+        read_vec(&self.src, "frame", f.offset, f.stored_len)
     }
 
     /// True when some tensor was stored lossily.
@@ -473,11 +517,11 @@ impl<R: Source> SnapshotReader<R> {
     ) -> Result<(), SnapshotError> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
-        let frame_error = |source| SnapshotError::Frame {
+        let frame_error = |source: bitlens_codecs::DecodeError| SnapshotError::Frame {
             tensor: e.name.clone(),
             frame: w.frame,
             offset: f.offset,
-            source,
+            source: source.into(),
         };
         self.read_payload(&f, slot)?;
         let mut dec =

@@ -108,7 +108,35 @@ impl<W: Write> SnapshotWriter<W> {
             )));
         }
         check_plans_match(&header, &plans)?;
-        Self::start(out, format::VERSION, prefix, plans, None, base)
+        Self::start(out, format::VERSION, prefix, plans, None, base, None)
+    }
+
+    /// [`SnapshotWriter::new`] for a version 4 snapshot: the preamble also carries `annex`
+    /// (snapshot-wide data of a codec, [`crate::inshrink::Annex`]). No XOR base.
+    pub fn new_with_annex(
+        out: W,
+        prefix: &[u8],
+        plans: Vec<TensorPlan>,
+        annex: &[u8],
+    ) -> Result<Self, SnapshotError> {
+        if annex.len() as u64 > format::MAX_ANNEX {
+            return Err(SnapshotError::Misuse(format!(
+                "annex of {} bytes",
+                annex.len()
+            )));
+        }
+        let data_len: u64 = plans.iter().map(|p| p.raw_len).sum();
+        let header = Header::parse(prefix, prefix.len() as u64 + data_len)?;
+        check_plans_match(&header, &plans)?;
+        Self::start(
+            out,
+            format::VERSION_4,
+            prefix,
+            plans,
+            None,
+            None,
+            Some(annex),
+        )
     }
 
     /// Starts a version 3 snapshot of a file of any format: `pieces` is its piece table
@@ -140,6 +168,7 @@ impl<W: Write> SnapshotWriter<W> {
             plans,
             Some(infos),
             base,
+            None,
         )
     }
 
@@ -150,6 +179,7 @@ impl<W: Write> SnapshotWriter<W> {
         plans: Vec<TensorPlan>,
         pieces: Option<Vec<PieceInfo>>,
         base: Option<BaseRef>,
+        annex: Option<&[u8]>,
     ) -> Result<Self, SnapshotError> {
         let delta = plans.iter().any(|p| p.delta);
         if delta != base.is_some() {
@@ -164,6 +194,9 @@ impl<W: Write> SnapshotWriter<W> {
         } | if delta { FLAG_DELTA } else { 0 };
         let mut preamble = Vec::with_capacity(prefix.len() + 48);
         format::write_preamble(version, prefix, flags, base, &mut preamble);
+        if let Some(a) = annex {
+            format::write_annex(a, &mut preamble);
+        }
         out.write_all(&preamble)?;
         let n = plans.len();
         let mut pieces = pieces.map(Vec::into_iter);
@@ -238,6 +271,50 @@ impl<W: Write> SnapshotWriter<W> {
             });
             self.pos += payload.len() as u64;
         }
+        self.fed = fed;
+        Ok(())
+    }
+
+    /// Appends the next frame of tensor `tensor` as a payload its codec encoded elsewhere (an
+    /// Inshrinkerator stream, [`crate::inshrink`]): `raw` is the frame's original bytes,
+    /// `decoded` what the payload decodes to (checksummed, and compared with `raw` for the error
+    /// report of a lossy codec).
+    pub fn write_encoded(
+        &mut self,
+        tensor: usize,
+        raw: &[u8],
+        payload: &[u8],
+        decoded: &[u8],
+    ) -> Result<(), SnapshotError> {
+        let mut fed = self.fed.clone();
+        self.check_frame(&mut fed, tensor, raw.len(), false)?;
+        let entry = &self.entries[tensor];
+        if decoded.len() != raw.len() {
+            return Err(SnapshotError::Misuse(format!(
+                "tensor `{}`: a frame of {} bytes decodes to {}",
+                entry.name,
+                raw.len(),
+                decoded.len()
+            )));
+        }
+        match entry.codec.value_format() {
+            Some(format) if entry.codec.is_lossy() => {
+                self.hashers[tensor].update(decoded);
+                self.errors[tensor]
+                    .add_bytes(value_dtype(format), raw, decoded)
+                    .map_err(|err| {
+                        SnapshotError::Misuse(format!("tensor `{}`: {err}", entry.name))
+                    })?;
+            }
+            _ => self.hashers[tensor].update(raw),
+        }
+        self.out.write_all(payload)?;
+        self.entries[tensor].frames.push(Frame {
+            offset: self.pos,
+            stored_len: payload.len() as u64,
+            raw_len: raw.len() as u64,
+        });
+        self.pos += payload.len() as u64;
         self.fed = fed;
         Ok(())
     }
