@@ -174,6 +174,35 @@ def test_chain_restores_each_step_as_the_full_snapshot_with_the_same_plan(tmp_pa
     assert p.returncode == 1 and "wrong base" in p.stderr, p.stderr
 
 
+def test_protected_values_in_bf16(tmp_path):
+    """--protect-dtype bf16 (the paper's choice) on an fp32 model: protected values come back as
+    the original rounded to bf16 (round to nearest even), the rest within the budget."""
+    train(tmp_path / "run")
+    model = tmp_path / "run" / "step-000040" / "model.safetensors"
+    bls, out = tmp_path / "b.bls", tmp_path / "b.safetensors"
+    run("compress", model, "-o", bls, "--codec", "inshrink", "--max-error", 0.1, "--protect-dtype", "bf16")
+    run("decompress", bls, "-o", out)
+    info = inspect(bls)
+    assert info["inshrink"]["protect_dtype"] == "bf16"
+    orig, _ = tensors(model)
+    rest, _ = tensors(out)
+    checked = 0
+    for t in info["tensors"]:
+        s, (dt, a) = t["inshrink"], orig[t["name"]]
+        w, r = as_f64(dt, a), as_f64(dt, rest[t["name"]][1])
+        p = s["protected"]
+        if s["setting"]["exact"] or not p:
+            continue
+        u = np.frombuffer(a, "<u4").astype(np.uint64)
+        rounded = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+        mag = np.abs(w)
+        cut = np.sort(mag)[::-1][p] if p < len(mag) else -1.0
+        top = mag > cut
+        assert np.array_equal(r[top], rounded[top].astype(np.float64)), t["name"]
+        checked += int(top.sum())
+    assert checked > 0
+
+
 def test_corrupt_snapshots_are_typed_errors(tmp_path):
     train(tmp_path / "run")
     good = tmp_path / "g.bls"

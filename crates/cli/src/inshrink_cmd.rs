@@ -72,8 +72,8 @@ struct EvalCommand<'a> {
     original_loss: f64,
     /// The original file's header bytes (`8 + N`).
     prefix: &'a [u8],
-    /// Per tensor of the file, in file order: its original bytes and, for searched tensors, its
-    /// index in the trial.
+    /// Per tensor of the file, in file order: its original bytes (empty for searched tensors)
+    /// and, for searched tensors, its index in the trial.
     tensors: &'a [(Vec<u8>, Option<usize>)],
     dir: PathBuf,
     evaluations: usize,
@@ -361,21 +361,20 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
     let header = &shard.header;
     let mut prefix = vec![0u8; header.data_start() as usize];
     shard.source.read_exact_at(0, &mut prefix)?;
-    // Every tensor's bytes; float ones also as f32 values for the search.
+    // Float tensors as f32 values for the search; the others' bytes (candidates copy them).
     let mut tensors: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
     let mut vals: Vec<Vec<f32>> = Vec::new();
     let mut searched: Vec<usize> = Vec::new();
     for (i, t) in header.tensors.iter().enumerate() {
         let bytes = read_tensor(&shard.source, header, i)?;
         let float = matches!(t.dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16);
-        let slot = if float {
+        if float {
             vals.push(values::to_f32(&bytes, t.dtype).with_context(|| t.name.clone())?);
             searched.push(i);
-            Some(searched.len() - 1)
+            tensors.push((Vec::new(), Some(searched.len() - 1)));
         } else {
-            None
-        };
-        tensors.push((bytes, slot));
+            tensors.push((bytes, None));
+        }
     }
     let read_time = started.elapsed();
     let moments = match &args.optimizer {

@@ -542,7 +542,7 @@ fn decode_stream(
     base: Option<&Quantized>,
 ) -> Result<Quantized, DecodeError> {
     let w = width(format);
-    if raw_len % w != 0 {
+    if !raw_len.is_multiple_of(w) {
         return Err(DecodeError::LengthMismatch {
             what: "frame bytes (a multiple of the element width)",
             expected: (raw_len / w * w) as u64,
