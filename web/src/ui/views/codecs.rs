@@ -206,12 +206,14 @@ fn compress_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
                         onclick={on.reform(|_| CodecMsg::Compress)}>{ "Compress" }</button>
                 if overrides > 0 {
                     <span class="note" data-overrides={overrides.to_string()}>
-                        { format!("{overrides} tensor override{} (Detail view)", if overrides == 1 { "" } else { "s" }) }</span>
+                        { format!("{overrides} tensor override{} (Detail view){}", if overrides == 1 { "" } else { "s" },
+                            if preset.inshrink { " — not used: Inshrinkerator plans the whole file" } else { "" }) }</span>
                 }
             </div>
-            <p class="note">{ "Runs in a Web Worker, streaming each file in 64 MiB frames; the snapshots are collected as Blobs, never whole in wasm memory. A sharded checkpoint gives one snapshot per shard (<shard>.bls, as bitlens compress INDEX -o DIR), plus its index as it is. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas, each shard against the base's shard of the same name; lossy codecs take no base." }</p>
             if preset.inshrink {
                 { inshrink::about() }
+            } else {
+            <p class="note">{ "Runs in a Web Worker, streaming each file in 64 MiB frames; the snapshots are collected as Blobs, never whole in wasm memory. A sharded checkpoint gives one snapshot per shard (<shard>.bls, as bitlens compress INDEX -o DIR), plus its index as it is. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas, each shard against the base's shard of the same name; lossy codecs take no base." }</p>
             }
             { build_note(s.build) }
             if let Some(j) = running.filter(|j| j.kind == JobKind::Compress { ckpt: id }) {
