@@ -334,14 +334,24 @@ impl InshrinkInfo {
         }
     }
 
-    /// The document of an opened snapshot (`None` for snapshots of other codecs): its annex and
-    /// every inshrink tensor's stream headers.
+    /// The document of an opened snapshot (`None` for snapshots of other codecs): its annex and,
+    /// with `streams`, every inshrink tensor's stream headers (which reads every frame: a snapshot
+    /// on a server is described from its annex alone, each group's error as the search measured
+    /// it, and no tensors).
     pub fn of_reader<R: Source>(
         reader: &SnapshotReader<R>,
+        streams: bool,
     ) -> Result<Option<InshrinkInfo>, InshrinkError> {
         let Some(annex) = Annex::of(reader)? else {
             return Ok(None);
         };
+        if !streams {
+            let mut info = InshrinkInfo::new(&annex, Vec::new());
+            for g in &mut info.groups {
+                g.max_error = g.search.as_ref().map_or(0.0, |s| s.max_error);
+            }
+            return Ok(Some(info));
+        }
         let mut tensors = Vec::new();
         for (i, e) in reader.entries.iter().enumerate() {
             if let Some(s) = ins::stream_summary(reader, i)? {

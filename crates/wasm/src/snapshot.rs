@@ -186,9 +186,17 @@ pub(crate) fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
     })
 }
 
-/// Reads a snapshot's trailer and index (and an Inshrinkerator snapshot's plan and errors, from
-/// its annex and stream headers).
+/// Reads a snapshot's trailer and index (and an Inshrinkerator snapshot's plan, from its annex).
 pub fn open_snapshot<R: bitlens_snapshot::Source>(src: R) -> Result<SnapshotInfo, Failure> {
+    snapshot_info(src, false)
+}
+
+/// [`open_snapshot`]; with `streams`, an Inshrinkerator snapshot's per-tensor errors too, from
+/// every tensor's stream headers (every frame is read).
+pub fn snapshot_info<R: bitlens_snapshot::Source>(
+    src: R,
+    streams: bool,
+) -> Result<SnapshotInfo, Failure> {
     let total = src.size();
     let reader = SnapshotReader::open(src)?;
     Ok(SnapshotInfo {
@@ -198,7 +206,7 @@ pub fn open_snapshot<R: bitlens_snapshot::Source>(src: R) -> Result<SnapshotInfo
         delta: reader.base.is_some(),
         base_file_size: reader.base.map(|b| b.file_size),
         entries: entries_info(&reader.entries),
-        inshrink: InshrinkInfo::of_reader(&reader)?.map(Box::new),
+        inshrink: InshrinkInfo::of_reader(&reader, streams)?.map(Box::new),
     })
 }
 

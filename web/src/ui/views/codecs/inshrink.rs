@@ -79,6 +79,9 @@ pub fn plan(i: &InshrinkInfo) -> Html {
                 </tbody>
             </table>
             </div>
+            if rows.is_empty() {
+                <p class="note">{ "Per-tensor errors are in the tensors' streams, which are not fetched for a snapshot on a server; the group errors are the search's." }</p>
+            } else {
             <h3>{ "Achieved error per tensor (largest first)" }</h3>
             <div class="table-scroll">
             <table class="inshrink-tensors">
@@ -97,6 +100,7 @@ pub fn plan(i: &InshrinkInfo) -> Html {
                 </tbody>
             </table>
             </div>
+            }
         </div>
     }
 }
