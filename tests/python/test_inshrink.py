@@ -95,6 +95,11 @@ def test_minilm_within_the_error_budget_and_protected_values_exact(weights, tmp_
             cut = np.sort(mag)[::-1][p] if p < len(mag) else -1.0
             assert same[mag > cut].all(), t["name"]
     assert lossy > 0
+    # One tensor of a full inshrink snapshot, through the generic reader.
+    name = next(t["name"] for t in info["tensors"] if t["codec"] == "inshrink")
+    run("decompress", bls, "-o", tmp_path / "one.safetensors", "--tensor", name)
+    one, _ = tensors(tmp_path / "one.safetensors")
+    assert one[name] == rest[name]
     assert bls.stat().st_size < 0.35 * src.stat().st_size  # measured: f32 0.14, bf16 0.27
 
 
@@ -141,6 +146,13 @@ def test_chain_restores_each_step_as_the_full_snapshot_with_the_same_plan(tmp_pa
     chain.mkdir()
     args = ["--codec", "inshrink", "--max-error", 0.1]
     run("compress", steps[0], "-o", chain / "s0.bls", *args)
+    # Step 0's optimizer has not stepped: its all-zero second moments rank nothing and are left out.
+    r = json.loads(run("compress", steps[0], "-o", tmp_path / "z.bls", *args, "--json", "--optimizer",
+                       steps[0].parent / "optimizer.safetensors").stdout)
+    assert r["optimizer"]["all_zero"] == len(r["tensors"]) and r["optimizer"]["matched"] == 0
+    run("decompress", tmp_path / "z.bls", "-o", tmp_path / "z.safetensors")
+    run("decompress", chain / "s0.bls", "-o", tmp_path / "s0.safetensors")
+    assert (tmp_path / "z.safetensors").read_bytes() == (tmp_path / "s0.safetensors").read_bytes()
     for i in (1, 2):
         base = chain / f"s{i - 1}.bls"
         run("compress", steps[i], "-o", chain / f"s{i}.bls", *args, "--base", base)

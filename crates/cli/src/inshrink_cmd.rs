@@ -191,8 +191,13 @@ fn read_tensor(src: &Source, header: &bitlens_tensors::Header, i: usize) -> Resu
 }
 
 /// The second moments of the optimizer state at `path` for `names` (f32 values, any float
-/// dtype), and how many matched.
-fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Option<Vec<f32>>>> {
+/// dtype; `None` where none matches by name and length), and how many matched but are all zero
+/// (an optimizer that has not stepped yet: no ranking, so left out — a zero sensitivity would
+/// put every element above the protection threshold).
+fn load_second_moments(
+    path: &Path,
+    names: &[(String, u64)],
+) -> Result<(Vec<Option<Vec<f32>>>, usize)> {
     let ck = Checkpoint::open(path)?;
     if ck.shards.len() != 1 {
         bail!(
@@ -202,6 +207,7 @@ fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Optio
     }
     let shard = &ck.shards[0];
     let mut out = Vec::new();
+    let mut zero = 0;
     for (name, elements) in names {
         let found = second_moment_names(name)
             .iter()
@@ -211,6 +217,10 @@ fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Optio
                 let t = &shard.header.tensors[i];
                 let bytes = read_tensor(&shard.source, &shard.header, i)?;
                 match values::to_f32(&bytes, t.dtype) {
+                    Ok(v) if v.len() as u64 == *elements && v.iter().all(|&x| x == 0.0) => {
+                        zero += 1;
+                        None
+                    }
                     Ok(v) if v.len() as u64 == *elements => Some(v),
                     _ => None,
                 }
@@ -219,7 +229,7 @@ fn load_second_moments(path: &Path, names: &[(String, u64)]) -> Result<Vec<Optio
         };
         out.push(v);
     }
-    Ok(out)
+    Ok((out, zero))
 }
 
 /// The restored levels of the snapshot at `path` (opened as `reader`), after its chain:
@@ -377,7 +387,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
         }
     }
     let read_time = started.elapsed();
-    let moments = match &args.optimizer {
+    let (moments, zero_moments) = match &args.optimizer {
         Some(p) => {
             let names: Vec<(String, u64)> = searched
                 .iter()
@@ -386,10 +396,10 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
                 .collect();
             load_second_moments(p, &names)?
         }
-        None => vec![None; searched.len()],
+        None => (vec![None; searched.len()], 0),
     };
     let matched = moments.iter().filter(|m| m.is_some()).count();
-    if args.optimizer.is_some() && matched == 0 {
+    if args.optimizer.is_some() && matched + zero_moments == 0 {
         bail!(
             "--optimizer {}: no `exp_avg_sq.<name>` tensor matches a tensor of {}",
             args.optimizer.as_deref().unwrap_or(Path::new("")).display(),
@@ -513,7 +523,8 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
     let mut report = report_json(&outcome.report);
     report["quality"] = quality_json;
     report["optimizer"] = match &args.optimizer {
-        Some(p) => json!({"path": p, "matched": matched, "tensors": searched.len(),
+        Some(p) => json!({"path": p, "matched": matched, "all_zero": zero_moments,
+            "tensors": searched.len(),
             "estimate": "sensitivity |w|·sqrt(v), v = Adam's second moment"}),
         None => Value::Null,
     };

@@ -380,9 +380,16 @@ pub fn decompress(
         None
     } else {
         let (reader, size) = open_snapshot(input)?;
-        if reader.annex.is_some() {
+        let chained = bitlens_snapshot::inshrink::Annex::of(&reader)
+            .with_context(|| input.display().to_string())?
+            .is_some_and(|a| a.base.is_some());
+        // A full inshrink snapshot decodes tensor by tensor like any other (`--tensor`); a delta
+        // needs its chain, restored whole.
+        if reader.annex.is_some() && (chained || tensor.is_none()) {
             if tensor.is_some() {
-                bail!("--tensor is not supported for inshrink snapshots: restore the whole file");
+                bail!(
+                    "--tensor is not supported for an inshrink delta snapshot: restore the whole file"
+                );
             }
             let started = Instant::now();
             let output_bytes = crate::inshrink_cmd::decompress(input, &reader, output, base)?;
