@@ -567,12 +567,86 @@ test('lossy: measured errors stay within the shown bounds and equal the CLI code
   assert.notDeepEqual(after, before);
   assert.ok(Math.abs(after[after.length - 1] - Math.sqrt(naiveErr.mse)) <= 1e-9 * after[after.length - 1], 'naive RMS point');
   assert.equal(await page.locator('[data-chart="lossy-curve"] circle.point.current').count(), 3);
-  assert.match(await page.evaluate(() => location.hash), /^#learn\/lossy\?tensor=.*&k=3&block=512&clusters=1&metric=rms$/);
+  assert.match(await page.evaluate(() => location.hash), /^#learn\/lossy\?tensor=.*&k=3&block=512&clusters=1&metric=rms&bins=16&beta=0.5$/);
   await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-curve.png'), fullPage: true });
   await page.emulateMedia({ media: 'print' });
   await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-print.png'), fullPage: true });
   assert.ok(await page.locator('[data-chart="lossy-curve"]').isVisible());
   await page.emulateMedia({ media: 'screen' });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** The lossy lesson's Inshrinkerator figures computed natively (crates/inshrink/examples/bins_lesson.rs). */
+function nativeBins(file, name, values, beta) {
+  const out = execFileSync('cargo', ['run', '-q', '--release', '-p', 'bitlens-inshrink', '--example', 'bins_lesson', '--',
+    file, name, String(values), String(beta)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  return JSON.parse(out);
+}
+
+/** Equal up to the last bits: the worker's wasm and the native build may round a logarithm differently. */
+function closeTo(a, b, what) {
+  assert.ok(Math.abs(a - b) <= 1e-6 * Math.max(Math.abs(a), Math.abs(b)), `${what}: page ${a} vs native ${b}`);
+}
+
+test('lossy: Inshrinkerator bins equal the crate, beat uniform bins, follow the bin count and β', { timeout: 300_000 }, async () => {
+  const page = await openLesson(`#learn/lossy?tensor=${TENSOR}&bins=8&beta=0.5`, '#lossy-inshrink[data-ready="true"]');
+  for (const chart of ['inshrink-placement', 'inshrink-curve-l2', 'inshrink-curve-max']) {
+    assert.ok(await page.locator(`[data-chart="${chart}"] svg`).count(), `${chart} drawn`);
+  }
+  const values = Number(await page.getAttribute('#lossy-inshrink', 'data-values'));
+  assert.equal(values, 147456, 'all the values of the tensor');
+  await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-inshrink.png'), fullPage: true });
+
+  /** The page's figures at its current bin count, checked against the native ones. */
+  async function check(native, bins) {
+    await page.waitForSelector(`#lossy-inshrink[data-ready="true"][data-bins="${bins}"]`);
+    const row = native.rows.find((r) => r.bins === bins);
+    const fewest = native.fewest.find((f) => f.bins === bins);
+    for (const q of ['nonuniform', 'uniform']) {
+      const tr = page.locator(`#inshrink-figures tr[data-quantizer="${q}"]`);
+      closeTo(Number(await tr.getAttribute('data-rel-l2')), row[q].rel_l2, `${bins} bins ${q} relative L2`);
+      closeTo(Number(await tr.getAttribute('data-max-abs')), row[q].max_abs, `${bins} bins ${q} max`);
+      const marks = await page.$$eval(`[data-chart="inshrink-placement"] line.centroid.${q === 'nonuniform' ? 'non-uniform' : 'uniform'}`,
+        (els) => els.map((e) => Number(e.dataset.value)));
+      assert.equal(marks.length, row[q].centroids.length, `${bins} bins ${q}: centroids drawn`);
+      marks.forEach((m, i) => closeTo(m, row[q].centroids[i], `${bins} bins ${q} centroid ${i}`));
+    }
+    const claim = page.locator('#inshrink-claim');
+    closeTo(Number(await claim.getAttribute('data-error')), fewest.error, `${bins} bins: target error`);
+    assert.equal(Number(await claim.getAttribute('data-nonuniform')), fewest.nonuniform, `${bins} bins: non-uniform bins`);
+    assert.equal(await claim.getAttribute('data-uniform'), fewest.uniform === null ? '' : String(fewest.uniform), `${bins} bins: uniform bins`);
+    // Non-uniform bins are never worse than uniform ones at the same count (relative L2), on the curve.
+    const curve = await page.$$eval('[data-chart="inshrink-curve-l2"] circle.point',
+      (els) => els.map((e) => [e.dataset.quantizer, Number(e.dataset.bins), Number(e.dataset.error)]));
+    assert.equal(curve.length, 2 * 29, 'both quantizers at 4..32 bins');
+    for (const [q, b, e] of curve) {
+      const other = curve.find(([q2, b2]) => q2 !== q && b2 === b)[2];
+      if (q === 'non-uniform') assert.ok(e <= other, `${b} bins: non-uniform ${e} ≤ uniform ${other}`);
+    }
+    return Number(await page.locator('#inshrink-figures tr[data-quantizer="nonuniform"]').getAttribute('data-rel-l2'));
+  }
+
+  const native = nativeBins(DEMO, TENSOR, values, 0.5);
+  assert.equal(native.values, values);
+  const at8 = await check(native, 8);
+  // The bin count steps with the keyboard (the range input), and the numbers follow.
+  await page.focus('#inshrink-bins');
+  await page.keyboard.press('ArrowRight');
+  const at9 = await check(native, 9);
+  assert.ok(at9 < at8, `9 bins ${at9} < 8 bins ${at8}`);
+  await page.keyboard.press('End');
+  await check(native, 32);
+  await page.keyboard.press('Home');
+  await check(native, 4);
+  assert.match(await page.evaluate(() => location.hash), /&bins=4&beta=0\.5$/);
+
+  // Another β asks the worker again; its figures equal the crate's with that β.
+  await page.selectOption('#inshrink-beta', '1');
+  await page.waitForSelector('#lossy-inshrink[data-beta="1"][data-ready="true"]');
+  await check(nativeBins(DEMO, TENSOR, values, 1), 4);
+  assert.match(await page.evaluate(() => location.hash), /&bins=4&beta=1$/);
+  await page.screenshot({ path: path.join(SHOTS, 'learn-lossy-inshrink-beta1.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -60,14 +60,18 @@ impl LayerKind {
             ])
         {
             LayerKind::NormBias
-        } else if has(&[
-            "embed",
-            "wte",
-            "wpe",
-            "tok_embeddings",
-            "token_embd",
-            "lm_head",
-        ]) {
+        } else if n
+            .split('.')
+            .any(|seg| matches!(seg, "pos" | "position" | "positions" | "positional"))
+            || has(&[
+                "embed",
+                "wte",
+                "wpe",
+                "tok_embeddings",
+                "token_embd",
+                "lm_head",
+            ])
+        {
             LayerKind::Embedding
         } else if has(&[
             "attn",
@@ -104,7 +108,10 @@ pub fn sensitivity(weights: &[f32], second_moment: &[f32]) -> Vec<f32> {
 }
 
 /// The importance of each element under `metric`; `None` for [`Metric::Sensitivity`] without a
-/// second moment (or one of the wrong length).
+/// second moment, with one of the wrong length, or with one that has no positive entry (an
+/// optimizer state saved before its first step): every sensitivity would be 0, a tie that ranks
+/// nothing (the protect threshold would be 0 and protect every element), so the search uses
+/// magnitude alone there.
 pub fn importance(
     weights: &[f32],
     second_moment: Option<&[f32]>,
@@ -112,7 +119,11 @@ pub fn importance(
 ) -> Option<Vec<f32>> {
     match (metric, second_moment) {
         (Metric::Magnitude, _) => Some(magnitude(weights)),
-        (Metric::Sensitivity, Some(v)) if v.len() == weights.len() => Some(sensitivity(weights, v)),
+        (Metric::Sensitivity, Some(v))
+            if v.len() == weights.len() && v.iter().any(|&x| x > 0.0) =>
+        {
+            Some(sensitivity(weights, v))
+        }
         (Metric::Sensitivity, _) => None,
     }
 }
@@ -132,6 +143,8 @@ mod tests {
             ("encoder.layer.0.intermediate.dense.weight", Linear),
             ("transformer.h.0.attn.c_attn.weight", Attention),
             ("transformer.wte.weight", Embedding),
+            ("pos.weight", Embedding),
+            ("encoder.pos_proj.weight", Linear),
             ("model.layers.0.input_layernorm.weight", NormBias),
             ("conv1.weight", Linear),
         ] {
@@ -144,6 +157,9 @@ mod tests {
         let s = sensitivity(&[-2.0, 3.0, 1.0], &[4.0, 0.25, -1.0]);
         assert_eq!(s, vec![4.0, 1.5, 0.0]);
         assert!(importance(&[1.0], None, Metric::Sensitivity).is_none());
+        // A moment saved before the first step ranks nothing.
+        assert!(importance(&[1.0, 2.0], Some(&[0.0, 0.0]), Metric::Sensitivity).is_none());
+        assert!(importance(&[1.0, 2.0], Some(&[0.0, 1e-12]), Metric::Sensitivity).is_some());
         assert_eq!(
             importance(&[-1.5], None, Metric::Magnitude),
             Some(vec![1.5])

@@ -12,10 +12,13 @@
 //! 3. Each tensor is partitioned ([`partition`], §4.2) and quantized ([`quantize`], §4.4) into
 //!    [`levels::Quantized`]; [`stream::encode`] writes it, as a delta ([`delta`], §6) against the
 //!    previous checkpoint's levels when one is given. [`stream::decode`] inverts it.
+//!
+//! [`lesson`]: the lossy lesson's view of the non-uniform bins against uniform ones (Table 7).
 
 pub mod config;
 pub mod delta;
 pub mod importance;
+pub mod lesson;
 pub mod levels;
 pub mod partition;
 pub mod quantize;

@@ -2,6 +2,7 @@
 //! sides: the page (`bitlens-web`) posts a [`WorkerRequest`], the worker (`bitlens-wasm`, driven by
 //! `web/worker.js`) answers with [`WorkerEvent`]s.
 //!
+//! - [`bins`]: the lossy lesson's non-uniform against uniform bins, as the worker measures them.
 //! - [`choice`]: the codec choices the page sends (codec family, NeuZip mantissa bits, per-tensor
 //!   overrides, the codecs a comparison times).
 //! - [`result`]: what the worker's codec jobs return (snapshot entries and sizes, a snapshot's
@@ -21,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bins;
 pub mod choice;
 pub mod inshrink;
 pub mod inspect;
@@ -29,6 +31,7 @@ pub mod js;
 pub mod message;
 pub mod result;
 
+pub use bins::{BinsFewest, BinsFit, BinsReport, BinsRow};
 pub use choice::{Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec};
 pub use message::{
     Batch, Build, BuildKind, EntryPair, FileDone, FileOutput, FileRef, FlipSpan, JobFile,

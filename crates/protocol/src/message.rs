@@ -23,10 +23,14 @@
 //!   [`Results::Diffs`].
 //! - codec comparison of a tensor stored other than as a plain byte range (`RoundtripEntry`): as
 //!   the codec comparison.
+//! - the lossy lesson's non-uniform bins (`InshrinkBins`): `Done` with [`JobResult::Bins`]; its
+//!   survey of the lossy codecs (`LossySurvey`): `Done` with [`JobResult::LossySurvey`].
 //! - the codec worker also says once, before any job, which build of the module it runs (`Ready`).
 
+use crate::bins::BinsReport;
 use crate::choice::{ComparedCodec, CompressOptions};
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
+use bitlens_codecs::lesson::lossy::Survey;
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::{Entry, Layout};
 use bitlens_tensors::Dtype;
@@ -219,6 +223,36 @@ pub enum WorkerRequest<J> {
         /// Its tensors, each with its row in the checkpoint (echoed in the result).
         entries: Vec<(usize, Entry)>,
     },
+    /// The lossy lesson's Inshrinkerator view: non-uniform against uniform bins on the values of
+    /// one tensor (f32, f16 or bf16), `bitlens_inshrink::lesson::bins_lesson`.
+    InshrinkBins {
+        /// Task id.
+        task: u32,
+        /// The file holding the tensor (a local file or a URL).
+        file: FileRef<J>,
+        /// Offset of its first value.
+        offset: u64,
+        /// Bytes of the values measured.
+        bytes: u64,
+        /// Its dtype.
+        dtype: Dtype,
+        /// The non-uniform quantizer's `β`, in [0, 1].
+        balance: f64,
+    },
+    /// The lossy lesson's survey: every lossy setting it offers encoded, decoded back and
+    /// compared on the values of one tensor (`bitlens_codecs::lesson::lossy::survey`).
+    LossySurvey {
+        /// Task id.
+        task: u32,
+        /// The file holding the tensor (a local file or a URL).
+        file: FileRef<J>,
+        /// Offset of its first value.
+        offset: u64,
+        /// Bytes of the values measured.
+        bytes: u64,
+        /// Its dtype (f32, f16 or bf16).
+        dtype: Dtype,
+    },
 }
 
 impl<J> WorkerRequest<J> {
@@ -235,7 +269,9 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::Describe { task, .. }
             | WorkerRequest::EntryStats { task, .. }
             | WorkerRequest::EntryFlips { task, .. }
-            | WorkerRequest::RoundtripEntry { task, .. } => *task,
+            | WorkerRequest::RoundtripEntry { task, .. }
+            | WorkerRequest::InshrinkBins { task, .. }
+            | WorkerRequest::LossySurvey { task, .. } => *task,
         }
     }
 }
@@ -339,6 +375,10 @@ pub enum JobResult {
     Tensor(Box<DecodedTensor>),
     /// A checkpoint file's layout.
     Layout(Box<Layout>),
+    /// The lossy lesson's non-uniform against uniform bins.
+    Bins(Box<BinsReport>),
+    /// The lossy lesson's survey.
+    LossySurvey(Box<Survey>),
 }
 
 /// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.
@@ -567,6 +607,25 @@ mod tests {
                     codec: Contender::Peer(PeerCodec::Zstd),
                 }],
             },
+            WorkerRequest::InshrinkBins {
+                task: 12,
+                file: FileRef::Blob("w.safetensors".into()),
+                offset: 64,
+                bytes: 1 << 19,
+                dtype: Dtype::BF16,
+                balance: 0.5,
+            },
+            WorkerRequest::LossySurvey {
+                task: 13,
+                file: FileRef::Url(RemoteFile {
+                    url: "https://example.org/w.safetensors".into(),
+                    size: 1 << 20,
+                    credentials: false,
+                }),
+                offset: 64,
+                bytes: 1 << 10,
+                dtype: Dtype::F32,
+            },
         ];
         for (i, r) in requests.into_iter().enumerate() {
             assert_eq!(r.task(), i as u32 + 1);
@@ -692,6 +751,51 @@ mod tests {
                         acc.finish().unwrap()
                     },
                 })),
+            },
+            WorkerEvent::Done {
+                task: 5,
+                seconds: 0.2,
+                memory: 1 << 20,
+                result: JobResult::Bins(Box::new(crate::bins::BinsReport {
+                    values: 3,
+                    balance: 0.5,
+                    uniform_limit: 256,
+                    lo: -1.0,
+                    hi: 1.0,
+                    histogram: vec![1, 0, 2],
+                    rows: vec![crate::bins::BinsRow {
+                        bins: 4,
+                        nonuniform: crate::bins::BinsFit {
+                            centroids: vec![-1.0, 0.0, 0.5, 1.0],
+                            rel_l2: 0.01,
+                            max_abs: 0.25,
+                        },
+                        uniform: crate::bins::BinsFit {
+                            centroids: vec![-1.0, -1.0 / 3.0, 1.0 / 3.0, 1.0],
+                            rel_l2: 0.1,
+                            max_abs: 1.0 / 3.0,
+                        },
+                    }],
+                    fewest: vec![crate::bins::BinsFewest {
+                        bins: 4,
+                        error: 0.01,
+                        nonuniform: 4,
+                        uniform: None,
+                    }],
+                })),
+            },
+            WorkerEvent::Done {
+                task: 6,
+                seconds: 0.2,
+                memory: 1 << 20,
+                result: JobResult::LossySurvey(Box::new(
+                    bitlens_codecs::lesson::lossy::survey(
+                        // Four values whose errors are dyadic, so JSON carries every float exactly.
+                        &[0, 0, 128, 63, 0, 0, 0, 192, 0, 0, 64, 64, 0, 0, 0, 63],
+                        bitlens_codecs::float::FloatFormat::F32,
+                    )
+                    .unwrap(),
+                )),
             },
             WorkerEvent::Failed {
                 task: None,

@@ -32,7 +32,7 @@ pub const NAIVE_HEADER_BYTES: u64 = 8;
 
 /// A lossy setting (ordered as [`survey`] lists them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(tag = "codec", rename_all = "kebab-case"))]
 pub enum Setting {
     /// NeuZip lossy: `k` mantissa bits, normalization blocks of `block` values.
@@ -103,7 +103,7 @@ pub fn measure(
 /// How the error of a setting is bounded: relative to each value (NeuZip) or absolute
 /// (quantization to uint8 codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum BoundKind {
     /// |x̂ − x| / |x| ≤ bound.
@@ -115,7 +115,7 @@ pub enum BoundKind {
 /// A histogram of signed errors over `[lo, hi]` in equal bins (an error outside goes to the
 /// nearest end bin and is counted in `outside` too).
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Histogram {
     /// Lower end.
     pub lo: f64,
@@ -154,7 +154,7 @@ impl Histogram {
 
 /// The errors of decoded values against the input.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Errors {
     /// Finite input values compared.
     pub values: u64,
@@ -208,7 +208,7 @@ fn errors(data: &[u8], back: &[u8], format: FloatFormat, kind: BoundKind, range:
 
 /// One setting measured.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Measure {
     /// The setting.
     pub setting: Setting,
@@ -371,7 +371,7 @@ pub fn widen_f32(data: &[u8], format: FloatFormat) -> Vec<u8> {
 
 /// Every setting of the lesson measured on one tensor.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Survey {
     /// Values of the tensor measured.
     pub values: u64,

@@ -11,11 +11,14 @@
 //!   one tensor of a snapshot, codec comparison.
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
 //!   file, with `Range` requests.
+//! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
+//!   survey of the lossy codecs, and its non-uniform bins, `bitlens_inshrink`).
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
 pub mod http;
 pub mod items;
 pub mod jobs;
+pub mod lesson;
 pub mod post;
 pub mod windows;
 
@@ -147,6 +150,21 @@ async fn dispatch(
             codecs,
             ..
         } => jobs::roundtrip_entry(task, file, &entry, &codecs, out),
+        WorkerRequest::InshrinkBins {
+            file,
+            offset,
+            bytes,
+            dtype,
+            balance,
+            ..
+        } => lesson::inshrink_bins(file, offset, bytes, dtype, balance),
+        WorkerRequest::LossySurvey {
+            file,
+            offset,
+            bytes,
+            dtype,
+            ..
+        } => lesson::lossy_survey(file, offset, bytes, dtype),
     }
 }
 

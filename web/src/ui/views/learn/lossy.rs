@@ -4,8 +4,14 @@
 //! blocks 32..512) with the histogram of its relative error and the paper's bound 2^-k beside the
 //! measured maximum; BitSnap cluster quantization (K clusters) against naive uint8 with the
 //! histograms of their errors, MSE, maximum and size; and size against error for every setting.
-//! The encodes run on the page's thread, on at most [`MAX_VALUES`] values of the tensor, one
-//! setting a browser task: the chosen settings first, then the rest of the curve.
+//! The encodes run in a worker of the lesson's own (a `WorkerRequest::LossySurvey`, all settings
+//! at once), on at most [`MAX_VALUES`] values of the tensor, so the codecs' encoders stay out of
+//! the page's module.
+//!
+//! [`bins`]: Inshrinkerator's non-uniform bins against uniform ones (paper 002, Table 7), measured
+//! in a worker of its own.
+
+mod bins;
 
 use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, stepped, write_state, Lesson, Listener};
@@ -14,18 +20,20 @@ use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
 };
 use crate::ui::charts::{Bar, BarChart};
-use crate::ui::io::remote::sleep;
+use crate::ui::jobs::to_ref;
 use crate::ui::shared::Shared;
-use bitlens_codecs::float::FloatFormat;
+use crate::ui::worker::WorkerHandle;
 use bitlens_codecs::lesson::lossy::{
     self, Histogram, Measure, Setting, Survey, CLUSTERS, NEUZIP_BITS, NEUZIP_BLOCKS,
 };
+use bitlens_protocol::js::{Event as WorkerEvent, Request};
+use bitlens_protocol::JobResult;
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-/// The most values the lesson encodes: 21 settings are each encoded and decoded on the page's
-/// thread, so a larger tensor is measured on its first values.
+/// The most values the lesson encodes: 21 settings are each encoded and decoded (in a worker),
+/// so a larger tensor is measured on its first values.
 pub const MAX_VALUES: usize = 1 << 18;
 
 /// The error the curve plots.
@@ -65,7 +73,7 @@ impl Metric {
 pub struct LossyProps {
     /// The tensors to choose from.
     pub tensors: Tensors,
-    /// The state from the link: `tensor`, `k`, `block`, `clusters`, `metric`.
+    /// The state from the link: `tensor`, `k`, `block`, `clusters`, `metric`, `bins`, `beta`.
     pub params: Rc<Vec<(String, String)>>,
 }
 
@@ -81,12 +89,16 @@ pub enum Msg {
     Clusters(usize),
     /// The curve's error.
     Metric(Metric),
+    /// Inshrinkerator's bin count.
+    Bins(u32),
+    /// Inshrinkerator's `β`.
+    Balance(f64),
     /// A step of the block size: −1, +1, first, last.
     Step(i64),
     /// A tensor's data arrived.
     Loaded(Arrived),
-    /// Measure the next setting of the curve, for the tensor of generation `.0`.
-    Next(u64),
+    /// The worker reported.
+    Worker(WorkerEvent),
 }
 
 /// The lesson's state.
@@ -96,12 +108,15 @@ pub struct LossyLesson {
     block: usize,
     clusters: usize,
     metric: Metric,
-    /// The settings measured so far (those chosen first, then the curve's one a task).
+    /// Inshrinkerator's bin count and `β`.
+    bins: u32,
+    balance: f64,
+    /// Every setting measured, once the worker answers.
     survey: Option<Rc<Survey>>,
-    /// The tensor's values measured, widened to f32 (BitSnap's and naive uint8's input).
-    wide: Rc<Vec<u8>>,
-    /// Counts the tensors measured: a `Next` of an earlier one is dropped.
-    generation: u64,
+    /// The worker measuring the settings, started with the first tensor.
+    worker: Option<WorkerHandle>,
+    /// Counts the surveys asked for: an answer to an earlier one is dropped.
+    task: u32,
     error: Option<String>,
     /// The block select, which the step keys change: its shown value follows the state.
     block_select: NodeRef,
@@ -115,72 +130,61 @@ impl LossyLesson {
             .load(&ctx.props().tensors, ctx.link(), Msg::Loaded);
     }
 
-    /// The tensor's first [`MAX_VALUES`] values and their format, once read.
-    fn values(&self, ctx: &Context<Self>) -> Option<(Rc<Vec<u8>>, usize, FloatFormat)> {
-        let t = self.chosen.source(&ctx.props().tensors)?;
-        let data = self.chosen.data.clone()?;
-        let w = t.width();
-        Some((
-            data.clone(),
-            (data.len() / w).min(MAX_VALUES) * w,
-            t.float_format(),
-        ))
-    }
-
-    /// Starts measuring a tensor that arrived: naive uint8 (the baseline) and the chosen
-    /// settings now, the rest of the curve one setting a task ([`Msg::Next`]), so the page
-    /// stays responsive.
+    /// Asks the worker to measure every setting on the tensor's first [`MAX_VALUES`] values.
     fn start(&mut self, ctx: &Context<Self>) {
-        let Some((data, len, format)) = self.values(ctx) else {
+        let Some(t) = self.chosen.source(&ctx.props().tensors) else {
             return;
         };
-        self.generation += 1;
-        self.wide = Rc::new(lossy::widen_f32(&data[..len], format));
-        let naive = lossy::measure_naive(&self.wide, FloatFormat::F32, 0.0);
-        let values = (len / format.width()) as u64;
-        self.survey = Some(Rc::new(Survey::new(values, naive)));
+        self.task += 1;
+        self.survey = None;
         self.error = None;
-        self.ensure(ctx);
-        self.next_later(ctx);
+        if self.worker.is_none() {
+            let events = ctx.link().callback(Msg::Worker);
+            match WorkerHandle::spawn("worker.js", "lesson worker", events) {
+                Ok(w) => self.worker = Some(w),
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        let Some(worker) = &self.worker else {
+            return;
+        };
+        let values = t.elements().min(MAX_VALUES as u64);
+        let posted = worker.post(&Request::LossySurvey {
+            task: self.task,
+            file: to_ref(&t.file),
+            offset: t.offset,
+            bytes: values * t.width() as u64,
+            dtype: t.dtype,
+        });
+        if let Err(e) = posted {
+            self.error = Some(e);
+        }
     }
 
-    /// Measures `setting` unless it is measured; false when it could not be.
-    fn add(&mut self, ctx: &Context<Self>, setting: Setting) -> bool {
-        let (Some((data, len, format)), Some(survey)) = (self.values(ctx), self.survey.as_mut())
-        else {
-            return false;
-        };
-        if survey.find(setting).is_some() {
-            return true;
-        }
-        let range = survey.naive.bound;
-        match lossy::measure(&data[..len], format, &self.wide, setting, range) {
-            Ok(m) => {
-                Rc::make_mut(survey).add(m);
+    /// Keeps the worker's answer to the current survey.
+    fn answer(&mut self, e: WorkerEvent) -> bool {
+        match e {
+            WorkerEvent::Done {
+                task,
+                result: JobResult::LossySurvey(s),
+                ..
+            } if task == self.task => {
+                self.survey = Some(Rc::new(*s));
                 true
             }
-            Err(e) => {
-                self.error = Some(format!("{}: {e}", self.chosen.name));
-                false
+            WorkerEvent::Failed { task, message } if task.is_none_or(|t| t == self.task) => {
+                if task.is_none() {
+                    // A crashed worker does not answer again: the next tensor starts another.
+                    self.worker = None;
+                }
+                self.error = Some(format!("{}: {message}", self.chosen.name));
+                true
             }
+            _ => false,
         }
-    }
-
-    /// Measures the chosen settings, if they are not yet.
-    fn ensure(&mut self, ctx: &Context<Self>) {
-        let (k, block, clusters) = (self.k, self.block, self.clusters);
-        if self.add(ctx, Setting::Neuzip { k, block }) {
-            self.add(ctx, Setting::Bitsnap { clusters });
-        }
-    }
-
-    /// Asks for [`Msg::Next`] after the browser's next task.
-    fn next_later(&self, ctx: &Context<Self>) {
-        let generation = self.generation;
-        ctx.link().send_future(async move {
-            sleep(0).await;
-            Msg::Next(generation)
-        });
     }
 
     /// How many settings are measured.
@@ -197,6 +201,8 @@ impl LossyLesson {
                 ("block", self.block.to_string()),
                 ("clusters", self.clusters.to_string()),
                 ("metric", self.metric.name().to_string()),
+                ("bins", self.bins.to_string()),
+                ("beta", self.balance.to_string()),
             ],
         );
     }
@@ -247,9 +253,13 @@ impl Component for LossyLesson {
             } else {
                 Metric::MaxRel
             },
+            bins: param_num(&p.params, "bins")
+                .filter(|b| (bins::MIN_BINS..=bins::MAX_BINS).contains(b))
+                .unwrap_or(16),
+            balance: one_of(param_num(&p.params, "beta"), &bins::BALANCES, 0.5),
             survey: None,
-            wide: Rc::default(),
-            generation: 0,
+            worker: None,
+            task: 0,
             error: None,
             block_select: NodeRef::default(),
             _keys: Listener::steps(ctx.link().callback(Msg::Step)),
@@ -271,19 +281,12 @@ impl Component for LossyLesson {
                 self.chosen.name = name;
                 self.load(ctx);
             }
-            Msg::K(k) => {
-                self.k = k;
-                self.ensure(ctx);
-            }
-            Msg::Block(b) => {
-                self.block = b;
-                self.ensure(ctx);
-            }
-            Msg::Clusters(c) => {
-                self.clusters = c;
-                self.ensure(ctx);
-            }
+            Msg::K(k) => self.k = k,
+            Msg::Block(b) => self.block = b,
+            Msg::Clusters(c) => self.clusters = c,
             Msg::Metric(m) => self.metric = m,
+            Msg::Bins(b) => self.bins = b.clamp(bins::MIN_BINS, bins::MAX_BINS),
+            Msg::Balance(b) => self.balance = one_of(Some(b), &bins::BALANCES, self.balance),
             Msg::Step(s) => {
                 let at = NEUZIP_BLOCKS
                     .iter()
@@ -293,29 +296,13 @@ impl Component for LossyLesson {
                     return false;
                 };
                 self.block = NEUZIP_BLOCKS[to];
-                self.ensure(ctx);
             }
             Msg::Loaded(a) => match self.chosen.arrive(a) {
                 None => return false,
                 Some(Ok(())) => self.start(ctx),
                 Some(Err(e)) => self.error = Some(e),
             },
-            Msg::Next(generation) => {
-                if generation != self.generation {
-                    return false;
-                }
-                let missing = lossy::settings().into_iter().find(|&setting| {
-                    self.survey
-                        .as_ref()
-                        .is_some_and(|s| s.find(setting).is_none())
-                });
-                if let Some(setting) = missing {
-                    if self.add(ctx, setting) {
-                        self.next_later(ctx);
-                    }
-                }
-                return true;
-            }
+            Msg::Worker(e) => return self.answer(e),
         }
         self.write_link();
         true
@@ -340,7 +327,7 @@ impl Component for LossyLesson {
                 <section class="lesson" id="lesson-lossy" aria-labelledby="lesson-lossy-title">
                     { head }
                     if let Some(e) = &self.error { <p class="error-text" role="alert">{ e }</p> }
-                    else { <p class="note">{ "Reading and encoding the tensor…" }</p> }
+                    else { <p class="note">{ "Encoding and decoding every setting in a worker…" }</p> }
                 </section>
             };
         };
@@ -350,10 +337,10 @@ impl Component for LossyLesson {
         let dtype = t.as_ref().map_or(String::new(), |t| t.dtype.to_string());
         let settings = lossy::settings().len();
         let scope = if s.values < total {
-            format!("Measured on the first {} of the {} values of {} ({dtype}): the lesson encodes and decodes {settings} settings on the page's thread, at most {} values.",
+            format!("Measured on the first {} of the {} values of {} ({dtype}): the lesson encodes and decodes {settings} settings in a worker, at most {} values.",
                 s.values, total, self.chosen.name, MAX_VALUES)
         } else {
-            format!("Measured on all {} values of {} ({dtype}); the lesson encodes and decodes {settings} settings on the page's thread, at most {} values of a tensor.",
+            format!("Measured on all {} values of {} ({dtype}); the lesson encodes and decodes {settings} settings in a worker, at most {} values of a tensor.",
                 s.values, self.chosen.name, MAX_VALUES)
         };
         html! {
@@ -369,10 +356,7 @@ impl Component for LossyLesson {
                 if let Some(e) = &self.error { <p class="error-text" role="alert">{ e }</p> }
                 { self.neuzip(ctx, &s, &dtype) }
                 { self.bitsnap(ctx, &s) }
-                // Inshrinkerator's non-uniform bins (paper 002; crate `bitlens-inshrink`, being
-                // built) get their section here, between BitSnap and the curve, once the codec
-                // exists: its settings become `lossy::Setting`s measured by `lossy::measure`, so
-                // they join the curve.
+                { self.inshrink(ctx, s.values) }
                 { self.curve(ctx, &s) }
             </section>
         }
@@ -380,6 +364,20 @@ impl Component for LossyLesson {
 }
 
 impl LossyLesson {
+    /// Inshrinkerator's part, on the values the other parts measure.
+    fn inshrink(&self, ctx: &Context<Self>, values: u64) -> Html {
+        let Some(t) = self.chosen.source(&ctx.props().tensors) else {
+            return html! {};
+        };
+        let link = ctx.link();
+        html! {
+            <bins::Bins file={t.file.clone()} offset={t.offset} bytes={values * t.width() as u64}
+                        dtype={t.dtype} name={self.chosen.name.clone()} bins={self.bins}
+                        balance={self.balance} on_bins={link.callback(Msg::Bins)}
+                        on_balance={link.callback(Msg::Balance)} />
+        }
+    }
+
     fn neuzip(&self, ctx: &Context<Self>, s: &Survey, dtype: &str) -> Html {
         let link = ctx.link();
         let setting = Setting::Neuzip {
@@ -529,11 +527,6 @@ impl LossyLesson {
                         </select>
                     </label>
                 </div>
-                if self.measured() < lossy::settings().len() {
-                    <p class="note" id="curve-progress" aria-live="polite">
-                        { format!("Measuring: {} of {} settings…", self.measured(), lossy::settings().len()) }
-                    </p>
-                }
                 <Scatter survey={Shared::from(s.clone())} metric={self.metric} current={Shared::new(current.to_vec())} />
                 <details>
                     <summary>{ "The points as a table" }</summary>
@@ -665,6 +658,27 @@ struct ScatterProps {
     current: Shared<Vec<Setting>>,
 }
 
+/// A log₁₀ y axis from 10^`y0` to 10^`y1` of a chart `h` high: a grid line and label a decade
+/// (`py` places a value), the axis line and its `label`.
+fn log_y_axis(y0: f64, y1: f64, py: &dyn Fn(f64) -> f64, h: f64, label: &str) -> Html {
+    html! {
+        <g class="axis y-axis">
+            { for (y0 as i32..=y1 as i32).map(|e| {
+                let y = py(10f64.powi(e));
+                html! {
+                    <g class="tick">
+                        <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={y.to_string()} y2={y.to_string()} />
+                        <text x={(LEFT - 6.0).to_string()} y={(y + 4.0).to_string()} text-anchor="end">{ format!("1e{e}") }</text>
+                    </g>
+                }
+            }) }
+            <line class="axis-line" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(h - BOTTOM).to_string()} />
+            <text class="axis-title" text-anchor="middle"
+                  transform={format!("translate(14 {}) rotate(-90)", (TOP + h - BOTTOM) / 2.0)}>{ label.to_owned() }</text>
+        </g>
+    }
+}
+
 /// Size (bits a value, linear x) against error (log₁₀ y), one point a setting.
 #[function_component(Scatter)]
 fn scatter(p: &ScatterProps) -> Html {
@@ -704,20 +718,7 @@ fn scatter(p: &ScatterProps) -> Html {
     let body = html! {
         <>
             <desc>{ format!("Bits a value against {}: {summary}", p.metric.label()) }</desc>
-            <g class="axis y-axis">
-                { for (y0 as i32..=y1 as i32).map(|e| {
-                    let y = py(10f64.powi(e));
-                    html! {
-                        <g class="tick">
-                            <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={y.to_string()} y2={y.to_string()} />
-                            <text x={(LEFT - 6.0).to_string()} y={(y + 4.0).to_string()} text-anchor="end">{ format!("1e{e}") }</text>
-                        </g>
-                    }
-                }) }
-                <line class="axis-line" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(h - BOTTOM).to_string()} />
-                <text class="axis-title" text-anchor="middle"
-                      transform={format!("translate(14 {}) rotate(-90)", (TOP + h - BOTTOM) / 2.0)}>{ p.metric.label() }</text>
-            </g>
+            { log_y_axis(y0, y1, &py, h, p.metric.label()) }
             { for (0..=(x_max as usize)).step_by(step).map(|b| x_tick(px(b as f64), h, &b.to_string())) }
             { x_axis_title(h, "size: bits a value (the encoded stream ÷ values)") }
             <g class="marks">
