@@ -36,8 +36,10 @@ impl Choice {
 }
 
 /// The options of a compression: one choice for the whole file (its fields inline:
-/// `{codec, mantissa_bits, overrides}`) and per-tensor overrides by tensor name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `{codec, mantissa_bits, overrides}`) and per-tensor overrides by tensor name; or, with
+/// `inshrink`, the Inshrinkerator search under an error budget (float tensors; the others take
+/// the whole-file choice's codec, LMC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompressOptions {
     /// The choice for every tensor without an override.
     #[serde(flatten)]
@@ -45,6 +47,10 @@ pub struct CompressOptions {
     /// Per-tensor choices.
     #[serde(default)]
     pub overrides: BTreeMap<String, Choice>,
+    /// Compress with Inshrinkerator (paper 002) instead: the whole file searched under this
+    /// budget (no per-tensor overrides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inshrink: Option<crate::inshrink::InshrinkOptions>,
 }
 
 impl CompressOptions {
@@ -117,6 +123,7 @@ mod tests {
         let mut o = CompressOptions {
             whole: Choice::new(CodecKind::Lmc),
             overrides: BTreeMap::new(),
+            inshrink: None,
         };
         o.overrides.insert("a".into(), Choice::neuzip(1));
         let json = serde_json::to_string(&o).unwrap();
@@ -129,5 +136,8 @@ mod tests {
         assert!(short.overrides.is_empty());
         assert_eq!(o.choice_for("a").mantissa_bits, Some(1));
         assert_eq!(o.choice_for("b").codec, CodecKind::Lmc);
+        let ins: CompressOptions =
+            serde_json::from_str(r#"{"codec":"lmc","inshrink":{"max_error":0.1}}"#).unwrap();
+        assert_eq!(ins.inshrink.map(|i| i.max_error), Some(0.1));
     }
 }

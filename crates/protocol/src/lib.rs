@@ -7,6 +7,8 @@
 //!   overrides, the codecs a comparison times).
 //! - [`result`]: what the worker's codec jobs return (snapshot entries and sizes, a snapshot's
 //!   index, codec round trips on one tensor, one tensor decoded from a snapshot).
+//! - [`inshrink`]: an Inshrinkerator snapshot's plan, search report and achieved errors (the
+//!   document `bitlens inspect --json` prints under `inshrink`), and the page's error budget.
 //! - [`inspect`]: the `bitlens inspect --json` document (the CLI prints it; the page's embed
 //!   returns it from `inspect()`).
 //! - [`message`]: the requests and events themselves; statistics travel as the core's own
@@ -22,6 +24,7 @@
 
 pub mod bins;
 pub mod choice;
+pub mod inshrink;
 pub mod inspect;
 #[cfg(target_arch = "wasm32")]
 pub mod js;

@@ -523,6 +523,7 @@ mod tests {
                 options: CompressOptions {
                     whole: Choice::neuzip(3),
                     overrides: [("t".to_owned(), Choice::new(CodecKind::Stored))].into(),
+                    inshrink: None,
                 },
             },
             WorkerRequest::Decompress {
@@ -641,6 +642,7 @@ mod tests {
             delta: true,
             base_file_size: Some(20),
             entries: Vec::new(),
+            inshrink: None,
         };
         let events: Vec<WorkerEvent<String>> = vec![
             WorkerEvent::Ready(Build {

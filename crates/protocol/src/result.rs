@@ -3,6 +3,7 @@
 //! ([`ErrorReport`], the core's own type), codec round trips on one tensor ([`Roundtrip`],
 //! [`RoundtripRow`]), and one tensor decoded from a snapshot ([`DecodedTensor`]).
 
+use crate::inshrink::InshrinkInfo;
 pub use bitlens_snapshot::ErrorReport;
 use bitlens_stats::TensorStats;
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,9 @@ pub struct Compressed {
     pub delta: bool,
     /// Per tensor, in file order.
     pub entries: Vec<EntryInfo>,
+    /// An Inshrinkerator snapshot's plan and achieved errors (what `inspect` reads back).
+    #[serde(default)]
+    pub inshrink: Option<Box<InshrinkInfo>>,
 }
 
 impl Compressed {
@@ -52,6 +56,7 @@ impl Compressed {
             lossy: false,
             delta: false,
             entries: Vec::new(),
+            inshrink: None,
         };
         for p in parts {
             all.in_bytes += p.in_bytes;
@@ -59,6 +64,7 @@ impl Compressed {
             all.lossy |= p.lossy;
             all.delta |= p.delta;
             all.entries.extend(p.entries);
+            all.inshrink = all.inshrink.or(p.inshrink);
         }
         all
     }
@@ -79,6 +85,9 @@ pub struct SnapshotInfo {
     pub base_file_size: Option<u64>,
     /// Per tensor.
     pub entries: Vec<EntryInfo>,
+    /// An Inshrinkerator snapshot's plan and achieved errors (as `bitlens inspect --json`).
+    #[serde(default)]
+    pub inshrink: Option<Box<InshrinkInfo>>,
 }
 
 /// One codec compressing and decompressing one tensor, timed.
@@ -162,6 +171,7 @@ mod tests {
             lossy: false,
             delta,
             entries: Vec::new(),
+            inshrink: None,
         };
         let all = Compressed::merge(vec![part(10, false), part(20, true)]);
         assert_eq!((all.in_bytes, all.out_bytes, all.delta), (30, 15, true));

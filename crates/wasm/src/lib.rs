@@ -11,6 +11,7 @@
 //! - [`worker`]: the job loop (requests in, events out, `Blob`s read in windows).
 //! - [`snapshot`]: compress a safetensors file into a snapshot, read and decompress snapshots, and
 //!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd) on one tensor.
+//! - [`inshrink`]: Inshrinkerator compression under a per-tensor relative L2 error budget.
 //! - [`source`] / [`sink`]: files read synchronously as the core's `ReadAt`, output in chunks;
 //!   [`http_source`]: a remote file read the same way, with synchronous `Range` requests.
 //! - [`header`], [`stats`], [`flips`]: the embed API — header probing and parsing, one tensor's
@@ -32,6 +33,7 @@ pub mod error;
 pub mod flips;
 pub mod header;
 pub mod http_source;
+pub mod inshrink;
 pub mod sink;
 pub mod snapshot;
 pub mod source;

@@ -12,6 +12,7 @@ use crate::convert::{now, to_dtype};
 use crate::error::Failure;
 use crate::sink::ChunkSink;
 use crate::source::JsSource;
+use bitlens_protocol::inshrink::InshrinkInfo;
 use bitlens_protocol::js::{from_js, to_js};
 use bitlens_protocol::{
     Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip, SnapshotInfo,
@@ -69,7 +70,9 @@ fn with_header(
 
 /// Compresses the safetensors file `src` into a snapshot written to `on_chunk`, calling
 /// `on_progress(input bytes done)` after every batch of frames. With a `base`, tensors it also has
-/// are stored as XOR deltas. Options are checked before anything is written.
+/// are stored as XOR deltas. Options are checked before anything is written. With
+/// `options.inshrink`, Inshrinkerator under its error budget
+/// ([`compress_inshrink`](crate::inshrink::compress_inshrink)).
 pub fn compress_snapshot(
     src: &JsSource,
     base: Option<&JsSource>,
@@ -77,6 +80,16 @@ pub fn compress_snapshot(
     on_chunk: OnChunk,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<Compressed, Failure> {
+    if let Some(budget) = options.inshrink {
+        return crate::inshrink::compress_inshrink(
+            src,
+            base,
+            options,
+            budget,
+            on_chunk,
+            on_progress,
+        );
+    }
     if !is_safetensors(src)? {
         return compress_other_format(src, base, options, on_chunk, on_progress);
     }
@@ -111,7 +124,7 @@ pub fn compress_snapshot(
 }
 
 /// True when the file's first bytes are a safetensors header (other formats are read as layouts).
-fn is_safetensors(src: &JsSource) -> Result<bool, Failure> {
+pub(crate) fn is_safetensors(src: &JsSource) -> Result<bool, Failure> {
     let size = src.size();
     let mut first = [0u8; format::DETECT_BYTES];
     let first = &mut first[..size.min(format::DETECT_BYTES as u64) as usize];
@@ -157,7 +170,7 @@ fn compress_other_format(
 }
 
 /// What a compress job reports once its snapshot is written: flushes the last chunk.
-fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
+pub(crate) fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
     src: &JsSource,
     mut sink: ChunkSink<F>,
     entries: &[Entry],
@@ -169,11 +182,21 @@ fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
         lossy: entries.iter().any(|e| e.codec.is_lossy()),
         delta: entries.iter().any(|e| e.delta),
         entries: entries_info(entries),
+        inshrink: None,
     })
 }
 
-/// Reads a snapshot's trailer and index.
+/// Reads a snapshot's trailer and index (and an Inshrinkerator snapshot's plan, from its annex).
 pub fn open_snapshot<R: bitlens_snapshot::Source>(src: R) -> Result<SnapshotInfo, Failure> {
+    snapshot_info(src, false)
+}
+
+/// [`open_snapshot`]; with `streams`, an Inshrinkerator snapshot's per-tensor errors too, from
+/// every tensor's stream headers (every frame is read).
+pub fn snapshot_info<R: bitlens_snapshot::Source>(
+    src: R,
+    streams: bool,
+) -> Result<SnapshotInfo, Failure> {
     let total = src.size();
     let reader = SnapshotReader::open(src)?;
     Ok(SnapshotInfo {
@@ -183,6 +206,7 @@ pub fn open_snapshot<R: bitlens_snapshot::Source>(src: R) -> Result<SnapshotInfo
         delta: reader.base.is_some(),
         base_file_size: reader.base.map(|b| b.file_size),
         entries: entries_info(&reader.entries),
+        inshrink: InshrinkInfo::of_reader(&reader, streams)?.map(Box::new),
     })
 }
 

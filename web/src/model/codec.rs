@@ -3,6 +3,7 @@
 //! names of snapshots and restored files. The results the worker returns are the protocol's types,
 //! re-exported here.
 
+pub use bitlens_protocol::inshrink::{InshrinkInfo, InshrinkOptions, TensorPlan};
 pub use bitlens_protocol::{
     Choice, CodecKind, ComparedCodec, CompressOptions, Compressed, Contender, EntryInfo,
     ErrorReport, PeerCodec, Roundtrip, RoundtripRow, SnapshotInfo,
@@ -22,6 +23,9 @@ pub struct Preset {
     pub needs_base: bool,
     /// Stores values lossily.
     pub lossy: bool,
+    /// Inshrinkerator: the whole checkpoint searched under an error budget (float tensors; the
+    /// others take `choice`, LMC). Not a per-tensor choice.
+    pub inshrink: bool,
 }
 
 const fn preset(
@@ -37,11 +41,15 @@ const fn preset(
         choice,
         needs_base,
         lossy,
+        inshrink: false,
     }
 }
 
+/// The error budget the Inshrinkerator preset starts with (per-tensor relative L2 error).
+pub const DEFAULT_MAX_ERROR: f64 = 0.1;
+
 /// Every preset, the default (LMC) first.
-pub const PRESETS: [Preset; 8] = [
+pub const PRESETS: [Preset; 9] = [
     preset(
         "lmc",
         "LMC (lossless)",
@@ -98,6 +106,14 @@ pub const PRESETS: [Preset; 8] = [
         true,
         false,
     ),
+    Preset {
+        id: "inshrink",
+        label: "Inshrinkerator (lossy, error budget)",
+        choice: Choice::new(CodecKind::Lmc),
+        needs_base: false,
+        lossy: true,
+        inshrink: true,
+    },
 ];
 
 /// The preset with this id.
@@ -105,15 +121,41 @@ pub fn preset_by_id(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
-/// The options of a compression: one preset for the file, per-tensor overrides.
-pub fn options(whole: &Preset, overrides: &BTreeMap<String, &'static Preset>) -> CompressOptions {
+/// The options of a compression: one preset for the file, per-tensor overrides; for the
+/// Inshrinkerator preset, its error budget `max_error` (and no overrides: it plans the whole file).
+pub fn options(
+    whole: &Preset,
+    overrides: &BTreeMap<String, &'static Preset>,
+    max_error: f64,
+) -> CompressOptions {
+    if whole.inshrink {
+        return CompressOptions {
+            whole: whole.choice,
+            overrides: BTreeMap::new(),
+            inshrink: Some(InshrinkOptions { max_error }),
+        };
+    }
     CompressOptions {
         whole: whole.choice,
         overrides: overrides
             .iter()
             .map(|(k, p)| (k.clone(), p.choice))
             .collect(),
+        inshrink: None,
     }
+}
+
+/// The presets a single tensor can take (Detail's override): all but the whole-file ones.
+pub fn tensor_presets() -> impl Iterator<Item = &'static Preset> {
+    PRESETS.iter().filter(|p| !p.inshrink)
+}
+
+/// Inshrink tensors by achieved relative L2 error, largest first.
+pub fn by_error(info: &InshrinkInfo) -> Vec<(&str, &TensorPlan)> {
+    let mut rows: Vec<(&str, &TensorPlan)> =
+        info.tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    rows.sort_by(|a, b| b.1.error.total_cmp(&a.1.error).then(a.0.cmp(b.0)));
+    rows
 }
 
 /// The codecs the comparison panel runs on a tensor, with their labels: bitlens' own, and the
@@ -214,11 +256,23 @@ mod tests {
     fn options_with_overrides() {
         let mut o = BTreeMap::new();
         o.insert("a.weight".to_owned(), preset_by_id("neuzip-k3").unwrap());
-        let json = serde_json::to_string(&options(preset_by_id("lmc").unwrap(), &o)).unwrap();
+        let json = serde_json::to_string(&options(preset_by_id("lmc").unwrap(), &o, 0.1)).unwrap();
         assert_eq!(
             json,
             r#"{"codec":"lmc","mantissa_bits":null,"overrides":{"a.weight":{"codec":"neuzip","mantissa_bits":3}}}"#
         );
+    }
+
+    #[test]
+    fn the_inshrink_preset_sends_its_budget_and_no_overrides() {
+        let mut o = BTreeMap::new();
+        o.insert("a.weight".to_owned(), preset_by_id("neuzip-k3").unwrap());
+        let p = preset_by_id("inshrink").unwrap();
+        let opts = options(p, &o, 0.05);
+        assert_eq!(opts.inshrink.map(|i| i.max_error), Some(0.05));
+        assert!(opts.overrides.is_empty());
+        assert!(tensor_presets().all(|p| !p.inshrink));
+        assert_eq!(tensor_presets().count(), PRESETS.len() - 1);
     }
 
     #[test]

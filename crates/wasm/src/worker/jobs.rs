@@ -13,6 +13,7 @@ use crate::error::Failure;
 use crate::sink::ChunkSink;
 use crate::snapshot::{
     codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot, peer_codec_roundtrip,
+    snapshot_info,
 };
 use crate::source::{read_blob, FileSource, JsSource};
 use bitlens_protocol::js::{Event, Js};
@@ -223,7 +224,10 @@ fn restore(
 /// A snapshot's index (of a URL: read by range, the preamble and the end of the file).
 pub fn info(file: FileRef<Js>) -> Result<JobResult, Failure> {
     let src = FileSource::open(file)?;
-    let info = open_snapshot(&src).map_err(|f| src.named(f.0))?;
+    // A local snapshot's Inshrinkerator streams are read for their per-tensor errors; a remote
+    // one is described from its index and annex (two requests).
+    let streams = matches!(src, FileSource::Blob(_));
+    let info = snapshot_info(&src, streams).map_err(|f| src.named(f.0))?;
     Ok(JobResult::Info(info))
 }
 

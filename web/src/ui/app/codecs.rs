@@ -38,6 +38,8 @@ pub enum CodecMsg {
     SetPreset(String),
     /// Choose the base checkpoint for compression.
     SetBase(Option<u32>),
+    /// Set the Inshrinkerator preset's error budget (`None`: not a number ≥ 0, ignored).
+    SetMaxError(Option<f64>),
     /// Compress the active checkpoint.
     Compress,
     /// Stop the codec job.
@@ -113,6 +115,11 @@ impl CodecPanel {
         match msg {
             CodecMsg::SetPreset(id) => self.state.preset = id,
             CodecMsg::SetBase(b) => self.state.base = b,
+            CodecMsg::SetMaxError(e) => {
+                if let Some(e) = e.filter(|e| e.is_finite() && *e >= 0.0) {
+                    self.state.max_error = Some(e);
+                }
+            }
             CodecMsg::Compress => self.start_compress(&mut ctx),
             CodecMsg::Cancel => {
                 self.runner.cancel();
@@ -321,7 +328,12 @@ impl CodecPanel {
         let Some(blobs) = ctx.blobs.get(&id).cloned() else {
             return;
         };
-        let base = self.state.base.filter(|&b| b != id);
+        // Inshrinkerator's chains continue from a `.bls` snapshot (the CLI's `--base`), not from a
+        // checkpoint: its preset takes no base here.
+        let base = self
+            .state
+            .base
+            .filter(|&b| b != id && !self.state.preset().inshrink);
         let mut files = Vec::with_capacity(blobs.len());
         for (path, blob) in paths.iter().zip(&blobs) {
             let base_blob = match base.map(|b| Self::base_blob(ctx, b, path)).transpose() {
@@ -335,7 +347,7 @@ impl CodecPanel {
         }
         let empty = BTreeMap::new();
         let overrides = self.state.overrides.get(&id).unwrap_or(&empty);
-        let options = options(self.state.preset(), overrides);
+        let options = options(self.state.preset(), overrides, self.state.max_error());
         let total: f64 = blobs.iter().map(Blob::size).sum();
         self.drop_partial();
         let request = |task| WorkerRequest::Compress {

@@ -6,6 +6,7 @@
 //! tensor ([`preview`]). It says which build of the codec module runs (wasm threads or
 //! single-threaded, and why).
 
+pub mod inshrink;
 pub mod preview;
 
 use crate::model::checkpoint::Checkpoint;
@@ -30,6 +31,8 @@ pub struct Props<'a> {
     pub preset: &'static Preset,
     /// The base checkpoint chosen for compression.
     pub base: Option<u32>,
+    /// The Inshrinkerator preset's error budget.
+    pub max_error: f64,
     /// The running codec job.
     pub job: Option<&'a Job>,
     /// How many tensors of the active checkpoint have a codec override.
@@ -59,6 +62,7 @@ impl<'a> Props<'a> {
             active,
             preset: panel.preset(),
             base: panel.base,
+            max_error: panel.max_error(),
             job: panel.job.as_ref(),
             overrides: id
                 .and_then(|id| panel.overrides.get(&id))
@@ -185,6 +189,9 @@ fn compress_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
                         }) }
                     </select>
                 </label>
+                if preset.inshrink {
+                    { inshrink::budget_input(on, s.max_error) }
+                } else {
                 <label>{ "Base " }
                     <select id="base-select" onchange={on_base}>
                         <option value="" selected={s.base.is_none()}>{ "none (whole file)" }</option>
@@ -194,14 +201,20 @@ fn compress_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
                         }) }
                     </select>
                 </label>
+                }
                 <button id="compress-button" class="button primary" disabled={running.is_some()}
                         onclick={on.reform(|_| CodecMsg::Compress)}>{ "Compress" }</button>
                 if overrides > 0 {
                     <span class="note" data-overrides={overrides.to_string()}>
-                        { format!("{overrides} tensor override{} (Detail view)", if overrides == 1 { "" } else { "s" }) }</span>
+                        { format!("{overrides} tensor override{} (Detail view){}", if overrides == 1 { "" } else { "s" },
+                            if preset.inshrink { " — not used: Inshrinkerator plans the whole file" } else { "" }) }</span>
                 }
             </div>
+            if preset.inshrink {
+                { inshrink::about() }
+            } else {
             <p class="note">{ "Runs in a Web Worker, streaming each file in 64 MiB frames; the snapshots are collected as Blobs, never whole in wasm memory. A sharded checkpoint gives one snapshot per shard (<shard>.bls, as bitlens compress INDEX -o DIR), plus its index as it is. With a base, tensors it shares are stored as their XOR with it (LMC) or as BitSnap deltas, each shard against the base's shard of the same name; lossy codecs take no base." }</p>
+            }
             { build_note(s.build) }
             if let Some(j) = running.filter(|j| j.kind == JobKind::Compress { ckpt: id }) {
                 { job_progress(on, j, "Compressing") }
@@ -247,6 +260,9 @@ fn compress_result(r: &CompressRun) -> Html {
             }
             <p class="note">{ format!("Per-tensor ratios are in the Tensors view (achieved ratio). Wasm memory of the codec worker: {}.",
                 mib(r.memory)) }</p>
+            if let Some(i) = &res.inshrink {
+                { inshrink::plan(i) }
+            }
             if !lossy.is_empty() {
                 <h3>{ "Error of the lossy tensors" }</h3>
                 <div class="table-scroll">
@@ -367,6 +383,9 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
                         <h3>{ &f.name }</h3>
                         if let Some(i) = info {
                             <p class="meta">{ snapshot_meta(i) }</p>
+                            if let Some(ins) = &i.inshrink {
+                                { inshrink::plan(ins) }
+                            }
                             if i.delta {
                                 { base_select(on, s.checkpoints, f) }
                             }

@@ -11,7 +11,7 @@
 
 use crate::model::bits::BitRole;
 use crate::model::checkpoint::{Checkpoint, TensorRow};
-use crate::model::codec::{RoundtripRow, PRESETS};
+use crate::model::codec::{tensor_presets, RoundtripRow};
 use crate::model::format::{bytes, count, number, percent, shape};
 use crate::ui::app::codecs::{CodecMsg, CodecState, JobKind};
 use crate::ui::app::{App, Msg};
@@ -354,7 +354,7 @@ fn codec_section(on: &Callback<CodecMsg>, s: &CodecState, ckpt: u32, r: &TensorR
                 <label title="Compression in the Codecs view uses this codec for this tensor">{ "Codec for this tensor " }
                     <select id="override-select" onchange={on_override}>
                         <option value="" selected={current.is_none()}>{ format!("as the whole file ({})", s.preset().label) }</option>
-                        { for PRESETS.iter().map(|p| html! {
+                        { for tensor_presets().map(|p| html! {
                             <option value={p.id} selected={current.is_some_and(|c| c.id == p.id)}>{ p.label }</option>
                         }) }
                     </select>

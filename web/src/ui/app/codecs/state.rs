@@ -3,7 +3,8 @@
 //! per-tensor codec overrides, codec comparisons.
 
 use crate::model::codec::{
-    preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow, SnapshotInfo, PRESETS,
+    preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow, SnapshotInfo, DEFAULT_MAX_ERROR,
+    PRESETS,
 };
 use bitlens_protocol::{Build, DecodedTensor, RemoteFile};
 use std::collections::{BTreeMap, HashMap};
@@ -222,6 +223,8 @@ pub struct CodecState {
     pub preset: String,
     /// Base checkpoint for compression (XOR deltas).
     pub base: Option<u32>,
+    /// The Inshrinkerator preset's error budget as typed (the default when unset).
+    pub max_error: Option<f64>,
     /// Per-tensor codec overrides, by checkpoint id.
     pub overrides: HashMap<u32, BTreeMap<String, &'static Preset>>,
     /// The last compression of each checkpoint.
@@ -244,6 +247,11 @@ impl CodecState {
     /// The preset chosen for whole files.
     pub fn preset(&self) -> &'static Preset {
         preset_by_id(&self.preset).unwrap_or(&PRESETS[0])
+    }
+
+    /// The Inshrinkerator preset's error budget (per-tensor relative L2 error).
+    pub fn max_error(&self) -> f64 {
+        self.max_error.unwrap_or(DEFAULT_MAX_ERROR)
     }
 
     /// A tensor's codec override in a checkpoint.
