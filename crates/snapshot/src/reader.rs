@@ -18,7 +18,8 @@
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{
-    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN,
+    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, LMC_FRAME_BYTES, STREAM_WINDOW,
+    TRAILER_LEN,
 };
 use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::{Header, ReadAt, TensorInfo};
@@ -321,13 +322,18 @@ impl<R: Source> SnapshotReader<R> {
             let e = &self.entries[w.tensor];
             matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
         };
-        // The end of the batch that starts at `start`: frames up to one window, none streamed.
+        // The end of the batch that starts at `start`: frames up to one LMC frame per thread (at
+        // least one frame), none streamed. Small batches keep a frame in cache from its decoding
+        // to its checksum and hand-over, and few buffers in use.
+        let limit = (LMC_FRAME_BYTES * rayon_threads()) as u64;
         let batch_end = |start: usize| {
             let mut end = start;
             let mut bytes = 0;
             while end < work.len()
                 && !streamed(&work[end])
-                && (end == start || bytes < STREAM_WINDOW as u64)
+                && (end == start
+                    || bytes + self.entries[work[end].tensor].frames[work[end].frame].raw_len
+                        <= limit)
             {
                 bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
                 end += 1;
@@ -601,7 +607,7 @@ struct FrameSlot {
 }
 
 /// Threads of the current rayon pool (1 without feature `parallel`).
-fn rayon_threads() -> usize {
+pub(crate) fn rayon_threads() -> usize {
     #[cfg(feature = "parallel")]
     return rayon::current_num_threads();
     #[cfg(not(feature = "parallel"))]
