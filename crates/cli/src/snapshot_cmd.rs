@@ -100,8 +100,25 @@ struct Totals {
     output: u64,
 }
 
+/// Runs `f` on a thread of the rayon pool (the `--threads` pool), so that the container's
+/// parallel batches run where they are issued: from the main thread, every batch of frames would
+/// be handed to a pool thread and back, and on one thread the two threads would take turns
+/// (about 1 ms per batch while the machine is busy, the frames then coded on another core).
+fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
+}
+
 /// `bitlens compress`.
 pub fn compress(
+    input: &Path,
+    output: &Path,
+    codec: CodecChoice,
+    base: Option<&Path>,
+) -> Result<()> {
+    on_pool(|| compress_on_pool(input, output, codec, base))
+}
+
+fn compress_on_pool(
     input: &Path,
     output: &Path,
     codec: CodecChoice,
@@ -363,6 +380,15 @@ impl<W: Write> Write for CountingWriter<W> {
 
 /// `bitlens decompress`.
 pub fn decompress(
+    input: &Path,
+    output: &Path,
+    base: Option<&Path>,
+    tensor: Option<&str>,
+) -> Result<()> {
+    on_pool(|| decompress_on_pool(input, output, base, tensor))
+}
+
+fn decompress_on_pool(
     input: &Path,
     output: &Path,
     base: Option<&Path>,
