@@ -61,14 +61,16 @@ class Series:
 
 def zipnn_round(z, raw, series, sizes):
     data = bytearray(raw)  # zipnn may modify its input in place
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     packed = z.compress(data)
-    t1 = time.perf_counter()
+    c1, t1 = time.process_time(), time.perf_counter()
     out = z.decompress(packed)
-    t2 = time.perf_counter()
+    c2, t2 = time.process_time(), time.perf_counter()
     assert bytes(out) == raw, "zipnn did not round-trip"
     series[("zipnn", 1, "compress")].add(t1 - t0)
     series[("zipnn", 1, "decompress")].add(t2 - t1)
+    series[("zipnn cpu", 1, "compress")].add(c1 - c0)
+    series[("zipnn cpu", 1, "decompress")].add(c2 - c1)
     sizes["zipnn"] = len(packed)
 
 
@@ -85,17 +87,27 @@ def bench_round(binary, path, threads, series, sizes, nbytes):
         sizes[name] = r["compressed_bytes"]
 
 
+PERF = shutil.which("perf")
+
+
 def timed(cmd):
-    """Runs a command under /usr/bin/time; returns (wall seconds, its peak RSS in MB)."""
-    rss_file = os.path.join(SHM, "rss")
+    """Runs a command under /usr/bin/time (and `perf stat` when there is perf); returns (wall
+    seconds, CPU seconds of the process tree or None, its peak RSS in MB)."""
+    rss_file, cpu_file = os.path.join(SHM, "rss"), os.path.join(SHM, "cpu")
+    wrap = [PERF, "stat", "-x,", "-e", "task-clock", "-o", cpu_file, "--"] if PERF else []
     t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file, *cmd], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    p = subprocess.run([*wrap, "/usr/bin/time", "-f", "%M", "-o", rss_file, *cmd],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed: {p.stderr}")
+    cpu = None
+    if PERF:
+        with open(cpu_file) as f:
+            line = next(l for l in f if "task-clock" in l)
+            cpu = float(line.split(",")[0]) / 1e3
     with open(rss_file) as f:
-        return wall, int(f.read().split()[-1]) / 1024
+        return wall, cpu, int(f.read().split()[-1]) / 1024
 
 
 def cli_round(binary, src, threads, series, rss):
@@ -106,8 +118,10 @@ def cli_round(binary, src, threads, series, rss):
             ("cli-null", "decompress", b + ["decompress", bls, "-o", "/dev/null"]),
             ("cli-file", "decompress", b + ["decompress", bls, "-o", out])]
     for name, verb, cmd in runs:
-        wall, mb = timed(cmd)
+        wall, cpu, mb = timed(cmd)
         series[(name, threads, verb)].add(wall)
+        if cpu is not None and threads == 1:
+            series[(name + " cpu", threads, verb)].add(cpu)
         rss[(name, threads, verb)] = max(rss.get((name, threads, verb), 0), mb)
     with open(src, "rb") as a, open(out, "rb") as c:
         assert a.read() == c.read(), "bitlens decompress did not restore the file"
@@ -131,6 +145,7 @@ def measure(binary, path, rounds):
     z = zipnn.ZipNN(input_format="byte", bytearray_dtype=ST_TO_ZIPNN[main_dtype(path)], threads=1)
     keys = [("zipnn", 1, v) for v in ("compress", "decompress")] + [
         (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
+    keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file") for v in ("compress", "decompress")]
     series = {k: Series() for k in keys}
     sizes, rss = {}, {}
     try:
@@ -144,7 +159,7 @@ def measure(binary, path, rounds):
             if os.path.exists(f):
                 os.remove(f)
     speeds = {f"{p} {t} {v}": dict(zip(("best_gb_s", "median_gb_s"), s.speeds(n)))
-              for (p, t, v), s in series.items()}
+              for (p, t, v), s in series.items() if s.times}
     return {"file": path, "dtype": main_dtype(path), "bytes": n, "rounds": rounds,
             "ratio": {k: v / n for k, v in sizes.items()}, "speeds": speeds,
             "peak_rss_mb": {f"{p} {t} {v}": m for (p, t, v), m in rss.items()}}
@@ -163,11 +178,16 @@ def print_table(report):
     print("| | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
 
-    def ratio_cell(r, path, threads):
+    def speed_cell(r, key):
+        s = r["speeds"]
+        c, d = s[f"{key} compress"], s[f"{key} decompress"]
+        return f"{c['best_gb_s']:.3f} / {d['best_gb_s']:.3f} ({c['median_gb_s']:.3f} / {d['median_gb_s']:.3f})"
+
+    def ratio_cell(r, path, threads, peer="zipnn"):
         s = r["speeds"]
         out = []
         for v in ("compress", "decompress"):
-            mine, theirs = s[f"{path} {threads} {v}"], s[f"zipnn 1 {v}"]
+            mine, theirs = s[f"{path} {threads} {v}"], s[f"{peer} 1 {v}"]
             out.append((mine["best_gb_s"] / theirs["best_gb_s"], mine["median_gb_s"] / theirs["median_gb_s"]))
         return f"{out[0][0]:.2f} / {out[1][0]:.2f} ({out[0][1]:.2f} / {out[1][1]:.2f})"
 
@@ -179,16 +199,20 @@ def print_table(report):
     print("| | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
 
-    def speed_cell(r, key):
-        s = r["speeds"]
-        c, d = s[f"{key} compress"], s[f"{key} decompress"]
-        return f"{c['best_gb_s']:.3f} / {d['best_gb_s']:.3f} ({c['median_gb_s']:.3f} / {d['median_gb_s']:.3f})"
-
     print("| ZipNN 0.5.4 | " + " | ".join(speed_cell(r, "zipnn 1") for r in report) + " |")
     for t in THREADS:
         for path, label in PATHS:
             print(f"| bitlens {label}, {t} thread{'s' if t > 1 else ''} | "
                   + " | ".join(speed_cell(r, f"{path} {t}") for r in report) + " |")
+    if "cli-null cpu 1 compress" in report[0]["speeds"]:
+        print("\nCPU time (the machine is shared: wall time includes waiting for a core), one thread:")
+        print("bitlens CLI process (perf stat task-clock, startup included) ÷ ZipNN's calls (process CPU time),")
+        print("compress / decompress, fastest round (median round)\n")
+        print("| | " + " | ".join(cols) + " |")
+        print("|---" * (len(cols) + 1) + "|")
+        for path, label in [PATHS[2], PATHS[3]]:
+            print(f"| {label} | " + " | ".join(ratio_cell(r, path + " cpu", 1, "zipnn cpu") for r in report) + " |")
+        print("| ZipNN GB/s of CPU time | " + " | ".join(speed_cell(r, "zipnn cpu 1") for r in report) + " |")
     print("\nTwo threads ÷ one thread (fastest rounds), compress / decompress\n")
     print("| | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
