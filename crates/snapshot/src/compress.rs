@@ -21,8 +21,8 @@ use std::io::Write;
 /// page, more than compressing the page).
 #[derive(Default)]
 struct Batch {
-    /// (tensor index, offset of its bytes in the source, offset of its base bytes) per frame.
-    frames: Vec<(usize, u64, Option<u64>)>,
+    /// Where each frame's bytes are.
+    frames: Vec<FrameAt>,
     /// Original bytes per frame (the first `frames.len()` are in use).
     raw: Vec<Vec<u8>>,
     /// Base bytes per frame, for deltas.
@@ -36,7 +36,11 @@ impl Batch {
     /// `base_offset`, for deltas), read when the batch is flushed.
     fn push(&mut self, tensor: usize, offset: u64, base_offset: Option<u64>, n: usize) {
         let k = self.frames.len();
-        self.frames.push((tensor, offset, base_offset));
+        self.frames.push(FrameAt {
+            tensor,
+            offset,
+            base_offset,
+        });
         if self.raw.len() == k {
             self.raw.push(Vec::new());
             self.base.push(Vec::new());
@@ -49,16 +53,8 @@ impl Batch {
     /// Reads every frame's bytes (in parallel with feature `parallel`).
     fn read(&mut self, src: &dyn Source, base: Option<&BaseSource>) -> Result<(), SnapshotError> {
         let n = self.frames.len();
-        let one = |((&(_, offset, base_offset), raw), base_bytes): (
-            (&(usize, u64, Option<u64>), &mut Vec<u8>),
-            &mut Vec<u8>,
-        )|
-         -> Result<(), SnapshotError> {
-            src.read_exact_at(offset, raw)?;
-            if let (Some(at), Some(b)) = (base_offset, base) {
-                b.src.read_exact_at(at, base_bytes)?;
-            }
-            Ok(())
+        let one = |((at, raw), base_bytes): ((&FrameAt, &mut Vec<u8>), &mut Vec<u8>)| {
+            at.read(src, base, raw, base_bytes)
         };
         #[cfg(feature = "parallel")]
         {
@@ -77,6 +73,33 @@ impl Batch {
                 .zip(self.base[..n].iter_mut())
                 .try_for_each(one)
         }
+    }
+}
+
+/// Where a frame of a batch comes from.
+struct FrameAt {
+    /// Index of its tensor.
+    tensor: usize,
+    /// Offset of its bytes in the source.
+    offset: u64,
+    /// Offset of its base bytes in the base, for deltas.
+    base_offset: Option<u64>,
+}
+
+impl FrameAt {
+    /// Reads the frame's bytes into `raw` and, for deltas, its base bytes into `base_bytes`.
+    fn read(
+        &self,
+        src: &dyn Source,
+        base: Option<&BaseSource>,
+        raw: &mut [u8],
+        base_bytes: &mut [u8],
+    ) -> Result<(), SnapshotError> {
+        src.read_exact_at(self.offset, raw)?;
+        if let (Some(at), Some(b)) = (self.base_offset, base) {
+            b.src.read_exact_at(at, base_bytes)?;
+        }
+        Ok(())
     }
 }
 
@@ -252,10 +275,10 @@ fn flush<W: Write>(
         .frames
         .iter()
         .zip(batch.raw.iter().zip(&batch.base))
-        .map(|(&(tensor, _, base_offset), (raw, base))| FrameJob {
-            tensor,
+        .map(|(at, (raw, base))| FrameJob {
+            tensor: at.tensor,
             raw,
-            base: base_offset.is_some().then_some(&base[..]),
+            base: at.base_offset.is_some().then_some(&base[..]),
         })
         .collect();
     writer.write_frames(&jobs)?;
