@@ -1,7 +1,7 @@
 //! Compressing a whole safetensors source (or, [`compress_pieces`], a file of any format cut into
 //! pieces) into a snapshot: the routines the CLI and the web app
 //! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`] in
-//! batches of frames (one [`LMC_FRAME_BYTES`] frame per thread, or one larger frame of another
+//! batches of frames (one frame per thread, up to [`LMC_FRAME_BYTES`] each, or one larger frame of another
 //! codec) read and coded in parallel into buffers reused from batch to batch, so memory stays at a
 //! few frames whatever the file size, and a 1 MiB LMC frame stays in cache from its read to its
 //! write (issue 16).
@@ -101,14 +101,6 @@ impl FrameAt {
         }
         Ok(())
     }
-}
-
-/// Most raw bytes in one batch of frames (read and encoded in parallel with feature `parallel`)
-/// per thread of the pool: one LMC frame each, so that a batch's bytes and payloads stay in the
-/// threads' caches and the buffers reused from batch to batch are few (larger frames of other
-/// codecs make batches of one frame).
-fn batch_bytes() -> u64 {
-    (LMC_FRAME_BYTES * crate::reader::rayon_threads()) as u64
 }
 
 /// Where the base has tensor `t` with the same name, dtype and shape: its first byte's offset.
@@ -234,7 +226,11 @@ fn lmc_if_smaller(
     })
 }
 
-/// Feeds every tensor's frames of `src` (as `header` lays it out) to `writer` and finishes it.
+/// Feeds every tensor's frames of `src` (as `header` lays it out) to `writer` and finishes it, in
+/// batches read and coded in parallel (feature `parallel`): one frame per thread of the pool, up
+/// to one LMC frame per thread in all, so that a batch's bytes and payloads stay in the threads'
+/// caches and the buffers reused from batch to batch are one set per thread (each grows to the
+/// largest frame it holds); a larger frame of another codec makes a batch of its own.
 fn write_tensors<W: Write>(
     src: &dyn Source,
     header: &Header,
@@ -243,7 +239,8 @@ fn write_tensors<W: Write>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
     let mut batch = Batch::default();
-    let limit = batch_bytes();
+    let threads = crate::reader::rayon_threads();
+    let limit = (LMC_FRAME_BYTES * threads) as u64;
     for (i, t) in header.tensors.iter().enumerate() {
         let (start, end) = header.file_range(t);
         let base_start = base_start(t, base);
@@ -251,7 +248,8 @@ fn write_tensors<W: Write>(
         let mut pos = start;
         while pos < end {
             let n = (end - pos).min(frame) as usize;
-            if batch.bytes > 0 && batch.bytes + n as u64 > limit {
+            let full = batch.frames.len() >= threads || batch.bytes + n as u64 > limit;
+            if batch.bytes > 0 && full {
                 flush(src, base, &mut writer, &mut batch, progress)?;
             }
             batch.push(i, pos, base_start.map(|b| b + (pos - start)), n);

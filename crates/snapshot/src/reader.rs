@@ -322,18 +322,21 @@ impl<R: Source> SnapshotReader<R> {
             let e = &self.entries[w.tensor];
             matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
         };
-        // The end of the batch that starts at `start`: frames up to one LMC frame per thread (at
-        // least one frame), none streamed. Small batches keep a frame in cache from its decoding
-        // to its checksum and hand-over, and few buffers in use.
-        let limit = (LMC_FRAME_BYTES * rayon_threads()) as u64;
+        // The end of the batch that starts at `start`: one frame per thread, up to one LMC frame
+        // per thread in all (at least one frame), none streamed. Small batches keep a frame in
+        // cache from its decoding to its checksum and hand-over, and few buffers in use (one set
+        // per thread: each buffer grows to the largest frame it ever holds).
+        let threads = rayon_threads();
+        let limit = (LMC_FRAME_BYTES * threads) as u64;
         let batch_end = |start: usize| {
             let mut end = start;
             let mut bytes = 0;
             while end < work.len()
                 && !streamed(&work[end])
                 && (end == start
-                    || bytes + self.entries[work[end].tensor].frames[work[end].frame].raw_len
-                        <= limit)
+                    || (end - start < threads
+                        && bytes + self.entries[work[end].tensor].frames[work[end].frame].raw_len
+                            <= limit))
             {
                 bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
                 end += 1;
