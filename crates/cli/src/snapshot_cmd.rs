@@ -101,9 +101,9 @@ struct Totals {
 }
 
 /// Runs `f` on a thread of the rayon pool (the `--threads` pool), so that the container's
-/// parallel batches run where they are issued: from the main thread, every batch of frames would
-/// be handed to a pool thread and back, and on one thread the two threads would take turns
-/// (about 1 ms per batch while the machine is busy, the frames then coded on another core).
+/// parallel batches run where they are issued: from the main thread every batch of frames (1 MiB
+/// per thread) is handed to a pool thread and back, the main thread waiting, and with one pool
+/// thread the frame is coded on a different thread from the one that read it.
 fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }

@@ -1,10 +1,10 @@
 //! Compressing a whole safetensors source (or, [`compress_pieces`], a file of any format cut into
 //! pieces) into a snapshot: the routines the CLI and the web app
 //! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`] in
-//! batches of frames (one frame per thread, up to [`LMC_FRAME_BYTES`] each, or one larger frame of another
-//! codec) read and coded in parallel into buffers reused from batch to batch, so memory stays at a
-//! few frames whatever the file size, and a 1 MiB LMC frame stays in cache from its read to its
-//! write (issue 16).
+//! batches of frames (one frame per thread, up to [`LMC_FRAME_BYTES`] each, or one larger frame of
+//! another codec) read and coded in parallel into buffers reused from batch to batch, so memory
+//! stays at a few frames whatever the file size, and a 1 MiB LMC frame stays in cache from its read
+//! to its write (issue 16).
 use crate::choice::{CodecChoice, CodecKind};
 use crate::codec::Codec;
 use crate::error::SnapshotError;

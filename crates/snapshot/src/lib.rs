@@ -7,8 +7,8 @@
 //! single tensor decodes without the others. Deltas XOR each tensor with the base checkpoint's
 //! tensor of the same name; the snapshot records the base's header hash and each base tensor's
 //! checksum, and decoding refuses a different base. Writing and reading are streaming: a tensor is
-//! processed in frames of at most [`FRAME_BYTES`] (LMC: [`LMC_FRAME_BYTES`]). The byte layout is specified in docs/FORMAT.md
-//! and in [`format`](mod@format).
+//! processed in frames of at most [`FRAME_BYTES`] (LMC: [`LMC_FRAME_BYTES`]). The byte layout is
+//! specified in docs/FORMAT.md and in [`format`](mod@format).
 //!
 //! Files of other formats (GGUF, PyTorch, NumPy) are stored as version 3 ([`layout`],
 //! [`compress_pieces`]): the file is cut into pieces that tile it — tensor data, deflated `.npz`

@@ -6,14 +6,17 @@
 //! LMC frames larger than [`STREAM_WINDOW`] are decoded, checksummed and handed over one window at
 //! a time, so they need only their compressed payload and one window.
 //!
-//! Smaller frames are decoded in batches of up to one window, in parallel (feature `parallel`),
-//! and while one batch is checksummed and handed to the caller the next one decodes into a
+//! Smaller frames are decoded in batches of one frame per thread (up to
+//! [`crate::format::LMC_FRAME_BYTES`] per thread in all, so a decoded frame is still in cache when
+//! it is checksummed and handed over, and the buffers are one set per thread: issue 16), in
+//! parallel (feature `parallel`), and while one batch is checksummed and handed to the caller the next one decodes into a
 //! second set of buffers: the checksums and the caller's copy no longer wait for the decoding,
 //! nor it for them. `bitlens --threads 2 bench big-bf16.safetensors --codecs snapshot` (1.09 GB):
 //! decompression 2.25 → 3.21 GB/s; one thread unchanged (2.41–2.53). Errors still come in file
 //! order: a corrupt frame in the batch ahead is reported after the batch before it is handed over.
 //! On one thread there is no one to decode ahead, so the second set is not used: peak RSS of
-//! `bitlens --threads 1 decompress` on the MiniLM fp32 snapshot 129 → 109 MB.
+//! `bitlens --threads 1 decompress` on the MiniLM fp32 snapshot 129 → 109 MB (batches then were
+//! up to a 16 MiB window; with one frame per thread and 1 MiB LMC frames, 8 MB).
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
