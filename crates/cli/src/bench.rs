@@ -526,3 +526,25 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Passes;
+
+    /// Best and median speeds come from the fastest and the middle pass, computed by hand.
+    #[test]
+    fn passes_give_best_and_median_speeds() {
+        let passes = Passes {
+            compress: vec![0.4, 0.1, 0.3, 0.2, 0.5],
+            decompress: vec![0.2, 0.8, 0.4, 0.6],
+        };
+        let row = passes.row("x".into(), 1, 50, 100_000_000);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        assert!(close(row.compress_mb_s, 100.0 / 0.1));
+        assert!(close(row.compress_median_mb_s, 100.0 / 0.3));
+        assert!(close(row.decompress_mb_s, 100.0 / 0.2));
+        // An even count takes the upper middle pass (the slower of the two).
+        assert!(close(row.decompress_median_mb_s, 100.0 / 0.6));
+        assert!(close(row.ratio, 50.0 / 100_000_000.0));
+    }
+}
