@@ -1,30 +1,35 @@
-"""ZipNN beside bitlens LMC on the same files in the same run (issue 3 targets).
+"""ZipNN beside bitlens on the same files in the same run, on every path a user can take (issue 16).
 
-For each file, alternating between the two so that both see the same machine state:
+For each file, ROUNDS rounds, each running every measurement once in the same order, so that all
+see the same machine state (the machine is shared: the spread between rounds is real):
 - ZipNN (PyPI `zipnn`, byte grouping + huff0) compresses and decompresses the whole file in memory
   on one thread (its API returns fresh buffers);
-- `bitlens bench --codecs lmc,snapshot`: LMC on every tensor into reused buffers (the codec), and
-  the whole container on the whole file in memory (checksums, index, every byte restored), on one
-  thread and on the 2-thread pool.
-bitlens timings are the best of REPEATS runs; ZipNN's are given as best and median wall time and
-as compute speed (see zipnn_row). Prints a table and, with --json, one JSON document. Run it with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 too: that takes the VM's page-fault
-cost (~1.6 µs per fresh 4 KiB page) out of both sides' fresh allocations.
-Usage: bench_peers.py BITLENS_BIN FILE... [--json]
+- `bitlens --threads T bench F --codecs lmc,snapshot --repeat 2` for T = 1 and 2: the `lmc` row is
+  the codec alone (every tensor into reused buffers), the `snapshot` row the whole container in
+  memory (frames, checksums, index; decoded back and compared); the best of its two passes;
+- the CLI as a user runs it, wall time of the whole process (started by /usr/bin/time, which
+  gives its peak RSS): `bitlens --threads T compress F -o
+  /dev/null`, `compress F -o F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`,
+  with F, F.bls and F.out on tmpfs (/dev/shm), and F.out compared with F. Peak RSS per process.
+Speeds are of the fastest round (min time) and of the median round; "÷ ZipNN" divides each by
+ZipNN's of the same kind (min by min, median by median). Prints a table and, with --json, one JSON
+document.
+Usage: bench_peers.py BITLENS_BIN FILE... [--rounds N] [--json]
 """
 import json
 import os
-import resource
+import shutil
 import statistics
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import zipnn
 
-REPEATS = 9
 ST_TO_ZIPNN = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
+SHM = "/dev/shm/bitlens-bench-peers"
+THREADS = (1, 2)
 
 
 def main_dtype(path):
@@ -39,99 +44,216 @@ def main_dtype(path):
     return max(sizes, key=sizes.get)
 
 
-def user_seconds():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_utime
+class Series:
+    """Wall times of one measurement, one per round."""
+
+    def __init__(self):
+        self.times = []
+
+    def add(self, seconds):
+        self.times.append(seconds)
+
+    def speeds(self, nbytes):
+        """(best, median) speed in GB/s."""
+        gb = nbytes / 1e9
+        return gb / min(self.times), gb / statistics.median(self.times)
 
 
-def zipnn_row(path):
-    """ZipNN's speeds three ways: best and median wall time of REPEATS runs, and its compute
-    speed, user CPU time averaged over the runs. ZipNN's wall time swings ~2x from run to run
-    with how many of its fresh buffers land in pages the kernel must fault in (~1.6 us per 4 KiB
-    in this VM, counted as system time); user time leaves that out. The kernel accounts CPU
-    time in 4 ms ticks, so only the mean over all runs is meaningful."""
+def zipnn_round(z, raw, series, sizes):
+    data = bytearray(raw)  # zipnn may modify its input in place
+    c0, t0 = time.process_time(), time.perf_counter()
+    packed = z.compress(data)
+    c1, t1 = time.process_time(), time.perf_counter()
+    out = z.decompress(packed)
+    c2, t2 = time.process_time(), time.perf_counter()
+    assert bytes(out) == raw, "zipnn did not round-trip"
+    series[("zipnn", 1, "compress")].add(t1 - t0)
+    series[("zipnn", 1, "decompress")].add(t2 - t1)
+    series[("zipnn cpu", 1, "compress")].add(c1 - c0)
+    series[("zipnn cpu", 1, "decompress")].add(c2 - c1)
+    sizes["zipnn"] = len(packed)
+
+
+def bench_round(binary, path, threads, series, sizes, nbytes):
+    """One `bitlens bench` run: codec alone and container in memory, best of its 2 passes."""
+    out = subprocess.run([binary, "--threads", str(threads), "bench", path, "--codecs", "lmc,snapshot",
+                          "--repeat", "2", "--json"], check=True, capture_output=True, text=True).stdout
+    for r in json.loads(out)["results"]:
+        if r["threads"] != threads:
+            continue
+        name = {"lmc": "codec", "snapshot": "container"}[r["codec"].split(" ")[0]]
+        for verb in ("compress", "decompress"):
+            series[(name, threads, verb)].add(nbytes / 1e6 / r[f"{verb}_mb_s"])
+        sizes[name] = r["compressed_bytes"]
+
+
+PERF = shutil.which("perf")
+
+
+def timed(cmd):
+    """Runs a command under /usr/bin/time (and `perf stat` when there is perf); returns (wall
+    seconds, CPU seconds of the process tree or None, its peak RSS in MB)."""
+    rss_file, cpu_file = os.path.join(SHM, "rss"), os.path.join(SHM, "cpu")
+    wrap = [PERF, "stat", "-x,", "-e", "task-clock", "-o", cpu_file, "--"] if PERF else []
+    t0 = time.perf_counter()
+    p = subprocess.run([*wrap, "/usr/bin/time", "-f", "%M", "-o", rss_file, *cmd],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd} failed: {p.stderr}")
+    cpu = None
+    if PERF:
+        with open(cpu_file) as f:
+            line = next(l for l in f if "task-clock" in l)
+            cpu = float(line.split(",")[0]) / 1e3
+    with open(rss_file) as f:
+        return wall, cpu, int(f.read().split()[-1]) / 1024
+
+
+def cli_round(binary, src, threads, series, rss):
+    bls, out = src + ".bls", src + ".out"
+    b = [binary, "--threads", str(threads)]
+    runs = [("cli-null", "compress", b + ["compress", src, "-o", "/dev/null"]),
+            ("cli-file", "compress", b + ["compress", src, "-o", bls]),
+            ("cli-null", "decompress", b + ["decompress", bls, "-o", "/dev/null"]),
+            ("cli-file", "decompress", b + ["decompress", bls, "-o", out])]
+    for name, verb, cmd in runs:
+        wall, cpu, mb = timed(cmd)
+        series[(name, threads, verb)].add(wall)
+        if cpu is not None and threads == 1:
+            series[(name + " cpu", threads, verb)].add(cpu)
+        rss[(name, threads, verb)] = max(rss.get((name, threads, verb), 0), mb)
+    with open(src, "rb") as a, open(out, "rb") as c:
+        assert a.read() == c.read(), "bitlens decompress did not restore the file"
+    sizes = os.path.getsize(bls)
+    os.remove(out)
+    return sizes
+
+
+PATHS = [("codec", "LMC codec alone (`bench`, lmc)"),
+         ("container", "container in memory (`bench`, snapshot)"),
+         ("cli-null", "CLI file -> /dev/null"),
+         ("cli-file", "CLI file -> file (tmpfs)")]
+
+
+def measure(binary, path, rounds):
+    os.makedirs(SHM, exist_ok=True)
+    src = os.path.join(SHM, os.path.basename(path))
+    shutil.copyfile(path, src)
     raw = open(path, "rb").read()
+    n = len(raw)
     z = zipnn.ZipNN(input_format="byte", bytearray_dtype=ST_TO_ZIPNN[main_dtype(path)], threads=1)
-    comp, dec = [], []
-    user_c = user_d = 0.0
-    for _ in range(REPEATS):
-        data = bytearray(raw)  # zipnn may modify its input in place
-        u0 = user_seconds()
-        t0 = time.perf_counter()
-        packed = z.compress(data)
-        t1 = time.perf_counter()
-        u1 = user_seconds()
-        out = z.decompress(packed)
-        t2 = time.perf_counter()
-        u2 = user_seconds()
-        assert bytes(out) == raw, "zipnn did not round-trip"
-        comp.append(t1 - t0)
-        dec.append(t2 - t1)
-        user_c += u1 - u0
-        user_d += u2 - u1
-    gb = len(raw) / 1e9
-    return {"ratio": len(packed) / len(raw),
-            "compress_gb_s": gb / min(comp), "decompress_gb_s": gb / min(dec),
-            "compress_median_gb_s": gb / statistics.median(comp),
-            "decompress_median_gb_s": gb / statistics.median(dec),
-            "compress_user_gb_s": gb * REPEATS / user_c, "decompress_user_gb_s": gb * REPEATS / user_d}
+    keys = [("zipnn", 1, v) for v in ("compress", "decompress")] + [
+        (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
+    keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file") for v in ("compress", "decompress")]
+    series = {k: Series() for k in keys}
+    sizes, rss = {}, {}
+    try:
+        for _ in range(rounds):
+            zipnn_round(z, raw, series, sizes)
+            for t in THREADS:
+                bench_round(binary, path, t, series, sizes, n)
+                sizes["cli"] = cli_round(binary, src, t, series, rss)
+    finally:
+        for f in (src, src + ".bls", src + ".out"):
+            if os.path.exists(f):
+                os.remove(f)
+    speeds = {f"{p} {t} {v}": dict(zip(("best_gb_s", "median_gb_s"), s.speeds(n)))
+              for (p, t, v), s in series.items() if s.times}
+    return {"file": path, "dtype": main_dtype(path), "bytes": n, "rounds": rounds,
+            "ratio": {k: v / n for k, v in sizes.items()}, "speeds": speeds,
+            "peak_rss_mb": {f"{p} {t} {v}": m for (p, t, v), m in rss.items()}}
 
 
-def bitlens_rows(binary, path):
-    rows = {}
-    for threads in (1, 2):
-        out = subprocess.run([binary, "--threads", str(threads), "bench", path, "--codecs", "lmc,snapshot",
-                              "--repeat", str(REPEATS), "--json"],
-                             check=True, capture_output=True, text=True).stdout
-        for r in json.loads(out)["results"]:
-            if r["threads"] == threads:
-                rows[(r["codec"].split(" ")[0], threads)] = r
-    return rows
+def kind(r):
+    name = os.path.basename(r["file"]).replace(".safetensors", "")
+    return f"{name} ({r['dtype']})"
+
+
+def print_table(report):
+    rounds = report[0]["rounds"]
+    print(f"bitlens ÷ ZipNN speed, compress / decompress: fastest of {rounds} rounds (median of them)")
+    print("one thread unless stated; ZipNN on one thread in the same rounds\n")
+    cols = [kind(r) for r in report]
+    print("| | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+
+    def speed_cell(r, key):
+        s = r["speeds"]
+        c, d = s[f"{key} compress"], s[f"{key} decompress"]
+        return f"{c['best_gb_s']:.3f} / {d['best_gb_s']:.3f} ({c['median_gb_s']:.3f} / {d['median_gb_s']:.3f})"
+
+    def ratio_cell(r, path, threads, peer="zipnn"):
+        s = r["speeds"]
+        out = []
+        for v in ("compress", "decompress"):
+            mine, theirs = s[f"{path} {threads} {v}"], s[f"{peer} 1 {v}"]
+            out.append((mine["best_gb_s"] / theirs["best_gb_s"], mine["median_gb_s"] / theirs["median_gb_s"]))
+        return f"{out[0][0]:.2f} / {out[1][0]:.2f} ({out[0][1]:.2f} / {out[1][1]:.2f})"
+
+    for path, label in [PATHS[2], PATHS[3], PATHS[1], PATHS[0]]:
+        print(f"| {label} | " + " | ".join(ratio_cell(r, path, 1) for r in report) + " |")
+    for path, label in [PATHS[2], PATHS[3], PATHS[1], PATHS[0]]:
+        print(f"| 2 threads, {label} | " + " | ".join(ratio_cell(r, path, 2) for r in report) + " |")
+    print("\nSpeeds in GB/s, compress / decompress: fastest round (median round)\n")
+    print("| | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+
+    print("| ZipNN 0.5.4 | " + " | ".join(speed_cell(r, "zipnn 1") for r in report) + " |")
+    for t in THREADS:
+        for path, label in PATHS:
+            print(f"| bitlens {label}, {t} thread{'s' if t > 1 else ''} | "
+                  + " | ".join(speed_cell(r, f"{path} {t}") for r in report) + " |")
+    if "cli-null cpu 1 compress" in report[0]["speeds"]:
+        print("\nCPU time (the machine is shared: wall time includes waiting for a core), one thread:")
+        print("bitlens CLI process (perf stat task-clock, startup included) ÷ ZipNN's calls (process CPU time),")
+        print("compress / decompress, fastest round (median round)\n")
+        print("| | " + " | ".join(cols) + " |")
+        print("|---" * (len(cols) + 1) + "|")
+        for path, label in [PATHS[2], PATHS[3]]:
+            print(f"| {label} | " + " | ".join(ratio_cell(r, path + " cpu", 1, "zipnn cpu") for r in report) + " |")
+        print("| ZipNN GB/s of CPU time | " + " | ".join(speed_cell(r, "zipnn cpu 1") for r in report) + " |")
+    print("\nTwo threads ÷ one thread (fastest rounds), compress / decompress\n")
+    print("| | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for path, label in PATHS:
+        cells = []
+        for r in report:
+            s = r["speeds"]
+            c = s[f"{path} 2 compress"]["best_gb_s"] / s[f"{path} 1 compress"]["best_gb_s"]
+            d = s[f"{path} 2 decompress"]["best_gb_s"] / s[f"{path} 1 decompress"]["best_gb_s"]
+            cells.append(f"{c:.2f} / {d:.2f}")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print("\nSize ÷ original: bitlens .bls (CLI) / bitlens LMC codec alone / ZipNN\n")
+    print("| | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    print("| ratio | " + " | ".join(
+        f"{r['ratio']['cli']:.4f} / {r['ratio']['codec']:.4f} / {r['ratio']['zipnn']:.4f}" for r in report) + " |")
+    print("\nPeak RSS of the CLI (MB), compress / decompress, file -> file, 1 thread (2 threads)\n")
+    print("| | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    print("| peak RSS | " + " | ".join(
+        f"{r['peak_rss_mb']['cli-file 1 compress']:.0f} / {r['peak_rss_mb']['cli-file 1 decompress']:.0f} "
+        f"({r['peak_rss_mb']['cli-file 2 compress']:.0f} / {r['peak_rss_mb']['cli-file 2 decompress']:.0f})"
+        for r in report) + " |")
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--json"]
+    args = sys.argv[1:]
+    as_json = "--json" in args
+    args = [a for a in args if a != "--json"]
+    rounds = 7
+    if "--rounds" in args:
+        i = args.index("--rounds")
+        rounds = int(args[i + 1])
+        del args[i:i + 2]
     binary, files = args[0], args[1:]
-    report = []
-    for path in files:
-        z = zipnn_row(path)
-        rows = bitlens_rows(binary, path)
-
-        def row(name, threads):
-            r = rows[(name, threads)]
-            return {"ratio": r["ratio"], "compress_gb_s": r["compress_mb_s"] / 1e3,
-                    "decompress_gb_s": r["decompress_mb_s"] / 1e3}
-
-        report.append({
-            "file": path,
-            "dtype": main_dtype(path),
-            "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
-            "zipnn": z,
-            "bitlens_lmc_1_thread": row("lmc", 1),
-            "bitlens_lmc_2_threads": row("lmc", 2),
-            "bitlens_snapshot_1_thread": row("snapshot", 1),
-            "bitlens_snapshot_2_threads": row("snapshot", 2),
-        })
-    if "--json" in sys.argv:
+    report = [measure(binary, f, rounds) for f in files]
+    if as_json:
         print(json.dumps(report, indent=1))
-        return
-    print(f"GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}, {REPEATS} runs each; bitlens: best wall time")
-    print("ZipNN three ways: best wall, median wall, compute (mean user CPU time; no page faults)")
-    print(f"{'file':<26} {'':>18} {'ratio':>7} {'comp GB/s':>10} {'dec GB/s':>9}   "
-          "vs zipnn best | median | compute (comp / dec)")
-    for r in report:
-        name = os.path.basename(r["file"])
-        z = r["zipnn"]
-        print(f"{name:<26} {'zipnn best':>18} {z['ratio']:7.4f} {z['compress_gb_s']:10.3f} {z['decompress_gb_s']:9.3f}")
-        print(f"{'':<26} {'zipnn median':>18} {'':7} {z['compress_median_gb_s']:10.3f} "
-              f"{z['decompress_median_gb_s']:9.3f}")
-        print(f"{'':<26} {'zipnn compute':>18} {'':7} {z['compress_user_gb_s']:10.3f} {z['decompress_user_gb_s']:9.3f}")
-        for key, label in (("bitlens_lmc_1_thread", "lmc 1 thread"), ("bitlens_lmc_2_threads", "lmc 2 threads"),
-                           ("bitlens_snapshot_1_thread", ".bls 1 thread"),
-                           ("bitlens_snapshot_2_threads", ".bls 2 threads")):
-            b = r[key]
-            vs = " | ".join(f"x{b['compress_gb_s'] / z['compress' + k]:.2f} / x{b['decompress_gb_s'] / z['decompress' + k]:.2f}"
-                            for k in ("_gb_s", "_median_gb_s", "_user_gb_s"))
-            print(f"{'':<26} {label:>18} {b['ratio']:7.4f} {b['compress_gb_s']:10.3f} {b['decompress_gb_s']:9.3f}   {vs}")
+    else:
+        print_table(report)
+
 
 if __name__ == "__main__":
     main()

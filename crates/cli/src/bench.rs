@@ -48,6 +48,10 @@ pub struct BenchRow {
     pub compress_mb_s: f64,
     /// Original megabytes per second of decompression.
     pub decompress_mb_s: f64,
+    /// Compression speed of the median pass (the speeds above are the best pass's).
+    pub compress_median_mb_s: f64,
+    /// Decompression speed of the median pass.
+    pub decompress_median_mb_s: f64,
     /// Error over finite float values, for lossy codecs (lossless rows are checked byte for byte).
     pub error: Option<LossyError>,
 }
@@ -74,6 +78,43 @@ pub struct BenchReport {
     pub bytes: u64,
     /// One row per codec.
     pub results: Vec<BenchRow>,
+}
+
+/// Wall times of every pass of a row, compress and decompress: the best and the median.
+#[derive(Default)]
+struct Passes {
+    compress: Vec<f64>,
+    decompress: Vec<f64>,
+}
+
+impl Passes {
+    /// Megabytes (10⁶) per second for `bytes` in `secs`.
+    fn mb_s(bytes: u64, secs: f64) -> f64 {
+        bytes as f64 / secs.max(1e-9) / 1e6
+    }
+
+    /// The median of `times` (the upper one of an even count).
+    fn median(times: &[f64]) -> f64 {
+        let mut t = times.to_vec();
+        t.sort_by(f64::total_cmp);
+        t.get(t.len() / 2).copied().unwrap_or(f64::INFINITY)
+    }
+
+    /// A row's speeds for `bytes` original bytes: best and median, compress and decompress.
+    fn row(&self, codec: String, threads: usize, stored: u64, bytes: u64) -> BenchRow {
+        let best = |t: &[f64]| t.iter().copied().fold(f64::INFINITY, f64::min);
+        BenchRow {
+            codec,
+            threads,
+            ratio: stored as f64 / bytes.max(1) as f64,
+            compressed_bytes: stored,
+            compress_mb_s: Self::mb_s(bytes, best(&self.compress)),
+            decompress_mb_s: Self::mb_s(bytes, best(&self.decompress)),
+            compress_median_mb_s: Self::mb_s(bytes, Self::median(&self.compress)),
+            decompress_median_mb_s: Self::mb_s(bytes, Self::median(&self.decompress)),
+            error: None,
+        }
+    }
 }
 
 /// Compresses a sample into the given buffer (whose capacity it may reuse).
@@ -300,7 +341,7 @@ impl From<bitlens_snapshot::ErrorReport> for LossyError {
 
 fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow> {
     let (mut packed_total, mut raw_total) = (0u64, 0u64);
-    let (mut best_comp, mut best_dec) = (f64::INFINITY, f64::INFINITY);
+    let mut passes = Passes::default();
     let mut errors = ErrorStats::default();
     let (mut packed, mut restored) = (Vec::new(), Vec::new());
     for pass in 0..repeat.max(1) {
@@ -332,18 +373,12 @@ fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow>
             packed_total += packed.len() as u64;
             raw_total += s.data.len() as u64;
         }
-        best_comp = best_comp.min(t_comp);
-        best_dec = best_dec.min(t_dec);
+        passes.compress.push(t_comp);
+        passes.decompress.push(t_dec);
     }
-    Ok(BenchRow {
-        codec: c.name.clone(),
-        threads: c.threads,
-        ratio: packed_total as f64 / raw_total.max(1) as f64,
-        compressed_bytes: packed_total,
-        compress_mb_s: raw_total as f64 / best_comp.max(1e-9) / 1e6,
-        decompress_mb_s: raw_total as f64 / best_dec.max(1e-9) / 1e6,
-        error: c.lossy.then(|| errors.report().into()),
-    })
+    let mut row = passes.row(c.name.clone(), c.threads, packed_total, raw_total);
+    row.error = c.lossy.then(|| errors.report().into());
+    Ok(row)
 }
 
 /// The whole container on each file in memory: its bytes into a snapshot and back (LMC for every
@@ -355,7 +390,7 @@ fn measure_snapshot(files: &[Vec<u8>], threads: usize, repeat: usize) -> Result<
         .map(|f| Ok(bitlens_tensors::read_header(f)?))
         .collect::<Result<Vec<_>>>()?;
     let codec_for = |t: &bitlens_tensors::TensorInfo| Codec::lmc_for_width(t.dtype.lane_bytes());
-    let (mut best_comp, mut best_dec) = (f64::INFINITY, f64::INFINITY);
+    let mut passes = Passes::default();
     let (mut stored, mut original) = (0u64, 0u64);
     let mut snapshot = Vec::new();
     let mut restored = Vec::new();
@@ -383,18 +418,10 @@ fn measure_snapshot(files: &[Vec<u8>], threads: usize, repeat: usize) -> Result<
                 original += file.len() as u64;
             }
         }
-        best_comp = best_comp.min(t_comp);
-        best_dec = best_dec.min(t_dec);
+        passes.compress.push(t_comp);
+        passes.decompress.push(t_dec);
     }
-    Ok(BenchRow {
-        codec: "snapshot (whole file)".into(),
-        threads,
-        ratio: stored as f64 / original.max(1) as f64,
-        compressed_bytes: stored,
-        compress_mb_s: original as f64 / best_comp.max(1e-9) / 1e6,
-        decompress_mb_s: original as f64 / best_dec.max(1e-9) / 1e6,
-        error: None,
-    })
+    Ok(passes.row("snapshot (whole file)".into(), threads, stored, original))
 }
 
 /// Whether the filter selects `name` (an empty filter selects everything).
@@ -498,4 +525,26 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> 
         writeln!(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Passes;
+
+    /// Best and median speeds come from the fastest and the middle pass, computed by hand.
+    #[test]
+    fn passes_give_best_and_median_speeds() {
+        let passes = Passes {
+            compress: vec![0.4, 0.1, 0.3, 0.2, 0.5],
+            decompress: vec![0.2, 0.8, 0.4, 0.6],
+        };
+        let row = passes.row("x".into(), 1, 50, 100_000_000);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        assert!(close(row.compress_mb_s, 100.0 / 0.1));
+        assert!(close(row.compress_median_mb_s, 100.0 / 0.3));
+        assert!(close(row.decompress_mb_s, 100.0 / 0.2));
+        // An even count takes the upper middle pass (the slower of the two).
+        assert!(close(row.decompress_median_mb_s, 100.0 / 0.6));
+        assert!(close(row.ratio, 50.0 / 100_000_000.0));
+    }
 }

@@ -105,8 +105,25 @@ struct Totals {
     output: u64,
 }
 
+/// Runs `f` on a thread of the rayon pool (the `--threads` pool), so that the container's
+/// parallel batches run where they are issued: from the main thread every batch of frames (1 MiB
+/// per thread) is handed to a pool thread and back, the main thread waiting, and with one pool
+/// thread the frame is coded on a different thread from the one that read it.
+fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
+}
+
 /// `bitlens compress`.
 pub fn compress(
+    input: &Path,
+    output: &Path,
+    codec: CodecChoice,
+    base: Option<&Path>,
+) -> Result<()> {
+    on_pool(|| compress_on_pool(input, output, codec, base))
+}
+
+fn compress_on_pool(
     input: &Path,
     output: &Path,
     codec: CodecChoice,
@@ -370,6 +387,15 @@ impl<W: Write> Write for CountingWriter<W> {
 
 /// `bitlens decompress`.
 pub fn decompress(
+    input: &Path,
+    output: &Path,
+    base: Option<&Path>,
+    tensor: Option<&str>,
+) -> Result<()> {
+    on_pool(|| decompress_on_pool(input, output, base, tensor))
+}
+
+fn decompress_on_pool(
     input: &Path,
     output: &Path,
     base: Option<&Path>,

@@ -1,27 +1,28 @@
 //! Compressing a whole safetensors source (or, [`compress_pieces`], a file of any format cut into
 //! pieces) into a snapshot: the routines the CLI and the web app
-//! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`]: LMC
-//! frames larger than [`STREAM_WINDOW`] a window at a time, smaller frames in batches of up to one
-//! window coded in parallel, so memory stays at about one window plus one frame's compressed
-//! payload whatever the file size.
+//! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`] in
+//! batches of frames (one frame per thread, up to [`LMC_FRAME_BYTES`] each, or one larger frame of
+//! another codec) read and coded in parallel into buffers reused from batch to batch, so memory
+//! stays at a few frames whatever the file size, and a 1 MiB LMC frame stays in cache from its read
+//! to its write (issue 16).
 use crate::choice::{CodecChoice, CodecKind};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{Entry, FRAME_BYTES, STREAM_WINDOW};
+use crate::format::{frame_bytes, Entry, FRAME_BYTES, LMC_FRAME_BYTES};
 use crate::layout::{Pieces, Shifted};
 use crate::reader::{BaseSource, Source};
 use crate::writer::{FrameJob, SnapshotWriter, TensorPlan};
 use bitlens_tensors::{Header, TensorInfo};
 use std::io::Write;
 
-/// The frames of one batch: which tensor each belongs to and whether it has base bytes, with
-/// their bytes in buffers that are reused from batch to batch (a frame never lands in fresh
-/// memory after the first batch: in this project's VM a first touch costs ~1.6 µs per 4 KiB
+/// The frames of one batch: which tensor each belongs to and where its bytes (and its base's)
+/// are, with their bytes in buffers that are reused from batch to batch (a frame never lands in
+/// fresh memory after the first batch: in this project's VM a first touch costs ~1.6 µs per 4 KiB
 /// page, more than compressing the page).
 #[derive(Default)]
 struct Batch {
-    /// (tensor index, has base bytes) per frame.
-    frames: Vec<(usize, bool)>,
+    /// Where each frame's bytes are.
+    frames: Vec<FrameAt>,
     /// Original bytes per frame (the first `frames.len()` are in use).
     raw: Vec<Vec<u8>>,
     /// Base bytes per frame, for deltas.
@@ -31,25 +32,76 @@ struct Batch {
 }
 
 impl Batch {
-    /// A buffer of `n` bytes for the next frame's original and (if `with_base`) base bytes.
-    fn push(&mut self, tensor: usize, n: usize, with_base: bool) -> (&mut [u8], &mut [u8]) {
+    /// Adds the next frame: `n` bytes of tensor `tensor` at `offset` (and of its base at
+    /// `base_offset`, for deltas), read when the batch is flushed.
+    fn push(&mut self, tensor: usize, offset: u64, base_offset: Option<u64>, n: usize) {
         let k = self.frames.len();
-        self.frames.push((tensor, with_base));
+        self.frames.push(FrameAt {
+            tensor,
+            offset,
+            base_offset,
+        });
         if self.raw.len() == k {
             self.raw.push(Vec::new());
             self.base.push(Vec::new());
         }
         self.bytes += n as u64;
         self.raw[k].resize(n, 0);
-        self.base[k].resize(if with_base { n } else { 0 }, 0);
-        (&mut self.raw[k][..], &mut self.base[k][..])
+        self.base[k].resize(if base_offset.is_some() { n } else { 0 }, 0);
+    }
+
+    /// Reads every frame's bytes (in parallel with feature `parallel`).
+    fn read(&mut self, src: &dyn Source, base: Option<&BaseSource>) -> Result<(), SnapshotError> {
+        let n = self.frames.len();
+        let one = |((at, raw), base_bytes): ((&FrameAt, &mut Vec<u8>), &mut Vec<u8>)| {
+            at.read(src, base, raw, base_bytes)
+        };
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            self.frames
+                .par_iter()
+                .zip(self.raw[..n].par_iter_mut())
+                .zip(self.base[..n].par_iter_mut())
+                .try_for_each(one)
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            self.frames
+                .iter()
+                .zip(self.raw[..n].iter_mut())
+                .zip(self.base[..n].iter_mut())
+                .try_for_each(one)
+        }
     }
 }
 
-/// Most raw bytes in one batch of frames (encoded in parallel with feature `parallel`). LMC
-/// frames larger than a window are streamed on their own ([`STREAM_WINDOW`]); batches gather the
-/// smaller frames, up to one window, which bounds memory at one window of input plus its output.
-const BATCH_BYTES: u64 = STREAM_WINDOW as u64;
+/// Where a frame of a batch comes from.
+struct FrameAt {
+    /// Index of its tensor.
+    tensor: usize,
+    /// Offset of its bytes in the source.
+    offset: u64,
+    /// Offset of its base bytes in the base, for deltas.
+    base_offset: Option<u64>,
+}
+
+impl FrameAt {
+    /// Reads the frame's bytes into `raw` and, for deltas, its base bytes into `base_bytes`.
+    fn read(
+        &self,
+        src: &dyn Source,
+        base: Option<&BaseSource>,
+        raw: &mut [u8],
+        base_bytes: &mut [u8],
+    ) -> Result<(), SnapshotError> {
+        src.read_exact_at(self.offset, raw)?;
+        if let (Some(at), Some(b)) = (self.base_offset, base) {
+            b.src.read_exact_at(at, base_bytes)?;
+        }
+        Ok(())
+    }
+}
 
 /// Where the base has tensor `t` with the same name, dtype and shape: its first byte's offset.
 fn base_start(t: &TensorInfo, base: Option<&BaseSource>) -> Option<u64> {
@@ -174,7 +226,11 @@ fn lmc_if_smaller(
     })
 }
 
-/// Feeds every tensor's frames of `src` (as `header` lays it out) to `writer` and finishes it.
+/// Feeds every tensor's frames of `src` (as `header` lays it out) to `writer` and finishes it, in
+/// batches read and coded in parallel (feature `parallel`): one frame per thread of the pool, up
+/// to one LMC frame per thread in all, so that a batch's bytes and payloads stay in the threads'
+/// caches and the buffers reused from batch to batch are one set per thread (each grows to the
+/// largest frame it holds); a larger frame of another codec makes a batch of its own.
 fn write_tensors<W: Write>(
     src: &dyn Source,
     header: &Header,
@@ -183,54 +239,44 @@ fn write_tensors<W: Write>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
     let mut batch = Batch::default();
+    let threads = crate::reader::rayon_threads();
+    let limit = (LMC_FRAME_BYTES * threads) as u64;
     for (i, t) in header.tensors.iter().enumerate() {
         let (start, end) = header.file_range(t);
-        let base_start = base_start(t, base).zip(base);
+        let base_start = base_start(t, base);
+        let frame = writer.codec_of(i).map_or(FRAME_BYTES, |c| frame_bytes(&c)) as u64;
         let mut pos = start;
         while pos < end {
-            let n = (end - pos).min(FRAME_BYTES as u64) as usize;
-            if batch.bytes > 0 && batch.bytes + n as u64 > BATCH_BYTES {
-                flush(&mut writer, &mut batch, progress)?;
+            let n = (end - pos).min(frame) as usize;
+            let full = batch.frames.len() >= threads || batch.bytes + n as u64 > limit;
+            if batch.bytes > 0 && full {
+                flush(src, base, &mut writer, &mut batch, progress)?;
             }
-            if n > STREAM_WINDOW && matches!(writer.codec_of(i), Some(Codec::Lmc { .. })) {
-                let frame_start = pos;
-                writer.write_streamed_frame(i, n, &mut |off, raw, base_bytes| {
-                    src.read_exact_at(frame_start + off, raw)?;
-                    if let (Some((b_start, b)), Some(bb)) = (base_start, base_bytes) {
-                        b.src
-                            .read_exact_at(b_start + (frame_start - start) + off, bb)?;
-                    }
-                    Ok(())
-                })?;
-                progress(n as u64);
-                pos += n as u64;
-                continue;
-            }
-            let (raw, base_bytes) = batch.push(i, n, base_start.is_some());
-            src.read_exact_at(pos, raw)?;
-            if let Some((b_start, b)) = base_start {
-                b.src.read_exact_at(b_start + (pos - start), base_bytes)?;
-            }
+            batch.push(i, pos, base_start.map(|b| b + (pos - start)), n);
             pos += n as u64;
         }
     }
-    flush(&mut writer, &mut batch, progress)?;
+    flush(src, base, &mut writer, &mut batch, progress)?;
     writer.finish()
 }
 
+/// Reads the batch's frames and has the writer encode and append them.
 fn flush<W: Write>(
+    src: &dyn Source,
+    base: Option<&BaseSource>,
     writer: &mut SnapshotWriter<W>,
     batch: &mut Batch,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), SnapshotError> {
+    batch.read(src, base)?;
     let jobs: Vec<FrameJob> = batch
         .frames
         .iter()
         .zip(batch.raw.iter().zip(&batch.base))
-        .map(|(&(tensor, with_base), (raw, base))| FrameJob {
-            tensor,
+        .map(|(at, (raw, base))| FrameJob {
+            tensor: at.tensor,
             raw,
-            base: with_base.then_some(&base[..]),
+            base: at.base_offset.is_some().then_some(&base[..]),
         })
         .collect();
     writer.write_frames(&jobs)?;

@@ -50,14 +50,34 @@ pub const FLAG_LOSSY: u32 = 1;
 pub const FLAG_DELTA: u32 = 2;
 /// Size of the trailer.
 pub const TRAILER_LEN: u64 = 32;
-/// Largest frame: a tensor is encoded in frames of this many bytes (the last one shorter).
-/// Fixed, so the output never depends on the thread count.
+/// Largest frame. A tensor is encoded in frames of [`frame_bytes`] (this many for every codec but
+/// LMC; the last one shorter): fixed per codec, so the output never depends on the thread count.
 pub const FRAME_BYTES: usize = 64 << 20;
 
-/// Window in which LMC frames larger than it are read, coded, checksummed and written, in both
-/// directions (not part of the format: any window gives the same bytes). A whole number of PLMC
-/// segments for every element width; 16 segments keep every thread of a pool busy while bounding
-/// memory at a window of input plus one frame's compressed payload.
+/// Frame length of LMC tensors written by this build (the last frame of a tensor shorter): one
+/// PLMC segment (`bitlens_codecs::plmc::DEFAULT_SEGMENT_BYTES`), so a frame's bytes are those of
+/// the segment it would be in a larger frame, plus a 32-byte stream header and a 24-byte index
+/// record (0.005 %). Not a rule of the format (readers take any frame up to [`FRAME_BYTES`]; files
+/// written before 2026-11-24 have 64 MiB LMC frames): a frame this size and its payload stay in a
+/// 2 MiB L2 cache while they are read, checksummed, coded and written, and buffers of one frame
+/// are reused from frame to frame, so a whole file touches a few MiB of fresh memory instead of a
+/// frame's payload plus a window (issue 16: first-touch page faults cost ~1.6 µs per 4 KiB here).
+pub const LMC_FRAME_BYTES: usize = 1 << 20;
+
+/// The frame length the writer uses for a tensor coded with `codec`: [`LMC_FRAME_BYTES`] for
+/// LMC, [`FRAME_BYTES`] for every other codec (whose per-frame tables would cost ratio).
+pub fn frame_bytes(codec: &Codec) -> usize {
+    match codec {
+        Codec::Lmc { .. } => LMC_FRAME_BYTES,
+        _ => FRAME_BYTES,
+    }
+}
+
+/// Window in which the reader decodes, checksums and hands over LMC frames larger than it (the
+/// 64 MiB frames of files written before [`LMC_FRAME_BYTES`]; not part of the format: any window
+/// gives the same bytes). A whole number of PLMC segments for every element width; 16 segments
+/// keep every thread of a pool busy while bounding memory at a window of output plus one frame's
+/// compressed payload.
 pub const STREAM_WINDOW: usize = 16 << 20;
 /// Smallest possible index entry (empty name, no params, no frames).
 const MIN_ENTRY_LEN: u64 = 4 + 1 + 2 + 1 + 8 + 8 + 8 + 4;

@@ -7,8 +7,8 @@
 //! single tensor decodes without the others. Deltas XOR each tensor with the base checkpoint's
 //! tensor of the same name; the snapshot records the base's header hash and each base tensor's
 //! checksum, and decoding refuses a different base. Writing and reading are streaming: a tensor is
-//! processed in frames of at most [`FRAME_BYTES`]. The byte layout is specified in docs/FORMAT.md
-//! and in [`format`](mod@format).
+//! processed in frames of at most [`FRAME_BYTES`] (LMC: [`LMC_FRAME_BYTES`]). The byte layout is
+//! specified in docs/FORMAT.md and in [`format`](mod@format).
 //!
 //! Files of other formats (GGUF, PyTorch, NumPy) are stored as version 3 ([`layout`],
 //! [`compress_pieces`]): the file is cut into pieces that tile it — tensor data, deflated `.npz`
@@ -48,12 +48,14 @@ pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
 pub use compress::{compress, compress_pieces};
 pub use error::{FrameError, SnapshotError};
-pub use format::{BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, STREAM_WINDOW};
+pub use format::{
+    frame_bytes, BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, LMC_FRAME_BYTES, STREAM_WINDOW,
+};
 pub use layout::{PieceInfo, PieceKind, Pieces};
 pub use metrics::{ErrorStats, MetricsError};
 pub use reader::{BaseSource, Original, SnapshotReader, Source};
 pub use single::tensor_file_prefix;
-pub use writer::{FrameJob, SnapshotWriter, TensorPlan, WindowReader};
+pub use writer::{FrameJob, SnapshotWriter, TensorPlan};
 
 /// xxh3-64 of a byte string: the checksum used throughout the container.
 pub fn checksum(bytes: &[u8]) -> u64 {

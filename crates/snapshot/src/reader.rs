@@ -6,19 +6,23 @@
 //! LMC frames larger than [`STREAM_WINDOW`] are decoded, checksummed and handed over one window at
 //! a time, so they need only their compressed payload and one window.
 //!
-//! Smaller frames are decoded in batches of up to one window, in parallel (feature `parallel`),
-//! and while one batch is checksummed and handed to the caller the next one decodes into a
+//! Smaller frames are decoded in batches of one frame per thread (up to
+//! [`crate::format::LMC_FRAME_BYTES`] per thread in all, so a decoded frame is still in cache when
+//! it is checksummed and handed over, and the buffers are one set per thread: issue 16), in
+//! parallel (feature `parallel`), and while one batch is checksummed and handed to the caller the next one decodes into a
 //! second set of buffers: the checksums and the caller's copy no longer wait for the decoding,
 //! nor it for them. `bitlens --threads 2 bench big-bf16.safetensors --codecs snapshot` (1.09 GB):
 //! decompression 2.25 → 3.21 GB/s; one thread unchanged (2.41–2.53). Errors still come in file
 //! order: a corrupt frame in the batch ahead is reported after the batch before it is handed over.
 //! On one thread there is no one to decode ahead, so the second set is not used: peak RSS of
-//! `bitlens --threads 1 decompress` on the MiniLM fp32 snapshot 129 → 109 MB.
+//! `bitlens --threads 1 decompress` on the MiniLM fp32 snapshot 129 → 109 MB (batches then were
+//! up to a 16 MiB window; with one frame per thread and 1 MiB LMC frames, 8 MB).
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{
-    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN,
+    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, LMC_FRAME_BYTES, STREAM_WINDOW,
+    TRAILER_LEN,
 };
 use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::{Header, ReadAt, TensorInfo};
@@ -365,13 +369,21 @@ impl<R: Source> SnapshotReader<R> {
             let e = &self.entries[w.tensor];
             matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
         };
-        // The end of the batch that starts at `start`: frames up to one window, none streamed.
+        // The end of the batch that starts at `start`: one frame per thread, up to one LMC frame
+        // per thread in all (at least one frame), none streamed. Small batches keep a frame in
+        // cache from its decoding to its checksum and hand-over, and few buffers in use (one set
+        // per thread: each buffer grows to the largest frame it ever holds).
+        let threads = rayon_threads();
+        let limit = (LMC_FRAME_BYTES * threads) as u64;
         let batch_end = |start: usize| {
             let mut end = start;
             let mut bytes = 0;
             while end < work.len()
                 && !streamed(&work[end])
-                && (end == start || bytes < STREAM_WINDOW as u64)
+                && (end == start
+                    || (end - start < threads
+                        && bytes + self.entries[work[end].tensor].frames[work[end].frame].raw_len
+                            <= limit))
             {
                 bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
                 end += 1;
@@ -645,7 +657,7 @@ struct FrameSlot {
 }
 
 /// Threads of the current rayon pool (1 without feature `parallel`).
-fn rayon_threads() -> usize {
+pub(crate) fn rayon_threads() -> usize {
     #[cfg(feature = "parallel")]
     return rayon::current_num_threads();
     #[cfg(not(feature = "parallel"))]

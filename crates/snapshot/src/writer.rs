@@ -3,13 +3,11 @@
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{
-    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES, STREAM_WINDOW,
-};
+use crate::format::{self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES};
 use crate::layout::PieceInfo;
 use crate::metrics::ErrorStats;
+use crate::reader::rayon_threads;
 use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::{Options, StreamEncoder};
 use bitlens_tensors::{Dtype, Header};
 use std::io::Write;
 use xxhash_rust::xxh3::Xxh3;
@@ -27,7 +25,8 @@ pub struct TensorPlan {
     pub delta: bool,
 }
 
-/// One frame to encode: the next [`FRAME_BYTES`] (or fewer, for the last) of a tensor.
+/// One frame to encode: the next [`crate::format::frame_bytes`] (or fewer, for the last) of a
+/// tensor.
 #[derive(Debug, Clone, Copy)]
 pub struct FrameJob<'a> {
     /// Index of the tensor in the plan.
@@ -47,26 +46,12 @@ pub struct SnapshotWriter<W: Write> {
     hashers: Vec<Xxh3>,
     base_hashers: Vec<Xxh3>,
     fed: Vec<u64>,
+    /// Length of each tensor's first frame (0 before it): every later frame but the last has it.
+    frame_len: Vec<u64>,
     errors: Vec<ErrorStats>,
     /// One set of buffers per frame of a batch, kept between batches so that encoding touches no
     /// fresh memory after the first batch.
     slots: Vec<FrameSlot>,
-    /// Buffers of streamed frames (the window's bytes, its base, their XOR, the payload).
-    window: StreamBuffers,
-}
-
-/// How [`SnapshotWriter::write_streamed_frame`] pulls a window: `(offset in the frame, the
-/// frame's bytes there, the base tensor's bytes there for deltas)`.
-pub type WindowReader<'r> =
-    dyn FnMut(u64, &mut [u8], Option<&mut [u8]>) -> Result<(), SnapshotError> + 'r;
-
-/// Reused buffers of [`SnapshotWriter::write_streamed_frame`].
-#[derive(Default)]
-struct StreamBuffers {
-    raw: Vec<u8>,
-    base: Vec<u8>,
-    scratch: Vec<u8>,
-    payload: Vec<u8>,
 }
 
 /// Reused buffers for encoding one frame.
@@ -221,47 +206,63 @@ impl<W: Write> SnapshotWriter<W> {
             hashers: (0..n).map(|_| Xxh3::new()).collect(),
             base_hashers: (0..n).map(|_| Xxh3::new()).collect(),
             fed: vec![0; n],
+            frame_len: vec![0; n],
             errors: vec![ErrorStats::default(); n],
             slots: Vec::new(),
-            window: StreamBuffers::default(),
         })
     }
 
     /// Encodes and appends frames, in order. Frames are encoded in parallel (feature `parallel`),
-    /// written in the order given; each tensor's frames must come in order, and every frame but a
-    /// tensor's last must be exactly [`FRAME_BYTES`] long, so the output never depends on how the
-    /// caller batches work or on the thread count.
+    /// written in the order given; each tensor's frames must come in order, at most
+    /// [`FRAME_BYTES`] long and all as long as its first but the last (which may be shorter), so
+    /// that the output never depends on how the caller batches work or on the thread count
+    /// ([`crate::compress()`] cuts tensors into frames of [`crate::format::frame_bytes`]).
+    ///
+    /// On a pool of more than one thread the checksums of the batch's original bytes are computed
+    /// while its frames are coded, not after.
     pub fn write_frames(&mut self, jobs: &[FrameJob]) -> Result<(), SnapshotError> {
         let mut fed = self.fed.clone();
+        let mut frame_len = self.frame_len.clone();
         for job in jobs {
             if job.base.is_some_and(|b| b.len() != job.raw.len()) {
                 return Err(SnapshotError::Misuse(
                     "base bytes must have the frame's length".into(),
                 ));
             }
-            self.check_frame(&mut fed, job.tensor, job.raw.len(), job.base.is_some())?;
+            self.check_frame(
+                (&mut fed, &mut frame_len),
+                job.tensor,
+                job.raw.len(),
+                job.base.is_some(),
+            )?;
         }
         if self.slots.len() < jobs.len() {
             self.slots.resize_with(jobs.len(), FrameSlot::default);
         }
-        encode_all(&self.entries, jobs, &mut self.slots[..jobs.len()])?;
+        let slots = &mut self.slots[..jobs.len()];
+        let (entries, hashers, base_hashers) =
+            (&self.entries, &mut self.hashers, &mut self.base_hashers);
+        if rayon_threads() > 1 {
+            join(
+                || hash_inputs(entries, jobs, hashers, base_hashers),
+                || encode_all(entries, jobs, slots),
+            )
+            .1?;
+        } else {
+            hash_inputs(entries, jobs, hashers, base_hashers);
+            encode_all(entries, jobs, slots)?;
+        }
         for (job, slot) in jobs.iter().zip(&self.slots) {
             let payload = &slot.payload;
             // A lossy tensor's checksum covers what decoding will produce.
             let entry = &self.entries[job.tensor];
-            match entry.codec.value_format() {
-                Some(format) if entry.codec.is_lossy() => {
-                    self.hashers[job.tensor].update(&slot.decoded);
-                    self.errors[job.tensor]
-                        .add_bytes(value_dtype(format), job.raw, &slot.decoded)
-                        .map_err(|err| {
-                            SnapshotError::Misuse(format!("tensor `{}`: {err}", entry.name))
-                        })?;
-                }
-                _ => self.hashers[job.tensor].update(job.raw),
-            }
-            if let Some(b) = job.base {
-                self.base_hashers[job.tensor].update(b);
+            if let Some(format) = lossy_format(&entry.codec) {
+                self.hashers[job.tensor].update(&slot.decoded);
+                self.errors[job.tensor]
+                    .add_bytes(value_dtype(format), job.raw, &slot.decoded)
+                    .map_err(|err| {
+                        SnapshotError::Misuse(format!("tensor `{}`: {err}", entry.name))
+                    })?;
             }
             self.out.write_all(payload)?;
             self.entries[job.tensor].frames.push(Frame {
@@ -272,6 +273,7 @@ impl<W: Write> SnapshotWriter<W> {
             self.pos += payload.len() as u64;
         }
         self.fed = fed;
+        self.frame_len = frame_len;
         Ok(())
     }
 
@@ -286,8 +288,8 @@ impl<W: Write> SnapshotWriter<W> {
         payload: &[u8],
         decoded: &[u8],
     ) -> Result<(), SnapshotError> {
-        let mut fed = self.fed.clone();
-        self.check_frame(&mut fed, tensor, raw.len(), false)?;
+        let (mut fed, mut frame_len) = (self.fed.clone(), self.frame_len.clone());
+        self.check_frame((&mut fed, &mut frame_len), tensor, raw.len(), false)?;
         let entry = &self.entries[tensor];
         if decoded.len() != raw.len() {
             return Err(SnapshotError::Misuse(format!(
@@ -316,6 +318,7 @@ impl<W: Write> SnapshotWriter<W> {
         });
         self.pos += payload.len() as u64;
         self.fed = fed;
+        self.frame_len = frame_len;
         Ok(())
     }
 
@@ -325,10 +328,10 @@ impl<W: Write> SnapshotWriter<W> {
     }
 
     /// Checks that a frame of `len` bytes of tensor `tensor` (with base bytes or not) comes next
-    /// and counts it in `fed`.
+    /// and counts it in `fed` (bytes given per tensor) and `frame_len` (first frame lengths).
     fn check_frame(
         &self,
-        fed: &mut [u64],
+        (fed, frame_len): (&mut [u64], &mut [u64]),
         tensor: usize,
         len: usize,
         with_base: bool,
@@ -339,13 +342,18 @@ impl<W: Write> SnapshotWriter<W> {
             .ok_or_else(|| SnapshotError::Misuse(format!("no tensor #{tensor} in the plan")))?;
         let after = fed[tensor] + len as u64;
         let is_last = after == entry.raw_len;
+        if frame_len[tensor] == 0 {
+            frame_len[tensor] = len as u64;
+        }
+        let frame = frame_len[tensor];
         if len == 0
             || after > entry.raw_len
-            || (!is_last && len != FRAME_BYTES)
+            || (!is_last && len as u64 != frame)
+            || len as u64 > frame
             || len > FRAME_BYTES
         {
             return Err(SnapshotError::Misuse(format!(
-                "tensor `{}`: frame of {len} bytes at {} (tensor has {}, frames are {FRAME_BYTES} bytes)",
+                "tensor `{}`: frame of {len} bytes at {} (tensor has {}, its frames are {frame} bytes, at most {FRAME_BYTES})",
                 entry.name, fed[tensor], entry.raw_len
             )));
         }
@@ -356,60 +364,6 @@ impl<W: Write> SnapshotWriter<W> {
             )));
         }
         fed[tensor] = after;
-        Ok(())
-    }
-
-    /// Encodes and appends the next frame (`raw_len` bytes) of a tensor whose codec is LMC,
-    /// pulling its bytes window by window ([`STREAM_WINDOW`]): `read(offset, raw, base)` fills
-    /// `raw` with the frame's bytes at `offset` (and `base`, for delta tensors, with the base
-    /// tensor's bytes there). Only a window of input and the frame's compressed payload are ever in
-    /// memory; the bytes written are those [`SnapshotWriter::write_frames`] would write.
-    pub fn write_streamed_frame(
-        &mut self,
-        tensor: usize,
-        raw_len: usize,
-        read: &mut WindowReader,
-    ) -> Result<(), SnapshotError> {
-        let mut fed = self.fed.clone();
-        let delta = self.entries.get(tensor).is_some_and(|e| e.delta);
-        self.check_frame(&mut fed, tensor, raw_len, delta)?;
-        let Codec::Lmc { width } = self.entries[tensor].codec else {
-            return Err(SnapshotError::Misuse(format!(
-                "tensor `{}`: only LMC frames are streamed",
-                self.entries[tensor].name
-            )));
-        };
-        let w = &mut self.window;
-        let mut payload = std::mem::take(&mut w.payload);
-        let mut enc = StreamEncoder::new(raw_len as u64, width, &Options::default(), &mut payload);
-        let mut off = 0;
-        while off < raw_len {
-            let n = (raw_len - off).min(STREAM_WINDOW);
-            w.raw.resize(n, 0);
-            w.base.resize(if delta { n } else { 0 }, 0);
-            read(off as u64, &mut w.raw, delta.then_some(&mut w.base[..]))?;
-            self.hashers[tensor].update(&w.raw);
-            if delta {
-                self.base_hashers[tensor].update(&w.base);
-                w.scratch.clear();
-                w.scratch
-                    .extend(w.raw.iter().zip(&w.base).map(|(a, b)| a ^ b));
-                enc.push(&w.scratch);
-            } else {
-                enc.push(&w.raw);
-            }
-            off += n;
-        }
-        enc.finish();
-        self.out.write_all(&payload)?;
-        self.entries[tensor].frames.push(Frame {
-            offset: self.pos,
-            stored_len: payload.len() as u64,
-            raw_len: raw_len as u64,
-        });
-        self.pos += payload.len() as u64;
-        self.window.payload = payload;
-        self.fed = fed;
         Ok(())
     }
 
@@ -463,6 +417,36 @@ fn check_plans_match(header: &Header, plans: &[TensorPlan]) -> Result<(), Snapsh
         }
     }
     Ok(())
+}
+
+/// The value format whose decoded values a lossy codec's checksum and error report cover; `None`
+/// when the checksum covers the original bytes.
+fn lossy_format(codec: &Codec) -> Option<FloatFormat> {
+    codec.value_format().filter(|_| codec.is_lossy())
+}
+
+/// Feeds the original bytes of the jobs (of tensors whose checksum covers them) and their base
+/// bytes to the tensors' checksums, in order.
+fn hash_inputs(entries: &[Entry], jobs: &[FrameJob], hashers: &mut [Xxh3], base: &mut [Xxh3]) {
+    for job in jobs {
+        if lossy_format(&entries[job.tensor].codec).is_none() {
+            hashers[job.tensor].update(job.raw);
+        }
+        if let Some(b) = job.base {
+            base[job.tensor].update(b);
+        }
+    }
+}
+
+/// Runs `a` and `b`, in parallel with feature `parallel`.
+fn join<A: FnOnce() + Send, B: FnOnce() -> R + Send, R: Send>(a: A, b: B) -> ((), R) {
+    #[cfg(feature = "parallel")]
+    return rayon::join(a, b);
+    #[cfg(not(feature = "parallel"))]
+    {
+        a();
+        ((), b())
+    }
 }
 
 /// Encodes one frame into its slot (and, for lossy codecs, decodes it back into the slot).

@@ -4,7 +4,7 @@
 
 use bitlens_snapshot::{
     compress, BaseSource, Codec, FrameJob, SnapshotError, SnapshotReader, SnapshotWriter,
-    TensorPlan, FRAME_BYTES, STREAM_WINDOW,
+    TensorPlan, FRAME_BYTES, LMC_FRAME_BYTES, STREAM_WINDOW,
 };
 use bitlens_tensors::{read_header, Dtype, Header};
 use bitlens_test_support::floats::{bf16_bits, BF16};
@@ -409,21 +409,16 @@ proptest! {
     }
 }
 
-/// LMC frames larger than the streaming window are coded window by window: the snapshot is the
-/// one whole-frame coding writes, deltas round-trip, and a corrupt window is caught.
-#[test]
-fn streamed_frames_match_whole_frames() {
-    let n = STREAM_WINDOW * 2 + 4_098; // three windows of bf16 weights, odd tail
-    let weights = weights_bf16(21, n / 2);
-    let file = builder(true)
-        .tensor("small", Dtype::BF16, &[500], &weights_bf16(22, 500))
-        .tensor("big", Dtype::BF16, &[n as u64 / 2], &weights)
-        .build();
-    let snap = pack(&file, Codec::lmc_for_width(2), None);
-    assert_eq!(unpack(&snap, None).unwrap(), file);
-
-    // The same snapshot written frame by frame, in memory, with no streaming.
-    let header = read_header(&file).unwrap();
+/// A bf16 snapshot of `file` written frame by frame with the writer, every tensor LMC in frames
+/// of `frame` bytes (a delta against `base` if given), with no batching.
+fn write_by_hand(file: &[u8], base: Option<&[u8]>, frame: usize) -> Vec<u8> {
+    let header = read_header(&file.to_vec()).unwrap();
+    let base_vec = base.map(|b| b.to_vec());
+    let base_header = base_vec.as_ref().map(|b| read_header(b).unwrap());
+    let base_ref = base_vec
+        .as_ref()
+        .zip(base_header.as_ref())
+        .map(|(src, header)| BaseSource { src, header }.reference());
     let plans = header
         .tensors
         .iter()
@@ -431,35 +426,122 @@ fn streamed_frames_match_whole_frames() {
             name: t.name.clone(),
             codec: Codec::lmc_for_width(2),
             raw_len: t.byte_len(),
-            delta: false,
+            delta: base.is_some(),
         })
         .collect();
     let prefix = &file[..header.data_start() as usize];
-    let mut w = SnapshotWriter::new(Vec::new(), prefix, plans, None).unwrap();
+    let mut w = SnapshotWriter::new(Vec::new(), prefix, plans, base_ref).unwrap();
     for (i, t) in header.tensors.iter().enumerate() {
         let (s, e) = header.file_range(t);
-        w.write_frames(&[FrameJob {
-            tensor: i,
-            raw: &file[s as usize..e as usize],
-            base: None,
-        }])
-        .unwrap();
+        let (s, e) = (s as usize, e as usize);
+        for at in (s..e).step_by(frame) {
+            let end = (at + frame).min(e);
+            w.write_frames(&[FrameJob {
+                tensor: i,
+                raw: &file[at..end],
+                base: base.map(|b| &b[at..end]),
+            }])
+            .unwrap();
+        }
     }
-    let (whole, _) = w.finish().unwrap();
-    assert!(whole == snap, "streaming changed the snapshot bytes");
+    w.finish().unwrap().0
+}
 
-    // A delta against a changed copy, streamed both ways.
+/// `compress` cuts LMC tensors into frames of `LMC_FRAME_BYTES` and writes the bytes the writer
+/// gives for those frames one by one, whatever the batching and thread count; snapshots whose LMC
+/// frames are larger than the streaming window (as written before `LMC_FRAME_BYTES`: one frame of
+/// up to 64 MiB) still decode window by window, deltas included, and a corrupt window there is
+/// an error.
+#[test]
+fn lmc_frames_and_large_old_frames() {
+    let n = STREAM_WINDOW * 2 + 4_098; // three windows of bf16 weights, odd tail
+    let weights = weights_bf16(21, n / 2);
+    let file = builder(true)
+        .tensor("small", Dtype::BF16, &[500], &weights_bf16(22, 500))
+        .tensor("big", Dtype::BF16, &[n as u64 / 2], &weights)
+        .build();
+    for threads in [1, 2] {
+        let snap = rayon_pool(threads).install(|| pack(&file, Codec::lmc_for_width(2), None));
+        assert_eq!(unpack(&snap, None).unwrap(), file);
+        let reader = SnapshotReader::open(snap.clone()).unwrap();
+        let big = &reader.entries[reader.find("big").unwrap()];
+        assert_eq!(big.frames.len(), n.div_ceil(LMC_FRAME_BYTES));
+        assert!(big.frames[..big.frames.len() - 1]
+            .iter()
+            .all(|f| f.raw_len == LMC_FRAME_BYTES as u64));
+        assert!(
+            write_by_hand(&file, None, LMC_FRAME_BYTES) == snap,
+            "batching changed the snapshot bytes ({threads} threads)"
+        );
+    }
+
+    // One frame per tensor, as before: the big one is decoded window by window.
+    let old = write_by_hand(&file, None, FRAME_BYTES);
+    let reader = SnapshotReader::open(old.clone()).unwrap();
+    let big = &reader.entries[reader.find("big").unwrap()];
+    assert_eq!(big.frames.len(), 1);
+    assert!(big.frames[0].raw_len > STREAM_WINDOW as u64);
+    assert_eq!(unpack(&old, None).unwrap(), file);
+
+    // Deltas against a changed copy, in both layouts.
     let next = changed(&file, 30, 23);
     let delta = pack(&next, Codec::lmc_for_width(2), Some(&file));
     assert_eq!(unpack(&delta, Some(&file)).unwrap(), next);
+    assert!(write_by_hand(&next, Some(&file), LMC_FRAME_BYTES) == delta);
+    let old_delta = write_by_hand(&next, Some(&file), FRAME_BYTES);
+    assert_eq!(unpack(&old_delta, Some(&file)).unwrap(), next);
 
     // A flipped byte deep inside the big frame's payload is an error, never a wrong file.
-    let reader = SnapshotReader::open(snap.clone()).unwrap();
-    let big = &reader.entries[reader.find("big").unwrap()];
     let f = big.frames[0];
-    let mut bad = snap.clone();
+    let mut bad = old.clone();
     bad[(f.offset + f.stored_len * 3 / 4) as usize] ^= 0x5A;
     assert!(unpack(&bad, None).is_err());
+}
+
+/// The writer takes a tensor's frames all as long as its first but the last, which may be
+/// shorter, and none longer than `FRAME_BYTES`.
+#[test]
+fn writer_checks_frame_lengths() {
+    let data = weights_bf16(31, 3000);
+    let file = builder(false)
+        .tensor("t", Dtype::BF16, &[3000], &data)
+        .build();
+    let header = read_header(&file).unwrap();
+    let plan = vec![TensorPlan {
+        name: "t".into(),
+        codec: Codec::lmc_for_width(2),
+        raw_len: 6000,
+        delta: false,
+    }];
+    let prefix = &file[..header.data_start() as usize];
+    let raw = &file[header.data_start() as usize..];
+    let frames = |lens: &[usize]| {
+        let mut w = SnapshotWriter::new(Vec::new(), prefix, plan.clone(), None).unwrap();
+        let mut at = 0;
+        for &n in lens {
+            w.write_frames(&[FrameJob {
+                tensor: 0,
+                raw: &raw[at..at + n],
+                base: None,
+            }])?;
+            at += n;
+        }
+        w.finish().map(|_| ())
+    };
+    frames(&[2000, 2000, 2000]).unwrap();
+    frames(&[2500, 2500, 1000]).unwrap();
+    assert!(matches!(
+        frames(&[2000, 3000, 1000]),
+        Err(SnapshotError::Misuse(_))
+    ));
+    assert!(matches!(
+        frames(&[2000, 1000, 3000]),
+        Err(SnapshotError::Misuse(_))
+    ));
+    assert!(matches!(
+        frames(&[2000, 2000]),
+        Err(SnapshotError::Misuse(_))
+    ));
 }
 
 /// Inputs the fuzzer found (`fuzz/fuzz_targets/snapshot_decode.rs`), kept as they were found: each
