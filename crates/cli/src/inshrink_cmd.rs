@@ -16,9 +16,10 @@
 use crate::snapshot_cmd::{open_snapshot, write_output};
 use crate::source::{Checkpoint, Source};
 use anyhow::{bail, Context, Result};
-use bitlens_inshrink::search::{Options, QualityError, SearchMode, SearchReport, Trial, Verdict};
+use bitlens_inshrink::search::{Options, QualityError, Trial, Verdict};
 use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality, Setting};
 use bitlens_inshrink::{ProtectStorage, TensorInput};
+use bitlens_protocol::inshrink::{InshrinkInfo, QualityInfo, SearchReport, SettingInfo};
 use bitlens_snapshot::inshrink::{self as ins, Annex, ChainLink, Levels, TensorCode};
 use bitlens_snapshot::{SnapshotError, SnapshotReader};
 use bitlens_tensors::{Dtype, ReadAt};
@@ -305,44 +306,9 @@ pub fn decompress(
     Ok(written)
 }
 
-/// The JSON of a setting.
+/// The JSON of a setting (the protocol's [`SettingInfo`], shared with the page).
 fn setting_json(s: Setting) -> Value {
-    match s {
-        Setting::Exact => json!({"exact": true}),
-        Setting::Quantized(c) => json!({"exact": false, "bins": c.bins, "prune": c.prune,
-            "protect": c.protect, "metric": c.metric.name()}),
-    }
-}
-
-/// How a group's setting was found, as the report names it.
-fn mode_name(m: SearchMode) -> &'static str {
-    match m {
-        SearchMode::Empty => "empty",
-        SearchMode::Exhaustive => "exhaustive",
-        SearchMode::Neighbourhood => "neighbourhood",
-        SearchMode::NeighbourhoodThenExhaustive => "neighbourhood-then-exhaustive",
-    }
-}
-
-/// The search report as JSON (stored in the annex, printed with `--json`).
-fn report_json(r: &SearchReport) -> Value {
-    let groups: Vec<Value> = r
-        .groups
-        .iter()
-        .map(|g| {
-            json!({
-                "group": g.group.name(),
-                "setting": setting_json(g.setting),
-                "mode": mode_name(g.mode),
-                "trials": g.trials,
-                "score": g.score,
-                "max_error": g.max_error,
-                "exact_fallback": g.setting == Setting::Exact
-                    && g.mode != SearchMode::Empty,
-            })
-        })
-        .collect();
-    json!({"quality": r.quality, "groups": groups})
+    serde_json::to_value(SettingInfo::from(s)).unwrap_or(Value::Null)
 }
 
 /// `bitlens compress --codec inshrink`.
@@ -477,9 +443,16 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
             };
             let outcome =
                 search(&prep, &mut q, previous_plan.as_ref()).map_err(|e| anyhow::anyhow!(e.0))?;
-            let qj = json!({"kind": "eval-cmd", "name": q.name(), "command": cmd,
-                "max_degradation": d, "original_loss": original_loss,
-                "evaluations": q.evaluations + 1, "evaluation_seconds": secs(q.time + original_time)});
+            let qj = QualityInfo {
+                kind: "eval-cmd".into(),
+                name: q.name(),
+                evaluations: q.evaluations + 1,
+                max_error: None,
+                command: Some(cmd.clone()),
+                max_degradation: Some(d),
+                original_loss: Some(original_loss),
+                evaluation_seconds: Some(secs(q.time + original_time)),
+            };
             (outcome, qj)
         }
         _ => {
@@ -487,9 +460,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
             let mut q = L2Budget { max_error: e };
             let outcome =
                 search(&prep, &mut q, previous_plan.as_ref()).map_err(|e| anyhow::anyhow!(e.0))?;
-            let trials: usize = outcome.report.groups.iter().map(|g| g.trials).sum();
-            let qj = json!({"kind": "l2-proxy", "name": q.name(), "max_error": e,
-                "evaluations": trials});
+            let qj = QualityInfo::l2_proxy(e, &outcome.report);
             (outcome, qj)
         }
     };
@@ -520,29 +491,26 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
             })
         })
         .collect();
-    let mut report = report_json(&outcome.report);
-    report["quality"] = quality_json;
-    report["optimizer"] = match &args.optimizer {
+    let mut stored = SearchReport::new(&outcome.report, quality_json, storage);
+    stored.optimizer = match &args.optimizer {
         Some(p) => json!({"path": p, "matched": matched, "all_zero": zero_moments,
             "tensors": searched.len(),
-            "estimate": "sensitivity |w|·sqrt(v), v = Adam's second moment"}),
-        None => Value::Null,
+            "estimate": "sensitivity |w|·sqrt(v), v = Adam's second moment"})
+        .into(),
+        None => None,
     };
-    report["protect_dtype"] = json!(match storage {
-        ProtectStorage::Original => "original",
-        ProtectStorage::Bf16 => "bf16",
-    });
     let link = prev
         .as_ref()
         .filter(|_| delta_tensors > 0)
         .map(|(_, _, l)| l.clone());
-    report["base"] = match (&args.base, &prev) {
-        (Some(p), Some((_, _, l))) => json!({"path": p, "name": l.name,
-            "plan_from_base": true, "delta_tensors": delta_tensors}),
-        _ => Value::Null,
+    stored.base = match (&args.base, &prev) {
+        (Some(p), Some((_, _, l))) => Some(json!({"path": p, "name": l.name,
+            "plan_from_base": true, "delta_tensors": delta_tensors})),
+        _ => None,
     };
-    report["times"] = json!({"read_seconds": secs(read_time), "prepare_seconds": secs(prepare_time),
-        "search_seconds": secs(search_time)});
+    stored.times = Some(json!({"read_seconds": secs(read_time),
+        "prepare_seconds": secs(prepare_time), "search_seconds": secs(search_time)}));
+    let mut report = serde_json::to_value(&stored)?;
     let annex = Annex {
         plan: outcome.plan,
         storage,
@@ -621,65 +589,29 @@ fn print_report(report: &Value, link: Option<&ChainLink>, json: bool) -> Result<
     Ok(())
 }
 
-/// A setting's JSON as text.
+/// A setting's JSON as text ([`SettingInfo`]'s display).
 pub fn setting_text(s: &Value) -> String {
-    if s["exact"].as_bool().unwrap_or(true) {
-        return "exact".into();
-    }
-    format!(
-        "{} bins, prune {:.0}% by {}, protect {:.2}%",
-        s["bins"],
-        s["prune"].as_f64().unwrap_or(0.0) * 100.0,
-        s["metric"].as_str().unwrap_or(""),
-        s["protect"].as_f64().unwrap_or(0.0) * 100.0
-    )
+    serde_json::from_value::<SettingInfo>(s.clone())
+        .map_or_else(|_| "(unknown setting)".into(), |s| s.to_string())
 }
 
-/// What `inspect` shows of an inshrink snapshot: the plan, the search report, and per tensor its
-/// stream's setting, achieved error and protected count (read from the streams).
+/// What `inspect` shows of an inshrink snapshot: the protocol's [`InshrinkInfo`] (the plan, the
+/// search report, the groups' largest achieved errors; the page shows the same document) and per
+/// tensor its stream's setting, achieved error and protected count (read from the streams; `null`
+/// for tensors of other codecs).
 pub fn inspect_json(reader: &SnapshotReader<Source>) -> Result<Option<(Value, Vec<Value>)>> {
-    let Some(annex) = Annex::of(reader)? else {
+    let Some(mut info) = InshrinkInfo::of_reader(reader, true)? else {
         return Ok(None);
     };
-    let mut tensors = Vec::new();
-    let mut worst = [0.0f64; 2];
-    for i in 0..reader.entries.len() {
-        let s = ins::stream_summary(reader, i)?;
-        tensors.push(match s {
-            Some(s) => {
-                let g = Group::of(s.layer);
-                let w = &mut worst[usize::from(g == Group::Embedding)];
-                *w = w.max(f64::from(s.error));
-                json!({"layer": s.layer.name(), "group": g.name(), "setting": setting_json(s.setting),
-                    "error": s.error, "protected": s.protected, "bins": s.bins, "delta": s.delta})
-            }
-            None => Value::Null,
-        });
-    }
-    let report: Value = serde_json::from_str(&annex.report).unwrap_or(Value::Null);
-    let groups: Vec<Value> = [Group::Main, Group::Embedding]
+    let tensors = reader
+        .entries
         .iter()
-        .enumerate()
-        .map(|(k, g)| {
-            let searched = report["groups"]
-                .as_array()
-                .and_then(|a| a.iter().find(|x| x["group"] == g.name()))
-                .cloned()
-                .unwrap_or(Value::Null);
-            json!({"group": g.name(), "setting": setting_json(annex.plan.get(*g)),
-                "max_error": worst[k], "search": searched})
+        .map(|e| {
+            info.tensor(&e.name)
+                .and_then(|t| serde_json::to_value(t).ok())
+                .unwrap_or(Value::Null)
         })
         .collect();
-    let info = json!({
-        "groups": groups,
-        "quality": report["quality"].clone(),
-        "protect_dtype": match annex.storage {
-            ProtectStorage::Original => "original",
-            ProtectStorage::Bf16 => "bf16",
-        },
-        "base": annex.base.as_ref().map(|b| json!({"name": b.name,
-            "index_checksum": format!("{:016x}", b.index_checksum), "file_size": b.file_size})),
-        "report": report,
-    });
-    Ok(Some((info, tensors)))
+    info.tensors.clear();
+    Ok(Some((serde_json::to_value(&info)?, tensors)))
 }
