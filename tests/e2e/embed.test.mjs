@@ -278,3 +278,11 @@ test('an element moved in the page mounts its view once, and inspect() follows i
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('what a hub page downloads for the element (its module and one worker module) stays under 1.5 MB gzip', async () => {
+  const zlib = await import('node:zlib');
+  const gz = (names) => names.reduce((n, f) => n + zlib.gzipSync(fs.readFileSync(path.join(EMBED, f)), { level: 9 }).length, 0);
+  const page = gz(['bitlens-embed.js', 'bitlens-web.js', 'bitlens-web_bg.wasm']);
+  const worker = gz(['worker.js', 'bitlens-wasm.js', 'bitlens-wasm_bg.wasm']);
+  assert.ok(page + worker <= 1.5e6, `page ${page} + worker ${worker} bytes gzip`);
+});
