@@ -30,10 +30,10 @@ pub fn read_zip_with(
 ) -> Result<Layout, TorchError> {
     // The storages' local headers: read together where members are small (none when predicted).
     let planned = match locate {
-        Locate::Verify => archive.members().to_vec(),
-        Locate::Predict => Vec::new(),
+        Locate::Verify => archive.members(),
+        Locate::Predict => &[],
     };
-    let headers = crate::format::coalesce::Coalesced::local_headers_of(src, &planned, 0);
+    let headers = crate::format::coalesce::Coalesced::local_headers_of(src, planned, 0);
     let mut pkl = None;
     for m in archive.members() {
         if m.name == "data.pkl" || m.name.ends_with("/data.pkl") {
