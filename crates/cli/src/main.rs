@@ -5,6 +5,7 @@
 //! format from `bitlens-tensors`. Errors are reported once, as one line on stderr, with exit code 1.
 
 mod analyze;
+mod auto_cmd;
 mod bench;
 mod diff;
 mod inshrink_cmd;
@@ -103,7 +104,8 @@ enum Command {
         /// Inshrink with --base: search from the base's plan but store full streams (no delta).
         #[arg(long)]
         no_delta: bool,
-        /// Inshrink: print the search report as one JSON document on stdout.
+        /// Inshrink: print the search report as one JSON document on stdout; auto: each
+        /// tensor's predicted sizes, choice and achieved size.
         #[arg(long)]
         json: bool,
     },
@@ -185,11 +187,10 @@ fn run(cli: Cli) -> Result<()> {
                 || max_degradation.is_some()
                 || optimizer.is_some()
                 || no_delta
-                || json
             {
                 anyhow::bail!(
-                    "--max-error, --eval-cmd, --max-degradation, --optimizer, --no-delta and \
-                     --json apply to --codec inshrink"
+                    "--max-error, --eval-cmd, --max-degradation, --optimizer and --no-delta \
+                     apply to --codec inshrink"
                 );
             }
             let choice = bitlens_snapshot::CodecChoice {
@@ -198,7 +199,7 @@ fn run(cli: Cli) -> Result<()> {
                 norm_block,
                 clusters,
             };
-            snapshot_cmd::compress(&input, &output, choice, base.as_deref())
+            snapshot_cmd::compress(&input, &output, choice, base.as_deref(), json)
         }
         Command::Decompress {
             input,

@@ -16,7 +16,7 @@ use crate::progress::Progress;
 use crate::source::{Checkpoint, Shard, Source};
 use anyhow::{bail, Context, Result};
 use bitlens_snapshot::layout::{PieceKind, Pieces, Shifted};
-use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
+use bitlens_snapshot::{AutoChoice, BaseSource, CodecChoice, CodecKind, Entry, SnapshotReader};
 use bitlens_stats::format;
 use bitlens_tensors::format as tformat;
 use bitlens_tensors::Dtype;
@@ -41,6 +41,9 @@ pub enum CodecName {
     BitsnapQuant,
     /// No compression (lossless), for comparison.
     Stored,
+    /// Per tensor the smallest of LMC, NeuZip and, with --base, LMC on the XOR, BitSnap delta or
+    /// unchanged, predicted from a sample (lossless); --json prints the predictions.
+    Auto,
     /// Inshrinkerator: prune / protect / non-uniform bins searched under --max-error or
     /// --eval-cmd/--max-degradation; with --base, a delta against the previous snapshot (lossy).
     Inshrink,
@@ -55,6 +58,7 @@ impl CodecName {
             CodecName::Bitsnap => CodecKind::Bitsnap,
             CodecName::BitsnapQuant => CodecKind::BitsnapQuant,
             CodecName::Stored => CodecKind::Stored,
+            CodecName::Auto => CodecKind::Auto,
             CodecName::Inshrink => return None,
         })
     }
@@ -113,14 +117,16 @@ fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }
 
-/// `bitlens compress`.
+/// `bitlens compress` (`json`: with `--codec auto`, print each tensor's predictions, choice and
+/// achieved size as one JSON document on stdout).
 pub fn compress(
     input: &Path,
     output: &Path,
     codec: CodecChoice,
     base: Option<&Path>,
+    json: bool,
 ) -> Result<()> {
-    on_pool(|| compress_on_pool(input, output, codec, base))
+    on_pool(|| compress_on_pool(input, output, codec, base, json))
 }
 
 fn compress_on_pool(
@@ -128,11 +134,21 @@ fn compress_on_pool(
     output: &Path,
     codec: CodecChoice,
     base: Option<&Path>,
+    json: bool,
 ) -> Result<()> {
     codec
         .check(base.is_some())
         .map_err(|e| anyhow::anyhow!("--codec {}: {e}", codec.kind))?;
+    if json && codec.kind != CodecKind::Auto {
+        bail!("--json applies to --codec auto and --codec inshrink");
+    }
     if let Some(src) = other_format(input)? {
+        if codec.kind == CodecKind::Auto {
+            bail!(
+                "{}: --codec auto reads safetensors checkpoints (use --codec lmc for other formats)",
+                input.display()
+            );
+        }
         return compress_pieces(input, src, output, codec, base);
     }
     let checkpoint = Checkpoint::open(input)?;
@@ -147,10 +163,26 @@ fn compress_on_pool(
     let progress = Progress::new(checkpoint.data_bytes(), "compress");
     let mut totals = Totals::default();
     let mut entries = Vec::new();
+    let mut reports = Vec::new();
+    let mut one_shard = |shard: &Shard, base: Option<&Shard>, out: &Path| {
+        let (written, shard_entries) = compress_shard(shard, base, codec, out, &progress)?;
+        if let Some((entries, choices)) = &shard_entries.1 {
+            reports.push(crate::auto_cmd::FileReport::new(
+                &shard.path,
+                out,
+                base.map(|b| b.path.as_path()),
+                choices,
+                entries,
+                written,
+            ));
+        }
+        entries.extend(shard_entries.0);
+        anyhow::Ok(written)
+    };
     if checkpoint.index.is_none() && checkpoint.shards.len() == 1 {
         let shard = &checkpoint.shards[0];
         let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
-        totals.output += compress_shard(shard, base_shard, codec, output, &progress, &mut entries)?;
+        totals.output += one_shard(shard, base_shard, output)?;
     } else {
         std::fs::create_dir_all(output)
             .with_context(|| format!("{}: cannot create directory", output.display()))?;
@@ -158,8 +190,7 @@ fn compress_on_pool(
             let name = shard.path.file_name().expect("shard files have names");
             let out = output.join(format!("{}.{SNAPSHOT_EXT}", name.to_string_lossy()));
             let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
-            totals.output +=
-                compress_shard(shard, base_shard, codec, &out, &progress, &mut entries)?;
+            totals.output += one_shard(shard, base_shard, &out)?;
         }
         if let Some(index_path) = index_path(input, &checkpoint)? {
             let dst = output.join(index_path.file_name().expect("index has a name"));
@@ -171,6 +202,9 @@ fn compress_on_pool(
     progress.finish();
     summary("compressed", &totals, started);
     lossy_summary(&entries);
+    if codec.kind == CodecKind::Auto {
+        crate::auto_cmd::print(&reports, json)?;
+    }
     Ok(())
 }
 
@@ -332,37 +366,58 @@ fn pick_base<'a>(base: &'a Checkpoint, shard: &Shard) -> Result<&'a Shard> {
         .with_context(|| format!("base has no shard named {}", shard.path.display()))
 }
 
+/// The index entries of a compressed shard and, with `--codec auto`, its entries again with the
+/// choices they were made by.
+type ShardEntries = (Vec<Entry>, Option<(Vec<Entry>, Vec<AutoChoice>)>);
+
+/// Compresses one shard; returns the bytes written and its entries.
 fn compress_shard(
     shard: &Shard,
     base: Option<&Shard>,
     codec: CodecChoice,
     output: &Path,
     progress: &Progress,
-    entries: &mut Vec<Entry>,
-) -> Result<u64> {
+) -> Result<(u64, ShardEntries)> {
     let base = base.map(|b| BaseSource {
         src: &b.source,
         header: &b.header,
     });
     let mut written = 0;
+    let mut result = (Vec::new(), None);
     write_output(output, |out| {
-        let (counter, written_entries) = bitlens_snapshot::compress(
-            &shard.source,
-            &shard.header,
-            base.as_ref(),
-            &|t| codec.codec_for(t.dtype),
-            CountingWriter {
-                inner: out,
-                count: 0,
-            },
-            &mut |n| progress.inc(n),
-        )
-        .with_context(|| shard.path.display().to_string())?;
+        let counter = CountingWriter {
+            inner: out,
+            count: 0,
+        };
+        let mut progress = |n| progress.inc(n);
+        let counter = if codec.kind == CodecKind::Auto {
+            let (counter, entries, choices) = bitlens_snapshot::compress_auto(
+                &shard.source,
+                &shard.header,
+                base.as_ref(),
+                counter,
+                &mut progress,
+            )
+            .with_context(|| shard.path.display().to_string())?;
+            result = (entries.clone(), Some((entries, choices)));
+            counter
+        } else {
+            let (counter, entries) = bitlens_snapshot::compress(
+                &shard.source,
+                &shard.header,
+                base.as_ref(),
+                &|t| codec.codec_for(t.dtype),
+                counter,
+                &mut progress,
+            )
+            .with_context(|| shard.path.display().to_string())?;
+            result.0 = entries;
+            counter
+        };
         written = counter.count;
-        entries.extend(written_entries);
         Ok(())
     })?;
-    Ok(written)
+    Ok((written, result))
 }
 
 /// Counts the bytes passed through to the inner writer.

@@ -1,7 +1,8 @@
 //! Choosing a codec per tensor from a user's codec choice — one rule for the CLI and the page.
 //!
 //! Float-only codecs (NeuZip, BitSnap quantization) fall back to LMC for tensors of other dtypes
-//! (integer position ids, masks), so a whole checkpoint can be stored with one choice.
+//! (integer position ids, masks), so a whole checkpoint can be stored with one choice. `auto`
+//! chooses per tensor from its bytes ([`crate::auto`]).
 
 use crate::codec::Codec;
 use bitlens_codecs::float::FloatFormat;
@@ -25,16 +26,20 @@ pub enum CodecKind {
     BitsnapQuant,
     /// No compression.
     Stored,
+    /// Per tensor the smallest lossless encoding of LMC, NeuZip and, with a base, the deltas
+    /// ([`crate::auto`]; lossless).
+    Auto,
 }
 
 impl CodecKind {
     /// Every kind, in menu order.
-    pub const ALL: [CodecKind; 5] = [
+    pub const ALL: [CodecKind; 6] = [
         CodecKind::Lmc,
         CodecKind::Neuzip,
         CodecKind::Bitsnap,
         CodecKind::BitsnapQuant,
         CodecKind::Stored,
+        CodecKind::Auto,
     ];
 
     /// The name the CLI and the page use.
@@ -45,6 +50,7 @@ impl CodecKind {
             CodecKind::Bitsnap => "bitsnap",
             CodecKind::BitsnapQuant => "bitsnap-quant",
             CodecKind::Stored => "stored",
+            CodecKind::Auto => "auto",
         }
     }
 }
@@ -101,11 +107,12 @@ impl CodecChoice {
             || (self.kind == CodecKind::Neuzip && self.mantissa_bits.is_some_and(|k| k <= 3))
     }
 
-    /// The codec for a tensor of `dtype`.
+    /// The codec for a tensor of `dtype`. `auto` decides from the tensor's bytes
+    /// ([`crate::compress_auto`]); from its dtype alone it is LMC.
     pub fn codec_for(&self, dtype: Dtype) -> Codec {
         let lmc = Codec::lmc_for_width(dtype.lane_bytes());
         match (self.kind, float_format(dtype)) {
-            (CodecKind::Lmc, _) => lmc,
+            (CodecKind::Lmc | CodecKind::Auto, _) => lmc,
             (CodecKind::Stored, _) => Codec::Stored,
             (CodecKind::Neuzip, Some(format)) => {
                 let k = self.mantissa_bits.unwrap_or(format.mantissa_bits());

@@ -5,6 +5,7 @@
 //! another codec) read and coded in parallel into buffers reused from batch to batch, so memory
 //! stays at a few frames whatever the file size, and a 1 MiB LMC frame stays in cache from its read
 //! to its write (issue 16).
+use crate::auto::AutoChoice;
 use crate::choice::{CodecChoice, CodecKind};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
@@ -104,7 +105,7 @@ impl FrameAt {
 }
 
 /// Where the base has tensor `t` with the same name, dtype and shape: its first byte's offset.
-fn base_start(t: &TensorInfo, base: Option<&BaseSource>) -> Option<u64> {
+pub(crate) fn base_start(t: &TensorInfo, base: Option<&BaseSource>) -> Option<u64> {
     let b = base?;
     let theirs = b.header.tensor(&t.name)?;
     (theirs.dtype == t.dtype && theirs.shape == t.shape).then(|| b.header.file_range(theirs).0)
@@ -148,11 +149,52 @@ pub fn compress<W: Write>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
     let plans = plans(header, base, codec_for);
+    compress_plans(src, header, base, plans, out, progress)
+}
+
+/// [`compress`] with `--codec auto` ([`crate::auto`]): each tensor takes the smallest lossless
+/// encoding predicted from a sample of it (and of its base tensor, with a `base`): LMC, NeuZip,
+/// or against the base LMC on the XOR or BitSnap's bitmask delta. Returns, with the output and
+/// the index entries (whose stored lengths are the achieved sizes), each tensor's choice with
+/// the predictions it was made from.
+pub fn compress_auto<W: Write>(
+    src: &dyn Source,
+    header: &Header,
+    base: Option<&BaseSource>,
+    out: W,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Vec<Entry>, Vec<AutoChoice>), SnapshotError> {
+    let choices = crate::auto::choose_all(src, header, base)?;
+    let plans = header
+        .tensors
+        .iter()
+        .zip(&choices)
+        .map(|(t, c)| TensorPlan {
+            name: t.name.clone(),
+            codec: c.codec(),
+            raw_len: t.byte_len(),
+            delta: c.chosen.is_delta(),
+        })
+        .collect();
+    let (out, entries) = compress_plans(src, header, base, plans, out, progress)?;
+    Ok((out, entries, choices))
+}
+
+/// Writes a snapshot of the safetensors file `src` with one plan per tensor.
+fn compress_plans<W: Write>(
+    src: &dyn Source,
+    header: &Header,
+    base: Option<&BaseSource>,
+    plans: Vec<TensorPlan>,
+    out: W,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Vec<Entry>), SnapshotError> {
     let base_ref = base_ref(&plans, base);
+    let deltas: Vec<bool> = plans.iter().map(|p| p.delta).collect();
     let mut prefix = vec![0u8; header.data_start() as usize];
     src.read_exact_at(0, &mut prefix)?;
     let writer = SnapshotWriter::new(out, &prefix, plans, base_ref)?;
-    write_tensors(src, header, base, writer, progress)
+    write_tensors(src, header, base, &deltas, writer, progress)
 }
 
 /// Bytes of a piece that decide between LMC and stored for gaps and quantized blocks: one PLMC
@@ -202,9 +244,17 @@ pub fn compress_pieces<W: Write>(
         };
     }
     let base_ref = base_ref(&plans, base_source.as_ref());
+    let deltas: Vec<bool> = plans.iter().map(|p| p.delta).collect();
     let writer =
         SnapshotWriter::new_pieces(out, &pieces.kind, &table, pieces.file_size, plans, base_ref)?;
-    write_tensors(&shifted, &header, base_source.as_ref(), writer, progress)
+    write_tensors(
+        &shifted,
+        &header,
+        base_source.as_ref(),
+        &deltas,
+        writer,
+        progress,
+    )
 }
 
 /// LMC on bytes if it shrinks the first [`SAMPLE_BYTES`] of `len` bytes at `offset`, else stored.
@@ -226,7 +276,8 @@ fn lmc_if_smaller(
     })
 }
 
-/// Feeds every tensor's frames of `src` (as `header` lays it out) to `writer` and finishes it, in
+/// Feeds every tensor's frames of `src` (as `header` lays it out; with the base's bytes for the
+/// tensors `deltas` marks) to `writer` and finishes it, in
 /// batches read and coded in parallel (feature `parallel`): one frame per thread of the pool, up
 /// to one LMC frame per thread in all, so that a batch's bytes and payloads stay in the threads'
 /// caches and the buffers reused from batch to batch are one set per thread (each grows to the
@@ -235,6 +286,7 @@ fn write_tensors<W: Write>(
     src: &dyn Source,
     header: &Header,
     base: Option<&BaseSource>,
+    deltas: &[bool],
     mut writer: SnapshotWriter<W>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
@@ -243,7 +295,7 @@ fn write_tensors<W: Write>(
     let limit = (LMC_FRAME_BYTES * threads) as u64;
     for (i, t) in header.tensors.iter().enumerate() {
         let (start, end) = header.file_range(t);
-        let base_start = base_start(t, base);
+        let base_start = base_start(t, base).filter(|_| deltas[i]);
         let frame = writer.codec_of(i).map_or(FRAME_BYTES, |c| frame_bytes(&c)) as u64;
         let mut pos = start;
         while pos < end {

@@ -15,6 +15,8 @@
 //! streams and the bytes between them — each stored like a tensor, so decoding gives the file
 //! back byte for byte. Safetensors files are still written as version 2, byte for byte as before.
 //!
+//! - [`auto`] — `--codec auto`: per tensor the smallest lossless encoding, predicted from a
+//!   sample ([`compress_auto`]).
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
@@ -32,6 +34,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auto;
 pub mod choice;
 pub mod codec;
 pub mod compress;
@@ -46,7 +49,8 @@ pub mod writer;
 
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
-pub use compress::{compress, compress_pieces};
+pub use auto::{AutoChoice, Candidate, Prediction};
+pub use compress::{compress, compress_auto, compress_pieces};
 pub use error::{FrameError, SnapshotError};
 pub use format::{
     frame_bytes, BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, LMC_FRAME_BYTES, STREAM_WINDOW,

@@ -1,0 +1,494 @@
+//! `--codec auto` (issue 17): for each tensor, the smallest lossless encoding among the candidates
+//! that apply, chosen from statistics of a sample of the tensor and, where the predictions are
+//! close, a trial encode of that sample — a few percent of the compression time, not a second
+//! pass.
+//!
+//! Candidates ([`Candidate`]):
+//! - **LMC** on the tensor's bytes (LMC paper §4: byte grouping + block-adaptive Huffman + runs);
+//! - **NeuZip** lossless, for bf16 / f16 / f32 (NeuZip paper §3: rANS-coded exponents, sign and
+//!   mantissa stored as they are);
+//! - with a base tensor of the same name, dtype and shape: **LMC on the XOR** with the base (the
+//!   container's delta path, LMC paper §3 bit flips), **BitSnap**'s bitmask delta (BitSnap paper
+//!   §3.3), and **unchanged** when the sampled XOR is all zero. An unchanged tensor needs no
+//!   marker of its own: its XOR is zero, which LMC stores as one run block per 64 / 128 KiB of
+//!   every byte group (2 bytes each) plus a 33-byte stream header per 1 MiB frame — 0.005 % of the
+//!   tensor — so the format is unchanged and the tensor is simply an LMC delta.
+//!
+//! The sample ([`sample_ranges`]): the whole tensor up to [`WHOLE_SAMPLE`] bytes, else
+//! 2..=[`MAX_CHUNKS`] chunks of [`SAMPLE_CHUNK`] bytes spread evenly over it (one per MiB of
+//! tensor): about 3 % of a 1 MiB tensor, 1 % of a 23 MB one.
+//!
+//! Predictions from statistics, scaled from the sample to the tensor:
+//! - LMC: per byte group (after the sign rotation the codec applies), the cost of the group's
+//!   length-limited Huffman code (`huffman::build_lengths`, the code the encoder itself builds)
+//!   — or 8 bits per byte when the group's order-0 entropy is within 1/64 of 8 bits (the
+//!   encoder stores such blocks raw), or a run block when it is one value — plus, per block of
+//!   the tensor, the table LMC's own estimate charges (`17 + used / 3` bytes), and per 1 MiB
+//!   frame the stream header. For the XOR the cheaper of the grouped and the plain byte layout
+//!   (the encoder tries both on sparse input).
+//! - NeuZip: exact but for sampling — the exponents' cost under the rANS table the encoder builds
+//!   from their histogram (`rans::FreqTable::cost_bits`), plus `1 + mantissa` raw bits per value
+//!   and the per-65 536-value table and lane states.
+//! - BitSnap: the changed fraction of the sample gives the bitmask (or the dense mode, past
+//!   BitSnap's 93.75 % break-even) and the changed values, costed as LMC (above) on the sampled
+//!   changed values.
+//!
+//! Trial encode: when two or more candidates are predicted within [`TRIAL_MARGIN`] of the
+//! smallest, each of them but NeuZip is encoded on the sample, and its prediction becomes the
+//! statistics prediction of the tensor times (trial size / statistics prediction of the sample):
+//! the trial measures what the model misses (Huffman runs, block splits, the sparse layout),
+//! the model keeps the tensor's true block and frame counts. NeuZip is not trial-encoded: its
+//! size is a closed form of the exponent histogram (the rest is raw), and its encoder is 3–5×
+//! slower than LMC's, so a trial would cost more than it could correct.
+//!
+//! Ties go to the earlier candidate in [`Candidate::ALL`] order (LMC first: the fastest to
+//! decode). Each tensor's record ([`AutoChoice`]) keeps the predictions and the winner; the
+//! achieved size is the tensor's stored length in the snapshot's index.
+
+use crate::codec::Codec;
+use crate::error::SnapshotError;
+use crate::format::{FRAME_BYTES, LMC_FRAME_BYTES};
+use crate::reader::{BaseSource, Source};
+use bitlens_codecs::byte_group::{self, Transform};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::{huffman, lmc, neuzip, rans, Width};
+use bitlens_tensors::{Dtype, Header, TensorInfo};
+use serde::{Deserialize, Serialize};
+
+/// Tensors up to this many bytes are sampled whole.
+pub const WHOLE_SAMPLE: u64 = 64 << 10;
+/// Bytes per sample chunk of a larger tensor (a multiple of every element width).
+pub const SAMPLE_CHUNK: u64 = 16 << 10;
+/// Most sample chunks per tensor (256 KiB).
+pub const MAX_CHUNKS: u64 = 16;
+/// Candidates predicted within this fraction of the smallest are trial-encoded on the sample.
+pub const TRIAL_MARGIN: f64 = 0.03;
+
+/// Bytes of a PLMC stream that are not blocks, per segment: header, one segment entry and the
+/// LMC layout byte.
+const LMC_STREAM_BYTES: f64 = (bitlens_codecs::plmc::HEADER_LEN
+    + bitlens_codecs::plmc::SEGMENT_ENTRY_LEN
+    + 1) as f64;
+/// Fixed bytes of a NeuZip stream: magic, version, format, k, norm, count, tail length.
+const NEUZIP_HEADER_BYTES: f64 = 17.0;
+/// Fixed bytes of a BitSnap delta stream: magic, version, width, mode, values, count, tail
+/// length, and the length of the values' PLMC stream.
+const BITSNAP_HEADER_BYTES: f64 = 25.0;
+/// Values per rANS block of NeuZip's exponents.
+const RANS_BLOCK_VALUES: u64 = 65_536;
+
+/// One lossless way to store a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Candidate {
+    /// LMC on the tensor's bytes.
+    Lmc,
+    /// LMC on the XOR with the base tensor.
+    LmcDelta,
+    /// The base tensor unchanged (the sampled XOR is zero): stored as an LMC delta.
+    Unchanged,
+    /// BitSnap's bitmask delta against the base tensor.
+    Bitsnap,
+    /// NeuZip lossless (float dtypes).
+    Neuzip,
+}
+
+impl Candidate {
+    /// Every candidate, in order of preference on a tie.
+    pub const ALL: [Candidate; 5] = [
+        Candidate::Lmc,
+        Candidate::LmcDelta,
+        Candidate::Unchanged,
+        Candidate::Bitsnap,
+        Candidate::Neuzip,
+    ];
+
+    /// Its name in the CLI's JSON and on the page.
+    pub fn name(self) -> &'static str {
+        match self {
+            Candidate::Lmc => "lmc",
+            Candidate::LmcDelta => "lmc-delta",
+            Candidate::Unchanged => "unchanged",
+            Candidate::Bitsnap => "bitsnap",
+            Candidate::Neuzip => "neuzip",
+        }
+    }
+
+    /// The container codec that stores a tensor of `dtype` this way.
+    pub fn codec(self, dtype: Dtype) -> Codec {
+        let lmc = Codec::lmc_for_width(dtype.lane_bytes());
+        match self {
+            Candidate::Lmc | Candidate::LmcDelta | Candidate::Unchanged => lmc,
+            Candidate::Neuzip => crate::choice::float_format(dtype)
+                .map_or(lmc, |f| Codec::NeuZip(neuzip::Settings::lossless(f))),
+            Candidate::Bitsnap => Codec::BitSnapDelta {
+                width: Width::from_bytes(dtype.lane_bytes()).unwrap_or(Width::W1),
+                entropy_coded: true,
+            },
+        }
+    }
+
+    /// True when the tensor is stored against its base.
+    pub fn is_delta(self) -> bool {
+        !matches!(self, Candidate::Lmc | Candidate::Neuzip)
+    }
+}
+
+/// One candidate's predicted size for a whole tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// The candidate.
+    pub candidate: Candidate,
+    /// Predicted stored bytes of the tensor (its frames' payloads, as the index counts them).
+    pub bytes: u64,
+    /// True when a trial encode of the sample corrected the statistics prediction.
+    pub trial: bool,
+}
+
+/// What `auto` decided for one tensor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoChoice {
+    /// Tensor name.
+    pub name: String,
+    /// Its dtype.
+    pub dtype: Dtype,
+    /// Its byte length.
+    pub bytes: u64,
+    /// Bytes of it that were sampled.
+    pub sample_bytes: u64,
+    /// Every candidate that applies, with its prediction, in [`Candidate::ALL`] order.
+    pub predictions: Vec<Prediction>,
+    /// The candidate with the smallest prediction.
+    pub chosen: Candidate,
+}
+
+impl AutoChoice {
+    /// The container codec of the chosen candidate.
+    pub fn codec(&self) -> Codec {
+        self.chosen.codec(self.dtype)
+    }
+
+    /// The chosen candidate's predicted bytes.
+    pub fn predicted_bytes(&self) -> u64 {
+        self.predictions
+            .iter()
+            .find(|p| p.candidate == self.chosen)
+            .map_or(0, |p| p.bytes)
+    }
+}
+
+/// The byte ranges `(offset, len)` of a tensor of `len` bytes that are sampled, for elements of
+/// `lane` bytes (see the module doc). Empty for an empty tensor.
+pub fn sample_ranges(len: u64, lane: u64) -> Vec<(u64, u64)> {
+    if len <= WHOLE_SAMPLE {
+        return if len == 0 { vec![] } else { vec![(0, len)] };
+    }
+    let count = (len >> 20).clamp(2, MAX_CHUNKS);
+    let span = len - SAMPLE_CHUNK;
+    let lane = lane.max(1);
+    (0..count)
+        .map(|i| {
+            let at = span * i / (count - 1);
+            (at - at % lane, SAMPLE_CHUNK)
+        })
+        .collect()
+}
+
+/// Chooses the encoding of every tensor of `header` (read from `src`; with a `base`, tensors the
+/// base has with the same name, dtype and shape also get the delta candidates). Tensors are
+/// sampled in parallel with feature `parallel`.
+pub fn choose_all(
+    src: &dyn Source,
+    header: &Header,
+    base: Option<&BaseSource>,
+) -> Result<Vec<AutoChoice>, SnapshotError> {
+    let one = |t: &TensorInfo| {
+        let start = header.file_range(t).0;
+        let base_at = crate::compress::base_start(t, base)
+            .and_then(|at| base.map(|b| (b.src, at)));
+        choose(t, src, start, base_at)
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        header.tensors.par_iter().map(one).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        header.tensors.iter().map(one).collect()
+    }
+}
+
+/// Chooses the encoding of tensor `t`, whose bytes start at `start` in `src`; `base` is where
+/// the base tensor's bytes start, for the delta candidates.
+pub fn choose(
+    t: &TensorInfo,
+    src: &dyn Source,
+    start: u64,
+    base: Option<(&dyn Source, u64)>,
+) -> Result<AutoChoice, SnapshotError> {
+    let len = t.byte_len();
+    let lane = t.dtype.lane_bytes();
+    let ranges = sample_ranges(len, lane as u64);
+    let sample_len: u64 = ranges.iter().map(|r| r.1).sum();
+    let read = |src: &dyn Source, at: u64| -> Result<Vec<u8>, SnapshotError> {
+        let mut buf = vec![0u8; sample_len as usize];
+        let mut pos = 0usize;
+        for &(off, n) in &ranges {
+            src.read_exact_at(at + off, &mut buf[pos..pos + n as usize])?;
+            pos += n as usize;
+        }
+        Ok(buf)
+    };
+    let sample = read(src, start)?;
+    let base_sample = base.map(|(b, at)| read(b, at)).transpose()?;
+    let mut estimates = estimates(t.dtype, len, &sample, base_sample.as_deref());
+    trial(t.dtype, &mut estimates, &sample, base_sample.as_deref());
+    let chosen = estimates
+        .iter()
+        .min_by(|a, b| a.full.total_cmp(&b.full))
+        .map_or(Candidate::Lmc, |e| e.candidate);
+    Ok(AutoChoice {
+        name: t.name.clone(),
+        dtype: t.dtype,
+        bytes: len,
+        sample_bytes: sample_len,
+        predictions: estimates
+            .iter()
+            .map(|e| Prediction {
+                candidate: e.candidate,
+                bytes: e.full.round().max(0.0) as u64,
+                trial: e.trial,
+            })
+            .collect(),
+        chosen,
+    })
+}
+
+/// One candidate's statistics prediction for the sample and for the whole tensor.
+struct Estimate {
+    candidate: Candidate,
+    /// Predicted bytes of the sample encoded as one frame.
+    sample: f64,
+    /// Predicted bytes of the whole tensor.
+    full: f64,
+    /// Corrected by a trial encode.
+    trial: bool,
+}
+
+/// The statistics predictions of every candidate that applies, in [`Candidate::ALL`] order.
+fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
+    let w = Width::from_bytes(dtype.lane_bytes()).unwrap_or(Width::W1);
+    let est = |candidate, model: &dyn Fn(u64) -> f64, sample_len: u64| Estimate {
+        candidate,
+        sample: model(sample_len),
+        full: model(len),
+        trial: false,
+    };
+    let n = sample.len() as u64;
+    let mut out = Vec::with_capacity(5);
+    let raw = GroupCosts::of(sample, w, Transform::SignRotate);
+    out.push(est(Candidate::Lmc, &|l| raw.lmc_bytes(l), n));
+    if let Some(base) = base {
+        let xor: Vec<u8> = sample.iter().zip(base).map(|(a, b)| a ^ b).collect();
+        let grouped = GroupCosts::of(&xor, w, Transform::SignRotate);
+        let plain = GroupCosts::of(&xor, Width::W1, Transform::None);
+        let model = |l| grouped.lmc_bytes(l).min(plain.lmc_bytes(l));
+        let unchanged = xor.iter().all(|&b| b == 0);
+        let kind = if unchanged {
+            Candidate::Unchanged
+        } else {
+            Candidate::LmcDelta
+        };
+        out.push(est(kind, &model, n));
+        let bitsnap = BitsnapModel::of(sample, base, w);
+        out.push(est(Candidate::Bitsnap, &|l| bitsnap.bytes(l), n));
+    }
+    if let Some(f) = crate::choice::float_format(dtype) {
+        let nz = NeuzipModel::of(sample, f);
+        out.push(est(Candidate::Neuzip, &|l| nz.bytes(l), n));
+    }
+    out
+}
+
+/// Trial-encodes the sample with the candidates predicted within [`TRIAL_MARGIN`] of the
+/// smallest (when there are two or more; never NeuZip, see the module doc) and corrects their
+/// predictions.
+fn trial(dtype: Dtype, estimates: &mut [Estimate], sample: &[u8], base: Option<&[u8]>) {
+    let best = estimates
+        .iter()
+        .map(|e| e.full)
+        .fold(f64::INFINITY, f64::min);
+    let close = |e: &Estimate| e.full <= best * (1.0 + TRIAL_MARGIN);
+    if estimates.iter().filter(|e| close(e)).count() < 2 || sample.is_empty() {
+        return;
+    }
+    let (mut payload, mut scratch) = (Vec::new(), Vec::new());
+    for e in estimates.iter_mut() {
+        if !close(e) || e.candidate == Candidate::Neuzip {
+            continue;
+        }
+        let frame_base = if e.candidate.is_delta() { base } else { None };
+        payload.clear();
+        e.candidate
+            .codec(dtype)
+            .encode_frame_with(sample, frame_base, &mut payload, &mut scratch);
+        if e.sample > 0.0 {
+            e.full *= payload.len() as f64 / e.sample;
+            e.trial = true;
+        }
+    }
+}
+
+/// The LMC cost model of one byte grouping of a sample: per group, bits per byte and table
+/// bytes per block.
+struct GroupCosts {
+    width: Width,
+    /// `(bits per byte, bytes per block)` of each group.
+    groups: Vec<(f64, f64)>,
+}
+
+impl GroupCosts {
+    /// The costs of `data` grouped by `width` after `transform`.
+    fn of(data: &[u8], width: Width, transform: Transform) -> GroupCosts {
+        let w = width.bytes();
+        let mut grouped = vec![0u8; data.len()];
+        byte_group::split(data, w, transform, &mut grouped);
+        let e = byte_group::group_len(data.len(), w);
+        let groups = (0..w)
+            .map(|k| group_cost(&grouped[k * e..(k + 1) * e]))
+            .collect();
+        GroupCosts { width, groups }
+    }
+
+    /// Predicted bytes of `len` bytes like the sample, LMC-coded in frames of
+    /// [`LMC_FRAME_BYTES`].
+    fn lmc_bytes(&self, len: u64) -> f64 {
+        let w = self.width.bytes() as u64;
+        let frames = len.div_ceil(LMC_FRAME_BYTES as u64).max(1);
+        let frame = len.min(LMC_FRAME_BYTES as u64);
+        let block = 1u64 << lmc::default_block_log2(self.width);
+        let blocks = ((frame / w).div_ceil(block) * frames) as f64;
+        let per_group = (len / w) as f64;
+        let groups: f64 = self
+            .groups
+            .iter()
+            .map(|&(bits, table)| per_group * bits / 8.0 + blocks * table)
+            .sum();
+        groups + frames as f64 * LMC_STREAM_BYTES + (len % w) as f64
+    }
+}
+
+/// `(bits per byte, bytes per block)` of one byte group as LMC codes it: a run block for one
+/// value, raw when the order-0 entropy is within 1/64 of 8 bits, else its Huffman code.
+fn group_cost(bytes: &[u8]) -> (f64, f64) {
+    let h = huffman::histogram(bytes);
+    let used = h.iter().filter(|&&c| c > 0).count();
+    if used <= 1 {
+        return (0.0, 2.0);
+    }
+    if bitlens_stats::entropy::bits_per_symbol(&h) > 8.0 * (1.0 - 1.0 / 64.0) {
+        return (8.0, 1.0);
+    }
+    let mut lengths = [0u8; 256];
+    huffman::build_lengths(&h, huffman::DEFAULT_CODE_LIMIT, &mut lengths);
+    let bits = huffman::code_cost_bits(&h, &lengths) as f64 / bytes.len() as f64;
+    if bits >= 8.0 {
+        (8.0, 1.0)
+    } else {
+        (bits, 17.0 + used as f64 / 3.0)
+    }
+}
+
+/// NeuZip lossless from the exponent histogram of a sample.
+struct NeuzipModel {
+    format: FloatFormat,
+    /// Bits per exponent under the rANS table of the sample's histogram.
+    exponent_bits: f64,
+    /// Distinct exponents (each a 3-byte table entry per rANS block).
+    present: usize,
+}
+
+impl NeuzipModel {
+    fn of(sample: &[u8], format: FloatFormat) -> NeuzipModel {
+        let (m, e) = (format.mantissa_bits(), format.exponent_bits());
+        let mask = (1u32 << e) - 1;
+        let mut hist = [0u32; 256];
+        for v in sample.chunks_exact(format.width()) {
+            let bits = match *v {
+                [a, b] => u32::from(u16::from_le_bytes([a, b])),
+                [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+                _ => 0,
+            };
+            hist[((bits >> m) & mask) as usize] += 1;
+        }
+        let n: u32 = hist.iter().sum();
+        let exponent_bits = rans::FreqTable::from_histogram(&hist)
+            .map_or(0.0, |t| t.cost_bits(&hist) / f64::from(n.max(1)));
+        NeuzipModel {
+            format,
+            exponent_bits,
+            present: hist.iter().filter(|&&c| c > 0).count(),
+        }
+    }
+
+    /// Predicted bytes of `len` bytes of values like the sample.
+    fn bytes(&self, len: u64) -> f64 {
+        let w = self.format.width() as u64;
+        let frames = len.div_ceil(FRAME_BYTES as u64).max(1);
+        let n = len / w;
+        let fields = (n * (1 + u64::from(self.format.mantissa_bits()))).div_ceil(8);
+        let blocks = n.div_ceil(RANS_BLOCK_VALUES) as f64;
+        frames as f64 * NEUZIP_HEADER_BYTES
+            + (len % w) as f64
+            + fields as f64
+            + blocks * (2.0 + 3.0 * self.present as f64 + 32.0)
+            + n as f64 * self.exponent_bits / 8.0
+    }
+}
+
+/// BitSnap's bitmask delta from the changed elements of a sample.
+struct BitsnapModel {
+    width: Width,
+    /// Fraction of the sample's elements that changed.
+    changed: f64,
+    /// LMC costs of the changed elements' new values.
+    values: GroupCosts,
+    /// LMC costs of all new values (dense mode).
+    all: GroupCosts,
+}
+
+impl BitsnapModel {
+    fn of(new: &[u8], base: &[u8], width: Width) -> BitsnapModel {
+        let w = width.bytes();
+        let mut changed = Vec::new();
+        let mut count = 0usize;
+        for (a, b) in new.chunks_exact(w).zip(base.chunks_exact(w)) {
+            if a != b {
+                changed.extend_from_slice(a);
+                count += 1;
+            }
+        }
+        BitsnapModel {
+            width,
+            changed: count as f64 / (new.len() / w).max(1) as f64,
+            values: GroupCosts::of(&changed, width, Transform::SignRotate),
+            all: GroupCosts::of(new, width, Transform::SignRotate),
+        }
+    }
+
+    /// Predicted bytes of `len` bytes changed like the sample.
+    fn bytes(&self, len: u64) -> f64 {
+        let w = self.width.bytes() as u64;
+        let frames = len.div_ceil(FRAME_BYTES as u64).max(1) as f64;
+        let n = len / w;
+        let mask = n.div_ceil(8);
+        let changed = (self.changed * n as f64).round() as u64;
+        let fixed = frames * BITSNAP_HEADER_BYTES + (len % w) as f64;
+        if mask + changed * w >= n * w {
+            fixed + self.all.lmc_bytes(n * w)
+        } else {
+            fixed + (mask + 8) as f64 + self.values.lmc_bytes(changed * w)
+        }
+    }
+}
