@@ -15,8 +15,9 @@
 //!   tensor — so the format is unchanged and the tensor is simply an LMC delta.
 //!
 //! The sample ([`sample_ranges`]): the whole tensor up to [`WHOLE_SAMPLE`] bytes, else
-//! 2..=[`MAX_CHUNKS`] chunks of [`SAMPLE_CHUNK`] bytes spread evenly over it (one per MiB of
-//! tensor): about 3 % of a 1 MiB tensor, 1 % of a 23 MB one.
+//! 1..=[`MAX_CHUNKS`] chunks of [`SAMPLE_CHUNK`] bytes spread evenly over it (one per
+//! [`SAMPLE_SHARE`] chunks of the tensor): 1/64 of the tensor, at most 256 KiB (1 % of a 23 MB
+//! embedding), at least one chunk (5.5 % of a 295 KB one).
 //!
 //! Predictions from statistics, scaled from the sample to the tensor:
 //! - LMC: per byte group (after the sign rotation the codec applies), the cost of the group's
@@ -32,6 +33,9 @@
 //! - BitSnap: the changed fraction of the sample gives the bitmask (or the dense mode, past
 //!   BitSnap's 93.75 % break-even) and the changed values, costed as LMC (above) on the sampled
 //!   changed values.
+//!
+//! A tensor sampled whole is simply encoded with every candidate: its predictions are exact, and
+//! encoding a few KiB costs less than computing their statistics.
 //!
 //! Trial encode: when two or more candidates are predicted within [`TRIAL_MARGIN`] of the
 //! smallest, each of them but NeuZip is encoded on the sample, and its prediction becomes the
@@ -61,14 +65,15 @@ pub const WHOLE_SAMPLE: u64 = 64 << 10;
 pub const SAMPLE_CHUNK: u64 = 16 << 10;
 /// Most sample chunks per tensor (256 KiB).
 pub const MAX_CHUNKS: u64 = 16;
+/// A larger tensor gets one chunk per this many chunks of it (a 1/64 sample), at least one.
+pub const SAMPLE_SHARE: u64 = 64;
 /// Candidates predicted within this fraction of the smallest are trial-encoded on the sample.
-pub const TRIAL_MARGIN: f64 = 0.03;
+pub const TRIAL_MARGIN: f64 = 0.005;
 
 /// Bytes of a PLMC stream that are not blocks, per segment: header, one segment entry and the
 /// LMC layout byte.
-const LMC_STREAM_BYTES: f64 = (bitlens_codecs::plmc::HEADER_LEN
-    + bitlens_codecs::plmc::SEGMENT_ENTRY_LEN
-    + 1) as f64;
+const LMC_STREAM_BYTES: f64 =
+    (bitlens_codecs::plmc::HEADER_LEN + bitlens_codecs::plmc::SEGMENT_ENTRY_LEN + 1) as f64;
 /// Fixed bytes of a NeuZip stream: magic, version, format, k, norm, count, tail length.
 const NEUZIP_HEADER_BYTES: f64 = 17.0;
 /// Fixed bytes of a BitSnap delta stream: magic, version, width, mode, values, count, tail
@@ -76,6 +81,12 @@ const NEUZIP_HEADER_BYTES: f64 = 17.0;
 const BITSNAP_HEADER_BYTES: f64 = 25.0;
 /// Values per rANS block of NeuZip's exponents.
 const RANS_BLOCK_VALUES: u64 = 65_536;
+
+thread_local! {
+    /// The byte-grouped sample, reused from tensor to tensor (fresh pages cost more than
+    /// grouping them).
+    static GROUPED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// One lossless way to store a tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,12 +194,15 @@ pub fn sample_ranges(len: u64, lane: u64) -> Vec<(u64, u64)> {
     if len <= WHOLE_SAMPLE {
         return if len == 0 { vec![] } else { vec![(0, len)] };
     }
-    let count = (len >> 20).clamp(2, MAX_CHUNKS);
+    let count = len
+        .div_ceil(SAMPLE_CHUNK * SAMPLE_SHARE)
+        .clamp(1, MAX_CHUNKS);
     let span = len - SAMPLE_CHUNK;
     let lane = lane.max(1);
     (0..count)
         .map(|i| {
-            let at = span * i / (count - 1);
+            // Evenly spread: the first chunk at the start, the last at the end.
+            let at = span * i / (count - 1).max(1) + if count == 1 { span / 2 } else { 0 };
             (at - at % lane, SAMPLE_CHUNK)
         })
         .collect()
@@ -204,8 +218,7 @@ pub fn choose_all(
 ) -> Result<Vec<AutoChoice>, SnapshotError> {
     let one = |t: &TensorInfo| {
         let start = header.file_range(t).0;
-        let base_at = crate::compress::base_start(t, base)
-            .and_then(|at| base.map(|b| (b.src, at)));
+        let base_at = crate::compress::base_start(t, base).and_then(|at| base.map(|b| (b.src, at)));
         choose(t, src, start, base_at)
     };
     #[cfg(feature = "parallel")]
@@ -242,8 +255,13 @@ pub fn choose(
     };
     let sample = read(src, start)?;
     let base_sample = base.map(|(b, at)| read(b, at)).transpose()?;
-    let mut estimates = estimates(t.dtype, len, &sample, base_sample.as_deref());
-    trial(t.dtype, &mut estimates, &sample, base_sample.as_deref());
+    let estimates = if sample_len == len {
+        exact(t.dtype, &sample, base_sample.as_deref())
+    } else {
+        let mut e = estimates(t.dtype, len, &sample, base_sample.as_deref());
+        trial(t.dtype, &mut e, &sample, base_sample.as_deref());
+        e
+    };
     let chosen = estimates
         .iter()
         .min_by(|a, b| a.full.total_cmp(&b.full))
@@ -305,10 +323,49 @@ fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<
         out.push(est(Candidate::Bitsnap, &|l| bitsnap.bytes(l), n));
     }
     if let Some(f) = crate::choice::float_format(dtype) {
-        let nz = NeuzipModel::of(sample, f);
+        let nz = NeuzipModel::of(&raw.top, f);
         out.push(est(Candidate::Neuzip, &|l| nz.bytes(l), n));
     }
     out
+}
+
+/// The exact sizes of a tensor sampled whole (at most [`WHOLE_SAMPLE`] bytes): every candidate
+/// that applies, encoded — a few KiB each, cheaper than its statistics.
+fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
+    let mut kinds = vec![Candidate::Lmc];
+    if let Some(base) = base {
+        kinds.push(if data == base {
+            Candidate::Unchanged
+        } else {
+            Candidate::LmcDelta
+        });
+        kinds.push(Candidate::Bitsnap);
+    }
+    if crate::choice::float_format(dtype).is_some() {
+        kinds.push(Candidate::Neuzip);
+    }
+    let (mut payload, mut scratch) = (Vec::new(), Vec::new());
+    kinds
+        .into_iter()
+        .map(|candidate| {
+            payload.clear();
+            let frame_base = base.filter(|_| candidate.is_delta());
+            candidate
+                .codec(dtype)
+                .encode_frame_with(data, frame_base, &mut payload, &mut scratch);
+            let bytes = if data.is_empty() {
+                0.0
+            } else {
+                payload.len() as f64
+            };
+            Estimate {
+                candidate,
+                sample: bytes,
+                full: bytes,
+                trial: true,
+            }
+        })
+        .collect()
 }
 
 /// Trial-encodes the sample with the candidates predicted within [`TRIAL_MARGIN`] of the
@@ -320,7 +377,7 @@ fn trial(dtype: Dtype, estimates: &mut [Estimate], sample: &[u8], base: Option<&
         .map(|e| e.full)
         .fold(f64::INFINITY, f64::min);
     let close = |e: &Estimate| e.full <= best * (1.0 + TRIAL_MARGIN);
-    if estimates.iter().filter(|e| close(e)).count() < 2 || sample.is_empty() {
+    if sample.is_empty() || estimates.iter().filter(|e| close(e)).count() < 2 {
         return;
     }
     let (mut payload, mut scratch) = (Vec::new(), Vec::new());
@@ -346,19 +403,30 @@ struct GroupCosts {
     width: Width,
     /// `(bits per byte, bytes per block)` of each group.
     groups: Vec<(f64, f64)>,
+    /// The histogram of the most significant group: after the sign rotation, the exponent
+    /// field of bf16 / f32 values, the exponent and the top 3 mantissa bits of f16 values.
+    top: [u32; 256],
 }
 
 impl GroupCosts {
-    /// The costs of `data` grouped by `width` after `transform`.
+    /// The costs of `data` grouped by `width` after `transform` (`byte_group::split`, into a
+    /// buffer reused by the thread).
     fn of(data: &[u8], width: Width, transform: Transform) -> GroupCosts {
         let w = width.bytes();
-        let mut grouped = vec![0u8; data.len()];
-        byte_group::split(data, w, transform, &mut grouped);
         let e = byte_group::group_len(data.len(), w);
-        let groups = (0..w)
-            .map(|k| group_cost(&grouped[k * e..(k + 1) * e]))
-            .collect();
-        GroupCosts { width, groups }
+        let mut top = [0u32; 256];
+        let groups = GROUPED.with_borrow_mut(|grouped| {
+            grouped.resize(data.len(), 0);
+            byte_group::split(data, w, transform, grouped);
+            (0..w)
+                .map(|k| {
+                    let h = huffman::histogram(&grouped[k * e..(k + 1) * e]);
+                    top = h;
+                    group_cost(&h)
+                })
+                .collect()
+        });
+        GroupCosts { width, groups, top }
     }
 
     /// Predicted bytes of `len` bytes like the sample, LMC-coded in frames of
@@ -381,18 +449,18 @@ impl GroupCosts {
 
 /// `(bits per byte, bytes per block)` of one byte group as LMC codes it: a run block for one
 /// value, raw when the order-0 entropy is within 1/64 of 8 bits, else its Huffman code.
-fn group_cost(bytes: &[u8]) -> (f64, f64) {
-    let h = huffman::histogram(bytes);
+fn group_cost(h: &[u32; 256]) -> (f64, f64) {
+    let n: u32 = h.iter().sum();
     let used = h.iter().filter(|&&c| c > 0).count();
     if used <= 1 {
         return (0.0, 2.0);
     }
-    if bitlens_stats::entropy::bits_per_symbol(&h) > 8.0 * (1.0 - 1.0 / 64.0) {
+    if bitlens_stats::entropy::bits_per_symbol(h) > 8.0 * (1.0 - 1.0 / 64.0) {
         return (8.0, 1.0);
     }
     let mut lengths = [0u8; 256];
-    huffman::build_lengths(&h, huffman::DEFAULT_CODE_LIMIT, &mut lengths);
-    let bits = huffman::code_cost_bits(&h, &lengths) as f64 / bytes.len() as f64;
+    huffman::build_lengths(h, huffman::DEFAULT_CODE_LIMIT, &mut lengths);
+    let bits = huffman::code_cost_bits(h, &lengths) as f64 / f64::from(n);
     if bits >= 8.0 {
         (8.0, 1.0)
     } else {
@@ -410,17 +478,13 @@ struct NeuzipModel {
 }
 
 impl NeuzipModel {
-    fn of(sample: &[u8], format: FloatFormat) -> NeuzipModel {
-        let (m, e) = (format.mantissa_bits(), format.exponent_bits());
-        let mask = (1u32 << e) - 1;
+    /// The model of values whose sign-rotated, byte-grouped top group has histogram `top`
+    /// ([`GroupCosts::top`]): its bytes shifted right by `8 − exponent bits` are the exponents.
+    fn of(top: &[u32; 256], format: FloatFormat) -> NeuzipModel {
+        let shift = 8 - format.exponent_bits();
         let mut hist = [0u32; 256];
-        for v in sample.chunks_exact(format.width()) {
-            let bits = match *v {
-                [a, b] => u32::from(u16::from_le_bytes([a, b])),
-                [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
-                _ => 0,
-            };
-            hist[((bits >> m) & mask) as usize] += 1;
+        for (b, &c) in top.iter().enumerate() {
+            hist[b >> shift] += c;
         }
         let n: u32 = hist.iter().sum();
         let exponent_bits = rans::FreqTable::from_histogram(&hist)

@@ -47,9 +47,9 @@ pub mod reader;
 pub mod single;
 pub mod writer;
 
+pub use auto::{AutoChoice, Candidate, Prediction};
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
-pub use auto::{AutoChoice, Candidate, Prediction};
 pub use compress::{compress, compress_auto, compress_pieces};
 pub use error::{FrameError, SnapshotError};
 pub use format::{
