@@ -55,7 +55,7 @@ use crate::format::{FRAME_BYTES, LMC_FRAME_BYTES};
 use crate::reader::{BaseSource, Source};
 use bitlens_codecs::byte_group::{self, Transform};
 use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::{huffman, lmc, neuzip, rans, Width};
+use bitlens_codecs::{huffman, lmc, neuzip, rans, rle, Width};
 use bitlens_tensors::{Dtype, Header, TensorInfo};
 use serde::{Deserialize, Serialize};
 
@@ -420,9 +420,10 @@ impl GroupCosts {
             byte_group::split(data, w, transform, grouped);
             (0..w)
                 .map(|k| {
-                    let h = huffman::histogram(&grouped[k * e..(k + 1) * e]);
+                    let group = &grouped[k * e..(k + 1) * e];
+                    let h = huffman::histogram(group);
                     top = h;
-                    group_cost(&h)
+                    group_cost(group, &h)
                 })
                 .collect()
         });
@@ -447,9 +448,12 @@ impl GroupCosts {
     }
 }
 
-/// `(bits per byte, bytes per block)` of one byte group as LMC codes it: a run block for one
-/// value, raw when the order-0 entropy is within 1/64 of 8 bits, else its Huffman code.
-fn group_cost(h: &[u32; 256]) -> (f64, f64) {
+/// `(bits per byte, bytes per block)` of one byte group (`bytes`, with histogram `h`) as LMC
+/// codes it: a run block for one value, raw when the order-0 entropy is within 1/64 of 8 bits,
+/// else its Huffman code — or, when the most frequent byte covers at least
+/// `rle::RUN_TRY_SHARE` of the group (sparse deltas), the Huffman code over bytes and run
+/// symbols with their extra bits, if cheaper (the encoder's own choice, `rle::run_histogram`).
+fn group_cost(bytes: &[u8], h: &[u32; 256]) -> (f64, f64) {
     let n: u32 = h.iter().sum();
     let used = h.iter().filter(|&&c| c > 0).count();
     if used <= 1 {
@@ -458,9 +462,27 @@ fn group_cost(h: &[u32; 256]) -> (f64, f64) {
     if bitlens_stats::entropy::bits_per_symbol(h) > 8.0 * (1.0 - 1.0 / 64.0) {
         return (8.0, 1.0);
     }
-    let mut lengths = [0u8; 256];
-    huffman::build_lengths(h, huffman::DEFAULT_CODE_LIMIT, &mut lengths);
-    let bits = huffman::code_cost_bits(h, &lengths) as f64 / f64::from(n);
+    let mut lengths = [0u8; huffman::MAX_SYMBOLS];
+    huffman::build_lengths(h, huffman::DEFAULT_CODE_LIMIT, &mut lengths[..256]);
+    let mut bits = huffman::code_cost_bits(h, &lengths[..256]) as f64;
+    let (top, &count) = h
+        .iter()
+        .enumerate()
+        .max_by_key(|&(_, c)| *c)
+        .unwrap_or((0, &0));
+    if f64::from(count) >= rle::RUN_TRY_SHARE * f64::from(n) {
+        let mut freqs = [0u32; huffman::MAX_SYMBOLS];
+        let (nrun, extra) = rle::run_histogram(bytes, top as u8, &mut freqs);
+        let symbols = 256 + nrun;
+        huffman::build_lengths(
+            &freqs[..symbols],
+            huffman::DEFAULT_CODE_LIMIT,
+            &mut lengths[..symbols],
+        );
+        let runs = (huffman::code_cost_bits(&freqs[..symbols], &lengths[..symbols]) + extra) as f64;
+        bits = bits.min(runs);
+    }
+    let bits = bits / f64::from(n);
     if bits >= 8.0 {
         (8.0, 1.0)
     } else {
@@ -554,5 +576,65 @@ impl BitsnapModel {
         } else {
             fixed + (mask + 8) as f64 + self.values.lmc_bytes(changed * w)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_inside_the_tensor_aligned_and_about_a_64th() {
+        assert!(sample_ranges(0, 2).is_empty());
+        assert_eq!(sample_ranges(1000, 4), vec![(0, 1000)]);
+        assert_eq!(sample_ranges(WHOLE_SAMPLE, 2), vec![(0, WHOLE_SAMPLE)]);
+        for (len, lane) in [
+            (WHOLE_SAMPLE + 2, 2),
+            (300_000, 2),
+            (1 << 20, 4),
+            (23_440_896, 2),
+            (1 << 30, 8),
+        ] {
+            let r = sample_ranges(len, lane);
+            let total: u64 = r.iter().map(|x| x.1).sum();
+            assert!(!r.is_empty() && r.len() as u64 <= MAX_CHUNKS, "{len}");
+            assert!(
+                total >= (len / SAMPLE_SHARE).min(MAX_CHUNKS * SAMPLE_CHUNK),
+                "{len}"
+            );
+            assert!(
+                total <= (len / SAMPLE_SHARE + SAMPLE_CHUNK).max(SAMPLE_CHUNK),
+                "{len}"
+            );
+            for &(at, n) in &r {
+                assert!(at + n <= len && at % lane == 0, "{len}: {at}+{n}");
+            }
+            assert!(
+                r.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0),
+                "{len}: {r:?}"
+            );
+        }
+        // Several chunks span the tensor: the first at its start, the last at its end.
+        let r = sample_ranges(64 << 20, 2);
+        assert_eq!(r.len() as u64, MAX_CHUNKS);
+        assert_eq!(r[0].0, 0);
+        assert_eq!(r[r.len() - 1].0 + SAMPLE_CHUNK, 64 << 20);
+    }
+
+    #[test]
+    fn the_lmc_model_of_a_sparse_xor_counts_runs() {
+        // 1 byte in 200 nonzero: without runs Huffman pays ≥ 1 bit per byte (12.5 %).
+        let mut xor = vec![0u8; 1 << 16];
+        for i in (0..xor.len()).step_by(200) {
+            xor[i] = (i % 251) as u8 | 1;
+        }
+        let plain = GroupCosts::of(&xor, Width::W1, Transform::None);
+        let predicted = plain.lmc_bytes(xor.len() as u64);
+        assert!(predicted < xor.len() as f64 / 16.0, "{predicted}");
+        let actual = bitlens_codecs::encode(&xor, Width::W1, &Default::default()).len() as f64;
+        assert!(
+            (predicted / actual - 1.0).abs() < 0.2,
+            "{predicted} vs {actual}"
+        );
     }
 }
