@@ -3,8 +3,40 @@
 //! per-tensor overrides), and the codecs a comparison times on one tensor ([`ComparedCodec`]).
 
 pub use bitlens_snapshot::CodecKind;
+use bitlens_snapshot::AutoChoice;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What the `auto` codec decided for one tensor (`bitlens compress --codec auto --json` reports
+/// the same): the candidates' predicted stored bytes, the one chosen and its prediction. The
+/// achieved size is the entry's stored bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoInfo {
+    /// The chosen candidate (`lmc`, `neuzip`, `lmc-delta`, `unchanged`, `bitsnap`).
+    pub chosen: String,
+    /// `(candidate, predicted bytes)` of every candidate that applied.
+    pub predicted: Vec<(String, u64)>,
+    /// The chosen candidate's prediction.
+    pub predicted_bytes: u64,
+    /// Bytes of the tensor sampled for the predictions.
+    pub sample_bytes: u64,
+}
+
+impl AutoInfo {
+    /// The page's copy of the core's choice.
+    pub fn of(c: &AutoChoice) -> AutoInfo {
+        AutoInfo {
+            chosen: c.chosen.name().to_owned(),
+            predicted: c
+                .predictions
+                .iter()
+                .map(|p| (p.candidate.name().to_owned(), p.bytes))
+                .collect(),
+            predicted_bytes: c.predicted_bytes(),
+            sample_bytes: c.sample_bytes,
+        }
+    }
+}
 
 /// One codec choice: a family and, for NeuZip, the kept mantissa bits (lossy when below the
 /// format's; `None` keeps them all).

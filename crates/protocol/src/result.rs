@@ -27,6 +27,9 @@ pub struct EntryInfo {
     pub ratio: f64,
     /// Error of lossy tensors.
     pub error: Option<ErrorReport>,
+    /// With the `auto` codec: the candidates' predicted sizes and the one chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<crate::choice::AutoInfo>,
 }
 
 /// A compressed file: sizes and entries.

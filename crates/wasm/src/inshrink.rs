@@ -140,7 +140,7 @@ pub fn compress_inshrink(
     };
     let (sink, entries) =
         ins::write_snapshot(src, &header, &codes, &annex, ChunkSink::new(on_chunk))?;
-    let mut result = finished(src, sink, &entries)?;
+    let mut result = finished(src, sink, &entries, None)?;
     result.inshrink = Some(Box::new(InshrinkInfo::new(&annex, summaries)));
     Ok(result)
 }

@@ -15,10 +15,11 @@ use crate::source::JsSource;
 use bitlens_protocol::inshrink::InshrinkInfo;
 use bitlens_protocol::js::{from_js, to_js};
 use bitlens_protocol::{
-    Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip, SnapshotInfo,
+    AutoInfo, Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip, SnapshotInfo,
 };
 use bitlens_snapshot::{
-    BaseSource, ChoiceError, Codec, CodecChoice, Entry, ErrorReport, SnapshotError, SnapshotReader,
+    AutoChoice, BaseSource, ChoiceError, Codec, CodecChoice, CodecKind, Entry, ErrorReport,
+    SnapshotError, SnapshotReader,
 };
 use bitlens_tensors::format::{self, Format};
 use bitlens_tensors::{Dtype, ReadAt, TensorInfo};
@@ -37,11 +38,12 @@ pub fn codec_choice(c: &Choice, has_base: bool) -> Result<CodecChoice, ChoiceErr
     Ok(choice)
 }
 
-/// The entries of a snapshot as the page reads them.
-fn entries_info(entries: &[Entry]) -> Vec<EntryInfo> {
+/// The entries of a snapshot as the page reads them (with `auto`'s choices, when it chose).
+fn entries_info(entries: &[Entry], auto: Option<&[AutoChoice]>) -> Vec<EntryInfo> {
     entries
         .iter()
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
             let stored = e.stored_len();
             EntryInfo {
                 name: e.name.clone(),
@@ -56,6 +58,7 @@ fn entries_info(entries: &[Entry]) -> Vec<EntryInfo> {
                     stored as f64 / e.raw_len as f64
                 },
                 error: e.error,
+                auto: auto.and_then(|a| a.get(i)).map(AutoInfo::of),
             }
         })
         .collect()
@@ -100,10 +103,31 @@ pub fn compress_snapshot(
         .map(|(src, header)| BaseSource { src: *src, header });
     let has_base = base_src.is_some();
     let whole = codec_choice(&options.whole, has_base)?;
+    if whole.kind == CodecKind::Auto {
+        if !options.overrides.is_empty() {
+            return Err(Failure(
+                "auto chooses every tensor's codec: per-tensor choices apply to the other codecs"
+                    .into(),
+            ));
+        }
+        let (sink, entries, choices) = bitlens_snapshot::compress_auto(
+            src,
+            &header,
+            base_src.as_ref(),
+            ChunkSink::new(on_chunk),
+            on_progress,
+        )?;
+        return finished(src, sink, &entries, Some(&choices));
+    }
     let mut overrides: HashMap<&str, CodecChoice> = HashMap::new();
     for (name, c) in &options.overrides {
         let choice =
             codec_choice(c, has_base).map_err(|e| Failure(format!("tensor `{name}`: {e}")))?;
+        if choice.kind == CodecKind::Auto {
+            return Err(Failure(format!(
+                "tensor `{name}`: auto is a choice for the whole file"
+            )));
+        }
         overrides.insert(name.as_str(), choice);
     }
     let codec_for = |t: &TensorInfo| -> Codec {
@@ -120,7 +144,7 @@ pub fn compress_snapshot(
         ChunkSink::new(on_chunk),
         on_progress,
     )?;
-    finished(src, sink, &entries)
+    finished(src, sink, &entries, None)
 }
 
 /// True when the file's first bytes are a safetensors header (other formats are read as layouts).
@@ -158,6 +182,12 @@ fn compress_other_format(
     let layout = format::open(src).map_err(|e| Failure(e.to_string()))?;
     let pieces = bitlens_snapshot::layout::pieces(&layout)?;
     let whole = codec_choice(&options.whole, false)?;
+    if whole.kind == CodecKind::Auto {
+        return Err(Failure(
+            "auto reads safetensors checkpoints; choose LMC for GGUF, PyTorch and NumPy files"
+                .into(),
+        ));
+    }
     let (sink, entries) = bitlens_snapshot::compress_pieces(
         src,
         &pieces,
@@ -166,14 +196,16 @@ fn compress_other_format(
         ChunkSink::new(on_chunk),
         on_progress,
     )?;
-    finished(src, sink, &entries)
+    finished(src, sink, &entries, None)
 }
 
-/// What a compress job reports once its snapshot is written: flushes the last chunk.
+/// What a compress job reports once its snapshot is written (with `auto`'s choices, when it
+/// chose): flushes the last chunk.
 pub(crate) fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
     src: &JsSource,
     mut sink: ChunkSink<F>,
     entries: &[Entry],
+    auto: Option<&[AutoChoice]>,
 ) -> Result<Compressed, Failure> {
     sink.flush().map_err(|e| Failure(format!("output: {e}")))?;
     Ok(Compressed {
@@ -181,7 +213,7 @@ pub(crate) fn finished<F: FnMut(&[u8]) -> std::io::Result<()>>(
         out_bytes: sink.written(),
         lossy: entries.iter().any(|e| e.codec.is_lossy()),
         delta: entries.iter().any(|e| e.delta),
-        entries: entries_info(entries),
+        entries: entries_info(entries, auto),
         inshrink: None,
     })
 }
@@ -205,7 +237,7 @@ pub fn snapshot_info<R: bitlens_snapshot::Source>(
         lossy: reader.is_lossy(),
         delta: reader.base.is_some(),
         base_file_size: reader.base.map(|b| b.file_size),
-        entries: entries_info(&reader.entries),
+        entries: entries_info(&reader.entries, None),
         inshrink: InshrinkInfo::of_reader(&reader, streams)?.map(Box::new),
     })
 }

@@ -49,11 +49,18 @@ const fn preset(
 pub const DEFAULT_MAX_ERROR: f64 = 0.1;
 
 /// Every preset, the default (LMC) first.
-pub const PRESETS: [Preset; 9] = [
+pub const PRESETS: [Preset; 10] = [
     preset(
         "lmc",
         "LMC (lossless)",
         Choice::new(CodecKind::Lmc),
+        false,
+        false,
+    ),
+    preset(
+        "auto",
+        "Auto: smallest lossless codec per tensor",
+        Choice::new(CodecKind::Auto),
         false,
         false,
     ),
@@ -135,6 +142,14 @@ pub fn options(
             inshrink: Some(InshrinkOptions { max_error }),
         };
     }
+    if whole.choice.codec == CodecKind::Auto {
+        // Auto chooses every tensor's codec itself.
+        return CompressOptions {
+            whole: whole.choice,
+            overrides: BTreeMap::new(),
+            inshrink: None,
+        };
+    }
     CompressOptions {
         whole: whole.choice,
         overrides: overrides
@@ -145,9 +160,12 @@ pub fn options(
     }
 }
 
-/// The presets a single tensor can take (Detail's override): all but the whole-file ones.
+/// The presets a single tensor can take (Detail's override): all but the whole-file ones
+/// (Inshrinkerator, auto).
 pub fn tensor_presets() -> impl Iterator<Item = &'static Preset> {
-    PRESETS.iter().filter(|p| !p.inshrink)
+    PRESETS
+        .iter()
+        .filter(|p| !p.inshrink && p.choice.codec != CodecKind::Auto)
 }
 
 /// Inshrink tensors by achieved relative L2 error, largest first.

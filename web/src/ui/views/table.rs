@@ -1,5 +1,7 @@
 //! The tensor table: one row per tensor (dtype, shape, params, bytes, byte-group entropy,
-//! exponent entropy, predicted ratio, and an "achieved ratio" column filled by the codec panel).
+//! exponent entropy, predicted ratio, and an "achieved ratio" column filled by the codec panel;
+//! after a compression with the auto codec it also names the codec that won each tensor, with its
+//! predicted and achieved size).
 //! Sortable by clicking a header, filterable by name. Every row carries its exact numbers in
 //! `data-*` attributes (for tests and copy-paste); cells show rounded values.
 
@@ -95,6 +97,12 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         let r = &c.rows[i];
                         let achieved = run.and_then(|run| run.entry(&r.name));
                         let err = achieved.and_then(|e| e.error);
+                        // With the auto codec: the candidate that won, and its prediction.
+                        let auto = achieved.and_then(|e| e.auto.as_ref());
+                        let auto_title = auto.map(|a| {
+                            let all: Vec<String> = a.predicted.iter().map(|(c, b)| format!("{c} {b}")).collect();
+                            format!("auto chose {}; predicted bytes per candidate (from {} sampled bytes): {}", a.chosen, a.sample_bytes, all.join(", "))
+                        });
                         let achieved_title = achieved.map(|e| match err {
                             Some(er) => format!("{}: {} of {} bytes; MSE {}, max relative error {}",
                                 e.codec, e.stored_bytes, e.bytes, number(er.mse, 3), number(er.max_rel, 3)),
@@ -121,6 +129,10 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                                 data-pred-bytes={st.map(|s| s.predicted_bytes.to_string())}
                                 data-achieved={achieved.map(|e| e.ratio.to_string())}
                                 data-codec={achieved.map(|e| e.codec.clone())}
+                                data-stored={achieved.map(|e| e.stored_bytes.to_string())}
+                                data-delta={achieved.map(|e| e.delta.to_string())}
+                                data-auto-chosen={auto.map(|a| a.chosen.clone())}
+                                data-auto-predicted={auto.map(|a| a.predicted_bytes.to_string())}
                                 data-mse={err.map(|e| e.mse.to_string())}
                                 data-max-rel={err.map(|e| e.max_rel.to_string())}>
                                 <td class="num dim">{ i + 1 }</td>
@@ -136,6 +148,10 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                                 <td class="num achieved" title={achieved_title}>{ achieved.map_or("–".into(), |e| format!("{:.3}", e.ratio)) }
                                     if let Some(er) = err {
                                         <span class="err dim">{ format!(" ±{}", number(er.max_rel, 2)) }</span>
+                                    }
+                                    if let (Some(a), Some(e)) = (auto, achieved) {
+                                        <span class="auto dim" title={auto_title}>{ format!(" {} · predicted {}, achieved {}",
+                                            a.chosen, bytes(a.predicted_bytes), bytes(e.stored_bytes)) }</span>
                                     }
                                 </td>
                             </tr>
