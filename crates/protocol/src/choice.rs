@@ -2,8 +2,8 @@
 //! the CLI's `--codec` takes) with NeuZip's kept mantissa bits ([`Choice`]), the options of a compression ([`CompressOptions`]: one choice for the file and
 //! per-tensor overrides), and the codecs a comparison times on one tensor ([`ComparedCodec`]).
 
-pub use bitlens_snapshot::CodecKind;
 use bitlens_snapshot::AutoChoice;
+pub use bitlens_snapshot::CodecKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

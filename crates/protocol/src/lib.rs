@@ -32,7 +32,9 @@ pub mod message;
 pub mod result;
 
 pub use bins::{BinsFewest, BinsFit, BinsReport, BinsRow};
-pub use choice::{AutoInfo, Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec};
+pub use choice::{
+    AutoInfo, Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec,
+};
 pub use message::{
     Batch, Build, BuildKind, EntryPair, FileDone, FileOutput, FileRef, FlipSpan, JobFile,
     JobResult, RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,

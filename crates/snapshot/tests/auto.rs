@@ -13,17 +13,21 @@ use bitlens_snapshot::{
 };
 use bitlens_tensors::{read_header, Dtype, Header};
 use bitlens_test_support::floats::{bf16_bits, BF16, F16, F32};
-use bitlens_test_support::{rng, safetensors::Builder, weights};
+use bitlens_test_support::safetensors::{changed, Builder};
+use bitlens_test_support::{rng, weights};
 use proptest::prelude::*;
+
+/// A base file's bytes and header.
+fn base_parts(base: Option<&[u8]>) -> Option<(Vec<u8>, Header)> {
+    base.map(|b| (b.to_vec(), read_header(&b.to_vec()).unwrap()))
+}
 
 /// Compresses `file` with auto, against `base` if given.
 fn pack_auto(file: &[u8], base: Option<&[u8]>) -> (Vec<u8>, Vec<Entry>, Vec<AutoChoice>) {
     let header = read_header(&file.to_vec()).unwrap();
-    let base_vec = base.map(<[u8]>::to_vec);
-    let base_header = base_vec.as_ref().map(|b| read_header(b).unwrap());
-    let base_source = base_vec
+    let parts = base_parts(base);
+    let base_source = parts
         .as_ref()
-        .zip(base_header.as_ref())
         .map(|(src, header)| BaseSource { src, header });
     compress_auto(
         &file.to_vec(),
@@ -39,11 +43,9 @@ fn pack_auto(file: &[u8], base: Option<&[u8]>) -> (Vec<u8>, Vec<Entry>, Vec<Auto
 /// delta for every dtype), against `base` if given.
 fn pack_with(file: &[u8], kind: CodecKind, base: Option<&[u8]>) -> (Vec<u8>, Vec<Entry>) {
     let header = read_header(&file.to_vec()).unwrap();
-    let base_vec = base.map(<[u8]>::to_vec);
-    let base_header = base_vec.as_ref().map(|b| read_header(b).unwrap());
-    let base_source = base_vec
+    let parts = base_parts(base);
+    let base_source = parts
         .as_ref()
-        .zip(base_header.as_ref())
         .map(|(src, header)| BaseSource { src, header });
     let choice = CodecChoice::new(kind);
     compress(
@@ -59,11 +61,9 @@ fn pack_with(file: &[u8], kind: CodecKind, base: Option<&[u8]>) -> (Vec<u8>, Vec
 
 fn unpack(snapshot: &[u8], base: Option<&[u8]>) -> Vec<u8> {
     let reader = SnapshotReader::open(snapshot.to_vec()).unwrap();
-    let base_vec = base.map(<[u8]>::to_vec);
-    let base_header: Option<Header> = base_vec.as_ref().map(|b| read_header(b).unwrap());
-    let base_source = base_vec
+    let parts = base_parts(base);
+    let base_source = parts
         .as_ref()
-        .zip(base_header.as_ref())
         .map(|(src, header)| BaseSource { src, header });
     let mut out = Vec::new();
     reader
@@ -160,22 +160,6 @@ fn zoo(seed: u64) -> Vec<u8> {
             &[0x80, 0x3F].repeat(70_000),
         )
         .build()
-}
-
-/// `file` with about `per_mille` / 1000 of each tensor's bytes changed.
-fn changed(file: &[u8], per_mille: u64, seed: u64) -> Vec<u8> {
-    let h = read_header(&file.to_vec()).unwrap();
-    let mut out = file.to_vec();
-    let noise = rng::bytes(seed, out.len());
-    for t in &h.tensors {
-        let (s, e) = h.file_range(t);
-        for i in s..e {
-            if u64::from(noise[i as usize]) * 1000 / 256 < per_mille {
-                out[i as usize] ^= noise[(i as usize + 1) % noise.len()] | 1;
-            }
-        }
-    }
-    out
 }
 
 fn total(entries: &[Entry]) -> u64 {

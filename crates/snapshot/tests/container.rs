@@ -8,7 +8,8 @@ use bitlens_snapshot::{
 };
 use bitlens_tensors::{read_header, Dtype, Header};
 use bitlens_test_support::floats::{bf16_bits, BF16};
-use bitlens_test_support::{rng, safetensors::Builder};
+use bitlens_test_support::rng;
+use bitlens_test_support::safetensors::{changed, Builder};
 use proptest::prelude::*;
 
 /// A safetensors file builder, with the `__metadata__` of a PyTorch export at step 100 if
@@ -144,21 +145,6 @@ fn tensors_larger_than_a_frame_are_split_into_frames() {
     let reader = SnapshotReader::open(snap.clone()).unwrap();
     assert_eq!(reader.entries[0].frames.len(), 3);
     assert_eq!(unpack(&snap, None).unwrap(), file);
-}
-
-fn changed(file: &[u8], fraction_per_mille: u64, seed: u64) -> Vec<u8> {
-    let h = read_header(&file.to_vec()).unwrap();
-    let mut out = file.to_vec();
-    let noise = rng::bytes(seed, out.len());
-    for t in &h.tensors {
-        let (s, e) = h.file_range(t);
-        for i in s..e {
-            if u64::from(noise[i as usize]) * 1000 / 256 < fraction_per_mille {
-                out[i as usize] ^= noise[(i as usize + 1) % noise.len()] | 1;
-            }
-        }
-    }
-    out
 }
 
 #[test]

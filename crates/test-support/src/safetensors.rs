@@ -22,6 +22,30 @@ pub fn data_start(file: &[u8]) -> usize {
     8 + u64::from_le_bytes(*len) as usize
 }
 
+/// `file` (a safetensors file) with about `per_mille` / 1000 of its tensors' bytes changed: byte
+/// `i` of a tensor's data is XORed with a nonzero byte when `noise[i] · 1000 / 256 < per_mille`,
+/// `noise` being [`crate::rng::bytes`]`(seed, file.len())` (header and padding are kept).
+pub fn changed(file: &[u8], per_mille: u64, seed: u64) -> Vec<u8> {
+    let start = data_start(file);
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&file[8..start]).expect("a valid safetensors header");
+    let mut out = file.to_vec();
+    let noise = crate::rng::bytes(seed, out.len());
+    for (name, t) in &header {
+        if name == "__metadata__" {
+            continue;
+        }
+        let offsets = t["data_offsets"].as_array().expect("data_offsets");
+        let at = |k: usize| start + offsets[k].as_u64().expect("an offset") as usize;
+        for i in at(0)..at(1) {
+            if u64::from(noise[i]) * 1000 / 256 < per_mille {
+                out[i] ^= noise[(i + 1) % noise.len()] | 1;
+            }
+        }
+    }
+    out
+}
+
 /// Builds a valid safetensors file: optional `__metadata__` entries, then the tensors in the
 /// order added, their data back to back from offset 0.
 ///
