@@ -160,14 +160,19 @@ fn input_steps(inputs: &[PathBuf]) -> Result<Vec<StepInput>> {
                 .collect::<Result<Vec<_>>>()?
         }
         _ => {
+            let stems = inputs
+                .iter()
+                .map(|p| given_step_name(p, false))
+                .collect::<Result<Vec<_>>>()?;
+            let distinct = (0..stems.len()).all(|i| !stems[..i].contains(&stems[i]));
             let steps = inputs
                 .iter()
-                .map(|p| {
-                    let name = if p.is_dir() {
-                        file_name(&p.canonicalize().unwrap_or_else(|_| p.clone()))?
+                .zip(stems)
+                .map(|(p, stem)| {
+                    let name = if distinct {
+                        stem
                     } else {
-                        let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
-                        stem.with_context(|| format!("{}: no file name", p.display()))?
+                        given_step_name(p, true)?
                     };
                     step_input(name, p)
                 })
@@ -187,6 +192,33 @@ fn input_steps(inputs: &[PathBuf]) -> Result<Vec<StepInput>> {
         }
     }
     Ok(steps)
+}
+
+/// The name of a step given by its path: a folder's name; a file's name without its extension
+/// or, with `by_folder` (for files of the same name in several folders: `step-10/model.safetensors`),
+/// its folder's name.
+fn given_step_name(path: &Path, by_folder: bool) -> Result<String> {
+    // `.` or `..` have their name in the absolute path; a symlink keeps its own name.
+    let absolute = if path.file_name().is_some() {
+        path.to_path_buf()
+    } else {
+        path.canonicalize()
+            .with_context(|| format!("{}: cannot resolve", path.display()))?
+    };
+    if absolute.is_dir() {
+        return file_name(&absolute);
+    }
+    if by_folder {
+        let absolute = std::path::absolute(&absolute)
+            .with_context(|| format!("{}: cannot resolve", path.display()))?;
+        let parent = absolute
+            .parent()
+            .with_context(|| format!("{}: no folder", path.display()))?;
+        return file_name(parent);
+    }
+    let stem = absolute.file_stem().and_then(|s| s.to_str());
+    stem.map(str::to_owned)
+        .with_context(|| format!("{}: not a UTF-8 file name", path.display()))
 }
 
 /// The number of a run directory's step folder: `step-000025`, `step_25`, `step25`.

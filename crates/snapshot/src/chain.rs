@@ -30,13 +30,13 @@ pub const MAX_MANIFEST_BYTES: usize = 256 << 20;
 #[non_exhaustive]
 pub enum ChainError {
     /// The manifest is not valid JSON of the manifest's shape.
-    #[error("chain manifest: line {line}, column {column}: {message}")]
+    #[error("chain manifest: {message}")]
     Parse {
         /// 1-based line of the error.
         line: usize,
         /// 1-based column of the error.
         column: usize,
-        /// What serde_json reported.
+        /// What serde_json reported (with the line and column).
         message: String,
     },
     /// The manifest is larger than [`MAX_MANIFEST_BYTES`].
@@ -607,10 +607,12 @@ pub fn check_link<R: Source, S: Source>(
     for e in delta.entries.iter().filter(|e| e.delta) {
         match base.entries.iter().find(|b| b.name == e.name) {
             None => return Err(wrong(format!("the base has no tensor `{}`", e.name))),
-            Some(b) if b.checksum != e.base_checksum => return Err(wrong(format!(
+            Some(b) if b.checksum != e.base_checksum => {
+                return Err(wrong(format!(
                 "tensor `{}` was XORed with a tensor of checksum {:016x}, the base's has {:016x}",
                 e.name, e.base_checksum, b.checksum
-            ))),
+            )))
+            }
             Some(_) => {}
         }
     }
