@@ -287,3 +287,24 @@ def test_cached_run_chain(tmp_path):
     assert bf16[-1] < 0.6 * bf16[0]
     default = run_json("inspect", tmp_path / "chain-None")["chains"][0]["totals"]
     assert default["chain_size"] < default["all_full_size"] < default["original_size"]
+
+
+def test_numpy_steps(tmp_path):
+    """Steps of another format (NumPy .npy, stored as version 3 snapshots) chain the same way."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((256, 64)).astype(np.float32)
+    run_dir = tmp_path / "run"
+    for s in (0, 10, 20):
+        (run_dir / f"step-{s}").mkdir(parents=True)
+        np.save(run_dir / f"step-{s}" / "w.npy", w)
+        w = w + np.float32(1e-3) * rng.standard_normal(w.shape).astype(np.float32)
+    chain = tmp_path / "chain"
+    run("compress", "--chain", run_dir, "-o", chain)
+    report = run_json("inspect", chain)["chains"][0]
+    assert [f["kind"] for s in report["steps"] for f in s["files"]] == ["key", "delta", "delta"]
+    # Small steps: each delta is smaller than the same file in full.
+    assert all(f["delta_vs_full"] < 1 for s in report["steps"][1:] for f in s["files"])
+    out = tmp_path / "out"
+    run("decompress", chain, "-o", out, "--step", "step-20")
+    assert same_bytes(out / "w.npy", run_dir / "step-20" / "w.npy")
