@@ -308,3 +308,30 @@ def test_numpy_steps(tmp_path):
     out = tmp_path / "out"
     run("decompress", chain, "-o", out, "--step", "step-20")
     assert same_bytes(out / "w.npy", run_dir / "step-20" / "w.npy")
+
+
+def test_a_file_new_in_a_step_is_a_key(small_run, tmp_path):
+    """Files are chained by name: a file that the previous step lacks is stored in full (even when
+    the previous step holds a single file), and a folder with safetensors files leaves its other
+    files (`training_args.bin`, configs) out, as for a Hugging Face folder."""
+    steps = steps_of(small_run)
+    run_dir = tmp_path / "run"
+    for i, files in enumerate((["model.safetensors"], ["model.safetensors", "optimizer.safetensors"])):
+        d = run_dir / f"step-{i}"
+        d.mkdir(parents=True)
+        for f in files:
+            os.symlink(steps[i] / f, d / f)
+    (run_dir / "step-1" / "training_args.bin").write_bytes(b"\x80\x04not a checkpoint")
+    (run_dir / "step-1" / "config.json").write_text("{}")
+    chain = tmp_path / "chain"
+    proc = run("compress", "--chain", run_dir, "-o", chain)
+    assert "left out of the chain: config.json, training_args.bin" in proc.stderr
+    m = json.loads((chain / "chain.json").read_text())
+    files = {f["name"]: f for f in m["steps"][1]["files"]}
+    assert sorted(files) == ["model.safetensors", "optimizer.safetensors"]
+    assert files["model.safetensors"]["kind"] == "delta"
+    assert files["optimizer.safetensors"]["kind"] == "key" and "base" not in files["optimizer.safetensors"]
+    out = tmp_path / "out"
+    run("decompress", chain, "-o", out, "--step", "step-1")
+    for f in ("model.safetensors", "optimizer.safetensors"):
+        assert same_bytes(out / f, steps[1] / f)

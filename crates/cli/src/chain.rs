@@ -90,7 +90,7 @@ pub fn compress(
             files: Vec::new(),
         };
         for path in &input.files {
-            let base = previous.and_then(|(p, s)| base_file(p, s, path));
+            let base = previous.and_then(|(p, s)| base_file(p, s, input, path));
             let entry = compress_file(output, &input.name, path, base, choice, options)
                 .with_context(|| format!("step `{}`, {}", input.name, path.display()))?;
             step.files.push(entry);
@@ -134,9 +134,11 @@ fn input_steps(inputs: &[PathBuf]) -> Result<Vec<StepInput>> {
                 std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?
             {
                 let path = entry?.path();
-                let name = file_name(&path)?;
-                if let Some(n) = run_step_number(&name).filter(|_| path.is_dir()) {
-                    numbered.push((n, name, path));
+                let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                    continue; // not a step-<number> name
+                };
+                if let Some(n) = run_step_number(name).filter(|_| path.is_dir()) {
+                    numbered.push((n, name.to_owned(), path));
                 }
             }
             if numbered.is_empty() {
@@ -281,8 +283,26 @@ fn step_input(name: String, path: &Path) -> Result<StepInput> {
         if p.is_file() && known {
             files.push(p);
         } else {
-            skipped.push(file_name(&p)?);
+            skipped.push(
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
         }
+    }
+    // As for a Hugging Face folder: with safetensors files, the others (`training_args.bin`) are
+    // not checkpoints.
+    let is_safetensors = |p: &PathBuf| p.extension().is_some_and(|e| e == "safetensors");
+    if files.iter().any(is_safetensors) {
+        let (kept, others): (Vec<_>, Vec<_>) = files.into_iter().partition(is_safetensors);
+        files = kept;
+        skipped.extend(others.iter().map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        }));
     }
     if files.is_empty() {
         bail!("{}: no checkpoint files in the step folder", path.display());
@@ -307,19 +327,21 @@ fn file_name(path: &Path) -> Result<String> {
         .with_context(|| format!("{}: not a UTF-8 file name", path.display()))
 }
 
-/// The base of `path` in the previous step: its file of the same name, or its only file when both
-/// steps hold one.
+/// The base of `path`, a file of `current`, in the previous step: its file of the same name, or
+/// its only file when both steps hold one.
 fn base_file<'a>(
     previous: &'a StepInput,
     compressed: &'a Step,
+    current: &StepInput,
     path: &Path,
 ) -> Option<(&'a Path, BaseLink)> {
     let name = path.file_name()?;
+    let only = previous.files.len() == 1 && current.files.len() == 1;
     let at = previous
         .files
         .iter()
         .position(|p| p.file_name() == Some(name))
-        .or((previous.files.len() == 1 && compressed.files.len() == 1).then_some(0))?;
+        .or(only.then_some(0))?;
     Some((
         &previous.files[at],
         BaseLink {
