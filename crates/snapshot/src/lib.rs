@@ -15,6 +15,8 @@
 //! streams and the bytes between them — each stored like a tensor, so decoding gives the file
 //! back byte for byte. Safetensors files are still written as version 2, byte for byte as before.
 //!
+//! - [`chain`] — the manifest of a checkpoint chain (a key, then deltas against the previous
+//!   step, per file) and the checks of its snapshots' links.
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
@@ -32,6 +34,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod chain;
 pub mod choice;
 pub mod codec;
 pub mod compress;
