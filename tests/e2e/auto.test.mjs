@@ -57,6 +57,7 @@ test('auto in the page: the CLI\'s choices and sizes, its snapshot, and a byte-e
   assert.ok(chosen.has('lmc') && chosen.has('neuzip'), [...chosen].join());
   const cell = await page.textContent('#tensor-table tbody tr[data-auto-chosen=neuzip] .auto');
   assert.match(cell, /neuzip · predicted .* achieved /);
+  await page.$eval('.table-scroll', (e) => { e.scrollLeft = e.scrollWidth; });
   await page.screenshot({ path: path.join(SHOTS, 'tensors-auto.png') });
   sameBytes(out, native, 'page auto snapshot vs CLI auto snapshot');
   assert.deepEqual(page.errors, []);

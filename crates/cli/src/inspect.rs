@@ -14,6 +14,13 @@ use std::time::Instant;
 
 /// Runs `inspect` over the inputs and prints the table or JSON to stdout.
 pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
+    let chains = inputs.iter().filter(|p| crate::chain::is_chain(p)).count();
+    if chains == inputs.len() {
+        return crate::chain::inspect(inputs, json);
+    }
+    if chains > 0 {
+        anyhow::bail!("give either chain directories or checkpoints to inspect, not both");
+    }
     let mut snapshots = 0;
     for p in inputs {
         snapshots += usize::from(crate::snapshot_cmd::is_snapshot(p)?);

@@ -7,6 +7,7 @@
 mod analyze;
 mod auto_cmd;
 mod bench;
+mod chain;
 mod diff;
 mod inshrink_cmd;
 mod inspect;
@@ -108,6 +109,22 @@ enum Command {
         /// tensor's predicted sizes, choice and achieved size.
         #[arg(long)]
         json: bool,
+        /// Compress a chain of checkpoints into the directory OUTPUT (`chain.json` and
+        /// `<step>/<file>.bls`): INPUT is a run directory of step-<number> folders, or INPUT and
+        /// the paths after it are the steps in training order (files or folders). Each file is a
+        /// delta against the same file of the previous step.
+        #[arg(long)]
+        chain: bool,
+        /// With --chain: the steps after INPUT.
+        #[arg(requires = "chain")]
+        more: Vec<PathBuf>,
+        /// With --chain: every Nth step stored in full (1: every step; default: the first only).
+        #[arg(long, requires = "chain")]
+        key: Option<usize>,
+        /// With --chain: do not also compress each delta's file in full to measure what the
+        /// deltas save (`inspect` then shows no all-full total).
+        #[arg(long, requires = "chain")]
+        skip_full_size: bool,
     },
     /// Restore the original safetensors file(s) from a snapshot, byte for byte.
     Decompress {
@@ -123,6 +140,10 @@ enum Command {
         /// Restore only this tensor, as a safetensors file holding just it.
         #[arg(long)]
         tensor: Option<String>,
+        /// A chain directory: restore only this step (its name or 0-based index), its files
+        /// into the directory OUTPUT; without it every step goes to OUTPUT/<step>/.
+        #[arg(long)]
+        step: Option<String>,
     },
     /// Compare bitlens's codecs with zstd, lz4, deflate and bzip2 on the same tensors.
     Bench {
@@ -168,8 +189,15 @@ fn run(cli: Cli) -> Result<()> {
             protect_dtype,
             no_delta,
             json,
+            chain,
+            more,
+            key,
+            skip_full_size,
         } => {
             let Some(kind) = codec.kind() else {
+                if chain {
+                    anyhow::bail!("--codec inshrink does not make --chain chains: use its --base");
+                }
                 let args = inshrink_cmd::Args {
                     max_error,
                     eval_cmd,
@@ -199,14 +227,46 @@ fn run(cli: Cli) -> Result<()> {
                 norm_block,
                 clusters,
             };
-            snapshot_cmd::compress(&input, &output, choice, base.as_deref(), json)
+            if chain {
+                if base.is_some() {
+                    anyhow::bail!("--chain takes its bases from the chain: no --base");
+                }
+                if kind == bitlens_snapshot::CodecKind::Auto || json {
+                    // A chain's step must be a delta of the step before; auto may store a step
+                    // with no delta at all.
+                    anyhow::bail!("--chain does not take --codec auto or --json");
+                }
+                let options = chain::CompressOptions {
+                    key_every: key,
+                    measure_full: !skip_full_size,
+                };
+                let inputs: Vec<PathBuf> = std::iter::once(input).chain(more).collect();
+                return chain::compress(&inputs, &output, choice, &options);
+            }
+            snapshot_cmd::compress_reporting(&input, &output, choice, base.as_deref(), json)
         }
         Command::Decompress {
             input,
             output,
             base,
             tensor,
-        } => snapshot_cmd::decompress(&input, &output, base.as_deref(), tensor.as_deref()),
+            step,
+        } => {
+            if chain::is_chain(&input) {
+                if base.is_some() || tensor.is_some() {
+                    anyhow::bail!("--base and --tensor do not apply to a chain directory");
+                }
+                return chain::decompress(&input, &output, step.as_deref());
+            }
+            if step.is_some() {
+                anyhow::bail!(
+                    "--step applies to a chain directory (one holding {}), {} is not",
+                    bitlens_snapshot::chain::MANIFEST_NAME,
+                    input.display()
+                );
+            }
+            snapshot_cmd::decompress(&input, &output, base.as_deref(), tensor.as_deref())
+        }
         Command::Bench {
             paths,
             json,

@@ -117,9 +117,19 @@ fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }
 
-/// `bitlens compress` (`json`: with `--codec auto`, print each tensor's predictions, choice and
-/// achieved size as one JSON document on stdout).
+/// `bitlens compress`.
 pub fn compress(
+    input: &Path,
+    output: &Path,
+    codec: CodecChoice,
+    base: Option<&Path>,
+) -> Result<()> {
+    compress_reporting(input, output, codec, base, false)
+}
+
+/// [`compress`]; with `json` and `--codec auto`, each tensor's predictions, choice and achieved
+/// size as one JSON document on stdout.
+pub fn compress_reporting(
     input: &Path,
     output: &Path,
     codec: CodecChoice,

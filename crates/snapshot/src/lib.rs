@@ -17,6 +17,8 @@
 //!
 //! - [`auto`] — `--codec auto`: per tensor the smallest lossless encoding, predicted from a
 //!   sample ([`compress_auto`]).
+//! - [`chain`] — the manifest of a checkpoint chain (a key, then deltas against the previous
+//!   step, per file) and the checks of its snapshots' links.
 //! - [`choice`] — the per-tensor codec for a user's codec choice (CLI and page share it).
 //! - [`codec`] — the codec ids and parameters, and frame encode / decode.
 //! - [`format`](mod@format) — constants and the (de)serialization of the preamble, index and trailer.
@@ -35,6 +37,7 @@
 #![warn(missing_docs)]
 
 pub mod auto;
+pub mod chain;
 pub mod choice;
 pub mod codec;
 pub mod compress;
