@@ -2,7 +2,7 @@
 
 For every file of the test set (the MiniLM weights in bf16 / f16 / f32; the digits training run's
 model and optimizer files, fp32 and bf16, each step against the one before; the page demo's
-consecutive steps) this compresses with every candidate codec forced — LMC and NeuZip, and with a
+consecutive steps) this compresses with every candidate codec forced — LMC, NeuZip and stored, and with a
 base LMC on the XOR (`--codec lmc --base`) and BitSnap's delta (`--codec bitsnap --base`) — and
 reads each tensor's stored size from `bitlens inspect --json`: the exhaustive best of a tensor is
 the smallest of these. Then it compresses with `--codec auto --json` and reports, per group of
@@ -80,7 +80,7 @@ def cpu_ms(bitlens, codec, src, out, base, runs):
 
 def measure(bitlens, item, tmp, runs):
     group, src, base = item
-    forced = [("lmc", None), ("neuzip", None)]
+    forced = [("lmc", None), ("neuzip", None), ("stored", None)]
     if base:
         forced += [("lmc-delta", "lmc"), ("bitsnap", "bitsnap")]
     sizes = {}

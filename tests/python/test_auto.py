@@ -125,13 +125,13 @@ def test_python_written_files_round_trip_with_and_without_a_base(tmp_path, seed)
     assert filecmp.cmp(decompress(tmp_path, snap, base=src), new, shallow=False)
     check_report_matches_index(report, snap)
     chosen = {t["name"]: t["chosen"] for t in report["files"][0]["tensors"]}
-    assert chosen["random"] in ("unchanged", "lmc")  # unchanged, and incompressible
+    assert chosen["random"] in ("unchanged", "lmc", "stored")  # unchanged, and incompressible
     assert chosen["f32"] in ("lmc-delta", "bitsnap")
 
 
 def forced_sizes(tmp_path, src, base):
     """Per tensor and candidate, the stored bytes with that codec forced."""
-    runs = {"lmc": ["--codec", "lmc"], "neuzip": ["--codec", "neuzip"]}
+    runs = {"lmc": ["--codec", "lmc"], "neuzip": ["--codec", "neuzip"], "stored": ["--codec", "stored"]}
     if base:
         runs["lmc-delta"] = ["--codec", "lmc", "--base", base]
         runs["bitsnap"] = ["--codec", "bitsnap", "--base", base]
@@ -186,11 +186,33 @@ def test_training_steps_against_their_predecessor(tmp_path, name):
         check_against_forced(report, forced)
 
 
-def test_json_needs_auto_and_other_formats_are_refused(tmp_path, weights):
+def test_json_needs_auto_and_chains_refuse_auto(tmp_path, weights):
     src = weights / "minilm-bf16.safetensors"
     p = run("compress", "--codec", "lmc", "--json", src, "-o", tmp_path / "x.bls", check=False)
     assert p.returncode != 0 and "--json" in p.stderr
-    npy = tmp_path / "x.npy"
-    np.save(npy, np.arange(10, dtype=np.float32))
-    p = run("compress", "--codec", "auto", npy, "-o", tmp_path / "y.bls", check=False)
+    p = run("compress", "--chain", "--codec", "auto", src, src, "-o", tmp_path / "c", check=False)
     assert p.returncode != 0 and "auto" in p.stderr
+
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["gguf/bf16.gguf", "gguf/q8_0.gguf", "torch/adam.pt", "numpy/minilm_f32_v1.npy", "numpy/minilm_compressed.npz"],
+)
+def test_other_formats_round_trip_with_their_pieces_chosen(tmp_path, name):
+    src = FIXTURES / name
+    if not src.exists():
+        pytest.skip(f"{name} is not a fixture")
+    snap, report = compress_auto(tmp_path, src)
+    assert filecmp.cmp(decompress(tmp_path, snap), src, shallow=False)
+    check_report_matches_index(report, snap)
+    lmc = tmp_path / "lmc.bls"
+    run("compress", "--codec", "lmc", src, "-o", lmc)
+    assert snap.stat().st_size <= lmc.stat().st_size * 1.001 + 256
+    # Against itself: every piece is unchanged (or as small without the base).
+    snap, report = compress_auto(tmp_path, src, base=src, name="self.bls")
+    assert filecmp.cmp(decompress(tmp_path, snap, base=src), src, shallow=False)
+    check_report_matches_index(report, snap)
+    assert all(t["chosen"] in ("unchanged", "lmc", "stored") for t in report["files"][0]["tensors"])

@@ -21,7 +21,7 @@ pub struct TensorReport {
     /// Bytes of it sampled for the predictions.
     sample_bytes: u64,
     /// Predicted stored bytes per candidate (`lmc`, `neuzip`, `lmc-delta`, `unchanged`,
-    /// `bitsnap`).
+    /// `bitsnap`, `stored`).
     predicted: BTreeMap<&'static str, u64>,
     /// Candidates whose prediction a trial encode of the sample corrected.
     trial: Vec<&'static str>,

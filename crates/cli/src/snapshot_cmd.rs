@@ -153,13 +153,7 @@ fn compress_on_pool(
         bail!("--json applies to --codec auto and --codec inshrink");
     }
     if let Some(src) = other_format(input)? {
-        if codec.kind == CodecKind::Auto {
-            bail!(
-                "{}: --codec auto reads safetensors checkpoints (use --codec lmc for other formats)",
-                input.display()
-            );
-        }
-        return compress_pieces(input, src, output, codec, base);
+        return compress_pieces(input, src, output, codec, base, json);
     }
     let checkpoint = Checkpoint::open(input)?;
     if checkpoint.index.is_some() && crate::remote::is_url(input)? {
@@ -279,8 +273,10 @@ fn compress_pieces(
     output: &Path,
     codec: CodecChoice,
     base: Option<&Path>,
+    json: bool,
 ) -> Result<()> {
     let pieces = open_pieces(input, &src)?;
+    let base_path = base;
     let base = base
         .map(|b| open_base_pieces(b, input, &pieces))
         .transpose()?;
@@ -291,27 +287,42 @@ fn compress_pieces(
         output: 0,
     };
     let mut entries = Vec::new();
+    let mut choices = Vec::new();
     write_output(output, |out| {
-        let (counter, written) = bitlens_snapshot::compress_pieces(
-            &src,
-            &pieces,
-            base.as_ref()
-                .map(|(s, p)| (s as &dyn bitlens_snapshot::Source, p)),
-            &codec,
-            CountingWriter {
-                inner: out,
-                count: 0,
-            },
-            &mut |n| progress.inc(n),
-        )
+        let base = base
+            .as_ref()
+            .map(|(s, p)| (s as &dyn bitlens_snapshot::Source, p));
+        let counter = CountingWriter {
+            inner: out,
+            count: 0,
+        };
+        let mut progress = |n| progress.inc(n);
+        let (counter, written, chosen) = if codec.kind == CodecKind::Auto {
+            bitlens_snapshot::compress_pieces_auto(&src, &pieces, base, counter, &mut progress)
+        } else {
+            bitlens_snapshot::compress_pieces(&src, &pieces, base, &codec, counter, &mut progress)
+                .map(|(c, e)| (c, e, Vec::new()))
+        }
         .with_context(|| input.display().to_string())?;
         totals.output = counter.count;
         entries = written;
+        choices = chosen;
         Ok(())
     })?;
     progress.finish();
     summary("compressed", &totals, started);
     lossy_summary(&entries);
+    if codec.kind == CodecKind::Auto {
+        let report = crate::auto_cmd::FileReport::new(
+            input,
+            output,
+            base_path,
+            &choices,
+            &entries,
+            totals.output,
+        );
+        crate::auto_cmd::print(&[report], json)?;
+    }
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// achieved size is the entry's stored bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AutoInfo {
-    /// The chosen candidate (`lmc`, `neuzip`, `lmc-delta`, `unchanged`, `bitsnap`).
+    /// The chosen candidate (`lmc`, `neuzip`, `lmc-delta`, `unchanged`, `bitsnap`, `stored`).
     pub chosen: String,
     /// `(candidate, predicted bytes)` of every candidate that applied.
     pub predicted: Vec<(String, u64)>,

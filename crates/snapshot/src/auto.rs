@@ -12,7 +12,9 @@
 //!   §3.3), and **unchanged** when the sampled XOR is all zero. An unchanged tensor needs no
 //!   marker of its own: its XOR is zero, which LMC stores as one run block per 64 / 128 KiB of
 //!   every byte group (2 bytes each) plus a 33-byte stream header per 1 MiB frame — 0.005 % of the
-//!   tensor — so the format is unchanged and the tensor is simply an LMC delta.
+//!   tensor — so the format is unchanged and the tensor is simply an LMC delta;
+//! - **stored** as it is: its size is its length, and it wins on small incompressible pieces
+//!   (the gaps of a GGUF or PyTorch file), where LMC pays a 33-byte stream header.
 //!
 //! The sample ([`sample_ranges`]): the whole tensor up to [`WHOLE_SAMPLE`] bytes, else
 //! 1..=[`MAX_CHUNKS`] chunks of [`SAMPLE_CHUNK`] bytes spread evenly over it (one per
@@ -102,16 +104,19 @@ pub enum Candidate {
     Bitsnap,
     /// NeuZip lossless (float dtypes).
     Neuzip,
+    /// The bytes as they are (incompressible pieces: no stream header to pay).
+    Stored,
 }
 
 impl Candidate {
     /// Every candidate, in order of preference on a tie.
-    pub const ALL: [Candidate; 5] = [
+    pub const ALL: [Candidate; 6] = [
         Candidate::Lmc,
         Candidate::LmcDelta,
         Candidate::Unchanged,
         Candidate::Bitsnap,
         Candidate::Neuzip,
+        Candidate::Stored,
     ];
 
     /// Its name in the CLI's JSON and on the page.
@@ -122,6 +127,7 @@ impl Candidate {
             Candidate::Unchanged => "unchanged",
             Candidate::Bitsnap => "bitsnap",
             Candidate::Neuzip => "neuzip",
+            Candidate::Stored => "stored",
         }
     }
 
@@ -136,12 +142,13 @@ impl Candidate {
                 width: Width::from_bytes(dtype.lane_bytes()).unwrap_or(Width::W1),
                 entropy_coded: true,
             },
+            Candidate::Stored => Codec::Stored,
         }
     }
 
     /// True when the tensor is stored against its base.
     pub fn is_delta(self) -> bool {
-        !matches!(self, Candidate::Lmc | Candidate::Neuzip)
+        !matches!(self, Candidate::Lmc | Candidate::Neuzip | Candidate::Stored)
     }
 }
 
@@ -326,6 +333,7 @@ fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<
         let nz = NeuzipModel::of(&raw.top, f);
         out.push(est(Candidate::Neuzip, &|l| nz.bytes(l), n));
     }
+    out.push(est(Candidate::Stored, &|l| l as f64, n));
     out
 }
 
@@ -344,6 +352,7 @@ fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
     if crate::choice::float_format(dtype).is_some() {
         kinds.push(Candidate::Neuzip);
     }
+    kinds.push(Candidate::Stored);
     let (mut payload, mut scratch) = (Vec::new(), Vec::new());
     kinds
         .into_iter()
@@ -369,8 +378,8 @@ fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
 }
 
 /// Trial-encodes the sample with the candidates predicted within [`TRIAL_MARGIN`] of the
-/// smallest (when there are two or more; never NeuZip, see the module doc) and corrects their
-/// predictions.
+/// smallest (when there are two or more; never NeuZip, see the module doc, nor stored, whose size
+/// is exact) and corrects their predictions.
 fn trial(dtype: Dtype, estimates: &mut [Estimate], sample: &[u8], base: Option<&[u8]>) {
     let best = estimates
         .iter()
@@ -382,7 +391,7 @@ fn trial(dtype: Dtype, estimates: &mut [Estimate], sample: &[u8], base: Option<&
     }
     let (mut payload, mut scratch) = (Vec::new(), Vec::new());
     for e in estimates.iter_mut() {
-        if !close(e) || e.candidate == Candidate::Neuzip {
+        if !close(e) || matches!(e.candidate, Candidate::Neuzip | Candidate::Stored) {
             continue;
         }
         let frame_base = if e.candidate.is_delta() { base } else { None };

@@ -208,7 +208,8 @@ pub const SAMPLE_BYTES: u64 = 1 << 20;
 /// quantized (ggml block) tensors take LMC on their bytes if it shrinks their first
 /// [`SAMPLE_BYTES`], else stored (always stored with the stored choice). With a `base` (the same
 /// format, its pieces), every piece the base has with the same name, type and length is stored as
-/// its XOR with the base's piece, coded with `choice`'s codec for bytes.
+/// its XOR with the base's piece, coded with `choice`'s codec for bytes. With the auto choice,
+/// every piece takes what [`compress_pieces_auto`] chooses.
 pub fn compress_pieces<W: Write>(
     src: &dyn Source,
     pieces: &Pieces,
@@ -217,6 +218,34 @@ pub fn compress_pieces<W: Write>(
     out: W,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
+    let (out, entries, _) = pieces_with(src, pieces, base, choice, out, progress)?;
+    Ok((out, entries))
+}
+
+/// [`compress_pieces`] with `--codec auto` ([`crate::auto`]): each piece takes the smallest
+/// lossless encoding predicted from a sample of it — tensor pieces of a plain dtype as in
+/// [`compress_auto`], gaps, deflated streams and ggml blocks as bytes (LMC, or against the base's
+/// piece LMC on the XOR, BitSnap, unchanged). Returns each piece's choice too.
+pub fn compress_pieces_auto<W: Write>(
+    src: &dyn Source,
+    pieces: &Pieces,
+    base: Option<(&dyn Source, &Pieces)>,
+    out: W,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Vec<Entry>, Vec<AutoChoice>), SnapshotError> {
+    let choice = CodecChoice::new(CodecKind::Auto);
+    pieces_with(src, pieces, base, &choice, out, progress)
+}
+
+/// [`compress_pieces`], returning the auto choices (none for other codecs).
+fn pieces_with<W: Write>(
+    src: &dyn Source,
+    pieces: &Pieces,
+    base: Option<(&dyn Source, &Pieces)>,
+    choice: &CodecChoice,
+    out: W,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(W, Vec<Entry>, Vec<AutoChoice>), SnapshotError> {
     let table = pieces.table();
     let header = crate::layout::piece_header(&table, pieces.file_size)?;
     let shifted = Shifted {
@@ -234,27 +263,37 @@ pub fn compress_pieces<W: Write>(
         .map(|(src, header)| BaseSource { src, header });
     let mut sample = Vec::new();
     let mut plans = plans(&header, base_source.as_ref(), &|_| Codec::Stored);
-    for ((plan, t), piece) in plans.iter_mut().zip(&header.tensors).zip(&pieces.pieces) {
-        let plain = piece.info.dtype(piece.len);
-        plan.codec = match plain {
-            Some(d) if !plan.delta => choice.codec_for(d),
-            _ if plan.delta => choice.codec_for(t.dtype),
-            _ if choice.kind == CodecKind::Stored => Codec::Stored,
-            _ => lmc_if_smaller(src, piece.offset, piece.len, &mut sample)?,
-        };
+    let mut choices = Vec::new();
+    if choice.kind == CodecKind::Auto {
+        choices = crate::auto::choose_all(&shifted, &header, base_source.as_ref())?;
+        for (plan, c) in plans.iter_mut().zip(&choices) {
+            plan.codec = c.codec();
+            plan.delta = c.chosen.is_delta();
+        }
+    } else {
+        for ((plan, t), piece) in plans.iter_mut().zip(&header.tensors).zip(&pieces.pieces) {
+            let plain = piece.info.dtype(piece.len);
+            plan.codec = match plain {
+                Some(d) if !plan.delta => choice.codec_for(d),
+                _ if plan.delta => choice.codec_for(t.dtype),
+                _ if choice.kind == CodecKind::Stored => Codec::Stored,
+                _ => lmc_if_smaller(src, piece.offset, piece.len, &mut sample)?,
+            };
+        }
     }
     let base_ref = base_ref(&plans, base_source.as_ref());
     let deltas: Vec<bool> = plans.iter().map(|p| p.delta).collect();
     let writer =
         SnapshotWriter::new_pieces(out, &pieces.kind, &table, pieces.file_size, plans, base_ref)?;
-    write_tensors(
+    let (out, entries) = write_tensors(
         &shifted,
         &header,
         base_source.as_ref(),
         &deltas,
         writer,
         progress,
-    )
+    )?;
+    Ok((out, entries, choices))
 }
 
 /// LMC on bytes if it shrinks the first [`SAMPLE_BYTES`] of `len` bytes at `offset`, else stored.

@@ -183,10 +183,14 @@ fn compress_other_format(
     let pieces = bitlens_snapshot::layout::pieces(&layout)?;
     let whole = codec_choice(&options.whole, false)?;
     if whole.kind == CodecKind::Auto {
-        return Err(Failure(
-            "auto reads safetensors checkpoints; choose LMC for GGUF, PyTorch and NumPy files"
-                .into(),
-        ));
+        let (sink, entries, choices) = bitlens_snapshot::compress_pieces_auto(
+            src,
+            &pieces,
+            None,
+            ChunkSink::new(on_chunk),
+            on_progress,
+        )?;
+        return finished(src, sink, &entries, Some(&choices));
     }
     let (sink, entries) = bitlens_snapshot::compress_pieces(
         src,
