@@ -164,6 +164,16 @@ def test_real_weights_round_trip_and_are_no_larger_than_lmc(tmp_path, weights, d
     check_against_forced(report, forced)
     totals = report["totals"]
     assert abs(totals["predicted_bytes"] / totals["achieved_bytes"] - 1) < 0.02
+    # `inspect` sums the tensors and stored bytes of each codec the snapshot mixes.
+    per_codec = {}
+    for t in report["files"][0]["tensors"]:
+        n, b = per_codec.get(t["codec"], (0, 0))
+        per_codec[t["codec"]] = (n + 1, b + t["achieved_bytes"])
+    text = run("inspect", snap).stdout
+    if len(per_codec) > 1:
+        line = next(l for l in text.splitlines() if l.startswith("  codecs (tensors, stored):"))
+        for codec, (n, _) in per_codec.items():
+            assert f"{codec} {n} (" in line, (codec, line)
 
 
 def training_pairs():

@@ -845,6 +845,22 @@ pub fn inspect_snapshots(paths: &[PathBuf], json: bool) -> Result<()> {
         if let Some(info) = &s.inshrink {
             print_inshrink(&mut out, info)?;
         }
+        // Several codecs (a `--codec auto` snapshot): how many tensors and bytes each one holds.
+        let mut codecs: std::collections::BTreeMap<String, (usize, u64)> = Default::default();
+        for t in &s.tensors {
+            let c = codecs
+                .entry(format!("{}{}", t.codec, if t.delta { " Δ" } else { "" }))
+                .or_default();
+            c.0 += 1;
+            c.1 += t.stored_bytes;
+        }
+        if codecs.len() > 1 {
+            let parts: Vec<String> = codecs
+                .iter()
+                .map(|(k, (n, b))| format!("{k} {n} ({})", format::bytes(*b)))
+                .collect();
+            writeln!(out, "  codecs (tensors, stored): {}", parts.join(", "))?;
+        }
         if s.original_format.is_some() {
             writeln!(
                 out,

@@ -138,6 +138,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn auto_info_is_the_cores_choice_and_optional_in_entries() {
+        use bitlens_snapshot::{AutoChoice, Candidate, Prediction};
+        let c = AutoChoice {
+            name: "w".into(),
+            dtype: bitlens_tensors::Dtype::BF16,
+            bytes: 1000,
+            sample_bytes: 1000,
+            predictions: vec![
+                Prediction {
+                    candidate: Candidate::Lmc,
+                    bytes: 700,
+                    trial: true,
+                },
+                Prediction {
+                    candidate: Candidate::Neuzip,
+                    bytes: 690,
+                    trial: true,
+                },
+            ],
+            chosen: Candidate::Neuzip,
+        };
+        let info = AutoInfo::of(&c);
+        assert_eq!(info.chosen, "neuzip");
+        assert_eq!(info.predicted_bytes, 690);
+        assert_eq!(
+            info.predicted,
+            vec![("lmc".into(), 700), ("neuzip".into(), 690)]
+        );
+        // Entries without `auto` (every other codec, older workers) parse, and write none.
+        let json = r#"{"name":"w","codec":"lmc","lossy":false,"delta":false,"bytes":4,"stored_bytes":3,"ratio":0.75,"error":null}"#;
+        let e: crate::EntryInfo = serde_json::from_str(json).unwrap();
+        assert_eq!(e.auto, None);
+        assert!(!serde_json::to_string(&e).unwrap().contains("auto"));
+        let with = crate::EntryInfo {
+            auto: Some(info.clone()),
+            ..e
+        };
+        let back: crate::EntryInfo =
+            serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(back.auto, Some(info));
+    }
+
+    #[test]
     fn kinds_are_named_as_the_cli_names_them() {
         for k in CodecKind::ALL {
             assert_eq!(
