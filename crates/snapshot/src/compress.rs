@@ -154,7 +154,7 @@ pub fn compress<W: Write>(
 
 /// [`compress`] with `--codec auto` ([`crate::auto`]): each tensor takes the smallest lossless
 /// encoding predicted from a sample of it (and of its base tensor, with a `base`): LMC, NeuZip,
-/// or against the base LMC on the XOR or BitSnap's bitmask delta. Returns, with the output and
+/// stored, or against the base LMC on the XOR or BitSnap's bitmask delta. Returns, with the output and
 /// the index entries (whose stored lengths are the achieved sizes), each tensor's choice with
 /// the predictions it was made from.
 pub fn compress_auto<W: Write>(
