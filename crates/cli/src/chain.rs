@@ -399,6 +399,10 @@ fn compress_file(
         _ => None,
     };
     let (reader, snapshot_size) = snapshot_cmd::open_snapshot(&bls)?;
+    // With `--codec auto` a file may come out with no tensor stored against its base (every
+    // tensor smaller in full): it is then a key of the chain, restored without its predecessor.
+    let base = base.filter(|_| reader.base.is_some());
+    let full_size = full_size.filter(|_| base.is_some());
     let entry = FileEntry {
         name,
         kind: if base.is_some() {

@@ -231,10 +231,8 @@ fn run(cli: Cli) -> Result<()> {
                 if base.is_some() {
                     anyhow::bail!("--chain takes its bases from the chain: no --base");
                 }
-                if kind == bitlens_snapshot::CodecKind::Auto || json {
-                    // A chain's step must be a delta of the step before; auto may store a step
-                    // with no delta at all.
-                    anyhow::bail!("--chain does not take --codec auto or --json");
+                if json {
+                    anyhow::bail!("--chain does not take --json (`bitlens inspect CHAIN --json`)");
                 }
                 let options = chain::CompressOptions {
                     key_every: key,

@@ -51,6 +51,12 @@
 //! size is a closed form of the exponent histogram (the rest is raw), and its encoder is 3–5×
 //! slower than LMC's, so a trial would cost more than it could correct.
 //!
+//! Speed counts too: NeuZip's encoder is several times slower than LMC's, and where it wins it
+//! wins by ~1 % (MiniLM's matrices), so it is chosen only where it is predicted at least
+//! [`SLOW_MIN_SAVING`] smaller than the best of the other candidates ([`Candidate::is_slow`]);
+//! that keeps auto at LMC's compression speed and within 0.5 % of the exhaustive best, which is
+//! what let it become the default codec of `bitlens compress`.
+//!
 //! Ties go to the earlier candidate in [`Candidate::ALL`] order (LMC first: the fastest to
 //! decode). Each tensor's record ([`AutoChoice`]) keeps the predictions and the winner; the
 //! achieved size is the tensor's stored length in the snapshot's index.
@@ -73,6 +79,11 @@ pub const SAMPLE_CHUNK: u64 = 16 << 10;
 pub const MAX_CHUNKS: u64 = 16;
 /// A larger tensor gets one chunk per this many chunks of it (a 1/64 sample), at least one.
 pub const SAMPLE_SHARE: u64 = 64;
+/// A slow candidate ([`Candidate::is_slow`]) is chosen only where it is predicted at least this
+/// fraction smaller than the best fast one: on MiniLM bf16 NeuZip wins 44 of 104 tensors by ~1 %
+/// each (0.27 % of the file) at 4.3× LMC's compression time; with this rule auto stays within
+/// 0.5 % of the exhaustive best and at LMC's speed (BENCHMARKS.md, "Automatic codec choice").
+pub const SLOW_MIN_SAVING: f64 = 0.02;
 /// Candidates predicted within this fraction of the smallest are trial-encoded on the sample.
 pub const TRIAL_MARGIN: f64 = 0.005;
 
@@ -92,6 +103,26 @@ thread_local! {
     /// The byte-grouped sample, reused from tensor to tensor (fresh pages cost more than
     /// grouping them).
     static GROUPED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The other buffers of a choice, reused from tensor to tensor: a 256 KiB sample is past
+    /// the allocator's map threshold, so a fresh one would be fresh pages for every tensor.
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
+}
+
+/// The buffers [`choose`] works in ([`BUFFERS`]).
+#[derive(Default)]
+struct Buffers {
+    /// The tensor's sampled bytes.
+    sample: Vec<u8>,
+    /// The base tensor's bytes at the same places.
+    base: Vec<u8>,
+    /// Their XOR.
+    xor: Vec<u8>,
+    /// The sampled elements that changed (BitSnap's values).
+    changed: Vec<u8>,
+    /// A trial or exact encode's payload.
+    payload: Vec<u8>,
+    /// The encoder's scratch.
+    scratch: Vec<u8>,
 }
 
 /// One lossless way to store a tensor.
@@ -150,6 +181,13 @@ impl Candidate {
         }
     }
 
+    /// True for a candidate whose encoder is several times slower than LMC's (NeuZip: its rANS
+    /// encoder runs at ~150–220 MB/s against LMC's 700–1100 MB/s on one core here), which auto
+    /// takes only where it saves at least [`SLOW_MIN_SAVING`].
+    pub fn is_slow(self) -> bool {
+        self == Candidate::Neuzip
+    }
+
     /// True when the tensor is stored against its base.
     pub fn is_delta(self) -> bool {
         !matches!(self, Candidate::Lmc | Candidate::Neuzip | Candidate::Stored)
@@ -180,7 +218,8 @@ pub struct AutoChoice {
     pub sample_bytes: u64,
     /// Every candidate that applies, with its prediction, in [`Candidate::ALL`] order.
     pub predictions: Vec<Prediction>,
-    /// The candidate with the smallest prediction.
+    /// The candidate chosen: the smallest prediction, NeuZip only where it saves at least
+    /// [`SLOW_MIN_SAVING`].
     pub chosen: Candidate,
 }
 
@@ -255,28 +294,43 @@ pub fn choose(
     let lane = t.dtype.lane_bytes();
     let ranges = sample_ranges(len, lane as u64);
     let sample_len: u64 = ranges.iter().map(|r| r.1).sum();
-    let read = |src: &dyn Source, at: u64| -> Result<Vec<u8>, SnapshotError> {
-        let mut buf = vec![0u8; sample_len as usize];
+    let read = |src: &dyn Source, at: u64, buf: &mut Vec<u8>| -> Result<(), SnapshotError> {
+        buf.resize(sample_len as usize, 0);
         let mut pos = 0usize;
         for &(off, n) in &ranges {
             src.read_exact_at(at + off, &mut buf[pos..pos + n as usize])?;
             pos += n as usize;
         }
-        Ok(buf)
+        Ok(())
     };
-    let sample = read(src, start)?;
-    let base_sample = base.map(|(b, at)| read(b, at)).transpose()?;
-    let estimates = if sample_len == len {
-        exact(t.dtype, &sample, base_sample.as_deref())
-    } else {
-        let mut e = estimates(t.dtype, len, &sample, base_sample.as_deref());
-        trial(t.dtype, &mut e, &sample, base_sample.as_deref());
-        e
-    };
-    let chosen = estimates
-        .iter()
-        .min_by(|a, b| a.full.total_cmp(&b.full))
-        .map_or(Candidate::Lmc, |e| e.candidate);
+    let mut bufs = BUFFERS.with_borrow_mut(std::mem::take);
+    let estimates = (|| {
+        let b = &mut bufs;
+        read(src, start, &mut b.sample)?;
+        let base_sample = match base {
+            Some((src, at)) => {
+                read(src, at, &mut b.base)?;
+                Some(&b.base[..])
+            }
+            None => None,
+        };
+        let mut work = Work {
+            xor: &mut b.xor,
+            changed: &mut b.changed,
+            payload: &mut b.payload,
+            scratch: &mut b.scratch,
+        };
+        Ok::<_, SnapshotError>(if sample_len == len {
+            exact(t.dtype, &b.sample, base_sample, &mut work)
+        } else {
+            let mut e = estimates(t.dtype, len, &b.sample, base_sample, &mut work);
+            trial(t.dtype, &mut e, &b.sample, base_sample, &mut work);
+            e
+        })
+    })();
+    BUFFERS.with_borrow_mut(|b| *b = bufs);
+    let estimates = estimates?;
+    let chosen = pick(&estimates);
     Ok(AutoChoice {
         name: t.name.clone(),
         dtype: t.dtype,
@@ -294,6 +348,16 @@ pub fn choose(
     })
 }
 
+/// The candidate to store a tensor with: the smallest prediction among the fast candidates, or
+/// NeuZip where it is predicted at least [`SLOW_MIN_SAVING`] smaller than that (ties go to the
+/// earlier candidate in [`Candidate::ALL`] order).
+fn pick(estimates: &[Estimate]) -> Candidate {
+    estimates
+        .iter()
+        .min_by(|a, b| a.weighed().total_cmp(&b.weighed()))
+        .map_or(Candidate::Lmc, |e| e.candidate)
+}
+
 /// One candidate's statistics prediction for the sample and for the whole tensor.
 struct Estimate {
     candidate: Candidate,
@@ -305,8 +369,34 @@ struct Estimate {
     trial: bool,
 }
 
+impl Estimate {
+    /// The predicted bytes auto compares: a slow candidate's divided by
+    /// `1 − SLOW_MIN_SAVING`, so it wins only where it saves at least that much.
+    fn weighed(&self) -> f64 {
+        if self.candidate.is_slow() {
+            self.full / (1.0 - SLOW_MIN_SAVING)
+        } else {
+            self.full
+        }
+    }
+}
+
+/// The buffers the candidates are predicted and encoded in (borrowed from [`Buffers`]).
+struct Work<'a> {
+    xor: &'a mut Vec<u8>,
+    changed: &'a mut Vec<u8>,
+    payload: &'a mut Vec<u8>,
+    scratch: &'a mut Vec<u8>,
+}
+
 /// The statistics predictions of every candidate that applies, in [`Candidate::ALL`] order.
-fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
+fn estimates(
+    dtype: Dtype,
+    len: u64,
+    sample: &[u8],
+    base: Option<&[u8]>,
+    work: &mut Work,
+) -> Vec<Estimate> {
     let w = Width::from_bytes(dtype.lane_bytes()).unwrap_or(Width::W1);
     let est = |candidate, model: &dyn Fn(u64) -> f64, sample_len: u64| Estimate {
         candidate,
@@ -319,9 +409,11 @@ fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<
     let raw = GroupCosts::of(sample, w, Transform::SignRotate);
     out.push(est(Candidate::Lmc, &|l| raw.lmc_bytes(l), n));
     if let Some(base) = base {
-        let xor: Vec<u8> = sample.iter().zip(base).map(|(a, b)| a ^ b).collect();
-        let grouped = GroupCosts::of(&xor, w, Transform::SignRotate);
-        let plain = GroupCosts::of(&xor, Width::W1, Transform::None);
+        let xor = &mut *work.xor;
+        xor.clear();
+        xor.extend(sample.iter().zip(base).map(|(a, b)| a ^ b));
+        let grouped = GroupCosts::of(xor, w, Transform::SignRotate);
+        let plain = GroupCosts::of(xor, Width::W1, Transform::None);
         let model = |l| grouped.lmc_bytes(l).min(plain.lmc_bytes(l));
         let unchanged = xor.iter().all(|&b| b == 0);
         let kind = if unchanged {
@@ -330,7 +422,7 @@ fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<
             Candidate::LmcDelta
         };
         out.push(est(kind, &model, n));
-        let bitsnap = BitsnapModel::of(sample, base, w);
+        let bitsnap = BitsnapModel::of(sample, base, w, work.changed);
         out.push(est(Candidate::Bitsnap, &|l| bitsnap.bytes(l), n));
     }
     if let Some(f) = crate::choice::float_format(dtype) {
@@ -343,7 +435,7 @@ fn estimates(dtype: Dtype, len: u64, sample: &[u8], base: Option<&[u8]>) -> Vec<
 
 /// The exact sizes of a tensor sampled whole (at most [`WHOLE_SAMPLE`] bytes): every candidate
 /// that applies, encoded — a few KiB each, cheaper than its statistics.
-fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
+fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>, work: &mut Work) -> Vec<Estimate> {
     let mut kinds = vec![Candidate::Lmc];
     if let Some(base) = base {
         kinds.push(if data == base {
@@ -357,7 +449,7 @@ fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
         kinds.push(Candidate::Neuzip);
     }
     kinds.push(Candidate::Stored);
-    let (mut payload, mut scratch) = (Vec::new(), Vec::new());
+    let (payload, scratch) = (&mut *work.payload, &mut *work.scratch);
     kinds
         .into_iter()
         .map(|candidate| {
@@ -365,7 +457,7 @@ fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
             let frame_base = base.filter(|_| candidate.is_delta());
             candidate
                 .codec(dtype)
-                .encode_frame_with(data, frame_base, &mut payload, &mut scratch);
+                .encode_frame_with(data, frame_base, payload, scratch);
             let bytes = if data.is_empty() {
                 0.0
             } else {
@@ -382,18 +474,24 @@ fn exact(dtype: Dtype, data: &[u8], base: Option<&[u8]>) -> Vec<Estimate> {
 }
 
 /// Trial-encodes the sample with the candidates predicted within [`TRIAL_MARGIN`] of the
-/// smallest (when there are two or more; never NeuZip, see the module doc, nor stored, whose size
+/// smallest (as [`pick`] weighs them) (when there are two or more; never NeuZip, see the module doc, nor stored, whose size
 /// is exact) and corrects their predictions.
-fn trial(dtype: Dtype, estimates: &mut [Estimate], sample: &[u8], base: Option<&[u8]>) {
+fn trial(
+    dtype: Dtype,
+    estimates: &mut [Estimate],
+    sample: &[u8],
+    base: Option<&[u8]>,
+    work: &mut Work,
+) {
     let best = estimates
         .iter()
-        .map(|e| e.full)
+        .map(Estimate::weighed)
         .fold(f64::INFINITY, f64::min);
-    let close = |e: &Estimate| e.full <= best * (1.0 + TRIAL_MARGIN);
+    let close = |e: &Estimate| e.weighed() <= best * (1.0 + TRIAL_MARGIN);
     if sample.is_empty() || estimates.iter().filter(|e| close(e)).count() < 2 {
         return;
     }
-    let (mut payload, mut scratch) = (Vec::new(), Vec::new());
+    let (payload, scratch) = (&mut *work.payload, &mut *work.scratch);
     for e in estimates.iter_mut() {
         if !close(e) || matches!(e.candidate, Candidate::Neuzip | Candidate::Stored) {
             continue;
@@ -402,7 +500,7 @@ fn trial(dtype: Dtype, estimates: &mut [Estimate], sample: &[u8], base: Option<&
         payload.clear();
         e.candidate
             .codec(dtype)
-            .encode_frame_with(sample, frame_base, &mut payload, &mut scratch);
+            .encode_frame_with(sample, frame_base, payload, scratch);
         if e.sample > 0.0 {
             e.full *= payload.len() as f64 / e.sample;
             e.trial = true;
@@ -558,9 +656,10 @@ struct BitsnapModel {
 }
 
 impl BitsnapModel {
-    fn of(new: &[u8], base: &[u8], width: Width) -> BitsnapModel {
+    /// The model of `new` against `base` (`changed`: a buffer for the changed values).
+    fn of(new: &[u8], base: &[u8], width: Width, changed: &mut Vec<u8>) -> BitsnapModel {
         let w = width.bytes();
-        let mut changed = Vec::new();
+        changed.clear();
         let mut count = 0usize;
         for (a, b) in new.chunks_exact(w).zip(base.chunks_exact(w)) {
             if a != b {
