@@ -670,7 +670,7 @@ impl BitsnapModel {
         BitsnapModel {
             width,
             changed: count as f64 / (new.len() / w).max(1) as f64,
-            values: GroupCosts::of(&changed, width, Transform::SignRotate),
+            values: GroupCosts::of(changed, width, Transform::SignRotate),
             all: GroupCosts::of(new, width, Transform::SignRotate),
         }
     }
