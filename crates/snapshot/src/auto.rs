@@ -413,8 +413,14 @@ fn estimates(
         xor.clear();
         xor.extend(sample.iter().zip(base).map(|(a, b)| a ^ b));
         let grouped = GroupCosts::of(xor, w, Transform::SignRotate);
-        let plain = GroupCosts::of(xor, Width::W1, Transform::None);
-        let model = |l| grouped.lmc_bytes(l).min(plain.lmc_bytes(l));
+        // The encoder tries the plain byte layout on sparse input only (half the bytes zero).
+        let zeros = xor.iter().filter(|&&b| b == 0).count();
+        let plain =
+            (2 * zeros >= xor.len()).then(|| GroupCosts::of(xor, Width::W1, Transform::None));
+        let model = |l| {
+            let g = grouped.lmc_bytes(l);
+            plain.as_ref().map_or(g, |p| g.min(p.lmc_bytes(l)))
+        };
         let unchanged = xor.iter().all(|&b| b == 0);
         let kind = if unchanged {
             Candidate::Unchanged
@@ -422,7 +428,7 @@ fn estimates(
             Candidate::LmcDelta
         };
         out.push(est(kind, &model, n));
-        let bitsnap = BitsnapModel::of(sample, base, w, work.changed);
+        let bitsnap = BitsnapModel::of(sample, base, w, work.changed, raw.clone());
         out.push(est(Candidate::Bitsnap, &|l| bitsnap.bytes(l), n));
     }
     if let Some(f) = crate::choice::float_format(dtype) {
@@ -510,6 +516,7 @@ fn trial(
 
 /// The LMC cost model of one byte grouping of a sample: per group, bits per byte and table
 /// bytes per block.
+#[derive(Clone)]
 struct GroupCosts {
     width: Width,
     /// `(bits per byte, bytes per block)` of each group.
@@ -656,8 +663,15 @@ struct BitsnapModel {
 }
 
 impl BitsnapModel {
-    /// The model of `new` against `base` (`changed`: a buffer for the changed values).
-    fn of(new: &[u8], base: &[u8], width: Width, changed: &mut Vec<u8>) -> BitsnapModel {
+    /// The model of `new` against `base` (`changed`: a buffer for the changed values; `all`:
+    /// the LMC costs of `new`, which the caller has).
+    fn of(
+        new: &[u8],
+        base: &[u8],
+        width: Width,
+        changed: &mut Vec<u8>,
+        all: GroupCosts,
+    ) -> BitsnapModel {
         let w = width.bytes();
         changed.clear();
         let mut count = 0usize;
@@ -671,7 +685,7 @@ impl BitsnapModel {
             width,
             changed: count as f64 / (new.len() / w).max(1) as f64,
             values: GroupCosts::of(changed, width, Transform::SignRotate),
-            all: GroupCosts::of(new, width, Transform::SignRotate),
+            all,
         }
     }
 
