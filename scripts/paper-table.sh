@@ -8,12 +8,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-if [[ ! -x .venv/bin/python || ! -f .cache/data/digits.csv.gz ]]; then
-  scripts/setup.sh >/dev/null
-fi
-cargo build --release --locked -p bitlens-cli >/dev/null 2>&1
-cargo build --release --locked -p bitlens-inshrink --example fidelity >/dev/null 2>&1
-cargo build --release --locked -p bitlens-codecs --example lmc_speed >/dev/null 2>&1
+[[ -x .venv/bin/python && -f .cache/data/digits.csv.gz ]] || scripts/setup.sh >/dev/null
+for what in "-p bitlens-cli" "-p bitlens-inshrink --example fidelity" "-p bitlens-codecs --example lmc_speed"; do
+  cargo build --release --locked $what >/dev/null 2>&1  # one at a time: the CLI's features as built alone
+done
 target="${CARGO_TARGET_DIR:-target}"
 mkdir -p .cache/paper-table
 PAPER_TABLE_COMMAND="scripts/paper-table.sh${*:+ $*}" .venv/bin/python tests/python/paper_table.py \
