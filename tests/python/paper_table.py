@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from safetensors.numpy import save_file
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -47,7 +47,6 @@ sys.path.insert(0, str(HERE))
 import bench_delta  # noqa: E402
 import bench_inshrink  # noqa: E402
 
-td = bench_inshrink.td
 RAW = {"BF16": np.uint16, "F16": np.uint16, "F32": np.uint32}
 # (exponent bits, mantissa bits) of each float dtype.
 FIELDS = {"BF16": (8, 7), "F16": (5, 10), "F32": (8, 23)}
@@ -66,11 +65,12 @@ class Raw:
         header = json.loads(raw[8:8 + n])
         header.pop("__metadata__", None)
         self.data = np.frombuffer(raw, np.uint8, offset=8 + n)
-        self.tensors = {}
+        self.tensors, self.offsets = {}, {}
         for name, info in header.items():
             s, e = info["data_offsets"]
             kind = RAW.get(info["dtype"], np.uint8)
             self.tensors[name] = (info["dtype"], info["shape"], self.data[s:e].view(kind))
+            self.offsets[name] = s
 
     def floats(self):
         """(name, dtype, raw elements) of the float tensors."""
@@ -86,19 +86,11 @@ class Raw:
     def write(self, path: Path, arrays: dict[str, np.ndarray]) -> None:
         """This file with the tensors of `arrays` (same dtypes and lengths) replaced."""
         out = bytearray(self.data.tobytes())
-        offset = 0
-        for name, (_, _, a) in self.tensors.items():
-            b = arrays.get(name, a)
+        for name, b in arrays.items():
+            a, at = self.tensors[name][2], self.offsets[name]
             assert b.dtype == a.dtype and b.size == a.size, name
-            out[offset:offset + a.nbytes] = b.tobytes()
-            offset += a.nbytes
+            out[at:at + a.nbytes] = b.tobytes()
         Path(path).write_bytes(self.prefix + bytes(out))
-
-
-def exponents(dtype: str, a: np.ndarray) -> np.ndarray:
-    """The exponent field of raw float elements."""
-    e, m = FIELDS[dtype]
-    return (a.astype(np.uint64) >> m) & ((1 << e) - 1)
 
 
 def entropy(counts: np.ndarray) -> float:
@@ -221,9 +213,6 @@ class Ctx:
         for k, v in sorted(self.names.items(), key=lambda kv: -len(kv[0])):
             s = s.replace(k, v)
         return s.replace(self.bin, "bitlens").replace("./target/release/bitlens", "bitlens")
-
-    def short(self, p: Path) -> str:
-        return self.show(p)
 
     # -- bitlens -----------------------------------------------------------------------------------
     def bitlens(self, *args) -> str:
@@ -773,9 +762,8 @@ def table7_minilm(ctx: Ctx) -> list[dict]:
                                                    "layer.0.intermediate.dense.weight",
                                                    "layer.5.output.dense.weight"))]
     specs = {}
-    from safetensors.numpy import save_file
     for n in keep:
-        d, shape, a = src.tensors[n]
+        _, shape, a = src.tensors[n]
         specs[n] = a.view(np.float32).reshape(shape)
     sub = ctx.work / "minilm-matrices.safetensors"
     save_file(specs, str(sub))
@@ -844,8 +832,21 @@ def inshrink_delta(ctx: Ctx) -> Row:
     b = ctx.inshrink
     steps = ctx.steps[1:]
     modes = ctx.args.chain_modes
+    retried = {}
+
+    def chain(mode):
+        # Bench.chain asserts that the `--no-delta` run chose the delta run's plan; under --eval-cmd a
+        # candidate at the threshold can fall on either side between two searches (seen once under
+        # load 10), so a failed chain is run once more and the retry reported.
+        try:
+            return b.chain(ctx.run, steps, mode)
+        except AssertionError as e:
+            retried[mode] = repr(e)
+            print(f"{mode} chain failed ({e!r}); running it once more", file=sys.stderr)
+            return b.chain(ctx.run, steps, mode)
+
     with ThreadPoolExecutor(max_workers=max(1, min(ctx.args.jobs, len(modes)))) as pool:
-        futs = {m: pool.submit(b.chain, ctx.run, steps, m) for m in modes}
+        futs = {m: pool.submit(chain, m) for m in modes}
         chains = {m: f.result() for m, f in futs.items()}
     variants = {m: b.delta_variants(ctx.run, rows) for m, rows in chains.items()} if ctx.fidelity else {}
     rows, summary = [], {}
@@ -880,8 +881,10 @@ def inshrink_delta(ctx: Ctx) -> Row:
         "`inshrink_delta`: tests/python/bench_inshrink.py `Bench.chain` (`bitlens compress --codec inshrink "
         "--max-error 0.05` / `--eval-cmd … --max-degradation 0.01`, `--base` the previous .bls) then "
         "`Bench.delta_variants` (fidelity `delta`: HE, RLE and PE streams under the CLI's plans)",
-        {"chains": chains, "variants": variants, "summary": summary},
-        md_table(["chain", "step", "levels changed", "HE ×", "RLE ×", "PE ×", "PE ÷ HE", "PE ÷ RLE"], rows))
+        {"chains": chains, "variants": variants, "summary": summary, "retried": retried},
+        md_table(["chain", "step", "levels changed", "HE ×", "RLE ×", "PE ×", "PE ÷ HE", "PE ÷ RLE"], rows)
+        + "".join(f"\n\nThe {m} chain was run twice: the first run stopped at bench_inshrink's check that "
+                  f"`--no-delta` chose the same plan ({e})." for m, e in retried.items()))
 
 
 # The claims in table order, and the order they run in: the timing-sensitive rows (speeds) first.
@@ -966,6 +969,10 @@ def parse(argv=None):
 
 def main() -> None:
     args = parse()
+    # One BLAS thread for the model's evaluations (`--eval-cmd`): they do not fight over the cores
+    # with the codecs, and their sums are reduced in one order.
+    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(k, "1")
     t0 = time.time()
     load0 = os.getloadavg()[0]
     ctx = Ctx(args)
