@@ -130,7 +130,8 @@ class Bench:
             if prev:
                 full = self.compress(model, d / f"step-{s:06d}-full.bls", quality, prev, opt, ["--no-delta"])
                 full_bytes = full["output_bytes"]
-                assert [g["setting"] for g in full["groups"]] == [g["setting"] for g in rep["groups"]]
+                plans = ([g["setting"] for g in full["groups"]], [g["setting"] for g in rep["groups"]])
+                assert plans[0] == plans[1], f"step {s}: --no-delta chose {plans[0]}, the delta {plans[1]}"
             else:
                 full_bytes = rep["output_bytes"]
             restored = d / f"step-{s:06d}.safetensors"

@@ -460,10 +460,13 @@ def plmc_threads(ctx: Ctx) -> Row:
         f"2 threads ÷ 1: up to {best:.2f}× compress, {bestd:.2f}× decompress (MB/s in the detail table)",
         "holds on 2 cores" if best >= 1.7 else "holds partly" if best >= 1.3
         else "not measurable here (cores busy)" if busy else "does not hold here",
-        f"This machine has {os.cpu_count()} cores; the load average was {load0:.1f} → {load1:.1f} during these runs"
-        + (" (other work on the cores, so a second thread often had no free core to run on)" if busy else "")
-        + ". Per-tensor LMC gains least: most MiniLM tensors are one 1 MiB PLMC segment or less. The 16-core "
-        "figure cannot be checked on 2 cores; BENCHMARKS.md records 1.84–2.02× on a quiet machine.",
+        f"This machine has {os.cpu_count()} cores (load average {load0:.1f} → {load1:.1f} during these runs"
+        + (", so a second thread often had no free core to run on" if busy and best < 1.7 else "") + "). "
+        + (f"One stream split into PLMC segments (the paper's scheme, lmc_speed) gains {stream['c2'] / stream['c1']:.2f}× / "
+           f"{stream['d2'] / stream['d1']:.2f}×; " if stream else "")
+        + "the .bls container and per-tensor LMC gain less on MiniLM, whose tensors are mostly one 1 MiB segment "
+        "or less (a tensor is the unit of work there). The 16-core figures cannot be checked on 2 cores; "
+        "BENCHMARKS.md records 1.84–2.02× for one stream on a quiet machine.",
         "`plmc_threads`: `bitlens --threads 2 bench --json --codecs snapshot,lmc --repeat 5 F` (it measures 1 "
         "and 2 threads; best of 5 wall time), `target/release/examples/lmc_speed F --speed-only --iters 5`",
         {"rows": data, "stream": stream, "load": [load0, load1], "cores": os.cpu_count()},
@@ -841,8 +844,8 @@ def inshrink_delta(ctx: Ctx) -> Row:
         try:
             return b.chain(ctx.run, steps, mode)
         except AssertionError as e:
-            retried[mode] = repr(e)
-            print(f"{mode} chain failed ({e!r}); running it once more", file=sys.stderr)
+            retried[mode] = str(e)
+            print(f"{mode} chain failed ({e}); running it once more", file=sys.stderr)
             return b.chain(ctx.run, steps, mode)
 
     with ThreadPoolExecutor(max_workers=max(1, min(ctx.args.jobs, len(modes)))) as pool:
@@ -883,8 +886,9 @@ def inshrink_delta(ctx: Ctx) -> Row:
         "`Bench.delta_variants` (fidelity `delta`: HE, RLE and PE streams under the CLI's plans)",
         {"chains": chains, "variants": variants, "summary": summary, "retried": retried},
         md_table(["chain", "step", "levels changed", "HE ×", "RLE ×", "PE ×", "PE ÷ HE", "PE ÷ RLE"], rows)
-        + "".join(f"\n\nThe {m} chain was run twice: the first run stopped at bench_inshrink's check that "
-                  f"`--no-delta` chose the same plan ({e})." for m, e in retried.items()))
+        + "".join(f"\n\nThe {m} chain was run twice: in the first run the search of `--no-delta` chose another "
+                  f"plan than the delta's search at one checkpoint (bench_inshrink's check: {e})."
+                  for m, e in retried.items()))
 
 
 # The claims in table order, and the order they run in: the timing-sensitive rows (speeds) first.
