@@ -42,12 +42,12 @@ def xor_file(a_path, b_path, out_path):
     serialize_file(specs, out_path)
 
 
-def main():
-    binary, weights = sys.argv[1], sys.argv[2]
+def measure(binary, weights, rates=RATES):
+    """One row per changed fraction: the sizes of the three deltas of a perturbed copy of `weights`."""
     size = os.path.getsize(weights)
     rows = []
     with tempfile.TemporaryDirectory() as d:
-        for rate in RATES:
+        for rate in rates:
             nxt = os.path.join(d, "next.safetensors")
             subprocess.run([sys.executable, os.path.join(HERE, "perturb.py"), weights, str(rate), nxt, "7"], check=True)
             sizes = {}
@@ -61,6 +61,13 @@ def main():
             (z,) = [r for r in bench["results"] if r["codec"] == "zstd-3"]
             rows.append({"changed": rate, "original_bytes": size, "bitsnap_bytes": sizes["bitsnap"],
                          "lmc_xor_bytes": sizes["lmc"], "zstd3_xor_bytes": z["compressed_bytes"]})
+    return rows
+
+
+def main():
+    binary, weights = sys.argv[1], sys.argv[2]
+    size = os.path.getsize(weights)
+    rows = measure(binary, weights)
     if "--json" in sys.argv:
         print(json.dumps(rows, indent=1))
         return

@@ -130,7 +130,8 @@ class Bench:
             if prev:
                 full = self.compress(model, d / f"step-{s:06d}-full.bls", quality, prev, opt, ["--no-delta"])
                 full_bytes = full["output_bytes"]
-                assert [g["setting"] for g in full["groups"]] == [g["setting"] for g in rep["groups"]]
+                plans = ([g["setting"] for g in full["groups"]], [g["setting"] for g in rep["groups"]])
+                assert plans[0] == plans[1], f"step {s}: --no-delta chose {plans[0]}, the delta {plans[1]}"
             else:
                 full_bytes = rep["output_bytes"]
             restored = d / f"step-{s:06d}.safetensors"
@@ -371,22 +372,28 @@ def markdown(rep: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("bitlens", nargs="?")
-    ap.add_argument("example", nargs="?", help="crates/inshrink/examples/fidelity.rs built (parts 3-5)")
+def add_run_arguments(ap: argparse.ArgumentParser) -> None:
+    """The run's options (scripts/train_digits.py, cached in --runs) and the quality settings, shared
+    with tests/python/paper_table.py."""
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--dim", type=int, default=8)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--every", type=int, default=25)
-    ap.add_argument("--restore-every", type=int, default=50)
     ap.add_argument("--max-error", type=float, default=0.05)
     ap.add_argument("--max-degradation", type=float, default=0.01)
     ap.add_argument("--table7-bins", type=lambda s: [int(x) for x in s.split(",")], default=TABLE7_BINS)
-    ap.add_argument("--table7-every", type=int, default=1, help="use every Nth checkpoint for Table 7")
     ap.add_argument("--runs", default=str(ROOT / ".cache" / "runs"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bitlens", nargs="?")
+    ap.add_argument("example", nargs="?", help="crates/inshrink/examples/fidelity.rs built (parts 3-5)")
+    add_run_arguments(ap)
+    ap.add_argument("--restore-every", type=int, default=50)
+    ap.add_argument("--table7-every", type=int, default=1, help="use every Nth checkpoint for Table 7")
     ap.add_argument("--work", default=str(ROOT / ".cache" / "bench-inshrink"))
     ap.add_argument("--report", help="write the JSON report here")
     ap.add_argument("--jobs", type=int, default=1, help="parts run side by side")
