@@ -74,6 +74,11 @@ fn compress_js(src: &Rc<Vec<u8>>, json: &str) -> Result<(Compressed, Vec<u8>), F
 /// Decompresses `snap` through a JavaScript `read` function; the restored bytes.
 fn decompress_js(snap: &Rc<Vec<u8>>) -> Result<Vec<u8>, Failure> {
     let (source, _keep) = source(snap);
+    decompress_js_from(source)
+}
+
+/// Decompresses the snapshot behind `source`; the restored bytes.
+fn decompress_js_from<R: bitlens_snapshot::Source>(source: R) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     let written = decompress_snapshot(
         source,
@@ -231,18 +236,10 @@ fn the_decompress_job_reads_every_frame_once() {
     let (exact, _keep_exact) = counting_source(&snap, &exact_count);
     let (ahead, _keep_ahead) = counting_source(&snap, &ahead_count);
     let framed = FramesAhead::new(exact.read_ahead(0), ahead.read_ahead(window)).unwrap();
-    let mut out = Vec::new();
-    decompress_snapshot(
-        framed,
-        None,
-        &mut |chunk: &[u8]| {
-            out.extend_from_slice(chunk);
-            Ok(())
-        },
-        &mut |_| {},
-    )
-    .unwrap();
-    assert!(out == *src, "restored bytes");
+    assert!(
+        decompress_js_from(framed).unwrap() == *src,
+        "restored bytes"
+    );
     // The frames come through the read-ahead source once (its last window may run past them);
     // the rest, exactly as asked, twice (two openings).
     let (ahead_bytes, exact_bytes) = (ahead_count.get(), exact_count.get());
@@ -256,7 +253,7 @@ fn the_decompress_job_reads_every_frame_once() {
     // fetches them again to decode.
     let plain_count = Rc::new(Cell::new(0));
     let (plain, _keep_plain) = counting_source(&snap, &plain_count);
-    let restored = decompress_js_from(plain.read_ahead(window));
+    let restored = decompress_js_from(plain.read_ahead(window)).unwrap();
     assert!(restored == *src, "restored bytes (plain source)");
     assert!(
         plain_count.get() >= snap.len() as u64 + window as u64,
@@ -265,20 +262,4 @@ fn the_decompress_job_reads_every_frame_once() {
         snap.len()
     );
     assert!(ahead_bytes + exact_bytes < plain_count.get());
-}
-
-/// Decompresses the snapshot behind `source`; the restored bytes.
-fn decompress_js_from(source: JsSource) -> Vec<u8> {
-    let mut out = Vec::new();
-    decompress_snapshot(
-        source,
-        None,
-        &mut |chunk: &[u8]| {
-            out.extend_from_slice(chunk);
-            Ok(())
-        },
-        &mut |_| {},
-    )
-    .unwrap();
-    out
 }
