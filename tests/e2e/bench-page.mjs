@@ -5,8 +5,9 @@
 // page's snapshot against the CLI's and the restored file against FILE byte for byte, then prints
 // `{"ready": [builds]}`. Each line on stdin is a round: each page compresses FILE and decompresses
 // its snapshot once (tests/e2e/page-codec.mjs: click to result on the page, Blob built), and one
-// JSON line is printed: `{"round": [{build, threads, compress_s, decompress_s, app_compress_s,
-// worker_decompress_s, ratio}]}`. Exits at the end of stdin. Progress goes to stderr.
+// JSON line is printed: `{"round": [{build, threads, compress_s, decompress_s, compress_cpu_s,
+// decompress_cpu_s (every browser process), app_compress_s, worker_decompress_s, ratio}]}`.
+// Exits at the end of stdin. Progress goes to stderr.
 //
 //   node tests/e2e/bench-page.mjs FILE      (BITLENS_BIN: the CLI for the snapshot check)
 import fs from 'node:fs';
@@ -49,6 +50,8 @@ try {
         ...build,
         compress_s: c.seconds,
         decompress_s: d.seconds,
+        compress_cpu_s: c.cpuSeconds,
+        decompress_cpu_s: d.cpuSeconds,
         app_compress_s: c.appSeconds,
         worker_decompress_s: d.workerSeconds,
         ratio: Number(c.ratio),

@@ -18,7 +18,8 @@ see the same machine state (the machine is shared: the spread between rounds is 
   the page (File read, wasm, codec, output folded into a Blob), with the single-threaded build
   (page not cross-origin isolated: one thread) and the threaded build (isolated page; when
   scripts/build-web.sh made it), compared with the CLI on 1 and 2 threads; the page's snapshot is
-  checked to be the CLI's and its restored file F, byte for byte, once per build.
+  checked to be the CLI's and its restored file F, byte for byte, once per build. Also the CPU
+  time of every browser process meanwhile (single-threaded build), beside the CLI's.
 Speeds are of the fastest round (min time) and of the median round; "÷ ZipNN" divides each by
 ZipNN's of the same kind (min by min, median by median). Prints a table and, with --json, one JSON
 document.
@@ -178,6 +179,9 @@ class Page:
             t = 1 if b["build"] == "single" else 2
             series[("page", t, "compress")].add(b["compress_s"])
             series[("page", t, "decompress")].add(b["decompress_s"])
+            if t == 1:
+                series[("page cpu", t, "compress")].add(b["compress_cpu_s"])
+                series[("page cpu", t, "decompress")].add(b["decompress_cpu_s"])
             seen[t] = {"ratio": b["ratio"], "threads": b["threads"]}
         return seen
 
@@ -203,6 +207,7 @@ def measure(binary, path, rounds, page):
         (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
     keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file") for v in ("compress", "decompress")]
     keys += [("page", t, v) for t in THREADS for v in ("compress", "decompress")] if page else []
+    keys += [("page cpu", 1, v) for v in ("compress", "decompress")] if page else []
     series = {k: Series() for k in keys}
     sizes, rss, builds = {}, {}, {}
     browser = Page(binary, path) if page else None
@@ -301,7 +306,16 @@ def print_table(report):
     head()
     for path, label in [PATHS[2], PATHS[3]]:
         print(f"| {label} | " + " | ".join(ratio_cell(r, path + " cpu 1", "zipnn cpu 1") for r in report) + " |")
+    if has("page cpu 1"):
+        print(f"| {page_label(report[0], 1)}: every browser process | "
+              + " | ".join(ratio_cell(r, "page cpu 1", "zipnn cpu 1") for r in report) + " |")
     print("| ZipNN GB/s of CPU time | " + " | ".join(speed_cell(r, "zipnn cpu 1") for r in report) + " |")
+    if has("page cpu 1"):
+        print("\nThe page's CPU time (every browser process: its threads' run time in /proc) ÷ the CLI's")
+        print("(file -> /dev/null), one thread, compress / decompress, fastest round (median round)\n")
+        head()
+        print(f"| {page_label(report[0], 1)} | "
+              + " | ".join(ratio_cell(r, "page cpu 1", "cli-null cpu 1") for r in report) + " |")
     print("\nTwo threads ÷ one thread (fastest rounds), compress / decompress\n")
     head()
     for path, label in PATHS + ([PAGE] if has("page 2") else []):
