@@ -74,7 +74,7 @@ for (const f of files) {
   }
 }
 fs.rmSync(tmp, { recursive: true, force: true });
-// The compute-only figures are of the first file: reopen it in the page last used if need be.
+// The compute-only figures are of the first file: with several files, it is opened again.
 if (files.length > 1) {
   await page.close();
   ({ page } = await pageWith(false, file));
