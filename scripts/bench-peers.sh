@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # ZipNN vs bitlens on real weights of four kinds, same files, same run (issue 16): the LMC codec
 # alone, the container in memory, and the CLI as a user runs it (file -> /dev/null, file -> file on
-# tmpfs), compress and decompress, one and two threads; fastest and median of several rounds.
+# tmpfs), compress and decompress, one and two threads, and the page (the app in headless Chromium:
+# whole in-page compression and decompression, single-threaded and threaded builds); fastest and
+# median of several rounds.
 # Kinds: MiniLM in bf16, fp16 and fp32 (.cache/weights, scripts/fetch-weights.sh) and the fp32
 # AdamW moments of a real training run made here (scripts/train_digits.py, made when missing).
 # Extra arguments go to tests/python/bench_peers.py (--rounds N, --json).
+# The page rows need the web toolchain (trunk, node_modules, Chromium: scripts/setup-web.sh); the
+# app is built first (CARGO_TARGET_DIR=target/web scripts/build-web.sh, quick when it is fresh) so
+# the page runs the same sources as the CLI. PAGE=0 leaves the page out; without the toolchain it
+# is left out with a note.
 # Installs zipnn into the project's .venv if missing (it pulls torch: a large one-time download).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +27,18 @@ if [ ! -f "$moments" ]; then
   .venv/bin/python scripts/train_digits.py train --out "$run" --hidden 2048 --steps 100 --every 100 >&2
 fi
 cargo build --release --locked -p bitlens-cli >/dev/null 2>&1
+page=()
+if [ "${PAGE:-1}" != 0 ]; then
+  if command -v trunk >/dev/null && command -v node >/dev/null && [ -d node_modules/playwright-core ] &&
+    [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+    CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
+    page=(--page)
+  else
+    echo "bench-peers: no web toolchain (trunk, node_modules, Chromium; scripts/setup-web.sh): the page rows are left out" >&2
+  fi
+fi
 w=.cache/weights
+echo "bench-peers: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 .venv/bin/python -W ignore tests/python/bench_peers.py target/release/bitlens \
-  "$w/minilm-bf16.safetensors" "$w/minilm-f16.safetensors" "$w/minilm-f32.safetensors" "$moments" "$@"
+  "$w/minilm-bf16.safetensors" "$w/minilm-f16.safetensors" "$w/minilm-f32.safetensors" "$moments" "${page[@]}" "$@"
+echo "bench-peers: done $(date -u '+%H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -4,12 +4,15 @@
 # the statistics throughput of the whole in-page pass (2 workers on this machine), and the wasm
 # memory of the workers and the page while processing it and a 2.2 GB file, and the embed's first
 # render from a remote 1.09 GB file and download size (tests/e2e/bench-embed.mjs). RUNS=3 by default.
-# Then LMC compression in the page vs the native CLI on minilm-bf16 in the same run: the whole in-page
-# path (codec worker, File → .bls Blob) with the single-threaded build (page not cross-origin
-# isolated) and with the threaded build (isolated page, when scripts/build-web.sh made it) vs
-# `bitlens --threads 1 compress`, and codec only (every tensor in memory, as `bitlens --threads 1
+# Then LMC compression and decompression in the page vs the native CLI on MiniLM bf16 / f16 / f32 and
+# the AdamW moments (.cache/runs/digits-big, made by scripts/bench-peers.sh; left out when missing)
+# in the same run: the whole in-page path (codec worker, File → .bls Blob → safetensors Blob, both
+# checked byte for byte) with the single-threaded build (page not cross-origin isolated) and with the
+# threaded build (isolated page, when scripts/build-web.sh made it) vs `bitlens --threads 1
+# compress` / `decompress`, and codec only on bf16 (every tensor in memory, as `bitlens --threads 1
 # bench --codecs lmc`); with the statistics part, also one compression of the 2.2 GB file per build
 # (speed, codec worker wasm memory). ONLY=codecs skips the statistics part and the 2.2 GB file.
+# (scripts/bench-peers.sh prints the page beside ZipNN and the CLI, round by round.)
 # The statistics part also opens the 1.09 GB file by URL from a local Range + CORS server
 # (tests/e2e/bench-remote.mjs: URL to tensor table, whole-file statistics throughput; JSON lines).
 set -euo pipefail
@@ -33,20 +36,28 @@ node tests/e2e/bench-embed.mjs $w/big-bf16.safetensors
 fi
 
 echo
-echo "== LMC compression: page vs native (single thread), $w/minilm-bf16.safetensors"
+echo "== LMC compression and decompression: page vs native (single thread)"
 CARGO_TARGET_DIR="$root/target" cargo build --locked --release -p bitlens-cli >/dev/null 2>&1
 CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
-f=$w/minilm-bf16.safetensors
-cat $f > /dev/null
+files=($w/minilm-bf16.safetensors $w/minilm-f16.safetensors $w/minilm-f32.safetensors)
+moments=.cache/runs/digits-big/step-000100/optimizer.safetensors
+[ -f $moments ] && files+=($moments)
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-for i in 1 2 3; do
-  echo "native: $(target/release/bitlens --threads 1 compress $f -o "$out/n.bls" 2>&1 | tail -1)"
+for f in "${files[@]}"; do
+  cat $f > /dev/null
+  for i in 1 2 3; do
+    echo "native $(basename $f): $(target/release/bitlens --threads 1 compress $f -o "$out/n.bls" 2>&1 | tail -1)"
+  done
+  for i in 1 2 3; do
+    echo "native $(basename $f): $(target/release/bitlens --threads 1 decompress "$out/n.bls" -o /dev/null 2>&1 | tail -1)"
+  done
 done
+f=${files[0]}
 for i in 1 2 3; do
   echo "native bench: $(target/release/bitlens --threads 1 bench $f --codecs lmc --json 2>/dev/null | grep -o '"compress_mb_s":[0-9.]*,"decompress_mb_s":[0-9.]*')"
 done
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 big=""
 [ "${ONLY:-}" = codecs ] || big=$w/big2-bf16.safetensors
-RUNS=${RUNS:-5} BIG=$big node tests/e2e/bench-codecs.mjs $f
+RUNS=${RUNS:-5} BIG=$big node tests/e2e/bench-codecs.mjs "${files[@]}"

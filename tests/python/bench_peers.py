@@ -7,14 +7,23 @@ see the same machine state (the machine is shared: the spread between rounds is 
 - `bitlens --threads T bench F --codecs lmc,snapshot --repeat 2` for T = 1 and 2: the `lmc` row is
   the codec alone (every tensor into reused buffers), the `snapshot` row the whole container in
   memory (frames, checksums, index; decoded back and compared); the best of its two passes;
-- the CLI as a user runs it, wall time of the whole process (started by /usr/bin/time, which
-  gives its peak RSS): `bitlens --threads T compress F -o
-  /dev/null`, `compress F -o F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`,
-  with F, F.bls and F.out on tmpfs (/dev/shm), and F.out compared with F. Peak RSS per process.
+- the CLI as a user runs it: `bitlens --threads T compress F -o /dev/null`, `compress F -o
+  F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`, with F, F.bls and F.out on
+  tmpfs (/dev/shm), and F.out compared with F. Wall time of the whole process started bare (a
+  `perf` or `time` wrapper's own start would count), its CPU time from wait4's rusage, and its
+  peak RSS from another run of it under /usr/bin/time.
+- with --page (bench-peers.sh does it when the web app is built), the page: the app in headless
+  Chromium (tests/e2e/bench-page.mjs, started once per file and driven round by round) compresses
+  F with LMC and decompresses its snapshot, the whole in-page path from the click to the result on
+  the page (File read, wasm, codec, output folded into a Blob), with the single-threaded build
+  (page not cross-origin isolated: one thread) and the threaded build (isolated page; when
+  scripts/build-web.sh made it), compared with the CLI on 1 and 2 threads; the page's snapshot is
+  checked to be the CLI's and its restored file F, byte for byte, once per build. Also the CPU
+  time of every browser process meanwhile (single-threaded build), beside the CLI's.
 Speeds are of the fastest round (min time) and of the median round; "÷ ZipNN" divides each by
 ZipNN's of the same kind (min by min, median by median). Prints a table and, with --json, one JSON
 document.
-Usage: bench_peers.py BITLENS_BIN FILE... [--rounds N] [--json]
+Usage: bench_peers.py BITLENS_BIN FILE... [--rounds N] [--page] [--json]
 """
 import json
 import os
@@ -87,27 +96,37 @@ def bench_round(binary, path, threads, series, sizes, nbytes):
         sizes[name] = r["compressed_bytes"]
 
 
-PERF = shutil.which("perf")
+def spawn(cmd, err):
+    """Starts `cmd` with posix_spawn (no copy of this large Python process), stdout to /dev/null
+    and stderr to the file `err`; returns (wall seconds from spawn to reap, wait4's rusage)."""
+    actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 2, err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=actions)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        with open(err) as f:
+            raise RuntimeError(f"{cmd} failed: {f.read()}")
+    return wall, usage
 
 
 def timed(cmd):
-    """Runs a command under /usr/bin/time (and `perf stat` when there is perf); returns (wall
-    seconds, CPU seconds of the process tree or None, its peak RSS in MB)."""
-    rss_file, cpu_file = os.path.join(SHM, "rss"), os.path.join(SHM, "cpu")
-    wrap = [PERF, "stat", "-x,", "-e", "task-clock", "-o", cpu_file, "--"] if PERF else []
-    t0 = time.perf_counter()
-    p = subprocess.run([*wrap, "/usr/bin/time", "-f", "%M", "-o", rss_file, *cmd],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise RuntimeError(f"{cmd} failed: {p.stderr}")
-    cpu = None
-    if PERF:
-        with open(cpu_file) as f:
-            line = next(l for l in f if "task-clock" in l)
-            cpu = float(line.split(",")[0]) / 1e3
-    with open(rss_file) as f:
-        return wall, cpu, int(f.read().split()[-1]) / 1024
+    """Runs a command bare (a `perf stat` or /usr/bin/time wrapper would add its own start, ~8 ms,
+    to a ~16 ms run); returns (wall seconds, CPU seconds): CPU time is wait4's user + system time,
+    the kernel's exact runtime of the process (as `perf stat`'s task-clock)."""
+    wall, usage = spawn(cmd, os.path.join(SHM, "stderr"))
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def peak_rss(cmd):
+    """Peak RSS in MB of a separate run of `cmd` under /usr/bin/time: a process spawned straight
+    from here shares this process's memory until its exec, and the kernel counts that in its
+    peak."""
+    rss = os.path.join(SHM, "rss")
+    spawn(["/usr/bin/time", "-f", "%M", "-o", rss, *cmd], os.path.join(SHM, "stderr"))
+    with open(rss) as f:
+        return int(f.read().split()[-1]) / 1024
 
 
 def cli_round(binary, src, threads, series, rss):
@@ -118,9 +137,10 @@ def cli_round(binary, src, threads, series, rss):
             ("cli-null", "decompress", b + ["decompress", bls, "-o", "/dev/null"]),
             ("cli-file", "decompress", b + ["decompress", bls, "-o", out])]
     for name, verb, cmd in runs:
-        wall, cpu, mb = timed(cmd)
+        wall, cpu = timed(cmd)
+        mb = peak_rss(cmd)
         series[(name, threads, verb)].add(wall)
-        if cpu is not None and threads == 1:
+        if threads == 1:
             series[(name + " cpu", threads, verb)].add(cpu)
         rss[(name, threads, verb)] = max(rss.get((name, threads, verb), 0), mb)
     with open(src, "rb") as a, open(out, "rb") as c:
@@ -130,13 +150,53 @@ def cli_round(binary, src, threads, series, rss):
     return sizes
 
 
+class Page:
+    """The page's coprocess for one file (tests/e2e/bench-page.mjs): it opens the app once per
+    build and checks its output; each `round` is one compression and one decompression per build."""
+
+    ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def __init__(self, binary, path):
+        env = dict(os.environ, BITLENS_BIN=os.path.abspath(binary))
+        script = os.path.join(self.ROOT, "tests", "e2e", "bench-page.mjs")
+        self.proc = subprocess.Popen(["node", script, os.path.abspath(path)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env, cwd=self.ROOT)
+        self.builds = self._answer()["ready"]
+
+    def _answer(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"bench-page.mjs ended (exit {self.proc.wait()}): see its messages above")
+        return json.loads(line)
+
+    def round(self, series):
+        """One round: series ("page", 1, verb) of the single-threaded build, ("page", 2, verb) of
+        the threaded one; each build's (ratio, threads)."""
+        self.proc.stdin.write("round\n")
+        self.proc.stdin.flush()
+        seen = {}
+        for b in self._answer()["round"]:
+            t = 1 if b["build"] == "single" else 2
+            series[("page", t, "compress")].add(b["compress_s"])
+            series[("page", t, "decompress")].add(b["decompress_s"])
+            if t == 1:
+                series[("page cpu", t, "compress")].add(b["compress_cpu_s"])
+                series[("page cpu", t, "decompress")].add(b["decompress_cpu_s"])
+            seen[t] = {"ratio": b["ratio"], "threads": b["threads"]}
+        return seen
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 PATHS = [("codec", "LMC codec alone (`bench`, lmc)"),
          ("container", "container in memory (`bench`, snapshot)"),
          ("cli-null", "CLI file -> /dev/null"),
          ("cli-file", "CLI file -> file (tmpfs)")]
 
 
-def measure(binary, path, rounds):
+def measure(binary, path, rounds, page):
     os.makedirs(SHM, exist_ok=True)
     src = os.path.join(SHM, os.path.basename(path))
     shutil.copyfile(path, src)
@@ -146,15 +206,22 @@ def measure(binary, path, rounds):
     keys = [("zipnn", 1, v) for v in ("compress", "decompress")] + [
         (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
     keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file") for v in ("compress", "decompress")]
+    keys += [("page", t, v) for t in THREADS for v in ("compress", "decompress")] if page else []
+    keys += [("page cpu", 1, v) for v in ("compress", "decompress")] if page else []
     series = {k: Series() for k in keys}
-    sizes, rss = {}, {}
+    sizes, rss, builds = {}, {}, {}
+    browser = Page(binary, path) if page else None
     try:
         for _ in range(rounds):
             zipnn_round(z, raw, series, sizes)
             for t in THREADS:
                 bench_round(binary, path, t, series, sizes, n)
                 sizes["cli"] = cli_round(binary, src, t, series, rss)
+            if browser:
+                builds = browser.round(series)
     finally:
+        if browser:
+            browser.close()
         for f in (src, src + ".bls", src + ".out"):
             if os.path.exists(f):
                 os.remove(f)
@@ -162,6 +229,7 @@ def measure(binary, path, rounds):
               for (p, t, v), s in series.items() if s.times}
     return {"file": path, "dtype": main_dtype(path), "bytes": n, "rounds": rounds,
             "ratio": {k: v / n for k, v in sizes.items()}, "speeds": speeds,
+            "page_builds": {f"page {t}": b for t, b in builds.items()},
             "peak_rss_mb": {f"{p} {t} {v}": m for (p, t, v), m in rss.items()}}
 
 
@@ -170,53 +238,87 @@ def kind(r):
     return f"{name} ({r['dtype']})"
 
 
+PAGE = ("page", "page, whole in-page")
+
+
+def page_label(r, threads):
+    """The page row's label: which build, on how many threads."""
+    if threads == 1:
+        return f"{PAGE[1]} (single-threaded build, 1 thread)"
+    n = r.get("page_builds", {}).get("page 2", {}).get("threads", "?")
+    return f"{PAGE[1]} (threaded build, {n} threads)"
+
+
 def print_table(report):
     rounds = report[0]["rounds"]
     print(f"bitlens ÷ ZipNN speed, compress / decompress: fastest of {rounds} rounds (median of them)")
     print("one thread unless stated; ZipNN on one thread in the same rounds\n")
     cols = [kind(r) for r in report]
-    print("| | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
+    has = lambda key: all(f"{key} compress" in r["speeds"] for r in report)  # noqa: E731
+
+    def head():
+        print("| | " + " | ".join(cols) + " |")
+        print("|---" * (len(cols) + 1) + "|")
 
     def speed_cell(r, key):
         s = r["speeds"]
         c, d = s[f"{key} compress"], s[f"{key} decompress"]
         return f"{c['best_gb_s']:.3f} / {d['best_gb_s']:.3f} ({c['median_gb_s']:.3f} / {d['median_gb_s']:.3f})"
 
-    def ratio_cell(r, path, threads, peer="zipnn"):
+    def ratio_cell(r, mine, theirs):
+        """Speed of `mine` ÷ speed of `theirs` (keys with their thread count), fastest (median)."""
         s = r["speeds"]
         out = []
         for v in ("compress", "decompress"):
-            mine, theirs = s[f"{path} {threads} {v}"], s[f"{peer} 1 {v}"]
-            out.append((mine["best_gb_s"] / theirs["best_gb_s"], mine["median_gb_s"] / theirs["median_gb_s"]))
+            m, t = s[f"{mine} {v}"], s[f"{theirs} {v}"]
+            out.append((m["best_gb_s"] / t["best_gb_s"], m["median_gb_s"] / t["median_gb_s"]))
         return f"{out[0][0]:.2f} / {out[1][0]:.2f} ({out[0][1]:.2f} / {out[1][1]:.2f})"
 
-    for path, label in [PATHS[2], PATHS[3], PATHS[1], PATHS[0]]:
-        print(f"| {label} | " + " | ".join(ratio_cell(r, path, 1) for r in report) + " |")
-    for path, label in [PATHS[2], PATHS[3], PATHS[1], PATHS[0]]:
-        print(f"| 2 threads, {label} | " + " | ".join(ratio_cell(r, path, 2) for r in report) + " |")
+    order = [PATHS[2], PATHS[3], PATHS[1], PATHS[0]]
+    head()
+    for t in THREADS:
+        rows = [(f"{p} {t}", label if t == 1 else f"{t} threads, {label}") for p, label in order]
+        if has(f"page {t}"):
+            rows.insert(2, (f"page {t}", page_label(report[0], t)))
+        for key, label in rows:
+            print(f"| {label} | " + " | ".join(ratio_cell(r, key, "zipnn 1") for r in report) + " |")
+    if has("page 1"):
+        print("\nThe page ÷ the native CLI (file -> /dev/null, wall), compress / decompress, same rounds:")
+        print("fastest (median)\n")
+        head()
+        for t in THREADS:
+            if has(f"page {t}"):
+                print(f"| {page_label(report[0], t)} ÷ CLI on {t} thread{'s' if t > 1 else ''} | "
+                      + " | ".join(ratio_cell(r, f"page {t}", f"cli-null {t}") for r in report) + " |")
     print("\nSpeeds in GB/s, compress / decompress: fastest round (median round)\n")
-    print("| | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
-
+    head()
     print("| ZipNN 0.5.4 | " + " | ".join(speed_cell(r, "zipnn 1") for r in report) + " |")
     for t in THREADS:
         for path, label in PATHS:
             print(f"| bitlens {label}, {t} thread{'s' if t > 1 else ''} | "
                   + " | ".join(speed_cell(r, f"{path} {t}") for r in report) + " |")
-    if "cli-null cpu 1 compress" in report[0]["speeds"]:
-        print("\nCPU time (the machine is shared: wall time includes waiting for a core), one thread:")
-        print("bitlens CLI process (perf stat task-clock, startup included) ÷ ZipNN's calls (process CPU time),")
-        print("compress / decompress, fastest round (median round)\n")
-        print("| | " + " | ".join(cols) + " |")
-        print("|---" * (len(cols) + 1) + "|")
-        for path, label in [PATHS[2], PATHS[3]]:
-            print(f"| {label} | " + " | ".join(ratio_cell(r, path + " cpu", 1, "zipnn cpu") for r in report) + " |")
-        print("| ZipNN GB/s of CPU time | " + " | ".join(speed_cell(r, "zipnn cpu 1") for r in report) + " |")
+        if has(f"page {t}"):
+            print(f"| bitlens {page_label(report[0], t)} | "
+                  + " | ".join(speed_cell(r, f"page {t}") for r in report) + " |")
+    print("\nCPU time (the machine is shared: wall time includes waiting for a core), one thread:")
+    print("bitlens CLI process (rusage user + system, startup included) ÷ ZipNN's calls (process CPU time),")
+    print("compress / decompress, fastest round (median round)\n")
+    head()
+    for path, label in [PATHS[2], PATHS[3]]:
+        print(f"| {label} | " + " | ".join(ratio_cell(r, path + " cpu 1", "zipnn cpu 1") for r in report) + " |")
+    if has("page cpu 1"):
+        print(f"| {page_label(report[0], 1)}: every browser process | "
+              + " | ".join(ratio_cell(r, "page cpu 1", "zipnn cpu 1") for r in report) + " |")
+    print("| ZipNN GB/s of CPU time | " + " | ".join(speed_cell(r, "zipnn cpu 1") for r in report) + " |")
+    if has("page cpu 1"):
+        print("\nThe page's CPU time (every browser process: its threads' run time in /proc) ÷ the CLI's")
+        print("(file -> /dev/null), one thread, compress / decompress, fastest round (median round)\n")
+        head()
+        print(f"| {page_label(report[0], 1)} | "
+              + " | ".join(ratio_cell(r, "page cpu 1", "cli-null cpu 1") for r in report) + " |")
     print("\nTwo threads ÷ one thread (fastest rounds), compress / decompress\n")
-    print("| | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
-    for path, label in PATHS:
+    head()
+    for path, label in PATHS + ([PAGE] if has("page 2") else []):
         cells = []
         for r in report:
             s = r["speeds"]
@@ -225,13 +327,11 @@ def print_table(report):
             cells.append(f"{c:.2f} / {d:.2f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     print("\nSize ÷ original: bitlens .bls (CLI) / bitlens LMC codec alone / ZipNN\n")
-    print("| | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
+    head()
     print("| ratio | " + " | ".join(
         f"{r['ratio']['cli']:.4f} / {r['ratio']['codec']:.4f} / {r['ratio']['zipnn']:.4f}" for r in report) + " |")
     print("\nPeak RSS of the CLI (MB), compress / decompress, file -> file, 1 thread (2 threads)\n")
-    print("| | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 1) + "|")
+    head()
     print("| peak RSS | " + " | ".join(
         f"{r['peak_rss_mb']['cli-file 1 compress']:.0f} / {r['peak_rss_mb']['cli-file 1 decompress']:.0f} "
         f"({r['peak_rss_mb']['cli-file 2 compress']:.0f} / {r['peak_rss_mb']['cli-file 2 decompress']:.0f})"
@@ -240,15 +340,15 @@ def print_table(report):
 
 def main():
     args = sys.argv[1:]
-    as_json = "--json" in args
-    args = [a for a in args if a != "--json"]
+    as_json, page = "--json" in args, "--page" in args
+    args = [a for a in args if a not in ("--json", "--page")]
     rounds = 7
     if "--rounds" in args:
         i = args.index("--rounds")
         rounds = int(args[i + 1])
         del args[i:i + 2]
     binary, files = args[0], args[1:]
-    report = [measure(binary, f, rounds) for f in files]
+    report = [measure(binary, f, rounds, page) for f in files]
     if as_json:
         print(json.dumps(report, indent=1))
     else:

@@ -250,8 +250,8 @@ pub fn snapshot_info<R: bitlens_snapshot::Source>(
 /// delta snapshot. `on_progress(output bytes done)` follows the output. Every checksum (tensors,
 /// stored header, base) is verified; a mismatch is the core's typed error. Returns the bytes
 /// written.
-pub fn decompress_snapshot(
-    src: JsSource,
+pub fn decompress_snapshot<R: bitlens_snapshot::Source>(
+    src: R,
     base: Option<&JsSource>,
     on_chunk: OnChunk,
     on_progress: &mut dyn FnMut(u64),

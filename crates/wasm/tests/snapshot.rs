@@ -74,6 +74,11 @@ fn compress_js(src: &Rc<Vec<u8>>, json: &str) -> Result<(Compressed, Vec<u8>), F
 /// Decompresses `snap` through a JavaScript `read` function; the restored bytes.
 fn decompress_js(snap: &Rc<Vec<u8>>) -> Result<Vec<u8>, Failure> {
     let (source, _keep) = source(snap);
+    decompress_js_from(source)
+}
+
+/// Decompresses the snapshot behind `source`; the restored bytes.
+fn decompress_js_from<R: bitlens_snapshot::Source>(source: R) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     let written = decompress_snapshot(
         source,
@@ -196,4 +201,65 @@ fn read_cases(src: &JsSource, bytes: &[u8]) {
     }
     let mut past = vec![0u8; 2];
     assert!(src.read_exact_at(size as u64 - 1, &mut past).is_err());
+}
+
+/// A JavaScript `read(offset, length)` over `bytes` that adds up the bytes it gives in `count`.
+fn counting_source(
+    bytes: &Rc<Vec<u8>>,
+    count: &Rc<std::cell::Cell<u64>>,
+) -> (JsSource, Closure<dyn FnMut(f64, f64) -> Uint8Array>) {
+    let size = bytes.len() as f64;
+    let (bytes, count) = (bytes.clone(), count.clone());
+    let c = Closure::<dyn FnMut(f64, f64) -> Uint8Array>::new(move |off: f64, len: f64| {
+        count.set(count.get() + len as u64);
+        Uint8Array::from(&bytes[off as usize..off as usize + len as usize])
+    });
+    let read = c.as_ref().unchecked_ref::<Function>().clone();
+    (JsSource::new(read, size).unwrap(), c)
+}
+
+#[wasm_bindgen_test]
+fn the_decompress_job_reads_every_frame_once() {
+    use bitlens_wasm::worker::frames_source::FramesAhead;
+    use std::cell::Cell;
+    let src = Rc::new(file());
+    let (_, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
+    let snap = Rc::new(snap);
+    let reader = SnapshotReader::open(snap.as_slice()).unwrap();
+    let frames = reader.entries.iter().flat_map(|e| &e.frames);
+    let first = frames.clone().map(|f| f.offset).min().unwrap();
+    let end = frames.map(|f| f.offset + f.stored_len).max().unwrap();
+    // Windows of 4 KiB, smaller than the snapshot, as 32 MiB windows are for large files.
+    let window = 4096;
+    assert!(snap.len() > 3 * window);
+    let (exact_count, ahead_count) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+    let (exact, _keep_exact) = counting_source(&snap, &exact_count);
+    let (ahead, _keep_ahead) = counting_source(&snap, &ahead_count);
+    let framed = FramesAhead::new(exact.read_ahead(0), ahead.read_ahead(window)).unwrap();
+    assert!(
+        decompress_js_from(framed).unwrap() == *src,
+        "restored bytes"
+    );
+    // The frames come through the read-ahead source once (its last window may run past them);
+    // the rest, exactly as asked, twice (two openings).
+    let (ahead_bytes, exact_bytes) = (ahead_count.get(), exact_count.get());
+    assert!(
+        (end - first..=snap.len() as u64 - first).contains(&ahead_bytes),
+        "{ahead_bytes} read ahead"
+    );
+    let rest = snap.len() as u64 - (end - first);
+    assert!(exact_bytes <= 2 * rest, "{exact_bytes} exact bytes");
+    // A read-ahead source alone fetches windows of frames at each jump of the opening, and
+    // fetches them again to decode.
+    let plain_count = Rc::new(Cell::new(0));
+    let (plain, _keep_plain) = counting_source(&snap, &plain_count);
+    let restored = decompress_js_from(plain.read_ahead(window)).unwrap();
+    assert!(restored == *src, "restored bytes (plain source)");
+    assert!(
+        plain_count.get() >= snap.len() as u64 + window as u64,
+        "{} bytes read by the plain source, {} in the snapshot",
+        plain_count.get(),
+        snap.len()
+    );
+    assert!(ahead_bytes + exact_bytes < plain_count.get());
 }

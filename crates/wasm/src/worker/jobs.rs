@@ -6,6 +6,7 @@
 //! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
 //! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
 
+use super::frames_source::FramesAhead;
 use super::post::{Post, Throttle};
 use super::to_blob;
 use crate::convert::{memory_bytes, now};
@@ -211,9 +212,13 @@ fn restore(
     out: &dyn Post,
 ) -> Result<(SnapshotInfo, u64), Failure> {
     let blob = to_blob(file.blob.clone())?;
-    let info = open_snapshot(JsSource::from_blob(blob.clone())?)?;
+    // The index with exact reads: a read-ahead source would fetch a whole window of frames (up to
+    // 32 MiB) for each jump of the opening, and the decompression below reads them again.
+    let exact = || JsSource::from_blob(blob.clone()).map(|s| s.read_ahead(0));
+    let info = open_snapshot(exact()?)?;
+    let src = FramesAhead::new(exact()?, input(&blob, ahead)?)?;
     let bytes = decompress_snapshot(
-        input(&blob, ahead)?,
+        src,
         base(file)?.as_ref(),
         &mut chunk_poster(task, i, out),
         &mut |done| progress.file(done),

@@ -8,13 +8,15 @@
 //!   its tensors that are not plain byte ranges (and the differences of pairs of them), read
 //!   synchronously.
 //! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
-//!   one tensor of a snapshot, codec comparison.
+//!   one tensor of a snapshot, codec comparison; [`frames_source`]: the decompress job's reads of
+//!   a snapshot (frames read ahead, the rest exactly).
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
 //!   file, with `Range` requests.
 //! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
 //!   survey of the lossy codecs, and its non-uniform bins, `bitlens_inshrink`).
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
+pub mod frames_source;
 pub mod http;
 pub mod items;
 pub mod jobs;

@@ -1,0 +1,66 @@
+// The page row of tests/python/bench_peers.py (issue 16), as a coprocess it drives round by round,
+// so the page runs in the same rounds as ZipNN and the CLI. For FILE it opens one page per build of
+// the codec module — single-threaded (page not cross-origin isolated) and threaded (isolated page,
+// when scripts/build-web.sh made dist/threads) — compresses FILE with LMC in each once, checks the
+// page's snapshot against the CLI's and the restored file against FILE byte for byte, then prints
+// `{"ready": [builds]}`. Each line on stdin is a round: each page compresses FILE and decompresses
+// its snapshot once (tests/e2e/page-codec.mjs: click to result on the page, Blob built), and one
+// JSON line is printed: `{"round": [{build, threads, compress_s, decompress_s, compress_cpu_s,
+// decompress_cpu_s (every browser process), app_compress_s, worker_decompress_s, ratio}]}`.
+// Exits at the end of stdin. Progress goes to stderr.
+//
+//   node tests/e2e/bench-page.mjs FILE      (BITLENS_BIN: the CLI for the snapshot check)
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { startServer } from './serve.mjs';
+import { launch } from './browser.mjs';
+import { ROOT, tempDir } from './fixtures.mjs';
+import { openCodecPage, timedCompress, timedDecompress, loadOwnSnapshot, checkRestored, checkRound } from './page-codec.mjs';
+
+const file = path.resolve(process.argv[2]);
+const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
+if (!fs.existsSync(path.join(DIST, 'index.html'))) throw new Error(`${DIST} has no built app: run scripts/build-web.sh`);
+const threaded = fs.existsSync(path.join(DIST, 'threads', 'bitlens-wasm_bg.wasm'));
+const servers = [await startServer(DIST, 0, { isolate: false })];
+if (threaded) servers.push(await startServer(DIST, 0));
+const context = await launch();
+const tmp = tempDir();
+const name = path.basename(file, '.safetensors');
+const pages = [];
+try {
+  for (const server of servers) {
+    const { page, build } = await openCodecPage(context, `http://127.0.0.1:${server.address().port}/`, file);
+    const tag = `${name}-${build.build}`;
+    process.stderr.write(`bench-page: ${tag}: checking the page's snapshot and restore\n`);
+    await timedCompress(page);
+    await loadOwnSnapshot(page, file, tmp, tag);
+    await timedDecompress(page);
+    await checkRestored(page, file, tmp, tag);
+    pages.push({ page, build });
+  }
+  console.log(JSON.stringify({ ready: pages.map((p) => p.build) }));
+  for await (const _ of readline.createInterface({ input: process.stdin })) {
+    const round = [];
+    for (const { page, build } of pages) {
+      const c = await timedCompress(page);
+      const d = await timedDecompress(page);
+      checkRound(file, c, d);
+      round.push({
+        ...build,
+        compress_s: c.seconds,
+        decompress_s: d.seconds,
+        compress_cpu_s: c.cpuSeconds,
+        decompress_cpu_s: d.cpuSeconds,
+        app_compress_s: c.appSeconds,
+        worker_decompress_s: d.workerSeconds,
+        ratio: Number(c.ratio),
+      });
+    }
+    console.log(JSON.stringify({ round }));
+  }
+} finally {
+  await context.close();
+  for (const s of servers) s.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
