@@ -140,7 +140,7 @@ export async function timedDecompress(page) {
 export async function loadOwnSnapshot(page, file, dir, name) {
   const { out } = await download(page, '#compress-download', path.join(dir, `${name}.bls`));
   const native = path.join(dir, `${name}-cli.bls`);
-  cli('--threads', '1', 'compress', file, '-o', native);
+  cli('--threads', '1', 'compress', file, '-o', native, '--codec', 'lmc');
   sameBytes(out, native, `${name}: page snapshot vs CLI snapshot`);
   fs.rmSync(native);
   await page.setInputFiles('#file-input', out);

@@ -56,7 +56,7 @@ test('a sharded checkpoint compresses to one snapshot per shard, as the CLI writ
   for (const f of [...SHARDS, INDEX]) sameBytes(path.join(restoredDir, f), path.join(dir, f), `CLI restore of the folder: ${f}`);
   // ...and the CLI writes the very same files.
   const native = path.join(app.tmp, 'cli-bls');
-  cli('compress', set.index, '-o', native);
+  cli('compress', set.index, '-o', native, '--codec', 'lmc');
   assert.deepEqual(names(native), names(out));
   for (const f of names(native)) sameBytes(path.join(out, f), path.join(native, f), `page vs CLI: ${f}`);
   assert.deepEqual(page.errors, []);

@@ -185,7 +185,7 @@ class Bench:
                                  ["--eval-cmd", self.eval_cmd, "--max-degradation", str(a.max_degradation)],
                                  prev_model, cur / "optimizer.safetensors")
             if optimizer_codec == "lmc":
-                self.bitlens("compress", cur / "optimizer.safetensors", "-o", ob)
+                self.bitlens("compress", cur / "optimizer.safetensors", "-o", ob, "--codec", "lmc")
             else:
                 self.compress(cur / "optimizer.safetensors", ob, ["--max-error", str(a.max_error)], prev_opt)
                 prev_opt = ob
