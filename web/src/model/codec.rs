@@ -289,8 +289,10 @@ mod tests {
         let opts = options(p, &o, 0.05);
         assert_eq!(opts.inshrink.map(|i| i.max_error), Some(0.05));
         assert!(opts.overrides.is_empty());
-        assert!(tensor_presets().all(|p| !p.inshrink));
-        assert_eq!(tensor_presets().count(), PRESETS.len() - 1);
+        // Neither the Inshrinkerator search nor auto (a choice per tensor already) is offered
+        // as a tensor's override.
+        assert!(tensor_presets().all(|p| !p.inshrink && p.choice.codec != CodecKind::Auto));
+        assert_eq!(tensor_presets().count(), PRESETS.len() - 2);
     }
 
     #[test]
