@@ -340,18 +340,19 @@ def test_a_file_new_in_a_step_is_a_key(small_run, tmp_path):
         assert same_bytes(out / f, steps[1] / f)
 
 
-def test_auto_chain_stores_a_step_in_full_where_no_delta_pays(tmp_path):
+def test_auto_chain_stores_a_step_in_full_where_no_delta_pays(small_run, tmp_path):
     """With --codec auto a step's file whose every tensor is smaller in full (the optimizer state
     after the first step, against its all-zero predecessor) comes out with no delta: the manifest
     lists it as a key, with no base, and every step still restores byte for byte."""
     chain = tmp_path / "chain"
-    run("compress", "--chain", CACHED, "-o", chain, "--codec", "auto", "--skip-full-size")
+    run("compress", "--chain", small_run, "-o", chain, "--codec", "auto", "--skip-full-size")
     manifest = json.loads((chain / "chain.json").read_text())
     kinds = {(s["name"], f["name"]): f for s in manifest["steps"] for f in s["files"]}
-    first_opt = kinds[("step-000025", "optimizer.safetensors")]
-    assert first_opt["kind"] == "key" and first_opt.get("base") is None
-    assert kinds[("step-000025", "model.safetensors")]["kind"] == "delta"
+    later = {k: f for k, f in kinds.items() if k[0] != "step-000000"}
+    # The step-10 optimizer state (bf16 here) against the all-zero one of step 0: no delta pays.
+    assert any(f["kind"] == "key" and f.get("base") is None for f in later.values()), later
+    assert kinds[("step-000010", "model.safetensors")]["kind"] == "delta"
     for (step, name), f in kinds.items():
         index = run_json("inspect", chain / step / (name + ".bls"))["snapshots"][0]
         assert any(t["delta"] for t in index["tensors"]) == (f["kind"] == "delta"), (step, name)
-    restore_all_and_compare(CACHED, chain, tmp_path / "out")
+    restore_all_and_compare(small_run, chain, tmp_path / "out")
