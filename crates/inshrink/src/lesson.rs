@@ -205,13 +205,8 @@ mod tests {
 
     /// Heavy-tailed weights: a Gaussian-like bulk and a few large values.
     fn weights(n: usize) -> Vec<f32> {
-        let mut s = 0x5EEDu64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut state = bitlens_test_support::rng::xorshift(0x5EED);
+        let mut next = || (state() >> 11) as f64 / (1u64 << 53) as f64;
         (0..n)
             .map(|i| {
                 let g: f64 = (0..6).map(|_| next()).sum::<f64>() - 3.0;

@@ -14,13 +14,8 @@ use proptest::prelude::*;
 
 /// Pseudo-random weights: a scaled sum of uniforms (≈ normal) with a few outliers.
 fn weights(seed: u64, n: usize, scale: f32) -> Vec<f32> {
-    let mut s = seed | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f32 / (1u64 << 53) as f32
-    };
+    let mut state = bitlens_test_support::rng::xorshift(seed);
+    let mut next = move || (state() >> 11) as f32 / (1u64 << 53) as f32;
     (0..n)
         .map(|i| {
             let g: f32 = (0..4).map(|_| next()).sum::<f32>() - 2.0;
