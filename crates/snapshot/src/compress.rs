@@ -165,19 +165,18 @@ pub fn compress_auto<W: Write>(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>, Vec<AutoChoice>), SnapshotError> {
     let choices = crate::auto::choose_all(src, header, base)?;
-    let plans = header
-        .tensors
-        .iter()
-        .zip(&choices)
-        .map(|(t, c)| TensorPlan {
-            name: t.name.clone(),
-            codec: c.codec(),
-            raw_len: t.byte_len(),
-            delta: c.chosen.is_delta(),
-        })
-        .collect();
+    let mut plans = plans(header, base, &|_| Codec::Stored);
+    follow(&mut plans, &choices);
     let (out, entries) = compress_plans(src, header, base, plans, out, progress)?;
     Ok((out, entries, choices))
+}
+
+/// Sets each plan's codec and delta to its tensor's auto choice.
+fn follow(plans: &mut [TensorPlan], choices: &[AutoChoice]) {
+    for (plan, c) in plans.iter_mut().zip(choices) {
+        plan.codec = c.codec();
+        plan.delta = c.chosen.is_delta();
+    }
 }
 
 /// Writes a snapshot of the safetensors file `src` with one plan per tensor.
@@ -266,10 +265,7 @@ fn pieces_with<W: Write>(
     let mut choices = Vec::new();
     if choice.kind == CodecKind::Auto {
         choices = crate::auto::choose_all(&shifted, &header, base_source.as_ref())?;
-        for (plan, c) in plans.iter_mut().zip(&choices) {
-            plan.codec = c.codec();
-            plan.delta = c.chosen.is_delta();
-        }
+        follow(&mut plans, &choices);
     } else {
         for ((plan, t), piece) in plans.iter_mut().zip(&header.tensors).zip(&pieces.pieces) {
             let plain = piece.info.dtype(piece.len);
