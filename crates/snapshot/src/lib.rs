@@ -46,6 +46,7 @@ pub mod format;
 pub mod inshrink;
 pub mod layout;
 pub mod metrics;
+mod pipeline;
 pub mod reader;
 pub mod single;
 pub mod writer;

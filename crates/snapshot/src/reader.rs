@@ -6,23 +6,17 @@
 //! LMC frames larger than [`STREAM_WINDOW`] are decoded, checksummed and handed over one window at
 //! a time, so they need only their compressed payload and one window.
 //!
-//! Smaller frames are decoded in batches of one frame per thread (up to
-//! [`crate::format::LMC_FRAME_BYTES`] per thread in all, so a decoded frame is still in cache when
-//! it is checksummed and handed over, and the buffers are one set per thread: issue 16), in
-//! parallel (feature `parallel`), and while one batch is checksummed and handed to the caller the next one decodes into a
-//! second set of buffers: the checksums and the caller's copy no longer wait for the decoding,
-//! nor it for them. `bitlens --threads 2 bench big-bf16.safetensors --codecs snapshot` (1.09 GB):
-//! decompression 2.25 → 3.21 GB/s; one thread unchanged (2.41–2.53). Errors still come in file
-//! order: a corrupt frame in the batch ahead is reported after the batch before it is handed over.
-//! On one thread there is no one to decode ahead, so the second set is not used: peak RSS of
-//! `bitlens --threads 1 decompress` on the MiniLM fp32 snapshot 129 → 109 MB (batches then were
-//! up to a 16 MiB window; with one frame per thread and 1 MiB LMC frames, 8 MB).
+//! Smaller frames are decoded on the ordered pipeline ([`crate::pipeline`], issue 16): every
+//! thread of the pool reads and decodes frames (small tensors' frames grouped up to one LMC
+//! frame's bytes) into a ring of reused buffers, while the calling thread checksums and hands
+//! them over in file order, decoding too whenever the next frame is not ready. Errors still come
+//! in file order. `bitlens --threads 2 decompress big-bf16.bls -o /dev/null` (1.09 GB): 164 → 123
+//! ms (1.95× one thread; batches of one frame per thread before gave 1.44×).
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{
-    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, LMC_FRAME_BYTES, STREAM_WINDOW,
-    TRAILER_LEN,
+    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN,
 };
 use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::{Header, ReadAt, TensorInfo};
@@ -369,48 +363,25 @@ impl<R: Source> SnapshotReader<R> {
             let e = &self.entries[w.tensor];
             matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
         };
-        // The end of the batch that starts at `start`: one frame per thread, up to one LMC frame
-        // per thread in all (at least one frame), none streamed. Small batches keep a frame in
-        // cache from its decoding to its checksum and hand-over, and few buffers in use (one set
-        // per thread: each buffer grows to the largest frame it ever holds).
-        let threads = rayon_threads();
-        let limit = (LMC_FRAME_BYTES * threads) as u64;
-        let batch_end = |start: usize| {
-            let mut end = start;
-            let mut bytes = 0;
-            while end < work.len()
-                && !streamed(&work[end])
-                && (end == start
-                    || (end - start < threads
-                        && bytes + self.entries[work[end].tensor].frames[work[end].frame].raw_len
-                            <= limit))
-            {
-                bytes += self.entries[work[end].tensor].frames[work[end].frame].raw_len;
-                end += 1;
-            }
-            end
-        };
-        // Two sets of buffers per frame of a batch, reused from batch to batch: while one
-        // batch is checksummed and handed to `sink`, the next one decodes into the other set
-        // (with feature `parallel`). `ready` is the next batch's range and result, in
-        // `sets[1]`.
-        let mut sets: [Vec<FrameSlot>; 2] = Default::default();
-        let mut ready: Option<(usize, usize, Result<(), SnapshotError>)> = None;
-        let mut window = FrameSlot::default();
-        let mut done = 0;
-        while done < work.len() || !pending.is_empty() {
-            // Tensors with no frames (empty) are verified as soon as they come up.
+        let raw_len = |w: &Work| self.entries[w.tensor].frames[w.frame].raw_len;
+        // Tensors with no frames (empty) are verified as soon as they come up.
+        let verify_empty = |pending: &mut std::collections::VecDeque<usize>,
+                            verifier: &mut Verifier|
+         -> Result<(), SnapshotError> {
             while let Some(&t) = pending.front() {
-                if self.entries[t].frames.is_empty() {
-                    verifier.verify(&self.entries[t])?;
-                    pending.pop_front();
-                } else {
+                if !self.entries[t].frames.is_empty() {
                     break;
                 }
+                verifier.verify(&self.entries[t])?;
+                pending.pop_front();
             }
-            if done == work.len() {
-                break;
-            }
+            Ok(())
+        };
+        let mut slots: Vec<Vec<FrameSlot>> = Vec::new();
+        let mut window = FrameSlot::default();
+        let mut done = 0;
+        while done < work.len() {
+            verify_empty(&mut pending, &mut verifier)?;
             if streamed(&work[done]) {
                 let w = &work[done];
                 let last = w.frame + 1 == self.entries[w.tensor].frames.len();
@@ -421,60 +392,44 @@ impl<R: Source> SnapshotReader<R> {
                 done += 1;
                 continue;
             }
-            let end = match ready.take() {
-                Some((start, end, result)) if start == done => {
-                    sets.swap(0, 1);
-                    result?;
-                    end
-                }
-                _ => {
-                    let end = batch_end(done);
-                    self.decode_batch(&work[done..end], base, slots_for(&mut sets[0], end - done))?;
-                    end
-                }
-            };
-            let batch = &work[done..end];
-            // Decoding ahead needs a second thread (and a second set of buffers).
-            let ahead = cfg!(feature = "parallel") && rayon_threads() > 1;
-            let next =
-                (ahead && end < work.len() && !streamed(&work[end])).then(|| (end, batch_end(end)));
-            let [current, spare] = &mut sets;
-            let mut consume = || -> Result<(), SnapshotError> {
-                for (w, slot) in batch.iter().zip(current.iter()) {
-                    let e = &self.entries[w.tensor];
-                    verifier.update(&slot.out, w.base_tensor.map(|_| &slot.base[..]));
-                    let last = w.frame + 1 == e.frames.len();
-                    if last {
-                        verifier.verify(e)?;
-                        pending.pop_front();
+            // The frames up to the next streamed one, as the pipeline's items.
+            let end = work[done..]
+                .iter()
+                .position(streamed)
+                .map_or(work.len(), |p| done + p);
+            let (items, bytes) = crate::pipeline::items(work[done..end].iter().map(raw_len));
+            let items = &items[..];
+            let work = &work[done..end];
+            crate::pipeline::run(
+                &bytes,
+                &mut slots,
+                &|i, payload: &mut Payload, slot: &mut Vec<FrameSlot>| {
+                    let frames = &work[items[i].clone()];
+                    if slot.len() < frames.len() {
+                        slot.resize_with(frames.len(), FrameSlot::default);
                     }
-                    sink(&slot.out)?;
-                }
-                Ok(())
-            };
-            match next {
-                #[cfg(feature = "parallel")]
-                Some((start, next_end)) => {
-                    let spare = slots_for(spare, next_end - start);
-                    let mut decoded = None;
-                    let consumed = rayon::in_place_scope(|scope| {
-                        let decoded = &mut decoded;
-                        scope.spawn(move |_| {
-                            *decoded = Some(self.decode_batch(&work[start..next_end], base, spare));
-                        });
-                        consume()
-                    });
-                    ready = decoded.map(|r| (start, next_end, r));
-                    consumed?;
-                }
-                _ => {
-                    let _ = spare;
-                    consume()?;
-                }
-            }
+                    frames
+                        .iter()
+                        .zip(slot.iter_mut())
+                        .try_for_each(|(w, s)| self.decode_one(w, base, &mut payload.0, s))
+                },
+                &mut |i, slot| {
+                    for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
+                        verify_empty(&mut pending, &mut verifier)?;
+                        let e = &self.entries[w.tensor];
+                        verifier.update(&s.out, w.base_tensor.map(|_| &s.base[..]));
+                        if w.frame + 1 == e.frames.len() {
+                            verifier.verify(e)?;
+                            pending.pop_front();
+                        }
+                        sink(&s.out)?;
+                    }
+                    Ok(())
+                },
+            )?;
             done = end;
         }
-        Ok(())
+        verify_empty(&mut pending, &mut verifier)
     }
 
     /// Writes the original file to `sink`: a safetensors file's header and every tensor, or every
@@ -535,7 +490,7 @@ impl<R: Source> SnapshotReader<R> {
             offset: f.offset,
             source: source.into(),
         };
-        self.read_payload(&f, slot)?;
+        self.read_payload(&f, &mut slot.payload)?;
         let mut dec =
             StreamDecoder::new(&slot.payload, f.raw_len as usize, None).map_err(frame_error)?;
         let mut off = 0u64;
@@ -570,27 +525,23 @@ impl<R: Source> SnapshotReader<R> {
         Ok(())
     }
 
-    /// Reads frame `f`'s stored payload into `slot.payload`.
-    fn read_payload(&self, f: &Frame, slot: &mut FrameSlot) -> Result<(), SnapshotError> {
-        read_into(
-            &self.src,
-            "frame",
-            f.offset,
-            f.stored_len,
-            &mut slot.payload,
-        )
+    /// Reads frame `f`'s stored payload into `payload`.
+    fn read_payload(&self, f: &Frame, payload: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        read_into(&self.src, "frame", f.offset, f.stored_len, payload)
     }
 
-    /// Decodes one frame into its slot: the payload, the base bytes (deltas) and the output.
+    /// Decodes one frame into its slot (the base bytes, for deltas, and the output), reading its
+    /// stored payload into `payload`.
     fn decode_one(
         &self,
         w: &Work,
         base: Option<&BaseSource>,
+        payload: &mut Vec<u8>,
         slot: &mut FrameSlot,
     ) -> Result<(), SnapshotError> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
-        self.read_payload(&f, slot)?;
+        self.read_payload(&f, payload)?;
         let base_bytes = match (w.base_tensor, base) {
             (Some((start, _)), Some(b)) => {
                 read_into(
@@ -605,7 +556,7 @@ impl<R: Source> SnapshotReader<R> {
             _ => None,
         };
         e.codec
-            .decode_frame_into(&slot.payload, f.raw_len as usize, base_bytes, &mut slot.out)
+            .decode_frame_into(payload, f.raw_len as usize, base_bytes, &mut slot.out)
             .map_err(|source| SnapshotError::Frame {
                 tensor: e.name.clone(),
                 frame: w.frame,
@@ -613,47 +564,37 @@ impl<R: Source> SnapshotReader<R> {
                 source,
             })
     }
+}
 
-    /// Decodes consecutive frames into `slots` (one each), in parallel with feature `parallel`.
-    fn decode_batch(
-        &self,
-        work: &[Work],
-        base: Option<&BaseSource>,
-        slots: &mut [FrameSlot],
-    ) -> Result<(), SnapshotError> {
-        #[cfg(feature = "parallel")]
-        {
-            use rayon::prelude::*;
-            work.par_iter()
-                .zip(slots.par_iter_mut())
-                .try_for_each(|(w, slot)| self.decode_one(w, base, slot))
-        }
-        #[cfg(not(feature = "parallel"))]
-        {
-            work.iter()
-                .zip(slots.iter_mut())
-                .try_for_each(|(w, slot)| self.decode_one(w, base, slot))
-        }
+/// A thread's buffer for the stored payload of the frame it decodes.
+#[derive(Default)]
+struct Payload(Vec<u8>);
+
+impl crate::pipeline::Slot for Payload {
+    fn trim(&mut self, keep: usize) {
+        self.0.truncate(keep);
+        self.0.shrink_to(keep);
     }
 }
 
-/// The first `n` of `slots`, adding buffers if there are fewer.
-fn slots_for(slots: &mut Vec<FrameSlot>, n: usize) -> &mut [FrameSlot] {
-    if slots.len() < n {
-        slots.resize_with(n, FrameSlot::default);
-    }
-    &mut slots[..n]
-}
-
-/// Reused buffers for decoding one frame.
+/// Reused buffers for decoding one frame (and, [`SnapshotReader::stream_one`], its payload).
 #[derive(Default)]
 struct FrameSlot {
-    /// The stored payload.
+    /// The stored payload (frames decoded window by window only).
     payload: Vec<u8>,
     /// The base tensor's bytes at the frame's position (deltas).
     base: Vec<u8>,
     /// The decoded original bytes.
     out: Vec<u8>,
+}
+
+impl crate::pipeline::Slot for FrameSlot {
+    fn trim(&mut self, keep: usize) {
+        for b in [&mut self.payload, &mut self.base, &mut self.out] {
+            b.truncate(keep);
+            b.shrink_to(keep);
+        }
+    }
 }
 
 /// Threads of the current rayon pool (1 without feature `parallel`).
