@@ -109,10 +109,11 @@ struct Totals {
     output: u64,
 }
 
-/// Runs `f` on a thread of the rayon pool (the `--threads` pool), so that the container's
-/// parallel batches run where they are issued: from the main thread every batch of frames (1 MiB
-/// per thread) is handed to a pool thread and back, the main thread waiting, and with one pool
-/// thread the frame is coded on a different thread from the one that read it.
+/// Runs `f` on a thread of the rayon pool (the `--threads` pool), so that the container's frame
+/// pipeline has one thread per core: the calling thread checksums, writes and codes frames, and
+/// the pool's other threads code frames (from the main thread, the main thread would wait on the
+/// pool instead, and with one pool thread a frame would be coded on a different thread from the
+/// one that read it).
 fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }

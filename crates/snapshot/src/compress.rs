@@ -1,106 +1,92 @@
 //! Compressing a whole safetensors source (or, [`compress_pieces`], a file of any format cut into
-//! pieces) into a snapshot: the routines the CLI and the web app
-//! share. It reads the source (and the base, for deltas) through [`bitlens_tensors::ReadAt`] in
-//! batches of frames (one frame per thread, up to [`LMC_FRAME_BYTES`] each, or one larger frame of
-//! another codec) read and coded in parallel into buffers reused from batch to batch, so memory
-//! stays at a few frames whatever the file size, and a 1 MiB LMC frame stays in cache from its read
-//! to its write (issue 16).
+//! pieces) into a snapshot: the routines the CLI and the web app share. It reads the source (and
+//! the base, for deltas) through [`bitlens_tensors::ReadAt`] frame by frame on the ordered
+//! pipeline ([`crate::pipeline`], issue 16): every thread of the pool reads and encodes frames
+//! into a ring of buffers reused from frame to frame while the calling thread checksums and
+//! appends them in order, so memory stays at a few frames whatever the file size, and a 1 MiB LMC
+//! frame stays in cache from its read to its write.
 use crate::auto::AutoChoice;
 use crate::choice::{CodecChoice, CodecKind};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{frame_bytes, Entry, FRAME_BYTES, LMC_FRAME_BYTES};
+use crate::format::{frame_bytes, Entry};
 use crate::layout::{Pieces, Shifted};
 use crate::reader::{BaseSource, Source};
-use crate::writer::{FrameJob, SnapshotWriter, TensorPlan};
+use crate::writer::{encode_frame, Encoded, FrameJob, SnapshotWriter, TensorPlan};
 use bitlens_tensors::{Header, TensorInfo};
 use std::io::Write;
 
-/// The frames of one batch: which tensor each belongs to and where its bytes (and its base's)
-/// are, with their bytes in buffers that are reused from batch to batch (a frame never lands in
-/// fresh memory after the first batch: in this project's VM a first touch costs ~1.6 µs per 4 KiB
-/// page, more than compressing the page).
-#[derive(Default)]
-struct Batch {
-    /// Where each frame's bytes are.
-    frames: Vec<FrameAt>,
-    /// Original bytes per frame (the first `frames.len()` are in use).
-    raw: Vec<Vec<u8>>,
-    /// Base bytes per frame, for deltas.
-    base: Vec<Vec<u8>>,
-    /// Raw bytes gathered.
-    bytes: u64,
-}
-
-impl Batch {
-    /// Adds the next frame: `n` bytes of tensor `tensor` at `offset` (and of its base at
-    /// `base_offset`, for deltas), read when the batch is flushed.
-    fn push(&mut self, tensor: usize, offset: u64, base_offset: Option<u64>, n: usize) {
-        let k = self.frames.len();
-        self.frames.push(FrameAt {
-            tensor,
-            offset,
-            base_offset,
-        });
-        if self.raw.len() == k {
-            self.raw.push(Vec::new());
-            self.base.push(Vec::new());
-        }
-        self.bytes += n as u64;
-        self.raw[k].resize(n, 0);
-        self.base[k].resize(if base_offset.is_some() { n } else { 0 }, 0);
-    }
-
-    /// Reads every frame's bytes (in parallel with feature `parallel`).
-    fn read(&mut self, src: &dyn Source, base: Option<&BaseSource>) -> Result<(), SnapshotError> {
-        let n = self.frames.len();
-        let one = |((at, raw), base_bytes): ((&FrameAt, &mut Vec<u8>), &mut Vec<u8>)| {
-            at.read(src, base, raw, base_bytes)
-        };
-        #[cfg(feature = "parallel")]
-        {
-            use rayon::prelude::*;
-            self.frames
-                .par_iter()
-                .zip(self.raw[..n].par_iter_mut())
-                .zip(self.base[..n].par_iter_mut())
-                .try_for_each(one)
-        }
-        #[cfg(not(feature = "parallel"))]
-        {
-            self.frames
-                .iter()
-                .zip(self.raw[..n].iter_mut())
-                .zip(self.base[..n].iter_mut())
-                .try_for_each(one)
-        }
-    }
-}
-
-/// Where a frame of a batch comes from.
+/// Where a frame comes from.
 struct FrameAt {
     /// Index of its tensor.
     tensor: usize,
     /// Offset of its bytes in the source.
     offset: u64,
+    /// Its length.
+    len: usize,
     /// Offset of its base bytes in the base, for deltas.
     base_offset: Option<u64>,
 }
 
+/// A frame read and encoded, in buffers reused from frame to frame (a frame never lands in fresh
+/// memory after the first few: in this project's VM a first touch costs ~1.6 µs per 4 KiB page,
+/// more than compressing the page).
+#[derive(Default)]
+struct FrameSlot {
+    /// Its original bytes.
+    raw: Vec<u8>,
+    /// Its base bytes, for deltas.
+    base: Vec<u8>,
+    /// What the writer appends.
+    encoded: Encoded,
+}
+
+impl crate::pipeline::Slot for FrameSlot {
+    fn trim(&mut self, keep: usize) {
+        for b in [&mut self.raw, &mut self.base] {
+            b.truncate(keep);
+            b.shrink_to(keep);
+        }
+        self.encoded.trim(keep);
+    }
+}
+
+/// A thread's buffer for the XOR of a delta frame with its base.
+#[derive(Default)]
+struct Scratch(Vec<u8>);
+
+impl crate::pipeline::Slot for Scratch {
+    fn trim(&mut self, keep: usize) {
+        self.0.truncate(keep);
+        self.0.shrink_to(keep);
+    }
+}
+
 impl FrameAt {
-    /// Reads the frame's bytes into `raw` and, for deltas, its base bytes into `base_bytes`.
+    /// Reads the frame's bytes into `slot.raw` and, for deltas, its base bytes into `slot.base`.
     fn read(
         &self,
         src: &dyn Source,
         base: Option<&BaseSource>,
-        raw: &mut [u8],
-        base_bytes: &mut [u8],
+        slot: &mut FrameSlot,
     ) -> Result<(), SnapshotError> {
-        src.read_exact_at(self.offset, raw)?;
+        slot.raw.resize(self.len, 0);
+        src.read_exact_at(self.offset, &mut slot.raw)?;
         if let (Some(at), Some(b)) = (self.base_offset, base) {
-            b.src.read_exact_at(at, base_bytes)?;
+            slot.base.resize(self.len, 0);
+            b.src.read_exact_at(at, &mut slot.base)?;
         }
         Ok(())
+    }
+
+    /// The frame as the writer takes it, with its bytes (and its base's) read into `raw` and
+    /// `base`.
+    fn job<'a>(&self, raw: &'a [u8], base: &'a [u8]) -> FrameJob<'a> {
+        FrameJob {
+            tensor: self.tensor,
+            raw,
+            base: self.base_offset.is_some().then_some(base),
+        }
     }
 }
 
@@ -139,7 +125,8 @@ fn base_ref(plans: &[TensorPlan], base: Option<&BaseSource>) -> Option<crate::Ba
 ///
 /// `codec_for` picks each tensor's codec. With a `base`, every tensor that the base also has with the
 /// same name, dtype and shape is stored as its XOR with the base tensor; the others are stored as
-/// they are. `progress` is called with the number of input bytes done after each batch.
+/// they are. `progress` is called with the number of input bytes done after each group of frames
+/// is written (a frame, or a few small tensors' frames).
 pub fn compress<W: Write>(
     src: &dyn Source,
     header: &Header,
@@ -312,11 +299,11 @@ fn lmc_if_smaller(
 }
 
 /// Feeds every tensor's frames of `src` (as `header` lays it out; with the base's bytes for the
-/// tensors `deltas` marks) to `writer` and finishes it, in
-/// batches read and coded in parallel (feature `parallel`): one frame per thread of the pool, up
-/// to one LMC frame per thread in all, so that a batch's bytes and payloads stay in the threads'
-/// caches and the buffers reused from batch to batch are one set per thread (each grows to the
-/// largest frame it holds); a larger frame of another codec makes a batch of its own.
+/// tensors `deltas` marks) to `writer` and finishes it, on the ordered pipeline
+/// ([`crate::pipeline`]): every thread of the pool reads and encodes frames (small tensors'
+/// frames grouped) into a ring of reused buffers, and this thread checksums and appends them in
+/// order, encoding too whenever the next frame is not ready. `progress` gets the input bytes of
+/// every group of frames appended.
 fn write_tensors<W: Write>(
     src: &dyn Source,
     header: &Header,
@@ -325,50 +312,58 @@ fn write_tensors<W: Write>(
     mut writer: SnapshotWriter<W>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
-    let mut batch = Batch::default();
-    let threads = crate::reader::rayon_threads();
-    let limit = (LMC_FRAME_BYTES * threads) as u64;
+    let mut frames = Vec::new();
+    let mut codecs = Vec::with_capacity(header.tensors.len());
     for (i, t) in header.tensors.iter().enumerate() {
         let (start, end) = header.file_range(t);
         let base_start = base_start(t, base).filter(|_| deltas[i]);
-        let frame = writer.codec_of(i).map_or(FRAME_BYTES, |c| frame_bytes(&c)) as u64;
+        let codec = writer
+            .codec_of(i)
+            .ok_or_else(|| SnapshotError::Misuse(format!("no plan for tensor `{}`", t.name)))?;
+        codecs.push(codec);
+        let frame = frame_bytes(&codec) as u64;
         let mut pos = start;
         while pos < end {
-            let n = (end - pos).min(frame) as usize;
-            let full = batch.frames.len() >= threads || batch.bytes + n as u64 > limit;
-            if batch.bytes > 0 && full {
-                flush(src, base, &mut writer, &mut batch, progress)?;
-            }
-            batch.push(i, pos, base_start.map(|b| b + (pos - start)), n);
-            pos += n as u64;
+            let len = (end - pos).min(frame) as usize;
+            frames.push(FrameAt {
+                tensor: i,
+                offset: pos,
+                len,
+                base_offset: base_start.map(|b| b + (pos - start)),
+            });
+            pos += len as u64;
         }
     }
-    flush(src, base, &mut writer, &mut batch, progress)?;
+    let (items, bytes) = crate::pipeline::items(frames.iter().map(|f| f.len as u64));
+    let (frames, items, codecs) = (&frames[..], &items[..], &codecs[..]);
+    crate::pipeline::run(
+        &bytes,
+        &mut Vec::new(),
+        &|i, scratch: &mut Scratch, slot: &mut Vec<FrameSlot>| {
+            let group = &frames[items[i].clone()];
+            if slot.len() < group.len() {
+                slot.resize_with(group.len(), FrameSlot::default);
+            }
+            group.iter().zip(slot.iter_mut()).try_for_each(|(f, s)| {
+                f.read(src, base, s)?;
+                let t = &header.tensors[f.tensor];
+                let job = f.job(&s.raw, &s.base);
+                encode_frame(
+                    &codecs[f.tensor],
+                    &t.name,
+                    &job,
+                    &mut s.encoded,
+                    &mut scratch.0,
+                )
+            })
+        },
+        &mut |i, slot| {
+            for (f, s) in frames[items[i].clone()].iter().zip(slot.iter()) {
+                writer.append_frame(&f.job(&s.raw, &s.base), &s.encoded)?;
+            }
+            progress(bytes[i]);
+            Ok(())
+        },
+    )?;
     writer.finish()
-}
-
-/// Reads the batch's frames and has the writer encode and append them.
-fn flush<W: Write>(
-    src: &dyn Source,
-    base: Option<&BaseSource>,
-    writer: &mut SnapshotWriter<W>,
-    batch: &mut Batch,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(), SnapshotError> {
-    batch.read(src, base)?;
-    let jobs: Vec<FrameJob> = batch
-        .frames
-        .iter()
-        .zip(batch.raw.iter().zip(&batch.base))
-        .map(|(at, (raw, base))| FrameJob {
-            tensor: at.tensor,
-            raw,
-            base: at.base_offset.is_some().then_some(&base[..]),
-        })
-        .collect();
-    writer.write_frames(&jobs)?;
-    progress(batch.bytes);
-    batch.frames.clear();
-    batch.bytes = 0;
-    Ok(())
 }

@@ -6,7 +6,6 @@ use crate::error::SnapshotError;
 use crate::format::{self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, FRAME_BYTES};
 use crate::layout::PieceInfo;
 use crate::metrics::ErrorStats;
-use crate::reader::rayon_threads;
 use bitlens_codecs::float::FloatFormat;
 use bitlens_tensors::{Dtype, Header};
 use std::io::Write;
@@ -49,20 +48,27 @@ pub struct SnapshotWriter<W: Write> {
     /// Length of each tensor's first frame (0 before it): every later frame but the last has it.
     frame_len: Vec<u64>,
     errors: Vec<ErrorStats>,
-    /// One set of buffers per frame of a batch, kept between batches so that encoding touches no
-    /// fresh memory after the first batch.
-    slots: Vec<FrameSlot>,
+    /// One set of buffers per frame given to [`SnapshotWriter::write_frames`] at once, kept
+    /// from call to call so that encoding touches no fresh memory after the first.
+    slots: Vec<Encoded>,
 }
 
-/// Reused buffers for encoding one frame.
+/// One frame encoded ([`encode_frame`]), in buffers reused from frame to frame.
 #[derive(Default)]
-struct FrameSlot {
+pub(crate) struct Encoded {
     /// The encoded payload.
     payload: Vec<u8>,
     /// What a lossy payload decodes to.
     decoded: Vec<u8>,
-    /// The XOR of a delta frame with its base.
-    scratch: Vec<u8>,
+}
+
+impl crate::pipeline::Slot for Encoded {
+    fn trim(&mut self, keep: usize) {
+        for b in [&mut self.payload, &mut self.decoded] {
+            b.truncate(keep);
+            b.shrink_to(keep);
+        }
+    }
 }
 
 /// The dtype whose values a lossy codec's float format approximates.
@@ -216,64 +222,70 @@ impl<W: Write> SnapshotWriter<W> {
     /// written in the order given; each tensor's frames must come in order, at most
     /// [`FRAME_BYTES`] long and all as long as its first but the last (which may be shorter), so
     /// that the output never depends on how the caller batches work or on the thread count
-    /// ([`crate::compress()`] cuts tensors into frames of [`crate::format::frame_bytes`]).
-    ///
-    /// On a pool of more than one thread the checksums of the batch's original bytes are computed
-    /// while its frames are coded, not after.
+    /// ([`crate::compress()`] cuts tensors into frames of [`crate::format::frame_bytes`] and
+    /// runs them through its own pipeline: [`encode_frame`] on any thread, then
+    /// [`SnapshotWriter::append_frame`] in order). Nothing is written if a frame is out of place.
     pub fn write_frames(&mut self, jobs: &[FrameJob]) -> Result<(), SnapshotError> {
-        let mut fed = self.fed.clone();
-        let mut frame_len = self.frame_len.clone();
+        let (mut fed, mut frame_len) = (self.fed.clone(), self.frame_len.clone());
         for job in jobs {
-            if job.base.is_some_and(|b| b.len() != job.raw.len()) {
-                return Err(SnapshotError::Misuse(
-                    "base bytes must have the frame's length".into(),
-                ));
-            }
-            self.check_frame(
-                (&mut fed, &mut frame_len),
-                job.tensor,
-                job.raw.len(),
-                job.base.is_some(),
-            )?;
+            self.check_frame((&mut fed, &mut frame_len), job)?;
         }
         if self.slots.len() < jobs.len() {
-            self.slots.resize_with(jobs.len(), FrameSlot::default);
+            self.slots.resize_with(jobs.len(), Encoded::default);
         }
-        let slots = &mut self.slots[..jobs.len()];
-        let (entries, hashers, base_hashers) =
-            (&self.entries, &mut self.hashers, &mut self.base_hashers);
-        if rayon_threads() > 1 {
-            join(
-                || hash_inputs(entries, jobs, hashers, base_hashers),
-                || encode_all(entries, jobs, slots),
-            )
-            .1?;
-        } else {
-            hash_inputs(entries, jobs, hashers, base_hashers);
-            encode_all(entries, jobs, slots)?;
-        }
-        for (job, slot) in jobs.iter().zip(&self.slots) {
-            let payload = &slot.payload;
-            // A lossy tensor's checksum covers what decoding will produce.
-            let entry = &self.entries[job.tensor];
-            if let Some(format) = lossy_format(&entry.codec) {
-                self.hashers[job.tensor].update(&slot.decoded);
+        let mut slots = std::mem::take(&mut self.slots);
+        let entries = &self.entries;
+        let encoded = encode_all(jobs, &mut slots[..jobs.len()], |job, slot, scratch| {
+            let e = &entries[job.tensor];
+            encode_frame(&e.codec, &e.name, job, slot, scratch)
+        });
+        let appended = encoded.and_then(|()| {
+            jobs.iter()
+                .zip(&slots)
+                .try_for_each(|(job, slot)| self.append_frame(job, slot))
+        });
+        self.slots = slots;
+        appended
+    }
+
+    /// Appends frame `job`, encoded into `encoded` by [`encode_frame`] with this tensor's codec:
+    /// checks that it comes next for its tensor, feeds the checksums (and the error report of a
+    /// lossy codec) and writes its payload.
+    pub(crate) fn append_frame(
+        &mut self,
+        job: &FrameJob,
+        encoded: &Encoded,
+    ) -> Result<(), SnapshotError> {
+        let (mut fed, mut frame_len) = (
+            std::mem::take(&mut self.fed),
+            std::mem::take(&mut self.frame_len),
+        );
+        let checked = self.check_frame((&mut fed, &mut frame_len), job);
+        (self.fed, self.frame_len) = (fed, frame_len);
+        checked?;
+        let entry = &self.entries[job.tensor];
+        // A lossy tensor's checksum covers what decoding will produce.
+        match lossy_format(&entry.codec) {
+            Some(format) => {
+                self.hashers[job.tensor].update(&encoded.decoded);
                 self.errors[job.tensor]
-                    .add_bytes(value_dtype(format), job.raw, &slot.decoded)
+                    .add_bytes(value_dtype(format), job.raw, &encoded.decoded)
                     .map_err(|err| {
                         SnapshotError::Misuse(format!("tensor `{}`: {err}", entry.name))
                     })?;
             }
-            self.out.write_all(payload)?;
-            self.entries[job.tensor].frames.push(Frame {
-                offset: self.pos,
-                stored_len: payload.len() as u64,
-                raw_len: job.raw.len() as u64,
-            });
-            self.pos += payload.len() as u64;
+            None => self.hashers[job.tensor].update(job.raw),
         }
-        self.fed = fed;
-        self.frame_len = frame_len;
+        if let Some(b) = job.base {
+            self.base_hashers[job.tensor].update(b);
+        }
+        self.out.write_all(&encoded.payload)?;
+        self.entries[job.tensor].frames.push(Frame {
+            offset: self.pos,
+            stored_len: encoded.payload.len() as u64,
+            raw_len: job.raw.len() as u64,
+        });
+        self.pos += encoded.payload.len() as u64;
         Ok(())
     }
 
@@ -289,7 +301,12 @@ impl<W: Write> SnapshotWriter<W> {
         decoded: &[u8],
     ) -> Result<(), SnapshotError> {
         let (mut fed, mut frame_len) = (self.fed.clone(), self.frame_len.clone());
-        self.check_frame((&mut fed, &mut frame_len), tensor, raw.len(), false)?;
+        let job = FrameJob {
+            tensor,
+            raw,
+            base: None,
+        };
+        self.check_frame((&mut fed, &mut frame_len), &job)?;
         let entry = &self.entries[tensor];
         if decoded.len() != raw.len() {
             return Err(SnapshotError::Misuse(format!(
@@ -327,15 +344,20 @@ impl<W: Write> SnapshotWriter<W> {
         self.entries.get(tensor).map(|e| e.codec)
     }
 
-    /// Checks that a frame of `len` bytes of tensor `tensor` (with base bytes or not) comes next
-    /// and counts it in `fed` (bytes given per tensor) and `frame_len` (first frame lengths).
+    /// Checks that frame `job` comes next for its tensor (with base bytes of its length exactly
+    /// when the tensor is a delta) and counts it in `fed` (bytes given per tensor) and
+    /// `frame_len` (first frame lengths).
     fn check_frame(
         &self,
         (fed, frame_len): (&mut [u64], &mut [u64]),
-        tensor: usize,
-        len: usize,
-        with_base: bool,
+        job: &FrameJob,
     ) -> Result<(), SnapshotError> {
+        let (tensor, len, with_base) = (job.tensor, job.raw.len(), job.base.is_some());
+        if job.base.is_some_and(|b| b.len() != len) {
+            return Err(SnapshotError::Misuse(
+                "base bytes must have the frame's length".into(),
+            ));
+        }
         let entry = self
             .entries
             .get(tensor)
@@ -425,71 +447,48 @@ fn lossy_format(codec: &Codec) -> Option<FloatFormat> {
     codec.value_format().filter(|_| codec.is_lossy())
 }
 
-/// Feeds the original bytes of the jobs (of tensors whose checksum covers them) and their base
-/// bytes to the tensors' checksums, in order.
-fn hash_inputs(entries: &[Entry], jobs: &[FrameJob], hashers: &mut [Xxh3], base: &mut [Xxh3]) {
-    for job in jobs {
-        if lossy_format(&entries[job.tensor].codec).is_none() {
-            hashers[job.tensor].update(job.raw);
-        }
-        if let Some(b) = job.base {
-            base[job.tensor].update(b);
-        }
-    }
-}
-
-/// Runs `a` and `b`, in parallel with feature `parallel`.
-fn join<A: FnOnce() + Send, B: FnOnce() -> R + Send, R: Send>(a: A, b: B) -> ((), R) {
-    #[cfg(feature = "parallel")]
-    return rayon::join(a, b);
-    #[cfg(not(feature = "parallel"))]
-    {
-        a();
-        ((), b())
-    }
-}
-
-/// Encodes one frame into its slot (and, for lossy codecs, decodes it back into the slot).
-fn encode_one(
-    entries: &[Entry],
+/// Encodes frame `job` of tensor `name` with `codec` into `slot` (and, for lossy codecs, decodes
+/// it back into the slot, for the checksum and the error report); `scratch` holds a delta
+/// frame's XOR with its base. Runs on any thread: [`SnapshotWriter::append_frame`] takes the
+/// result in order.
+pub(crate) fn encode_frame(
+    codec: &Codec,
+    name: &str,
     job: &FrameJob,
-    slot: &mut FrameSlot,
+    slot: &mut Encoded,
+    scratch: &mut Vec<u8>,
 ) -> Result<(), SnapshotError> {
-    let e = &entries[job.tensor];
-    e.codec
-        .encode_frame_with(job.raw, job.base, &mut slot.payload, &mut slot.scratch);
-    if e.codec.is_lossy() {
-        e.codec
+    codec.encode_frame_with(job.raw, job.base, &mut slot.payload, scratch);
+    if codec.is_lossy() {
+        codec
             .decode_frame_into(&slot.payload, job.raw.len(), job.base, &mut slot.decoded)
             .map_err(|err| {
                 SnapshotError::Misuse(format!(
-                    "tensor `{}`: own lossy frame does not decode: {err}",
-                    e.name
+                    "tensor `{name}`: own lossy frame does not decode: {err}"
                 ))
             })?;
     }
     Ok(())
 }
 
-#[cfg(feature = "parallel")]
+/// Encodes `jobs` into `slots` (one each) with `encode`, in parallel with feature `parallel`.
 fn encode_all(
-    entries: &[Entry],
     jobs: &[FrameJob],
-    slots: &mut [FrameSlot],
+    slots: &mut [Encoded],
+    encode: impl Fn(&FrameJob, &mut Encoded, &mut Vec<u8>) -> Result<(), SnapshotError> + Sync,
 ) -> Result<(), SnapshotError> {
-    use rayon::prelude::*;
-    jobs.par_iter()
-        .zip(slots.par_iter_mut())
-        .try_for_each(|(j, slot)| encode_one(entries, j, slot))
-}
-
-#[cfg(not(feature = "parallel"))]
-fn encode_all(
-    entries: &[Entry],
-    jobs: &[FrameJob],
-    slots: &mut [FrameSlot],
-) -> Result<(), SnapshotError> {
-    jobs.iter()
-        .zip(slots.iter_mut())
-        .try_for_each(|(j, slot)| encode_one(entries, j, slot))
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        jobs.par_iter()
+            .zip(slots.par_iter_mut())
+            .try_for_each_init(Vec::new, |scratch, (j, slot)| encode(j, slot, scratch))
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        let mut scratch = Vec::new();
+        jobs.iter()
+            .zip(slots.iter_mut())
+            .try_for_each(|(j, slot)| encode(j, slot, &mut scratch))
+    }
 }

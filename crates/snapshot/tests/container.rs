@@ -356,6 +356,46 @@ fn output_does_not_depend_on_the_thread_count() {
     assert_eq!(one, two);
 }
 
+/// The frame pipeline on 1–3 threads: a file of multi-frame tensors with small ones between
+/// them (grouped into one item) compresses to the same bytes whatever the thread count, for LMC,
+/// LMC deltas and lossy NeuZip (64 MiB frames: an item of its own), and decodes back on any
+/// thread count (lossless: the file; lossy: the same decoded bytes).
+#[test]
+fn the_frame_pipeline_gives_the_same_bytes_on_any_thread_count() {
+    let mib = 1usize << 20;
+    let (a, b) = (7 * mib / 4, 5 * mib / 2 + 17);
+    let file = builder(true)
+        .tensor("a", Dtype::BF16, &[a as u64], &weights_bf16(1, a))
+        .tensor("bias", Dtype::F32, &[100], &rng::bytes(2, 400))
+        .tensor("norm", Dtype::BF16, &[300], &weights_bf16(3, 300))
+        .tensor("b", Dtype::BF16, &[b as u64], &weights_bf16(4, b))
+        .tensor("tail", Dtype::U8, &[70_000], &rng::bytes(5, 70_000))
+        .build();
+    let base = changed(&file, 100, 9);
+    let lossy = Codec::NeuZip(
+        bitlens_codecs::neuzip::Settings::lossy(bitlens_codecs::float::FloatFormat::Bf16, 3, 128)
+            .unwrap(),
+    );
+    for (codec, with_base) in [
+        (Codec::lmc_for_width(2), false),
+        (Codec::lmc_for_width(2), true),
+        (lossy, false),
+    ] {
+        let b = with_base.then_some(&base[..]);
+        let one = rayon_pool(1).install(|| pack(&file, codec, b));
+        let restored = rayon_pool(1).install(|| unpack(&one, b).unwrap());
+        if !codec.is_lossy() {
+            assert_eq!(restored, file, "{codec:?}");
+        }
+        for threads in [2, 3] {
+            let snap = rayon_pool(threads).install(|| pack(&file, codec, b));
+            assert!(snap == one, "{codec:?} base {with_base}: {threads} threads");
+            let out = rayon_pool(threads).install(|| unpack(&snap, b).unwrap());
+            assert!(out == restored, "{codec:?}: decoded on {threads} threads");
+        }
+    }
+}
+
 fn rayon_pool(n: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
@@ -545,11 +585,11 @@ fn fuzzer_findings_are_errors() {
     }
 }
 
-/// Files of several batches decode with the next batch decoding while the current one is
-/// checked and handed over: on 1 and 2 threads the bytes are the file's, and a corrupt tensor in
-/// a later batch is named after every earlier tensor has been handed over, as before.
+/// Files of many frames decode with later frames decoding while earlier ones are checked and
+/// handed over: on 1 and 2 threads the bytes are the file's, and a corrupt tensor further on is
+/// named after every earlier tensor has been handed over, as in a sequential run.
 #[test]
-fn batches_decode_ahead_and_errors_keep_their_order() {
+fn frames_decode_ahead_and_errors_keep_their_order() {
     let n = 6 << 20;
     let file = (0..10u64)
         .fold(builder(false), |b, i| {
