@@ -6,6 +6,10 @@
 # median of several rounds.
 # Kinds: MiniLM in bf16, fp16 and fp32 (.cache/weights, scripts/fetch-weights.sh) and the fp32
 # AdamW moments of a real training run made here (scripts/train_digits.py, made when missing).
+# Then the same table for one large file (BIG=0 leaves it out): the 1.09 GB bf16 checkpoint made
+# from MiniLM's tensors (tests/python/make_big_bf16.py, made when missing), 3 rounds, no page: where
+# the process start and first-touch costs of a 45 MB file no longer hide how the threads scale
+# (BIG_ROUNDS=N for more rounds).
 # Extra arguments go to tests/python/bench_peers.py (--rounds N, --json).
 # The page rows need the web toolchain (trunk, node_modules, Chromium: scripts/setup-web.sh); the
 # app is built first (CARGO_TARGET_DIR=target/web scripts/build-web.sh, quick when it is fresh) so
@@ -41,4 +45,12 @@ w=.cache/weights
 echo "bench-peers: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 .venv/bin/python -W ignore tests/python/bench_peers.py target/release/bitlens \
   "$w/minilm-bf16.safetensors" "$w/minilm-f16.safetensors" "$w/minilm-f32.safetensors" "$moments" "${page[@]}" "$@"
+if [ "${BIG:-1}" != 0 ]; then
+  [ -s "$w/big-bf16.safetensors" ] ||
+    .venv/bin/python tests/python/make_big_bf16.py "$w/minilm-bf16.safetensors" "$w/big-bf16.safetensors"
+  echo
+  echo "bench-peers: the large file, $(date -u '+%H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  .venv/bin/python -W ignore tests/python/bench_peers.py target/release/bitlens \
+    "$w/big-bf16.safetensors" "$@" --rounds "${BIG_ROUNDS:-3}"
+fi
 echo "bench-peers: done $(date -u '+%H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -345,7 +345,7 @@ def main():
     as_json, page = "--json" in args, "--page" in args
     args = [a for a in args if a not in ("--json", "--page")]
     rounds = 7
-    if "--rounds" in args:
+    while "--rounds" in args:  # the last one given counts (bench-peers.sh appends its own)
         i = args.index("--rounds")
         rounds = int(args[i + 1])
         del args[i:i + 2]
