@@ -89,11 +89,25 @@ impl Histograms4 {
         }
     }
 
-    /// Counts the 8-byte words `range` of each part.
+    /// Counts the 8-byte words `range` of each part. Words that are zero in all four parts (the
+    /// unchanged bytes of a sparse delta: XOR with the base) are only tallied and added to the
+    /// zero counters at the end; counted byte by byte, every one of their bytes would wait on
+    /// the previous increment of the same counter (a sparse delta compressed at ~1.7 GB/s of
+    /// histogram against ~11 on weights).
     #[inline(always)]
     fn count_chunks(&mut self, chunks: [&[[u8; 8]]; 4], range: std::ops::Range<usize>) {
+        let mut zero_words = 0u32;
         for c in range {
-            self.count([chunks[0][c], chunks[1][c], chunks[2][c], chunks[3][c]]);
+            let words = [chunks[0][c], chunks[1][c], chunks[2][c], chunks[3][c]];
+            if words.iter().fold(0, |acc, w| acc | u64::from_ne_bytes(*w)) == 0 {
+                zero_words += 1;
+            } else {
+                self.count(words);
+            }
+        }
+        for [even, odd] in &mut self.t {
+            even[0] += 4 * zero_words;
+            odd[0] += 4 * zero_words;
         }
     }
 
@@ -147,6 +161,30 @@ mod tests {
                 assert_eq!(four[k], histogram(parts[k]), "part {k} of {cuts:?}");
             }
         }
+    }
+
+    /// Sparse parts (mostly zero words, in all four parts at once or in some) count as byte by
+    /// byte: the zero-word tally adds up.
+    #[test]
+    fn sparse_parts_count_exactly() {
+        let mut data = vec![0u8; 65_536];
+        for i in (0..data.len()).step_by(997) {
+            data[i] = (i % 255) as u8 + 1;
+        }
+        data[40_000..40_100].fill(7);
+        let parts: [&[u8]; 4] = std::array::from_fn(|k| &data[k * 16_384..(k + 1) * 16_384]);
+        let four = histograms4(parts);
+        let mut h = Histograms4::new();
+        h.add_runs(parts, 64, 0, 8);
+        h.add_runs(parts, 64, 8, 64);
+        for k in 0..4 {
+            assert_eq!(four[k], histogram(parts[k]), "part {k}");
+        }
+        assert_eq!(h.finish(), four);
+        assert_eq!(
+            histograms4([&[0; 800], &[0; 800], &[0; 800], &[0; 800]])[2][0],
+            800
+        );
     }
 
     #[test]
