@@ -4,7 +4,7 @@
 use crate::importance::LayerKind;
 
 /// The ranking used for pruning (§4.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Metric {
     /// `|w|`.
     Magnitude,
@@ -168,8 +168,9 @@ impl Plan {
     }
 }
 
-/// A point of the configuration cube (indices into the axes of a group).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A point of the configuration cube (indices into the axes of a group). Ordered by its fields
+/// in order (bins, prune, protect, metric): the search breaks exact ties between plans by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GridPoint {
     /// Index into [`Group::bins_axis`].
     pub bins: usize,

@@ -28,7 +28,7 @@ use crate::partition::{KindSketches, Thresholds};
 use crate::quantize::NonUniform;
 use crate::sketch::{Sketch, SketchError};
 use bitlens_tensors::Dtype;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// A neighbour's score must be below this fraction of the current metric's to switch metric.
@@ -347,8 +347,10 @@ struct GroupSearch<'p, 'a> {
     plan: Plan,
     current: Vec<Quantized>,
     trials: usize,
-    /// Checked points: estimated bytes and verdict.
-    seen: HashMap<GridPoint, (f64, Verdict)>,
+    /// Checked points: estimated bytes and verdict. Ordered, so that the best plan is the same
+    /// on every run: with a hash map, exact ties (equal bytes and score) went to whichever point
+    /// the process's random hash order met first; now to the smallest [`GridPoint`].
+    seen: BTreeMap<GridPoint, (f64, Verdict)>,
 }
 
 impl GroupSearch<'_, '_> {
@@ -412,7 +414,11 @@ impl GroupSearch<'_, '_> {
             .iter()
             .filter(|(_, (_, v))| v.accepted)
             .map(|(&p, &(b, v))| (p, b, v))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.score.total_cmp(&b.2.score)))
+            .min_by(|a, b| {
+                (a.1.total_cmp(&b.1))
+                    .then(a.2.score.total_cmp(&b.2.score))
+                    .then(a.0.cmp(&b.0))
+            })
     }
 
     fn exhaustive(
@@ -540,7 +546,7 @@ pub fn search(
             plan,
             current,
             trials: 0,
-            seen: HashMap::new(),
+            seen: BTreeMap::new(),
         };
         let prev = previous.and_then(|p| match p.get(group) {
             Setting::Quantized(c) => GridPoint::of(&c, group),
