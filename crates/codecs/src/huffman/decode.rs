@@ -307,3 +307,79 @@ pub fn decode_runs(
     }
     Ok(end)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::decode_kernels::MULTI_ROOM;
+    use super::super::encode::{encode_plain, EncodeScratch};
+    use super::super::lengths::build_lengths;
+    use super::super::table::write_table;
+    use super::*;
+
+    /// A block whose quarters code at very different lengths (two bytes in the first, sixteen in
+    /// the last): its lanes drift apart, and when the first nears its end the four-lane rounds
+    /// stop. Every lane must still be decoded in rounds up to its own end (less than a round's
+    /// room of output or 8 bytes of stream left for the one-symbol loop), and the block must
+    /// decode to itself.
+    #[test]
+    fn lanes_left_behind_still_decode_in_rounds() {
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
+        let n = 60_001;
+        let block: Vec<u8> = (0..n)
+            .map(|i| {
+                let r = next();
+                let spread = [2, 4, 8, 16][4 * i / n];
+                // Mostly byte 0, else one of `spread` others.
+                if r.is_multiple_of(4) {
+                    1 + (r >> 8) as u8 % spread
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut freqs = [0u32; 256];
+        for &b in &block {
+            freqs[b as usize] += 1;
+        }
+        let mut lengths = [0u8; 256];
+        build_lengths(&freqs, MAX_CODE_LEN, &mut lengths);
+        let mut table = Vec::new();
+        write_table(&lengths, &mut table);
+        let mut body = Vec::new();
+        encode_plain(
+            &block,
+            &lengths,
+            &table,
+            &mut EncodeScratch::default(),
+            &mut body,
+        );
+
+        let mut scratch = DecodeScratch::default();
+        let (pos, sizes, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
+        assert_eq!(lookup, Lookup::Multi);
+        let lanes = Lanes::new(sizes, n);
+        let mut out = vec![0u8; n];
+        let done = decode_kernels::decode_multi(
+            bits,
+            &scratch.multi,
+            &body[pos..],
+            &lanes,
+            &mut out,
+            &mut Prefetch::default(),
+        );
+        for (j, &(bp, p)) in done.iter().enumerate() {
+            let (in_left, out_left) = (
+                lanes.input[j + 1] - (bp / 8) as usize,
+                lanes.output[j + 1] - p,
+            );
+            assert!(
+                in_left < 8 || out_left < MULTI_ROOM,
+                "lane {j}: {in_left} stream bytes and {out_left} output bytes left"
+            );
+        }
+        let mut back = vec![0u8; n];
+        let used = decode_plain(&body, &mut back, &mut scratch, 0, 0).unwrap();
+        assert_eq!(used, body.len());
+        assert_eq!(back, block);
+    }
+}

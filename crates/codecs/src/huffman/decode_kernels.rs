@@ -8,7 +8,10 @@
 //! so the position advances by `leading_zeros` (no per-lookup bookkeeping). Rounds run in
 //! batches whose count is computed up front so that no round reads past its stream or writes past
 //! its quarter (a multi-symbol round stores 4 bytes per lookup, up to 3 past the symbols it
-//! keeps). The caller decodes what is left of each lane one symbol at a time.
+//! keeps). The four lanes stop together when the first nears its end; with the multi-symbol
+//! table each lane then goes on alone in the same rounds (lanes drift: on AdamW moments 5 % of
+//! the symbols were left when the first stopped). The caller decodes what is left of each lane
+//! (under a round's room) one symbol at a time.
 
 use super::decode::Lanes;
 use super::lookup::MULTI_MAX;
@@ -30,7 +33,7 @@ fn load(streams: &[u8], bp: u64) -> u64 {
 
 /// Bytes a multi-symbol round may write past its lane's position: K ≤ 5 lookups, each
 /// storing a whole 4-byte entry at most 3 bytes after the previous one (3·4 + 4).
-const MULTI_ROOM: usize = 16;
+pub(super) const MULTI_ROOM: usize = 16;
 
 /// The first [`MULTI_ROOM`] bytes of `out`.
 #[inline(always)]
@@ -128,6 +131,42 @@ fn multi_lanes<const K: usize, const MASK: usize>(
     }
 }
 
+/// One lane alone, from `(bp, p)` on, in the same rounds as [`multi_lanes`], while its own
+/// stream (which ends at `in_end`) and quarter (`out[..out_end]`) have room: the four lanes
+/// stop together as soon as the first nears its end, when the others may have hundreds of
+/// symbols left, which would otherwise be decoded one at a time.
+#[inline(always)]
+fn multi_one<const K: usize, const MASK: usize>(
+    multi: &[u32; TABLE_SIZE],
+    streams: &[u8],
+    in_end: usize,
+    out: &mut [u8],
+    out_end: usize,
+    (mut bp, mut p): (u64, usize),
+) -> (u64, usize) {
+    loop {
+        let at = (bp >> 3) as usize;
+        if at + 8 > in_end || p + MULTI_ROOM > out_end {
+            return (bp, p);
+        }
+        let n = ((in_end - at - 8) / ROUND_INPUT + 1)
+            .min((out_end - p - MULTI_ROOM) / (MULTI_MAX * K) + 1);
+        for _ in 0..n {
+            let mut x = load(streams, bp);
+            let w = window(&mut out[p..out_end]);
+            let mut q = 0usize;
+            for _ in 0..K {
+                let e = multi[x as usize & MASK];
+                put(w, q, e);
+                q += (e >> 30) as usize;
+                x >>= (e >> 24) & 63;
+            }
+            p += q;
+            bp += x.leading_zeros() as u64;
+        }
+    }
+}
+
 /// One round of a lane with the one-symbol table: `K` symbols into `out` (`K` bytes).
 #[inline(always)]
 fn single_round<const K: usize, const MASK: usize>(
@@ -194,10 +233,33 @@ fn decode_multi_impl(
     prefetch: &mut Prefetch,
 ) -> [(u64, usize); 4] {
     if bits <= 11 {
-        multi_lanes::<5, 0x7ff>(multi, streams, lanes, out, prefetch)
+        multi_all::<5, 0x7ff>(multi, streams, lanes, out, prefetch)
     } else {
-        multi_lanes::<4, 0xfff>(multi, streams, lanes, out, prefetch)
+        multi_all::<4, 0xfff>(multi, streams, lanes, out, prefetch)
     }
+}
+
+/// The four lanes interleaved, then each lane alone as far as its rounds reach.
+#[inline(always)]
+fn multi_all<const K: usize, const MASK: usize>(
+    multi: &[u32; TABLE_SIZE],
+    streams: &[u8],
+    lanes: &Lanes,
+    out: &mut [u8],
+    prefetch: &mut Prefetch,
+) -> [(u64, usize); 4] {
+    let mut st = multi_lanes::<K, MASK>(multi, streams, lanes, out, prefetch);
+    for (j, s) in st.iter_mut().enumerate() {
+        *s = multi_one::<K, MASK>(
+            multi,
+            streams,
+            lanes.input[j + 1],
+            out,
+            lanes.output[j + 1],
+            *s,
+        );
+    }
+    st
 }
 
 #[inline(always)]
