@@ -11,7 +11,7 @@
 
 use super::bitio::{get_leb128, BitIn};
 use super::decode_kernels;
-use super::lookup::{build_decode_table, build_multi_table, Lookup};
+use super::lookup::{build_decode_table, build_multi_table, length_counts, Lookup};
 use super::prefetch::Prefetch;
 use super::table::read_table;
 use super::{quarters, MAX_CODE_LEN, MAX_RUN_SYMBOLS, MAX_SYMBOLS, TABLE_SIZE};
@@ -68,11 +68,7 @@ fn read_header(
         block: block_off,
         reason,
     };
-    let mut counts = [0u32; MAX_CODE_LEN as usize + 1];
-    for &l in lengths.iter() {
-        counts[l as usize] += 1;
-    }
-    counts[0] = 0;
+    let counts = length_counts(lengths);
     // Kraft sum and mean length (under 2^-length), both scaled by 2^12.
     let (mut kraft, mut mean) = (0u64, 0u64);
     for (l, &c) in counts.iter().enumerate().skip(1) {
