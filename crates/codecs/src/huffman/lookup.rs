@@ -210,7 +210,7 @@ mod tests {
                 let mut freqs = [0u32; 256];
                 for f in freqs.iter_mut() {
                     let r = next();
-                    *f = if r % 3 == 0 {
+                    *f = if r.is_multiple_of(3) {
                         0
                     } else {
                         (r >> 8) as u32 >> (r % 24)
