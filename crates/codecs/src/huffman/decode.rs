@@ -6,12 +6,15 @@
 //! *multi-symbol* table: each of its `2^bits` entries (11 bits when the longest code allows, else
 //! 12) holds the up to three symbols whose codes fit wholly in those bits, their count and the
 //! bits they use. Other blocks (near-random bytes at ~8 bits) get the one-symbol table
-//! (`symbol << 4 | length`). The four streams are decoded as interleaved lanes by
-//! `decode_kernels`; each lane's last symbols are decoded here one at a time.
+//! (`length | byte << 8`; `symbol << 4 | length` for blocks with runs). The four streams are
+//! decoded as interleaved lanes by `decode_kernels`; each lane's last symbols are decoded here
+//! one at a time.
 
 use super::bitio::{get_leb128, BitIn};
 use super::decode_kernels;
-use super::lookup::{build_decode_table, build_multi_table, length_counts, Lookup};
+use super::lookup::{
+    build_decode_table, build_multi_table, length_counts, Lookup, BYTE_SHIFT, SYMBOL_SHIFT,
+};
 use super::prefetch::Prefetch;
 use super::table::read_table;
 use super::{quarters, MAX_CODE_LEN, MAX_RUN_SYMBOLS, MAX_SYMBOLS, TABLE_SIZE};
@@ -89,7 +92,14 @@ fn read_header(
         build_multi_table(lengths, &counts, bits, &mut scratch.multi);
         Lookup::Multi
     } else {
-        build_decode_table(lengths, bits, &mut scratch.table[..]).map_err(invalid)?;
+        // Plain blocks' byte codes get `length | byte << 8` entries (see [`BYTE_SHIFT`]); run
+        // blocks' symbols go past a byte.
+        let shift = if nsym == 256 {
+            BYTE_SHIFT
+        } else {
+            SYMBOL_SHIFT
+        };
+        build_decode_table(lengths, bits, shift, &mut scratch.table[..]).map_err(invalid)?;
         Lookup::Single
     };
     let mut pos = table_bytes;
@@ -207,7 +217,7 @@ pub fn decode_plain(
                     r.refill_if(bits);
                     let e = scratch.table[r.index(bits)];
                     r.skip((e & 15) as u32);
-                    *x = (e >> 4) as u8;
+                    *x = (e >> BYTE_SHIFT) as u8;
                 }
             }
         }

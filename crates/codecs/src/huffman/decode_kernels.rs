@@ -22,7 +22,7 @@
 //! round's room) one symbol at a time.
 
 use super::decode::Lanes;
-use super::lookup::MULTI_MAX;
+use super::lookup::{BYTE_SHIFT, MULTI_MAX};
 use super::prefetch::Prefetch;
 use super::TABLE_SIZE;
 
@@ -213,10 +213,11 @@ unsafe fn single_round<const K: usize, const MASK: usize>(
     // SAFETY: the caller's contract.
     let mut x = unsafe { load_unchecked(sp, bp) };
     for i in 0..K {
+        // `length | byte << BYTE_SHIFT`: the shift takes the length from the low 6 bits.
         let e = table[x as usize & MASK];
         // SAFETY: `i` < `K`, within the caller's `K` writable bytes.
-        unsafe { w.add(i).write((e >> 4) as u8) };
-        x >>= e & 15;
+        unsafe { w.add(i).write((e >> BYTE_SHIFT) as u8) };
+        x = x.wrapping_shr(e as u32);
     }
     bp + x.leading_zeros() as u64
 }

@@ -1,16 +1,26 @@
 //! The decoder's lookup tables of a block's code (LMC paper §4.2 decoding; the table shapes are an
-//! implementation choice): the one-symbol table (`symbol << 4 | length` per slot, which also
+//! implementation choice): the one-symbol table (`symbol << 4 | length` per slot, or
+//! `length | byte << 8` for the byte codes of plain blocks; building it also
 //! checks that the code is complete) and, for short codes, the multi-symbol table that yields up
 //! to [`MULTI_MAX`] symbols per lookup.
 
 use super::{MAX_CODE_LEN, MAX_SYMBOLS, TABLE_SIZE};
 
-/// Builds a decoding table (`symbol << 4 | length`, indexed by the next `table_bits` bits) for
-/// `lengths`, checking that the code is complete and within `table_bits`.
+/// Where a one-symbol table entry keeps its symbol: `symbol << SYMBOL_SHIFT | length`.
+pub(super) const SYMBOL_SHIFT: u32 = 4;
+/// The same for byte codes: `length | byte << BYTE_SHIFT`. The length is all of the entry's low
+/// 6 bits, so the decoder shifts its bit buffer by the entry itself (`shrx` takes its count
+/// modulo 64): one instruction less per symbol than masking `length` out of the low 4 bits.
+pub(super) const BYTE_SHIFT: u32 = 8;
+
+/// Builds a decoding table (`symbol << symbol_shift | length`, indexed by the next `table_bits`
+/// bits) for `lengths`, checking that the code is complete and within `table_bits`;
+/// `symbol_shift` is [`SYMBOL_SHIFT`], or [`BYTE_SHIFT`] for at most 256 symbols.
 #[inline]
 pub(super) fn build_decode_table(
     lengths: &[u8],
     table_bits: u32,
+    symbol_shift: u32,
     table: &mut [u16],
 ) -> Result<(), &'static str> {
     let mut kraft: u64 = 0;
@@ -36,7 +46,7 @@ pub(super) fn build_decode_table(
         if l == 0 {
             continue;
         }
-        let entry = ((s as u16) << 4) | l as u16;
+        let entry = ((s as u16) << symbol_shift) | l as u16;
         let mut j = (c >> 4) as usize;
         while j < size {
             table[j] = entry;
@@ -190,7 +200,8 @@ pub(super) fn build_multi_table(
 /// How a block's codes are looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lookup {
-    /// One symbol per lookup (`symbol << 4 | length` entries).
+    /// One symbol per lookup (`length | byte << 8` entries; `symbol << 4 | length` for run
+    /// blocks).
     Single,
     /// Up to [`MULTI_MAX`] symbols per lookup ([`build_multi_table`] entries).
     Multi,
@@ -232,13 +243,13 @@ mod tests {
         l[..3].fill(1);
         let mut t = vec![0u16; TABLE_SIZE];
         assert_eq!(
-            build_decode_table(&l, 12, &mut t),
+            build_decode_table(&l, 12, SYMBOL_SHIFT, &mut t),
             Err("over-subscribed code lengths")
         );
         l[2] = 0;
         l[1] = 2;
         assert_eq!(
-            build_decode_table(&l, 12, &mut t),
+            build_decode_table(&l, 12, SYMBOL_SHIFT, &mut t),
             Err("incomplete code lengths")
         );
     }
