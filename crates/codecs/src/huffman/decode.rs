@@ -318,6 +318,7 @@ pub fn decode_runs(
 mod tests {
     use super::super::decode_kernels::MULTI_ROOM;
     use super::super::encode::{encode_plain, EncodeScratch};
+    use super::super::histogram::histogram;
     use super::super::lengths::build_lengths;
     use super::super::table::write_table;
     use super::*;
@@ -343,12 +344,8 @@ mod tests {
                 }
             })
             .collect();
-        let mut freqs = [0u32; 256];
-        for &b in &block {
-            freqs[b as usize] += 1;
-        }
         let mut lengths = [0u8; 256];
-        build_lengths(&freqs, MAX_CODE_LEN, &mut lengths);
+        build_lengths(&histogram(&block), MAX_CODE_LEN, &mut lengths);
         let mut table = Vec::new();
         write_table(&lengths, &mut table);
         let mut body = Vec::new();

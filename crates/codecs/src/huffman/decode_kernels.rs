@@ -98,13 +98,13 @@ fn multi_lanes<const K: usize, const MASK: usize>(
     out: &mut [u8],
     prefetch: &mut Prefetch,
 ) -> [(u64, usize); 4] {
+    const { assert!(MULTI_MAX * (K - 1) + 4 <= MULTI_ROOM) };
     let mut st: [(u64, usize); 4] =
         std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
     loop {
-        const { assert!(MULTI_MAX * (K - 1) + 4 <= MULTI_ROOM) };
         let n = safe_rounds(lanes, &st, MULTI_ROOM, MULTI_MAX * K);
         if n == 0 {
-            return st;
+            break;
         }
         let [(mut b0, p0), (mut b1, p1), (mut b2, p2), (mut b3, p3)] = st;
         let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
@@ -160,6 +160,18 @@ fn multi_lanes<const K: usize, const MASK: usize>(
         let [p0, p1, p2, p3] = [w0, w1, w2, w3].map(|w| w as usize - base);
         st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
     }
+    // Then each lane alone, as far as its own rounds reach.
+    for (j, s) in st.iter_mut().enumerate() {
+        *s = multi_one::<K, MASK>(
+            multi,
+            streams,
+            lanes.input[j + 1],
+            out,
+            lanes.output[j + 1],
+            *s,
+        );
+    }
+    st
 }
 
 /// One lane alone, from `(bp, p)` on, in the same rounds as [`multi_lanes`], while its own
@@ -273,33 +285,10 @@ fn decode_multi_impl(
     prefetch: &mut Prefetch,
 ) -> [(u64, usize); 4] {
     if bits <= 11 {
-        multi_all::<5, 0x7ff>(multi, streams, lanes, out, prefetch)
+        multi_lanes::<5, 0x7ff>(multi, streams, lanes, out, prefetch)
     } else {
-        multi_all::<4, 0xfff>(multi, streams, lanes, out, prefetch)
+        multi_lanes::<4, 0xfff>(multi, streams, lanes, out, prefetch)
     }
-}
-
-/// The four lanes interleaved, then each lane alone as far as its rounds reach.
-#[inline(always)]
-fn multi_all<const K: usize, const MASK: usize>(
-    multi: &[u32; TABLE_SIZE],
-    streams: &[u8],
-    lanes: &Lanes,
-    out: &mut [u8],
-    prefetch: &mut Prefetch,
-) -> [(u64, usize); 4] {
-    let mut st = multi_lanes::<K, MASK>(multi, streams, lanes, out, prefetch);
-    for (j, s) in st.iter_mut().enumerate() {
-        *s = multi_one::<K, MASK>(
-            multi,
-            streams,
-            lanes.input[j + 1],
-            out,
-            lanes.output[j + 1],
-            *s,
-        );
-    }
-    st
 }
 
 #[inline(always)]
