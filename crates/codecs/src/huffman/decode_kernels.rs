@@ -109,7 +109,7 @@ fn multi_lanes<const K: usize, const MASK: usize>(
         let [(mut b0, p0), (mut b1, p1), (mut b2, p2), (mut b3, p3)] = st;
         let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
         // The lanes' output positions as pointers, each bumped by its entries' symbol counts
-        // (fewer live registers than a window and an offset per lane: the loop does not spill).
+        // (fewer live registers than a window and an offset per lane, so fewer spills).
         #[allow(unsafe_code)]
         let (w, base) = (
             // SAFETY: every `p` ≤ `out.len()` (`safe_rounds` returned `n` > 0).
