@@ -6,12 +6,15 @@
 //! *multi-symbol* table: each of its `2^bits` entries (11 bits when the longest code allows, else
 //! 12) holds the up to three symbols whose codes fit wholly in those bits, their count and the
 //! bits they use. Other blocks (near-random bytes at ~8 bits) get the one-symbol table
-//! (`symbol << 4 | length`). The four streams are decoded as interleaved lanes by
-//! `decode_kernels`; each lane's last symbols are decoded here one at a time.
+//! (`length | byte << 8`; `symbol << 4 | length` for blocks with runs). The four streams are
+//! decoded as interleaved lanes by `decode_kernels`; each lane's last symbols are decoded here
+//! one at a time.
 
 use super::bitio::{get_leb128, BitIn};
 use super::decode_kernels;
-use super::lookup::{build_decode_table, build_multi_table, Lookup};
+use super::lookup::{
+    build_decode_table, build_multi_table, length_counts, Lookup, BYTE_SHIFT, SYMBOL_SHIFT,
+};
 use super::prefetch::Prefetch;
 use super::table::read_table;
 use super::{quarters, MAX_CODE_LEN, MAX_RUN_SYMBOLS, MAX_SYMBOLS, TABLE_SIZE};
@@ -68,11 +71,7 @@ fn read_header(
         block: block_off,
         reason,
     };
-    let mut counts = [0u32; MAX_CODE_LEN as usize + 1];
-    for &l in lengths.iter() {
-        counts[l as usize] += 1;
-    }
-    counts[0] = 0;
+    let counts = length_counts(lengths);
     // Kraft sum and mean length (under 2^-length), both scaled by 2^12.
     let (mut kraft, mut mean) = (0u64, 0u64);
     for (l, &c) in counts.iter().enumerate().skip(1) {
@@ -93,7 +92,14 @@ fn read_header(
         build_multi_table(lengths, &counts, bits, &mut scratch.multi);
         Lookup::Multi
     } else {
-        build_decode_table(lengths, bits, &mut scratch.table[..]).map_err(invalid)?;
+        // Plain blocks' byte codes get `length | byte << 8` entries (see [`BYTE_SHIFT`]); run
+        // blocks' symbols go past a byte.
+        let shift = if nsym == 256 {
+            BYTE_SHIFT
+        } else {
+            SYMBOL_SHIFT
+        };
+        build_decode_table(lengths, bits, shift, &mut scratch.table[..]).map_err(invalid)?;
         Lookup::Single
     };
     let mut pos = table_bytes;
@@ -211,7 +217,7 @@ pub fn decode_plain(
                     r.refill_if(bits);
                     let e = scratch.table[r.index(bits)];
                     r.skip((e & 15) as u32);
-                    *x = (e >> 4) as u8;
+                    *x = (e >> BYTE_SHIFT) as u8;
                 }
             }
         }
@@ -306,4 +312,77 @@ pub fn decode_runs(
         check_end(&r, j, block_off)?;
     }
     Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::decode_kernels::MULTI_ROOM;
+    use super::super::encode::{encode_plain, EncodeScratch};
+    use super::super::histogram::histogram;
+    use super::super::lengths::build_lengths;
+    use super::super::table::write_table;
+    use super::*;
+
+    /// A block whose quarters code at very different lengths (two bytes in the first, sixteen in
+    /// the last): its lanes drift apart, and when the first nears its end the four-lane rounds
+    /// stop. Every lane must still be decoded in rounds up to its own end (less than a round's
+    /// room of output or 8 bytes of stream left for the one-symbol loop), and the block must
+    /// decode to itself.
+    #[test]
+    fn lanes_left_behind_still_decode_in_rounds() {
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
+        let n = 60_001;
+        let block: Vec<u8> = (0..n)
+            .map(|i| {
+                let r = next();
+                let spread = [2, 4, 8, 16][4 * i / n];
+                // Mostly byte 0, else one of `spread` others.
+                if r.is_multiple_of(4) {
+                    1 + (r >> 8) as u8 % spread
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut lengths = [0u8; 256];
+        build_lengths(&histogram(&block), MAX_CODE_LEN, &mut lengths);
+        let mut table = Vec::new();
+        write_table(&lengths, &mut table);
+        let mut body = Vec::new();
+        encode_plain(
+            &block,
+            &lengths,
+            &table,
+            &mut EncodeScratch::default(),
+            &mut body,
+        );
+
+        let mut scratch = DecodeScratch::default();
+        let (pos, sizes, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
+        assert_eq!(lookup, Lookup::Multi);
+        let lanes = Lanes::new(sizes, n);
+        let mut out = vec![0u8; n];
+        let done = decode_kernels::decode_multi(
+            bits,
+            &scratch.multi,
+            &body[pos..],
+            &lanes,
+            &mut out,
+            &mut Prefetch::default(),
+        );
+        for (j, &(bp, p)) in done.iter().enumerate() {
+            let (in_left, out_left) = (
+                lanes.input[j + 1] - (bp / 8) as usize,
+                lanes.output[j + 1] - p,
+            );
+            assert!(
+                in_left < 8 || out_left < MULTI_ROOM,
+                "lane {j}: {in_left} stream bytes and {out_left} output bytes left"
+            );
+        }
+        let mut back = vec![0u8; n];
+        let used = decode_plain(&body, &mut back, &mut scratch, 0, 0).unwrap();
+        assert_eq!(used, body.len());
+        assert_eq!(back, block);
+    }
 }

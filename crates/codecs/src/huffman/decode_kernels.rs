@@ -6,20 +6,33 @@
 //! loads 8 stream bytes at the lane's bit position, shifts off the bits already used and sets a
 //! sentinel bit 63; after the lookups, the sentinel has moved down by exactly the bits consumed,
 //! so the position advances by `leading_zeros` (no per-lookup bookkeeping). Rounds run in
-//! batches whose count is computed up front so that no round reads past its stream or writes past
-//! its quarter (a multi-symbol round stores 4 bytes per lookup, up to 3 past the symbols it
-//! keeps). The caller decodes what is left of each lane one symbol at a time.
+//! batches whose count is computed up front so that no round reads past its stream or writes
+//! past its quarter (a multi-symbol round stores 4 bytes per lookup, up to 3 past the symbols
+//! it keeps).
+//!
+//! Inside a batch the loads and stores are unchecked (the crate's one `unsafe` hot loop). The
+//! batch's bounds hold whatever the table holds (a round reads at most 8 bytes further on, a
+//! multi-symbol entry moves its lane at most 3 bytes), and without the checks and the
+//! per-round windows the four lanes' state stays in registers: fp16 decompression +7–10 %
+//! (BENCHMARKS.md, issue 16).
+//!
+//! The four lanes stop together when the first nears its end; with the multi-symbol table each
+//! lane then goes on alone in the same rounds (lanes drift: on AdamW moments 5 % of the symbols
+//! were left when the first stopped). The caller decodes what is left of each lane (under a
+//! round's room) one symbol at a time.
 
 use super::decode::Lanes;
-use super::lookup::MULTI_MAX;
+use super::lookup::{BYTE_SHIFT, MULTI_MAX};
 use super::prefetch::Prefetch;
 use super::TABLE_SIZE;
 
 /// Rounds between two steps of the prefetch (each step requests a few cache lines).
 const PREFETCH_ROUNDS: usize = 4;
 
-/// Stream bytes a round may advance (⌈55 / 8⌉ bits, rounded up from any bit offset).
-const ROUND_INPUT: usize = 7;
+/// Stream bytes a round may advance: a round moves its bit position by the leading zeros of
+/// its sentinel-marked word, at most 64 bits, whatever the table holds (a valid table's codes
+/// take at most `K · bits` ≤ 55 bits a round). The batches below rely on this bound alone.
+const ROUND_INPUT: usize = 8;
 
 #[inline(always)]
 fn load(streams: &[u8], bp: u64) -> u64 {
@@ -28,9 +41,22 @@ fn load(streams: &[u8], bp: u64) -> u64 {
     (v >> (bp & 7)) | 1 << 63
 }
 
+/// [`load`] without the bounds check, for the batches of rounds whose reads [`safe_rounds`]
+/// checked up front.
+///
+/// # Safety
+/// The 8 bytes at `base + bp / 8` must lie in one live allocation.
+#[allow(unsafe_code)]
+#[inline(always)]
+unsafe fn load_unchecked(base: *const u8, bp: u64) -> u64 {
+    // SAFETY: the caller guarantees that these 8 bytes are readable.
+    let v = unsafe { base.add((bp >> 3) as usize).cast::<u64>().read_unaligned() };
+    (u64::from_le(v) >> (bp & 7)) | 1 << 63
+}
+
 /// Bytes a multi-symbol round may write past its lane's position: K ≤ 5 lookups, each
 /// storing a whole 4-byte entry at most 3 bytes after the previous one (3·4 + 4).
-const MULTI_ROOM: usize = 16;
+pub(super) const MULTI_ROOM: usize = 16;
 
 /// The first [`MULTI_ROOM`] bytes of `out`.
 #[inline(always)]
@@ -72,75 +98,140 @@ fn multi_lanes<const K: usize, const MASK: usize>(
     out: &mut [u8],
     prefetch: &mut Prefetch,
 ) -> [(u64, usize); 4] {
+    const { assert!(MULTI_MAX * (K - 1) + 4 <= MULTI_ROOM) };
     let mut st: [(u64, usize); 4] =
         std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
     loop {
         let n = safe_rounds(lanes, &st, MULTI_ROOM, MULTI_MAX * K);
         if n == 0 {
-            return st;
+            break;
         }
-        let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+        let [(mut b0, p0), (mut b1, p1), (mut b2, p2), (mut b3, p3)] = st;
+        let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
+        // The lanes' output positions as pointers, each bumped by its entries' symbol counts
+        // (fewer live registers than a window and an offset per lane, so fewer spills).
+        #[allow(unsafe_code)]
+        let (w, base) = (
+            // SAFETY: every `p` ≤ `out.len()` (`safe_rounds` returned `n` > 0).
+            unsafe { [op.add(p0), op.add(p1), op.add(p2), op.add(p3)] },
+            op as usize,
+        );
+        let [mut w0, mut w1, mut w2, mut w3] = w;
         for round in 0..n {
             if round % PREFETCH_ROUNDS == 0 {
                 prefetch.step();
             }
-            let mut x0 = load(streams, b0);
-            let mut x1 = load(streams, b1);
-            let mut x2 = load(streams, b2);
-            let mut x3 = load(streams, b3);
-            // Lanes are in order and every window ends inside its own quarter.
-            let (a, rest) = out.split_at_mut(p1);
-            let (b, rest) = rest.split_at_mut(p2 - p1);
-            let (c, d) = rest.split_at_mut(p3 - p2);
-            let w0 = window(&mut a[p0..]);
-            let w1 = window(b);
-            let w2 = window(c);
-            let w3 = window(d);
-            let (mut q0, mut q1, mut q2, mut q3) = (0usize, 0usize, 0usize, 0usize);
-            for _ in 0..K {
-                let e0 = multi[x0 as usize & MASK];
-                let e1 = multi[x1 as usize & MASK];
-                let e2 = multi[x2 as usize & MASK];
-                let e3 = multi[x3 as usize & MASK];
-                put(w0, q0, e0);
-                put(w1, q1, e1);
-                put(w2, q2, e2);
-                put(w3, q3, e3);
-                q0 += (e0 >> 30) as usize;
-                q1 += (e1 >> 30) as usize;
-                q2 += (e2 >> 30) as usize;
-                q3 += (e3 >> 30) as usize;
-                x0 >>= (e0 >> 24) & 63;
-                x1 >>= (e1 >> 24) & 63;
-                x2 >>= (e2 >> 24) & 63;
-                x3 >>= (e3 >> 24) & 63;
+            // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane reads
+            // the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by at most
+            // `ROUND_INPUT` bytes) and writes 4-byte entries at most `3 · (K − 1)` bytes past
+            // its position, which is ≤ its quarter's end − `MULTI_ROOM` (an entry moves it by
+            // `e >> 30` ≤ `MULTI_MAX`, and `3 · (K − 1) + 4` ≤ `MULTI_ROOM` for `K` ≤ 5):
+            // all inside `streams` and `out`, whatever the table holds.
+            #[allow(unsafe_code)]
+            unsafe {
+                let mut x0 = load_unchecked(sp, b0);
+                let mut x1 = load_unchecked(sp, b1);
+                let mut x2 = load_unchecked(sp, b2);
+                let mut x3 = load_unchecked(sp, b3);
+                for _ in 0..K {
+                    let e0 = multi[x0 as usize & MASK];
+                    let e1 = multi[x1 as usize & MASK];
+                    let e2 = multi[x2 as usize & MASK];
+                    let e3 = multi[x3 as usize & MASK];
+                    w0.cast::<u32>().write_unaligned(e0.to_le());
+                    w1.cast::<u32>().write_unaligned(e1.to_le());
+                    w2.cast::<u32>().write_unaligned(e2.to_le());
+                    w3.cast::<u32>().write_unaligned(e3.to_le());
+                    w0 = w0.add((e0 >> 30) as usize);
+                    w1 = w1.add((e1 >> 30) as usize);
+                    w2 = w2.add((e2 >> 30) as usize);
+                    w3 = w3.add((e3 >> 30) as usize);
+                    x0 >>= (e0 >> 24) & 63;
+                    x1 >>= (e1 >> 24) & 63;
+                    x2 >>= (e2 >> 24) & 63;
+                    x3 >>= (e3 >> 24) & 63;
+                }
+                b0 += x0.leading_zeros() as u64;
+                b1 += x1.leading_zeros() as u64;
+                b2 += x2.leading_zeros() as u64;
+                b3 += x3.leading_zeros() as u64;
             }
-            p0 += q0;
-            p1 += q1;
-            p2 += q2;
-            p3 += q3;
-            b0 += x0.leading_zeros() as u64;
-            b1 += x1.leading_zeros() as u64;
-            b2 += x2.leading_zeros() as u64;
-            b3 += x3.leading_zeros() as u64;
         }
+        let [p0, p1, p2, p3] = [w0, w1, w2, w3].map(|w| w as usize - base);
         st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
+    }
+    // Then each lane alone, as far as its own rounds reach.
+    for (j, s) in st.iter_mut().enumerate() {
+        *s = multi_one::<K, MASK>(
+            multi,
+            streams,
+            lanes.input[j + 1],
+            out,
+            lanes.output[j + 1],
+            *s,
+        );
+    }
+    st
+}
+
+/// One lane alone, from `(bp, p)` on, in the same rounds as [`multi_lanes`], while its own
+/// stream (which ends at `in_end`) and quarter (`out[..out_end]`) have room: the four lanes
+/// stop together as soon as the first nears its end, when the others may have hundreds of
+/// symbols left, which would otherwise be decoded one at a time.
+#[inline(always)]
+fn multi_one<const K: usize, const MASK: usize>(
+    multi: &[u32; TABLE_SIZE],
+    streams: &[u8],
+    in_end: usize,
+    out: &mut [u8],
+    out_end: usize,
+    (mut bp, mut p): (u64, usize),
+) -> (u64, usize) {
+    loop {
+        let at = (bp >> 3) as usize;
+        if at + 8 > in_end || p + MULTI_ROOM > out_end {
+            return (bp, p);
+        }
+        let n = ((in_end - at - 8) / ROUND_INPUT + 1)
+            .min((out_end - p - MULTI_ROOM) / (MULTI_MAX * K) + 1);
+        for _ in 0..n {
+            let mut x = load(streams, bp);
+            let w = window(&mut out[p..out_end]);
+            let mut q = 0usize;
+            for _ in 0..K {
+                let e = multi[x as usize & MASK];
+                put(w, q, e);
+                q += (e >> 30) as usize;
+                x >>= (e >> 24) & 63;
+            }
+            p += q;
+            bp += x.leading_zeros() as u64;
+        }
     }
 }
 
-/// One round of a lane with the one-symbol table: `K` symbols into `out` (`K` bytes).
+/// One round of a lane with the one-symbol table: `K` symbols to `w`.
+///
+/// # Safety
+/// The 8 bytes at `sp + bp / 8` must be readable and the `K` bytes at `w` writable.
+#[allow(unsafe_code)]
 #[inline(always)]
-fn single_round<const K: usize, const MASK: usize>(
+unsafe fn single_round<const K: usize, const MASK: usize>(
     table: &[u16; TABLE_SIZE],
-    x: &mut u64,
-    out: &mut [u8],
-) {
-    let out: &mut [u8; K] = out.try_into().expect("the caller passes K bytes");
-    for o in out.iter_mut() {
-        let e = table[*x as usize & MASK];
-        *o = (e >> 4) as u8;
-        *x >>= e & 15;
+    sp: *const u8,
+    bp: u64,
+    w: *mut u8,
+) -> u64 {
+    // SAFETY: the caller's contract.
+    let mut x = unsafe { load_unchecked(sp, bp) };
+    for i in 0..K {
+        // `length | byte << BYTE_SHIFT`: the shift takes the length from the low 6 bits.
+        let e = table[x as usize & MASK];
+        // SAFETY: `i` < `K`, within the caller's `K` writable bytes.
+        unsafe { w.add(i).write((e >> BYTE_SHIFT) as u8) };
+        x = x.wrapping_shr(e as u32);
     }
+    bp + x.leading_zeros() as u64
 }
 
 #[inline(always)]
@@ -159,22 +250,22 @@ fn single_lanes<const K: usize, const MASK: usize>(
             return st;
         }
         let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+        let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
         for round in 0..n {
             if round % PREFETCH_ROUNDS == 0 {
                 prefetch.step();
             }
-            let mut x0 = load(streams, b0);
-            let mut x1 = load(streams, b1);
-            let mut x2 = load(streams, b2);
-            let mut x3 = load(streams, b3);
-            single_round::<K, MASK>(table, &mut x0, &mut out[p0..p0 + K]);
-            single_round::<K, MASK>(table, &mut x1, &mut out[p1..p1 + K]);
-            single_round::<K, MASK>(table, &mut x2, &mut out[p2..p2 + K]);
-            single_round::<K, MASK>(table, &mut x3, &mut out[p3..p3 + K]);
-            b0 += x0.leading_zeros() as u64;
-            b1 += x1.leading_zeros() as u64;
-            b2 += x2.leading_zeros() as u64;
-            b3 += x3.leading_zeros() as u64;
+            // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane reads
+            // the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by at most
+            // `ROUND_INPUT` bytes) and writes the `K` bytes at its position `p` ≤ its quarter's
+            // end − `K` (a round moves `p` by `K`): inside `streams` and `out`.
+            #[allow(unsafe_code)]
+            unsafe {
+                b0 = single_round::<K, MASK>(table, sp, b0, op.add(p0));
+                b1 = single_round::<K, MASK>(table, sp, b1, op.add(p1));
+                b2 = single_round::<K, MASK>(table, sp, b2, op.add(p2));
+                b3 = single_round::<K, MASK>(table, sp, b3, op.add(p3));
+            }
             p0 += K;
             p1 += K;
             p2 += K;
@@ -238,4 +329,52 @@ crate::cpu::dispatch! {
         out: &mut [u8],
         prefetch: &mut Prefetch,
     ) -> [(u64, usize); 4] = decode_single_impl / decode_single_v3;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The unchecked batches stay inside their lanes whatever the tables and streams hold: with
+    /// random table entries (lengths up to 63 or 15, counts 1 to 3: entries no valid code makes)
+    /// and random streams and quarter sizes (some shorter than a load), every lane ends inside
+    /// its stream and quarter, and the safe per-lane rounds after the batches (which panic on
+    /// any position past their slices) accept where the batches stopped. The fuzz targets run
+    /// the same code under AddressSanitizer.
+    #[test]
+    fn batches_stay_in_their_lanes_with_any_table() {
+        let mut next = crate::xorshift(0x0bad_c0de_dead_beef);
+        let mut multi = [0u32; TABLE_SIZE];
+        let mut single = [0u16; TABLE_SIZE];
+        for _ in 0..200 {
+            // Every entry moves its lane on (at least one symbol; with no progress a round
+            // would repeat forever), as every entry of a table built from a complete code does.
+            for e in multi.iter_mut() {
+                *e = (next() as u32).max(1 << 30);
+            }
+            for e in single.iter_mut() {
+                *e = next() as u16 | 1;
+            }
+            let mut lanes = Lanes {
+                input: [0; 5],
+                output: [0; 5],
+            };
+            for j in 0..4 {
+                lanes.input[j + 1] = lanes.input[j] + (next() % 300) as usize;
+                lanes.output[j + 1] = lanes.output[j] + (next() % 600) as usize;
+            }
+            let streams: Vec<u8> = (0..lanes.input[4]).map(|_| next() as u8).collect();
+            let mut out = vec![0u8; lanes.output[4]];
+            for bits in [11, 12] {
+                let none = &mut Prefetch::default();
+                let m = decode_multi(bits, &multi, &streams, &lanes, &mut out, none);
+                let s = decode_single(bits, &single, &streams, &lanes, &mut out, none);
+                for (j, &(bp, p)) in m.iter().chain(&s).enumerate() {
+                    let j = j % 4;
+                    assert!(bp >= 8 * lanes.input[j] as u64 && bp / 8 <= lanes.input[j + 1] as u64);
+                    assert!(p >= lanes.output[j] && p <= lanes.output[j + 1]);
+                }
+            }
+        }
+    }
 }

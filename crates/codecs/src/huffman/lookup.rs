@@ -1,17 +1,26 @@
 //! The decoder's lookup tables of a block's code (LMC paper §4.2 decoding; the table shapes are an
-//! implementation choice): the one-symbol table (`symbol << 4 | length` per slot, which also
+//! implementation choice): the one-symbol table (`symbol << 4 | length` per slot, or
+//! `length | byte << 8` for the byte codes of plain blocks; building it also
 //! checks that the code is complete) and, for short codes, the multi-symbol table that yields up
 //! to [`MULTI_MAX`] symbols per lookup.
 
-use super::lengths::encode_codes;
 use super::{MAX_CODE_LEN, MAX_SYMBOLS, TABLE_SIZE};
 
-/// Builds a decoding table (`symbol << 4 | length`, indexed by the next `table_bits` bits) for
-/// `lengths`, checking that the code is complete and within `table_bits`.
+/// Where a one-symbol table entry keeps its symbol: `symbol << SYMBOL_SHIFT | length`.
+pub(super) const SYMBOL_SHIFT: u32 = 4;
+/// The same for byte codes: `length | byte << BYTE_SHIFT`. The length is all of the entry's low
+/// 6 bits, so the decoder shifts its bit buffer by the entry itself (`shrx` takes its count
+/// modulo 64): one instruction less per symbol than masking `length` out of the low 4 bits.
+pub(super) const BYTE_SHIFT: u32 = 8;
+
+/// Builds a decoding table (`symbol << symbol_shift | length`, indexed by the next `table_bits`
+/// bits) for `lengths`, checking that the code is complete and within `table_bits`;
+/// `symbol_shift` is [`SYMBOL_SHIFT`], or [`BYTE_SHIFT`] for at most 256 symbols.
 #[inline]
 pub(super) fn build_decode_table(
     lengths: &[u8],
     table_bits: u32,
+    symbol_shift: u32,
     table: &mut [u16],
 ) -> Result<(), &'static str> {
     let mut kraft: u64 = 0;
@@ -31,13 +40,13 @@ pub(super) fn build_decode_table(
         return Err("incomplete code lengths");
     }
     let mut codes = [0u32; MAX_SYMBOLS];
-    encode_codes(lengths, &mut codes[..lengths.len()]);
+    reversed_codes(lengths, &mut codes[..lengths.len()]);
     for (s, &c) in codes[..lengths.len()].iter().enumerate() {
         let l = c & 15;
         if l == 0 {
             continue;
         }
-        let entry = ((s as u16) << 4) | l as u16;
+        let entry = ((s as u16) << symbol_shift) | l as u16;
         let mut j = (c >> 4) as usize;
         while j < size {
             table[j] = entry;
@@ -62,6 +71,52 @@ static REVERSED_12: [u16; TABLE_SIZE] = {
     t
 };
 
+/// How many of `lengths` have each length 1..=[`MAX_CODE_LEN`] (lengths above count as the
+/// limit; `[0]` is 0). Four partial counts, so that runs of one length do not wait on each
+/// other's increments.
+#[inline]
+pub(super) fn length_counts(lengths: &[u8]) -> [u32; MAX_CODE_LEN as usize + 1] {
+    let mut part = [[0u32; 16]; 4];
+    let mut quads = lengths.chunks_exact(4);
+    for q in &mut quads {
+        for (p, &l) in part.iter_mut().zip(q) {
+            p[l as usize & 15] += 1;
+        }
+    }
+    for &l in quads.remainder() {
+        part[0][l as usize & 15] += 1;
+    }
+    let mut counts = [0u32; MAX_CODE_LEN as usize + 1];
+    for (l, c) in counts.iter_mut().enumerate().skip(1) {
+        *c = part.iter().map(|p| p[l]).sum();
+    }
+    for p in &part {
+        counts[MAX_CODE_LEN as usize] += p[MAX_CODE_LEN as usize + 1..].iter().sum::<u32>();
+    }
+    counts
+}
+
+/// `encode_codes` for the decoder's tables (the same `reversed_code << 4 | length` values,
+/// lengths ≤ [`MAX_CODE_LEN`]), with the bits reversed by [`REVERSED_12`] instead of
+/// `reverse_bits` (which x86-64 lacks: ~15 instructions a symbol).
+#[inline]
+pub(super) fn reversed_codes(lengths: &[u8], codes: &mut [u32]) {
+    let count = length_counts(lengths);
+    let mut next = [0u32; MAX_CODE_LEN as usize + 1];
+    let mut code = 0u32;
+    for bits in 1..=MAX_CODE_LEN as usize {
+        code = (code + count[bits - 1]) << 1;
+        next[bits] = code;
+    }
+    for (c, &l) in codes.iter_mut().zip(lengths) {
+        let l = (l as u32).min(MAX_CODE_LEN);
+        let v = next[l as usize];
+        next[l as usize] += 1;
+        let rev = REVERSED_12[v as usize & (TABLE_SIZE - 1)] as u32 >> (MAX_CODE_LEN - l);
+        *c = if l == 0 { 0 } else { rev << 4 | l };
+    }
+}
+
 /// Builds the multi-symbol table of a byte code (`lengths`: 256 entries, a complete code of at
 /// most `bits` bits whose lengths are counted in `counts`), indexed by the next `bits` bits.
 /// Entry `i` holds the up to [`MULTI_MAX`] symbols whose codes lie wholly inside the bits `i`:
@@ -83,7 +138,7 @@ pub(super) fn build_multi_table(
     multi: &mut [u32; TABLE_SIZE],
 ) {
     let mut codes = [0u32; 256];
-    encode_codes(&lengths[..256], &mut codes);
+    reversed_codes(&lengths[..256], &mut codes);
     // Used symbols as (reversed code, length, symbol), in canonical order (length, symbol).
     let mut start = [0usize; MAX_CODE_LEN as usize + 2];
     for l in 1..=MAX_CODE_LEN as usize {
@@ -145,7 +200,8 @@ pub(super) fn build_multi_table(
 /// How a block's codes are looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lookup {
-    /// One symbol per lookup (`symbol << 4 | length` entries).
+    /// One symbol per lookup (`length | byte << 8` entries; `symbol << 4 | length` for run
+    /// blocks).
     Single,
     /// Up to [`MULTI_MAX`] symbols per lookup ([`build_multi_table`] entries).
     Multi,
@@ -153,7 +209,33 @@ pub(super) enum Lookup {
 
 #[cfg(test)]
 mod tests {
+    use super::super::lengths::encode_codes;
     use super::*;
+
+    /// The decoder's codes are the encoder's, for codes of every length up to the limit.
+    #[test]
+    fn reversed_codes_match_encode_codes() {
+        let mut next = crate::xorshift(0x1234_5678_9abc_def1);
+        for limit in [9u32, 11, 12] {
+            for _ in 0..50 {
+                let mut freqs = [0u32; 256];
+                for f in freqs.iter_mut() {
+                    let r = next();
+                    *f = if r.is_multiple_of(3) {
+                        0
+                    } else {
+                        (r >> 8) as u32 >> (r % 24)
+                    };
+                }
+                let mut lengths = [0u8; 256];
+                super::super::lengths::build_lengths(&freqs, limit, &mut lengths);
+                let (mut a, mut b) = ([0u32; 256], [0u32; 256]);
+                encode_codes(&lengths, &mut a);
+                reversed_codes(&lengths, &mut b);
+                assert_eq!(a, b);
+            }
+        }
+    }
 
     #[test]
     fn over_subscribed_table_is_rejected() {
@@ -161,13 +243,13 @@ mod tests {
         l[..3].fill(1);
         let mut t = vec![0u16; TABLE_SIZE];
         assert_eq!(
-            build_decode_table(&l, 12, &mut t),
+            build_decode_table(&l, 12, SYMBOL_SHIFT, &mut t),
             Err("over-subscribed code lengths")
         );
         l[2] = 0;
         l[1] = 2;
         assert_eq!(
-            build_decode_table(&l, 12, &mut t),
+            build_decode_table(&l, 12, SYMBOL_SHIFT, &mut t),
             Err("incomplete code lengths")
         );
     }

@@ -4,7 +4,7 @@
 
 use super::bitio::{BitOut, TableIn};
 use super::lengths::{build_lengths, encode_codes};
-use super::lookup::build_decode_table;
+use super::lookup::{build_decode_table, SYMBOL_SHIFT};
 use super::{CL_LIMIT, CL_SYMBOLS};
 
 fn cl_tokens(lengths: &[u8], out: &mut Vec<(u8, u8)>) {
@@ -102,7 +102,8 @@ pub fn read_table(data: &[u8], lengths: &mut [u8]) -> Result<usize, &'static str
         *l = r.read(3)? as u8;
     }
     let mut cl_table = [0u16; 1 << CL_LIMIT];
-    build_decode_table(&cl_len, CL_LIMIT, &mut cl_table).map_err(|_| "invalid code-length code")?;
+    build_decode_table(&cl_len, CL_LIMIT, SYMBOL_SHIFT, &mut cl_table)
+        .map_err(|_| "invalid code-length code")?;
     let n = lengths.len();
     let mut i = 0;
     while i < n {
