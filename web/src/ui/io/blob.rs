@@ -77,8 +77,11 @@ pub struct BlobBuilder {
 impl BlobBuilder {
     /// Adds the next chunk (an `ArrayBuffer` or typed array).
     pub fn push(&mut self, chunk: JsValue, len: u64) -> Result<(), ReadError> {
+        // A Blob chunk (a File the worker wrote) holds no JavaScript memory: nothing to fold.
+        if !chunk.is_instance_of::<Blob>() {
+            self.pending += len;
+        }
         self.parts.push(chunk);
-        self.pending += len;
         self.bytes += len;
         if self.pending >= FOLD_BYTES {
             self.fold()?;
