@@ -12,9 +12,9 @@
 //   made by scripts/build-web.sh) when the page is cross-origin isolated (`crossOriginIsolated`
 //   and `SharedArrayBuffer`) and starts its rayon pool here, inside the worker (on the main thread
 //   a rayon call would busy-wait); otherwise, or when that build is missing or fails to start, the
-//   single-threaded build. On an isolated page it also starts the read-ahead thread (reader.js),
-//   and opens the page's output directory in the origin private file system (see OUTPUT_DIR), then
-//   the module says which build runs (`announceReady`).
+//   single-threaded build. On an isolated page it also starts the read-ahead thread (reader.js);
+//   on any page it opens the page's output directory in the origin private file system (see
+//   OUTPUT_DIR); then the module says which build runs (`announceReady`).
 //
 // A module that cannot load is thrown at the top level: the page sees the worker fail (its
 // `error` event) rather than waiting for answers.
