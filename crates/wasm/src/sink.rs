@@ -6,9 +6,9 @@
 use std::io::Write;
 
 /// Output bytes gathered before they are handed on. Small enough that a chunk is still in cache
-/// when it is written out: measured in headless Chromium on a 45 MB output, 1 MiB writes to an
-/// origin-private file took 12.3 ms against 17.1 ms for 8 MiB (tests/e2e/bench-page-io.mjs); posted
-/// as copies, 1 MiB and 8 MiB chunks cost the same.
+/// when it is written out: measured in headless Chromium, 1 MiB writes to an origin-private file
+/// took 15.0 / 21.1 ms for a 45 / 91 MB output against 18.4 / 24.9 ms for 8 MiB
+/// (tests/e2e/bench-page-io.mjs, fastest of 5).
 pub const CHUNK_BYTES: usize = 1 << 20;
 
 /// A [`Write`] that hands chunks of at most [`CHUNK_BYTES`] to `emit`, counting the bytes.

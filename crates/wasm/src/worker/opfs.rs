@@ -2,9 +2,9 @@
 //! into the origin private file system (OPFS, File System Standard §4 `FileSystemSyncAccessHandle`)
 //! and handed to the page as the `File` it becomes. Measured in headless Chromium on a 45 MB output
 //! (tests/e2e/bench-page-io.mjs, BENCHMARKS.md): 1 MiB writes through a sync access handle took
-//! 12–14 ms to the `File` on the page, against 46–57 ms for the 8 MiB chunks copied into fresh
+//! 15 ms to the `File` on the page, against 44–49 ms for the 8 MiB chunks copied into fresh
 //! JavaScript buffers, posted and folded into a `Blob` on the page; with a codec running between
-//! the writes, ~11 ms against ~40 ms on top of the codec. The bytes go to the page cache of a file
+//! the writes, 12 ms against 45 ms on top of the codec. The bytes go to the page cache of a file
 //! on disk (no flush: it is a scratch file), so outputs of any size leave memory bounded.
 //!
 //! `web/worker.js` gives the job loop this page's output directory (one per page, removed by a
