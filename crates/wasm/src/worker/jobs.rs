@@ -7,17 +7,14 @@
 //! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
 //! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
 
-use super::frames_source::FramesAhead;
+use super::frames_source::{decompress_ahead, FramesAhead};
 use super::opfs::OpfsFile;
 use super::post::{Post, Throttle};
 use super::to_blob;
 use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
 use crate::sink::ChunkSink;
-use crate::snapshot::{
-    codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot, peer_codec_roundtrip,
-    snapshot_info,
-};
+use crate::snapshot::{codec_roundtrip, compress_snapshot, peer_codec_roundtrip, snapshot_info};
 use crate::source::{read_blob, FileSource, JsSource};
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{
@@ -268,18 +265,16 @@ fn restore(
     progress: &mut Progress,
 ) -> Result<(SnapshotInfo, u64), Failure> {
     let blob = to_blob(file.blob.clone())?;
-    // The index with exact reads: a read-ahead source would fetch a whole window of frames (up to
-    // 32 MiB) for each jump of the opening, and the decompression below reads them again.
-    let exact = || JsSource::from_blob(blob.clone()).map(|s| s.read_ahead(0));
-    let info = open_snapshot(exact()?)?;
-    let src = FramesAhead::new(exact()?, input(&blob, ahead)?)?;
-    let bytes = decompress_snapshot(
-        src,
+    // The opening with exact reads: a read-ahead source would fetch a whole window of frames (up
+    // to 32 MiB) for each jump of it, and the decompression reads them again.
+    let exact = JsSource::from_blob(blob.clone())?.read_ahead(0);
+    let src = FramesAhead::new(exact, input(&blob, ahead)?);
+    decompress_ahead(
+        &src,
         base(file)?.as_ref(),
         &mut |bytes| output.emit(bytes),
         &mut |done| progress.file(done),
-    )?;
-    Ok((info, bytes))
+    )
 }
 
 /// A snapshot's index (of a URL: read by range, the preamble and the end of the file).
