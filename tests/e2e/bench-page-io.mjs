@@ -94,6 +94,11 @@ for (let i = 0; i < heap.length; i += 4096) heap[i] = 1;
 const BASE = 1 << 20;
 const fill = (n) => { for (let i = 0; i < n; i++) heap[BASE + i] = (i * 7) & 255; };
 const frs = new FileReaderSync();
+// Calls each(offset, length) for the consecutive n-byte chunks of \`size\` bytes; returns \`size\`.
+const chunks = (size, n, each) => {
+  for (let at = 0; at < size; at += n) each(at, Math.min(n, size - at));
+  return size;
+};
 // Stands for the codec: spins \`work\` ms per MiB of output before each chunk.
 const busy = (work, len) => {
   if (!work) return;
@@ -105,13 +110,7 @@ const cases = {
   // Reading.
   frsWhole(file) { return frs.readAsArrayBuffer(file).byteLength; },
   frsChunks(file, n) {
-    let done = 0;
-    while (done < file.size) {
-      const len = Math.min(n, file.size - done);
-      heap.set(new Uint8Array(frs.readAsArrayBuffer(file.slice(done, done + len))), BASE);
-      done += len;
-    }
-    return done;
+    return chunks(file.size, n, (at, len) => heap.set(new Uint8Array(frs.readAsArrayBuffer(file.slice(at, at + len))), BASE));
   },
   async sliceArrayBuffer(file, n) {
     let done = 0;
@@ -168,78 +167,50 @@ const cases = {
   // A synchronous XMLHttpRequest of a blob: URL with a Range header (workers allow sync XHR).
   syncXhr(file, n) {
     const url = URL.createObjectURL(file);
-    let done = 0;
     try {
-      while (done < file.size) {
-        const len = Math.min(n, file.size - done);
+      return chunks(file.size, n, (at, len) => {
         const x = new XMLHttpRequest();
         x.open('GET', url, false);
         x.responseType = 'arraybuffer';
-        x.setRequestHeader('Range', 'bytes=' + done + '-' + (done + len - 1));
+        x.setRequestHeader('Range', 'bytes=' + at + '-' + (at + len - 1));
         x.send();
         if (x.response.byteLength !== len) throw new Error('range gave ' + x.response.byteLength);
         heap.set(new Uint8Array(x.response), BASE);
-        done += len;
-      }
+      });
     } finally { URL.revokeObjectURL(url); }
-    return done;
   },
   // Writing: n-byte chunks of wasm memory to the page.
   copyPost(file, n, fold, each, work) {
-    let done = 0;
-    while (done < file.size) {
-      const len = Math.min(n, file.size - done);
+    return chunks(file.size, n, (at, len) => {
       busy(work, len);
       const chunk = heap.slice(BASE, BASE + len).buffer;
       postMessage({ chunk, bytes: len, fold, each }, [chunk]);
-      done += len;
-    }
-    return done;
+    });
   },
   workAlone(file, n, fold, each, work) {
-    let done = 0;
-    while (done < file.size) {
-      const len = Math.min(n, file.size - done);
-      busy(work, len);
-      done += len;
-    }
-    return done;
+    return chunks(file.size, n, (at, len) => busy(work, len));
   },
   blobPost(file, n) {
-    let done = 0;
-    while (done < file.size) {
-      const len = Math.min(n, file.size - done);
-      postMessage({ chunk: new Blob([heap.subarray(BASE, BASE + len)]), bytes: len });
-      done += len;
-    }
-    return done;
+    return chunks(file.size, n, (at, len) => postMessage({ chunk: new Blob([heap.subarray(BASE, BASE + len)]), bytes: len }));
   },
   blobOnce(file, n) {
     const parts = [];
-    let done = 0;
-    while (done < file.size) {
-      const len = Math.min(n, file.size - done);
-      parts.push(new Blob([heap.subarray(BASE, BASE + len)]));
-      done += len;
-    }
-    return { bytes: done, file: new Blob(parts) };
+    const bytes = chunks(file.size, n, (at, len) => parts.push(new Blob([heap.subarray(BASE, BASE + len)])));
+    return { bytes, file: new Blob(parts) };
   },
   async opfs(file, n, fold, each, work, flush) {
     const root = await navigator.storage.getDirectory();
     const name = 'out-' + Math.random().toString(36).slice(2);
     const handle = await (await root.getFileHandle(name, { create: true })).createSyncAccessHandle();
-    let done = 0;
     try {
-      while (done < file.size) {
-        const len = Math.min(n, file.size - done);
+      const bytes = chunks(file.size, n, (at, len) => {
         busy(work, len);
-        const w = handle.write(heap.subarray(BASE, BASE + len), { at: done });
+        const w = handle.write(heap.subarray(BASE, BASE + len), { at });
         if (w !== len) throw new Error('wrote ' + w);
-        done += len;
-      }
+      });
       if (flush) handle.flush();
+      return { bytes, opfs: name };
     } finally { handle.close(); }
-    return { bytes: done, opfs: name };
   },
 };
 onmessage = async ({ data: c }) => {
