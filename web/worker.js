@@ -12,8 +12,9 @@
 //   made by scripts/build-web.sh) when the page is cross-origin isolated (`crossOriginIsolated`
 //   and `SharedArrayBuffer`) and starts its rayon pool here, inside the worker (on the main thread
 //   a rayon call would busy-wait); otherwise, or when that build is missing or fails to start, the
-//   single-threaded build. On an isolated page it also starts the read-ahead thread (reader.js),
-//   then the module says which build runs (`announceReady`).
+//   single-threaded build. On an isolated page it also starts the read-ahead thread (reader.js);
+//   on any page it opens the page's output directory in the origin private file system (see
+//   OUTPUT_DIR); then the module says which build runs (`announceReady`).
 //
 // A module that cannot load is thrown at the top level: the page sees the worker fail (its
 // `error` event) rather than waiting for answers.
@@ -28,7 +29,7 @@
  * @property {() => number} threadCount
  * @property {() => number} readAheadBytes
  * @property {(reason: string | undefined) => void} announceReady
- * @property {(message: unknown, ahead: ((blob: Blob) => ReadFn) | null) => Promise<void>} runJob
+ * @property {(message: unknown, ahead: ((blob: Blob) => ReadFn) | null, output: FileSystemDirectoryHandle | null) => Promise<void>} runJob
  */
 
 /** This worker's global scope. */
@@ -199,11 +200,42 @@ function aheadReader(ra, blob) {
   };
 }
 
-// The module, the read-ahead helper (codec worker), and the build announced to the page.
+// The output directory (codec worker). Compress / decompress jobs write each output file into the
+// origin private file system through a sync access handle, straight from wasm memory, and hand the
+// page the `File` (crates/wasm/src/worker/opfs.rs): much cheaper than posting chunks for the page
+// to fold into a Blob. One directory per page, `bitlens-output/<session>`, named by the page
+// (`?session=`, web/src/ui/app/codecs/runner.rs), which holds the Web Lock `bitlens-output/<session>`
+// while it lives: the page's downloads stay valid across codec workers, and the directories of
+// pages that are gone (their locks released) are removed here. Without sync access handles or
+// Web Locks (or a session), jobs post their outputs in chunks.
+const OUTPUT_DIR = 'bitlens-output';
+
+/**
+ * This page's output directory, after removing those of pages that are gone; or null.
+ * @returns {Promise<FileSystemDirectoryHandle | null>}
+ */
+async function outputDir() {
+  const session = new URL(import.meta.url).searchParams.get('session');
+  const syncHandles = typeof FileSystemFileHandle === 'function' && 'createSyncAccessHandle' in FileSystemFileHandle.prototype;
+  if (!CODEC || !session || !syncHandles || !navigator.storage?.getDirectory || !navigator.locks) return null;
+  const all = await (await navigator.storage.getDirectory()).getDirectoryHandle(OUTPUT_DIR, { create: true });
+  const held = new Set(((await navigator.locks.query()).held ?? []).map((l) => l.name));
+  /** @type {string[]} */
+  const gone = [];
+  // @ts-ignore: the async iteration of a directory handle is not in tsconfig's libs
+  for await (const name of all.keys()) if (name !== session && !held.has(`${OUTPUT_DIR}/${name}`)) gone.push(name);
+  // A file still open elsewhere cannot be removed: it goes with a later page.
+  await Promise.all(gone.map((name) => all.removeEntry(name, { recursive: true }).catch(() => {})));
+  return all.getDirectoryHandle(session, { create: true });
+}
+
+// The module, the read-ahead helper and the output directory (codec worker), and the build
+// announced to the page.
 const ready = load().then(async ({ m, reason }) => {
   const ahead = CODEC ? await startReadAhead(m).catch(() => null) : null;
+  const output = await outputDir().catch(() => null);
   if (CODEC) m.announceReady(reason);
-  return { m, ahead };
+  return { m, ahead, output };
 });
 ready.catch((e) =>
   setTimeout(() => {
@@ -212,6 +244,6 @@ ready.catch((e) =>
 );
 
 scope.onmessage = async (/** @type {MessageEvent} */ event) => {
-  const { m, ahead } = await ready;
-  await m.runJob(event.data, ahead);
+  const { m, ahead, output } = await ready;
+  await m.runJob(event.data, ahead, output);
 };

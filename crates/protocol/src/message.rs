@@ -5,7 +5,8 @@
 //! - statistics / flips: `Update`s (at most every 100 ms) with the bytes read and the items
 //!   finished since the last one, then `Done` with the rest ([`JobResult::Items`]).
 //! - compress / decompress: `Progress` (at most every 100 ms), each output file as `Chunk`s (their
-//!   `ArrayBuffer`s transferred, not copied) then `File`, and `Done`. Compress stops at the first
+//!   `ArrayBuffer`s transferred, not copied; or one `Chunk` holding the whole file as a `File` the
+//!   worker wrote to the origin private file system) then `File`, and `Done`. Compress stops at the first
 //!   failure (as the CLI does); decompress reports a failed file and goes on with the next.
 //! - one tensor of a snapshot (`DecodeTensor`): `Progress` (bytes of the tensor decoded), the
 //!   one-tensor safetensors file as `Chunk`s then `File`, and `Done` with its statistics
@@ -408,7 +409,7 @@ pub enum WorkerEvent<J> {
         task: u32,
         /// Index of the file in the job.
         file: usize,
-        /// The bytes (an `ArrayBuffer`, transferred).
+        /// The bytes (an `ArrayBuffer`, transferred; or the whole file, a `File`).
         chunk: J,
         /// Their length.
         bytes: u64,

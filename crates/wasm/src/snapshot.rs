@@ -234,7 +234,15 @@ pub fn snapshot_info<R: bitlens_snapshot::Source>(
     streams: bool,
 ) -> Result<SnapshotInfo, Failure> {
     let total = src.size();
-    let reader = SnapshotReader::open(src)?;
+    info_of(&SnapshotReader::open(src)?, total, streams)
+}
+
+/// [`snapshot_info`] of an opened snapshot of `total` bytes.
+pub fn info_of<R: bitlens_snapshot::Source>(
+    reader: &SnapshotReader<R>,
+    total: u64,
+    streams: bool,
+) -> Result<SnapshotInfo, Failure> {
     Ok(SnapshotInfo {
         size: total,
         original_size: reader.original_size(),
@@ -242,7 +250,7 @@ pub fn snapshot_info<R: bitlens_snapshot::Source>(
         delta: reader.base.is_some(),
         base_file_size: reader.base.map(|b| b.file_size),
         entries: entries_info(&reader.entries, None),
-        inshrink: InshrinkInfo::of_reader(&reader, streams)?.map(Box::new),
+        inshrink: InshrinkInfo::of_reader(reader, streams)?.map(Box::new),
     })
 }
 
@@ -256,7 +264,16 @@ pub fn decompress_snapshot<R: bitlens_snapshot::Source>(
     on_chunk: OnChunk,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<u64, Failure> {
-    let reader = SnapshotReader::open(src)?;
+    decompress_opened(SnapshotReader::open(src)?, base, on_chunk, on_progress)
+}
+
+/// [`decompress_snapshot`] of an opened snapshot.
+pub fn decompress_opened<R: bitlens_snapshot::Source>(
+    reader: SnapshotReader<R>,
+    base: Option<&JsSource>,
+    on_chunk: OnChunk,
+    on_progress: &mut dyn FnMut(u64),
+) -> Result<u64, Failure> {
     let base = with_header(base)?;
     let base_src = base
         .as_ref()

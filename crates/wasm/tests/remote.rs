@@ -13,7 +13,7 @@ use bitlens_protocol::{
 use bitlens_stats::{Accumulator, FlipAccumulator};
 use bitlens_tensors::Dtype;
 use bitlens_wasm::worker::post::Post;
-use bitlens_wasm::worker::run;
+use bitlens_wasm::worker::{run, Helpers};
 use bitlens_wasm::Failure;
 use js_sys::Uint8Array;
 use std::cell::RefCell;
@@ -105,7 +105,7 @@ fn bytes(n: usize, seed: u32) -> Vec<u8> {
 
 async fn events(request: &WorkerRequest<bitlens_protocol::js::Js>, window: usize) -> Vec<Event> {
     let out = Collect::default();
-    run(to_js(request).unwrap(), None, &out, window).await;
+    run(to_js(request).unwrap(), Helpers::default(), &out, window).await;
     out.0.into_inner()
 }
 

@@ -14,7 +14,7 @@ use bitlens_protocol::{
 use bitlens_stats::{Accumulator, FlipAccumulator, FlipStats, TensorStats};
 use bitlens_tensors::Dtype;
 use bitlens_wasm::worker::post::Post;
-use bitlens_wasm::worker::run;
+use bitlens_wasm::worker::{run, Helpers};
 use bitlens_wasm::Failure;
 use js_sys::{Array, Uint8Array};
 use std::cell::RefCell;
@@ -49,7 +49,7 @@ fn bytes(n: usize, seed: u32) -> Vec<u8> {
 /// Runs a request with windows of `window` bytes; its events.
 async fn events(request: &WorkerRequest<Js>, window: usize) -> Vec<Event> {
     let out = Collect::default();
-    run(to_js(request).unwrap(), None, &out, window).await;
+    run(to_js(request).unwrap(), Helpers::default(), &out, window).await;
     out.0.into_inner()
 }
 
@@ -189,7 +189,13 @@ async fn a_short_file_fails_its_task_and_a_bad_request_fails_without_one() {
         "{got:?}"
     );
     let out = Collect::default();
-    run(JsValue::from_str("stats please"), None, &out, 1_000).await;
+    run(
+        JsValue::from_str("stats please"),
+        Helpers::default(),
+        &out,
+        1_000,
+    )
+    .await;
     assert!(matches!(
         out.0.borrow().as_slice(),
         [WorkerEvent::Failed { task: None, .. }]

@@ -1,40 +1,47 @@
 //! [`FramesAhead`]: a snapshot as the decompress job reads it — its frames, front to back, through a
 //! read-ahead source, and every other byte (preamble, stored header, annex, index, trailer: the few
-//! reads of `SnapshotReader::open`, docs/FORMAT.md §1) with exact reads. Opened through a read-ahead
-//! source alone, each jump of the opening (offset 0, the trailer, back to the stored header, the
-//! index) fetched a whole window (32 MiB) of frames that the decoding then fetched again.
+//! reads of `SnapshotReader::open`, docs/FORMAT.md §1) with exact reads; and [`decompress_ahead`],
+//! the job's decompression through it, the snapshot opened once. Opened through a read-ahead source
+//! alone, each jump of the opening (offset 0, the trailer, back to the stored header, the index)
+//! fetched a whole window (32 MiB) of frames that the decoding then fetched again; and each opening
+//! costs 3–4 ms of small reads in Chromium (the job opened the snapshot three times).
 
+use crate::error::Failure;
+use crate::snapshot::{decompress_opened, info_of, OnChunk};
 use crate::source::JsSource;
-use bitlens_snapshot::SnapshotReader;
+use bitlens_protocol::SnapshotInfo;
+use bitlens_snapshot::{Entry, SnapshotReader};
 use bitlens_tensors::{ReadAt, SourceError};
+use std::cell::Cell;
 
 /// A snapshot file whose frame section `[start, end)` is read through `frames` and the rest
 /// through `exact`.
 pub struct FramesAhead {
     exact: JsSource,
     frames: JsSource,
-    start: u64,
-    end: u64,
+    /// The frame section, empty until [`FramesAhead::frames_of`].
+    section: Cell<(u64, u64)>,
 }
 
 impl FramesAhead {
-    /// The snapshot behind `exact` (a source reading exactly what is asked), whose frames are read
-    /// through `frames` (the same file, read ahead): opens it once through `exact` to find where
-    /// its frames lie.
-    pub fn new(exact: JsSource, frames: JsSource) -> Result<Self, bitlens_snapshot::SnapshotError> {
-        let (start, end) = {
-            let reader = SnapshotReader::open(&exact)?;
-            let all = reader.entries.iter().flat_map(|e| &e.frames);
-            let start = all.clone().map(|f| f.offset).min().unwrap_or(0);
-            let end = all.map(|f| f.offset + f.stored_len).max().unwrap_or(0);
-            (start, end)
-        };
-        Ok(FramesAhead {
+    /// The snapshot behind `exact` (a source reading exactly what is asked), whose frames will be
+    /// read through `frames` (the same file, read ahead) once [`FramesAhead::frames_of`] says
+    /// where they lie; until then every read is exact.
+    pub fn new(exact: JsSource, frames: JsSource) -> Self {
+        FramesAhead {
             exact,
             frames,
-            start,
-            end,
-        })
+            section: Cell::new((0, 0)),
+        }
+    }
+
+    /// The frames are those of `entries` (the snapshot's index): from now on, reads within them
+    /// go through the read-ahead source.
+    pub fn frames_of(&self, entries: &[Entry]) {
+        let all = entries.iter().flat_map(|e| &e.frames);
+        let start = all.clone().map(|f| f.offset).min().unwrap_or(0);
+        let end = all.map(|f| f.offset + f.stored_len).max().unwrap_or(0);
+        self.section.set((start, end));
     }
 }
 
@@ -44,11 +51,29 @@ impl ReadAt for FramesAhead {
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-        let end = offset.saturating_add(buf.len() as u64);
-        if offset >= self.start && end <= self.end {
+        let (start, end) = self.section.get();
+        let last = offset.saturating_add(buf.len() as u64);
+        if offset >= start && last <= end {
             self.frames.read_exact_at(offset, buf)
         } else {
             self.exact.read_exact_at(offset, buf)
         }
     }
+}
+
+/// Decompresses the snapshot behind `src` into `on_chunk` (as
+/// [`decompress_snapshot`](crate::snapshot::decompress_snapshot)), opening it once: the opening
+/// reads exactly, then the frames are read ahead. Returns the snapshot's index and the bytes
+/// written.
+pub fn decompress_ahead(
+    src: &FramesAhead,
+    base: Option<&JsSource>,
+    on_chunk: OnChunk,
+    on_progress: &mut dyn FnMut(u64),
+) -> Result<(SnapshotInfo, u64), Failure> {
+    let reader = SnapshotReader::open(src)?;
+    src.frames_of(&reader.entries);
+    let info = info_of(&reader, src.size(), false)?;
+    let bytes = decompress_opened(reader, base, on_chunk, on_progress)?;
+    Ok((info, bytes))
 }

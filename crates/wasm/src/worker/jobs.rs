@@ -1,21 +1,20 @@
 //! The codec worker's jobs: compress safetensors files into snapshots and decompress snapshots
-//! (one file after another, each output posted as transferred chunks, then a `File` event), read a
+//! (one file after another, each output written to a file of the worker's output directory and
+//! handed to the page whole, or posted as transferred chunks; then a `File` event), read a
 //! snapshot's index, decode one tensor of a snapshot into a file of its own with its statistics,
 //! time codecs on one tensor (a byte range, or any tensor materialised in element order). Files are read synchronously (the core's streaming compressor pulls
 //! frames through a [`ReadAt`](bitlens_tensors::ReadAt)): the input through the read-ahead helper
 //! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
 //! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
 
-use super::frames_source::FramesAhead;
+use super::frames_source::{decompress_ahead, FramesAhead};
+use super::opfs::OpfsFile;
 use super::post::{Post, Throttle};
 use super::to_blob;
 use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
 use crate::sink::ChunkSink;
-use crate::snapshot::{
-    codec_roundtrip, compress_snapshot, decompress_snapshot, open_snapshot, peer_codec_roundtrip,
-    snapshot_info,
-};
+use crate::snapshot::{codec_roundtrip, compress_snapshot, peer_codec_roundtrip, snapshot_info};
 use crate::source::{read_blob, FileSource, JsSource};
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{
@@ -31,7 +30,7 @@ use bitlens_tensors::Dtype;
 use js_sys::{Function, Uint8Array};
 use std::io::Write;
 use wasm_bindgen::prelude::*;
-use web_sys::Blob;
+use web_sys::{Blob, FileSystemDirectoryHandle};
 
 /// Progress of a job over all its files (units done of `total`), posted at most every
 /// [`FLUSH_MS`](super::post::FLUSH_MS) and when it reaches the total.
@@ -97,24 +96,70 @@ fn base(file: &JobFile<Js>) -> Result<Option<JsSource>, Failure> {
         .transpose()
 }
 
-/// Posts each chunk of output file `file` to the page, transferred (not copied): the page builds
-/// the Blob, so the copy into the browser's blob store runs on the page's thread while this worker
-/// goes on coding.
-fn chunk_poster(
-    task: u32,
-    file: usize,
-    out: &dyn Post,
-) -> impl FnMut(&[u8]) -> std::io::Result<()> + '_ {
-    move |bytes: &[u8]| {
-        let buffer = Uint8Array::from(bytes).buffer();
+/// Posts `bytes`, a chunk of output file `file` of job `task`, to the page, transferred (not
+/// copied): the page builds the Blob, so the copy into the browser's blob store runs on the page's
+/// thread while this worker goes on coding.
+fn post_chunk(task: u32, file: usize, bytes: &[u8], out: &dyn Post) -> std::io::Result<()> {
+    let buffer = Uint8Array::from(bytes).buffer();
+    let event = Event::Chunk {
+        task,
+        file,
+        chunk: Js(buffer.clone().into()),
+        bytes: bytes.len() as u64,
+    };
+    out.post(&event, Some(&buffer))
+        .map_err(|f| std::io::Error::other(f.0))
+}
+
+/// Where output file `i` of a compress / decompress job goes: a file of the worker's output
+/// directory (origin private file system), handed to the page whole at the end as the one `Chunk`
+/// of the file; else chunks posted to the page as they come.
+enum Output<'a> {
+    /// Written to a file the page gets at the end: (the file, job, file index).
+    File(OpfsFile, u32, usize),
+    /// Posted chunk by chunk: (job, file, the page).
+    Posted(u32, usize, &'a dyn Post),
+}
+
+impl<'a> Output<'a> {
+    /// The output of file `i` of job `task`: a new file of `dir`, or posted when there is no
+    /// directory or the file cannot be made (the output still reaches the page).
+    async fn open(
+        task: u32,
+        i: usize,
+        dir: Option<&FileSystemDirectoryHandle>,
+        out: &'a dyn Post,
+    ) -> Output<'a> {
+        if let Some(dir) = dir {
+            if let Ok(file) = OpfsFile::create(dir, &format!("job{task}-file{i}")).await {
+                return Output::File(file, task, i);
+            }
+        }
+        Output::Posted(task, i, out)
+    }
+
+    /// Hands on the next bytes of the file.
+    fn emit(&self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Output::File(f, ..) => f.write(bytes),
+            Output::Posted(task, file, out) => post_chunk(*task, *file, bytes, *out),
+        }
+    }
+
+    /// The file is complete: a written file goes to the page (as one `Chunk`, not transferred: a
+    /// `File` is a reference to the bytes).
+    async fn finish(self, out: &dyn Post) -> Result<(), Failure> {
+        let Output::File(f, task, file) = self else {
+            return Ok(());
+        };
+        let done = f.finish().await?;
         let event = Event::Chunk {
             task,
             file,
-            chunk: Js(buffer.clone().into()),
-            bytes: bytes.len() as u64,
+            bytes: done.size() as u64,
+            chunk: Js(done.into()),
         };
-        out.post(&event, Some(&buffer))
-            .map_err(|f| std::io::Error::other(f.0))
+        out.post(&event, None)
     }
 }
 
@@ -141,12 +186,14 @@ fn file_done(
     )
 }
 
-/// Compresses every file of the job; stops at the first failure (as the CLI does).
-pub fn compress(
+/// Compresses every file of the job; stops at the first failure (as the CLI does). Outputs go to
+/// files of `dir` when the worker has an output directory.
+pub async fn compress(
     task: u32,
     files: Vec<JobFile<Js>>,
     options: &CompressOptions,
     ahead: Option<&Function>,
+    dir: Option<&FileSystemDirectoryHandle>,
     out: &dyn Post,
 ) -> Result<JobResult, Failure> {
     let blobs = files
@@ -159,13 +206,15 @@ pub fn compress(
         let started = now();
         let src = input(blob, ahead)?;
         let base = base(file)?;
+        let output = Output::open(task, i, dir, out).await;
         let result = compress_snapshot(
             &src,
             base.as_ref(),
             options,
-            &mut chunk_poster(task, i, out),
+            &mut |bytes| output.emit(bytes),
             &mut |done| progress.file(done),
         )?;
+        output.finish(out).await?;
         progress.base += result.in_bytes;
         file_done(task, i, started, FileOutput::Snapshot(result), out)?;
     }
@@ -173,17 +222,23 @@ pub fn compress(
 }
 
 /// Decompresses every file of the job; a file that fails is reported and the next one goes on.
-pub fn decompress(
+/// Outputs go to files of `dir` when the worker has an output directory.
+pub async fn decompress(
     task: u32,
     files: Vec<JobFile<Js>>,
     total: u64,
     ahead: Option<&Function>,
+    dir: Option<&FileSystemDirectoryHandle>,
     out: &dyn Post,
 ) -> Result<JobResult, Failure> {
     let mut progress = Progress::new(task, total, out);
     for (i, file) in files.iter().enumerate() {
         let started = now();
-        let restored = restore(task, i, file, ahead, &mut progress, out);
+        let output = Output::open(task, i, dir, out).await;
+        let restored = match restore(file, ahead, &output, &mut progress) {
+            Ok(done) => output.finish(out).await.map(|()| done),
+            Err(f) => Err(f),
+        };
         match restored {
             Ok((info, bytes)) => {
                 progress.base += bytes;
@@ -202,28 +257,24 @@ pub fn decompress(
     Ok(JobResult::Files)
 }
 
-/// Restores one snapshot of a decompress job: its index and the bytes written.
+/// Restores one snapshot of a decompress job into `output`: its index and the bytes written.
 fn restore(
-    task: u32,
-    i: usize,
     file: &JobFile<Js>,
     ahead: Option<&Function>,
+    output: &Output,
     progress: &mut Progress,
-    out: &dyn Post,
 ) -> Result<(SnapshotInfo, u64), Failure> {
     let blob = to_blob(file.blob.clone())?;
-    // The index with exact reads: a read-ahead source would fetch a whole window of frames (up to
-    // 32 MiB) for each jump of the opening, and the decompression below reads them again.
-    let exact = || JsSource::from_blob(blob.clone()).map(|s| s.read_ahead(0));
-    let info = open_snapshot(exact()?)?;
-    let src = FramesAhead::new(exact()?, input(&blob, ahead)?)?;
-    let bytes = decompress_snapshot(
-        src,
+    // The opening with exact reads: a read-ahead source would fetch a whole window of frames (up
+    // to 32 MiB) for each jump of it, and the decompression reads them again.
+    let exact = JsSource::from_blob(blob.clone())?.read_ahead(0);
+    let src = FramesAhead::new(exact, input(&blob, ahead)?);
+    decompress_ahead(
+        &src,
         base(file)?.as_ref(),
-        &mut chunk_poster(task, i, out),
+        &mut |bytes| output.emit(bytes),
         &mut |done| progress.file(done),
-    )?;
-    Ok((info, bytes))
+    )
 }
 
 /// A snapshot's index (of a URL: read by range, the preamble and the end of the file).
@@ -280,7 +331,7 @@ pub fn decode_tensor(
         .len() as u64;
     let mut stats = Accumulator::new(info.dtype, entry.raw_len);
     let mut progress = Progress::new(task, entry.raw_len, out);
-    let mut poster = chunk_poster(task, 0, out);
+    let mut poster = |bytes: &[u8]| post_chunk(task, 0, bytes, out);
     let mut sink = ChunkSink::new(&mut poster);
     let mut written = 0u64;
     let file_bytes = reader

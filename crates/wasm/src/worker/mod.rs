@@ -14,6 +14,7 @@
 //!   file, with `Range` requests.
 //! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
 //!   survey of the lossy codecs, and its non-uniform bins, `bitlens_inshrink`).
+//! - [`opfs`]: a compress / decompress job's output file in the origin private file system.
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
 pub mod frames_source;
@@ -21,6 +22,7 @@ pub mod http;
 pub mod items;
 pub mod jobs;
 pub mod lesson;
+pub mod opfs;
 pub mod post;
 pub mod windows;
 
@@ -32,7 +34,7 @@ use bitlens_protocol::{JobResult, WorkerRequest};
 use js_sys::Function;
 use post::{Post, ToPage};
 use wasm_bindgen::prelude::*;
-use web_sys::Blob;
+use web_sys::{Blob, FileSystemDirectoryHandle};
 
 /// Bytes per `Blob` read of the statistics tasks.
 pub const WINDOW: usize = 4 << 20;
@@ -40,11 +42,21 @@ pub const WINDOW: usize = 4 << 20;
 /// Runs one request of the page (a `WorkerRequest` as posted) and posts its events to the page.
 /// `ahead(blob)`, where the worker could start its read-ahead thread, gives the synchronous
 /// `read(offset, length)` the codec jobs read their input files with (else they read with
-/// `FileReaderSync` on this thread).
+/// `FileReaderSync` on this thread). `output`, where the browser has sync access handles to the
+/// origin private file system: the page's directory there, which compress / decompress jobs write
+/// their output files to (else they post them in chunks).
 #[wasm_bindgen(js_name = runJob)]
-pub async fn run_job(message: JsValue, ahead: Option<Function>) {
+pub async fn run_job(
+    message: JsValue,
+    ahead: Option<Function>,
+    output: Option<FileSystemDirectoryHandle>,
+) {
+    let helpers = Helpers {
+        ahead: ahead.as_ref(),
+        output: output.as_ref(),
+    };
     match ToPage::new() {
-        Ok(page) => run(message, ahead.as_ref(), &page, WINDOW).await,
+        Ok(page) => run(message, helpers, &page, WINDOW).await,
         // Not in a worker: there is no page to answer.
         Err(e) => web_sys::console::error_1(&JsValue::from_str(&e.0)),
     }
@@ -64,9 +76,19 @@ pub fn announce_ready(reason: Option<String>) {
     }
 }
 
+/// What `web/worker.js` gives the codec jobs (see [`run_job`]); the default has neither.
+#[derive(Clone, Copy, Default)]
+pub struct Helpers<'a> {
+    /// `ahead(blob)`: a synchronous `read(offset, length)` of `blob` that reads ahead on another
+    /// thread.
+    pub ahead: Option<&'a Function>,
+    /// The directory compress / decompress jobs write their output files to.
+    pub output: Option<&'a FileSystemDirectoryHandle>,
+}
+
 /// [`run_job`] with any [`Post`] and statistics windows of `window` bytes: runs the request and
 /// posts its events, ending with `Done` or `Failed`.
-pub async fn run(message: JsValue, ahead: Option<&Function>, out: &dyn Post, window: usize) {
+pub async fn run(message: JsValue, helpers: Helpers<'_>, out: &dyn Post, window: usize) {
     let request: Request = match from_js(message) {
         Ok(r) => r,
         Err(e) => {
@@ -82,7 +104,7 @@ pub async fn run(message: JsValue, ahead: Option<&Function>, out: &dyn Post, win
     };
     let task = request.task();
     let started = now();
-    let event = match dispatch(request, ahead, out, window).await {
+    let event = match dispatch(request, helpers, out, window).await {
         Ok(result) => Event::Done {
             task,
             seconds: (now() - started) / 1e3,
@@ -113,21 +135,22 @@ fn report(out: &dyn Post, event: Event) {
 
 async fn dispatch(
     request: Request,
-    ahead: Option<&Function>,
+    helpers: Helpers<'_>,
     out: &dyn Post,
     window: usize,
 ) -> Result<JobResult, Failure> {
     let task = request.task();
+    let Helpers { ahead, output } = helpers;
     match request {
         WorkerRequest::Stats { file, spans, .. } => {
             items::stats(task, file, &spans, out, window).await
         }
         WorkerRequest::Flips { spans, .. } => items::flips(task, spans, out, window).await,
         WorkerRequest::Compress { files, options, .. } => {
-            jobs::compress(task, files, &options, ahead, out)
+            jobs::compress(task, files, &options, ahead, output, out).await
         }
         WorkerRequest::Decompress { files, total, .. } => {
-            jobs::decompress(task, files, total, ahead, out)
+            jobs::decompress(task, files, total, ahead, output, out).await
         }
         WorkerRequest::SnapshotInfo { file, .. } => jobs::info(file),
         WorkerRequest::DecodeTensor {

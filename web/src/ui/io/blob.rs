@@ -61,7 +61,8 @@ pub async fn read_header(blob: &Blob) -> Result<Header, ReadError> {
 /// Output bytes gathered before they are folded into the Blob being built.
 const FOLD_BYTES: u64 = 64 << 20;
 
-/// Builds a `Blob` from chunks as they arrive (a worker's output, transferred to the page), folding
+/// Builds a `Blob` from chunks as they arrive (a worker's output, transferred to the page; or one
+/// `File` the worker wrote to the origin private file system), folding
 /// every [`FOLD_BYTES`] into a Blob so the chunks do not pile up in JavaScript memory: the browser
 /// keeps large Blobs in its blob store (on disk when they are big), and a Blob made of Blobs does
 /// not copy them.
@@ -76,8 +77,11 @@ pub struct BlobBuilder {
 impl BlobBuilder {
     /// Adds the next chunk (an `ArrayBuffer` or typed array).
     pub fn push(&mut self, chunk: JsValue, len: u64) -> Result<(), ReadError> {
+        // A Blob chunk (a File the worker wrote) holds no JavaScript memory: nothing to fold.
+        if !chunk.is_instance_of::<Blob>() {
+            self.pending += len;
+        }
         self.parts.push(chunk);
-        self.pending += len;
         self.bytes += len;
         if self.pending >= FOLD_BYTES {
             self.fold()?;
@@ -105,8 +109,14 @@ impl BlobBuilder {
         Ok(())
     }
 
-    /// The Blob of every chunk pushed.
+    /// The Blob of every chunk pushed (a single `Blob` chunk — a `File` the worker wrote — as it
+    /// is).
     pub fn finish(mut self) -> Result<Blob, ReadError> {
+        if let (None, [only]) = (&self.folded, self.parts.as_slice()) {
+            if let Some(blob) = only.dyn_ref::<Blob>() {
+                return Ok(blob.clone());
+            }
+        }
         self.fold()?;
         Ok(self.folded.take().expect("fold sets it"))
     }

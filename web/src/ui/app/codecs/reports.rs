@@ -152,7 +152,7 @@ impl CodecPanel {
                         return Err("the worker sent no snapshot result".to_owned());
                     };
                     let name = snapshot_name(&path, sharded);
-                    Ok((Output::new(&blob, name, f.seconds, f.memory), parsed))
+                    Ok((Output::built(&blob, name, f.seconds, f.memory), parsed))
                 }) {
                     Ok(part) => self.compress_parts.push(part),
                     Err(e) => self.codec_failed(ctx, ckpt_name, e),
@@ -171,7 +171,7 @@ impl CodecPanel {
                             o.revoke();
                         }
                         let name = restored_name(&s.name);
-                        s.output = Some(Output::new(&blob, name, f.seconds, f.memory));
+                        s.output = Some(Output::built(&blob, name, f.seconds, f.memory));
                     }
                     Err(e) => s.error = Some(e),
                 }
@@ -182,7 +182,9 @@ impl CodecPanel {
                     return;
                 };
                 match result {
-                    Ok((f, blob)) => p.output = Some(Output::new(&blob, name, f.seconds, f.memory)),
+                    Ok((f, blob)) => {
+                        p.output = Some(Output::built(&blob, name, f.seconds, f.memory))
+                    }
                     Err(e) => p.error = Some(e),
                 }
             }

@@ -6,9 +6,18 @@
 //! The worker picks its build itself: the threaded one (PLMC on a rayon pool of workers inside it)
 //! when the page is cross-origin isolated and `threads/` was built, else the single-threaded one;
 //! it says which in a `Ready` event.
+//!
+//! The page's output session: compress / decompress outputs are written by the worker into the
+//! directory `bitlens-output/<session>` of the origin private file system (web/worker.js), and
+//! this page holds the Web Lock `bitlens-output/<session>` while it lives, so that directory
+//! outlives codec workers and is removed by a later page once this one is gone.
 
 use crate::ui::worker::WorkerHandle;
 use bitlens_protocol::js::{Event, Request};
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::FileSystemDirectoryHandle;
 use yew::Callback;
 
 /// The codec worker (started on demand) and the ids of its jobs.
@@ -36,11 +45,11 @@ impl CodecRunner {
     fn worker(&mut self) -> Result<&WorkerHandle, String> {
         if self.worker.is_none() {
             let events = self.events.clone();
-            self.worker = Some(WorkerHandle::spawn(
-                "worker.js?role=codec",
-                "codec worker",
-                events,
-            )?);
+            let script = match SESSION.with(|s| s.clone()) {
+                Some(s) => format!("worker.js?role=codec&session={s}"),
+                None => "worker.js?role=codec".to_owned(),
+            };
+            self.worker = Some(WorkerHandle::spawn(&script, "codec worker", events)?);
         }
         self.worker
             .as_ref()
@@ -59,4 +68,53 @@ impl CodecRunner {
     pub fn cancel(&mut self) {
         self.worker = None;
     }
+}
+
+thread_local! {
+    /// This page's output session (None: no Web Locks here).
+    static SESSION: Option<String> = output_session();
+}
+
+/// A new output session: a random name whose Web Lock this page takes and keeps (the lock is let go
+/// when the page goes away); None where there are no Web Locks.
+fn output_session() -> Option<String> {
+    let locks = Reflect::get(&web_sys::window()?.navigator(), &"locks".into()).ok()?;
+    let request: Function = Reflect::get(&locks, &"request".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let random = || (js_sys::Math::random() * 2f64.powi(52)) as u64;
+    let session = format!("{:x}{:x}", random(), random());
+    // Held until the page goes: the callback's promise never settles.
+    let hold = Closure::once_into_js(|_lock: JsValue| Promise::new(&mut |_, _| {}));
+    let name = JsValue::from_str(&format!("{OUTPUT_DIR}/{session}"));
+    request.call2(&locks, &name, &hold).ok()?;
+    Some(session)
+}
+
+/// The directory of the origin private file system that holds every page's output directory.
+const OUTPUT_DIR: &str = "bitlens-output";
+
+/// Removes the file `name` from this page's output directory (a download the page let go of);
+/// nothing waits for it, and a file that cannot be removed goes with the directory, later.
+pub fn remove_output(name: &str) {
+    let (Some(session), Some(window)) = (SESSION.with(|s| s.clone()), web_sys::window()) else {
+        return;
+    };
+    let storage = window.navigator().storage();
+    let name = name.to_owned();
+    wasm_bindgen_futures::spawn_local(async move {
+        let dir = |p: js_sys::Promise| async {
+            JsFuture::from(p)
+                .await
+                .map(|d| d.unchecked_into::<FileSystemDirectoryHandle>())
+        };
+        let removed = async {
+            let root = dir(storage.get_directory()).await?;
+            let all = dir(root.get_directory_handle(OUTPUT_DIR)).await?;
+            let ours = dir(all.get_directory_handle(&session)).await?;
+            JsFuture::from(ours.remove_entry(&name)).await
+        };
+        let _ = removed.await;
+    });
 }

@@ -2,13 +2,15 @@
 //! snapshots opened for decompression (files the person gave, or URLs previewed tensor by tensor),
 //! per-tensor codec overrides, codec comparisons.
 
+use super::runner::remove_output;
 use crate::model::codec::{
     preset_by_id, Compressed, EntryInfo, Preset, RoundtripRow, SnapshotInfo, DEFAULT_MAX_ERROR,
     PRESETS,
 };
 use bitlens_protocol::{Build, DecodedTensor, RemoteFile};
 use std::collections::{BTreeMap, HashMap};
-use web_sys::{Blob, Url};
+use wasm_bindgen::JsCast;
+use web_sys::{Blob, File, Url};
 
 /// A finished download: object URL, file name, size, seconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +25,8 @@ pub struct Output {
     pub seconds: f64,
     /// The worker's wasm memory in bytes afterwards.
     pub memory: u64,
+    /// The name of its file in the page's output directory, when the worker wrote it there.
+    pub stored: Option<String>,
 }
 
 impl Output {
@@ -34,12 +38,25 @@ impl Output {
             bytes: blob.size() as u64,
             seconds,
             memory,
+            stored: None,
         }
     }
 
-    /// Revokes its object URL.
+    /// A download of a codec job's output `blob`: a `File` is one the worker wrote to the page's
+    /// output directory, removed with the download ([`Output::revoke`]).
+    pub fn built(blob: &Blob, name: String, seconds: f64, memory: u64) -> Output {
+        Output {
+            stored: blob.dyn_ref::<File>().map(File::name),
+            ..Output::new(blob, name, seconds, memory)
+        }
+    }
+
+    /// Revokes its object URL (and removes its file from the output directory).
     pub fn revoke(&self) {
         let _ = Url::revoke_object_url(&self.url);
+        if let Some(name) = &self.stored {
+            remove_output(name);
+        }
     }
 }
 
