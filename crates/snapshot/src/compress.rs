@@ -11,6 +11,7 @@ use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{frame_bytes, Entry};
 use crate::layout::{Pieces, Shifted};
+use crate::pipeline::Slot;
 use crate::reader::{BaseSource, Source};
 use crate::writer::{encode_frame, Encoded, FrameJob, SnapshotWriter, TensorPlan};
 use bitlens_tensors::{Header, TensorInfo};
@@ -41,24 +42,12 @@ struct FrameSlot {
     encoded: Encoded,
 }
 
-impl crate::pipeline::Slot for FrameSlot {
+impl Slot for FrameSlot {
     fn trim(&mut self, keep: usize) {
         for b in [&mut self.raw, &mut self.base] {
-            b.truncate(keep);
-            b.shrink_to(keep);
+            b.trim(keep);
         }
         self.encoded.trim(keep);
-    }
-}
-
-/// A thread's buffer for the XOR of a delta frame with its base.
-#[derive(Default)]
-struct Scratch(Vec<u8>);
-
-impl crate::pipeline::Slot for Scratch {
-    fn trim(&mut self, keep: usize) {
-        self.0.truncate(keep);
-        self.0.shrink_to(keep);
     }
 }
 
@@ -339,7 +328,7 @@ fn write_tensors<W: Write>(
     crate::pipeline::run(
         &bytes,
         &mut Vec::new(),
-        &|i, scratch: &mut Scratch, slot: &mut Vec<FrameSlot>| {
+        &|i, scratch: &mut Vec<u8>, slot: &mut Vec<FrameSlot>| {
             let group = &frames[items[i].clone()];
             if slot.len() < group.len() {
                 slot.resize_with(group.len(), FrameSlot::default);
@@ -348,13 +337,7 @@ fn write_tensors<W: Write>(
                 f.read(src, base, s)?;
                 let t = &header.tensors[f.tensor];
                 let job = f.job(&s.raw, &s.base);
-                encode_frame(
-                    &codecs[f.tensor],
-                    &t.name,
-                    &job,
-                    &mut s.encoded,
-                    &mut scratch.0,
-                )
+                encode_frame(&codecs[f.tensor], &t.name, &job, &mut s.encoded, scratch)
             })
         },
         &mut |i, slot| {

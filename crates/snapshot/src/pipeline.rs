@@ -47,6 +47,14 @@ pub(crate) trait Slot: Default + Send {
     fn trim(&mut self, keep: usize);
 }
 
+/// A buffer: truncated and its capacity given back beyond `keep` bytes.
+impl Slot for Vec<u8> {
+    fn trim(&mut self, keep: usize) {
+        self.truncate(keep);
+        self.shrink_to(keep);
+    }
+}
+
 impl<S: Slot> Slot for Vec<S> {
     fn trim(&mut self, keep: usize) {
         for s in self.iter_mut() {
@@ -268,15 +276,7 @@ fn run_parallel<T: Slot, S: Slot, E: Send>(
 mod tests {
     use super::*;
 
-    #[derive(Default)]
-    struct Buf(Vec<u8>);
-
-    impl Slot for Buf {
-        fn trim(&mut self, keep: usize) {
-            self.0.truncate(keep);
-            self.0.shrink_to(keep);
-        }
-    }
+    type Buf = Vec<u8>;
 
     /// Small frames are grouped up to one LMC frame's bytes; larger frames stand alone.
     #[test]
@@ -316,15 +316,15 @@ mod tests {
                     &sizes,
                     &mut slots,
                     &|i, _, s| {
-                        s.0.clear();
-                        s.0.extend((0..sizes[i].min(4096)).map(|j| (i as u64 + j) as u8));
+                        s.clear();
+                        s.extend((0..sizes[i].min(4096)).map(|j| (i as u64 + j) as u8));
                         Ok(())
                     },
                     &mut |i, s| {
                         let want: Vec<u8> = (0..sizes[i].min(4096))
                             .map(|j| (i as u64 + j) as u8)
                             .collect();
-                        assert_eq!(s.0, want, "item {i}");
+                        assert_eq!(*s, want, "item {i}");
                         seen.push(i);
                         Ok(())
                     },
@@ -396,7 +396,7 @@ mod tests {
                     use std::sync::atomic::Ordering::SeqCst;
                     let now = in_flight.fetch_add(sizes[i], SeqCst) + sizes[i];
                     peak.fetch_max(now, SeqCst);
-                    s.0.resize(if sizes[i] > 10 { 4 << 20 } else { 10 }, 1);
+                    s.resize(if sizes[i] > 10 { 4 << 20 } else { 10 }, 1);
                     Ok(())
                 },
                 &mut |i, _| {
@@ -408,6 +408,6 @@ mod tests {
         });
         assert!(peak.into_inner() <= big + 10);
         let usual = crate::format::LMC_FRAME_BYTES;
-        assert!(slots.iter().all(|s| s.0.capacity() <= usual));
+        assert!(slots.iter().all(|s| s.capacity() <= usual));
     }
 }

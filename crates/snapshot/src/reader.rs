@@ -403,7 +403,7 @@ impl<R: Source> SnapshotReader<R> {
             crate::pipeline::run(
                 &bytes,
                 &mut slots,
-                &|i, payload: &mut Payload, slot: &mut Vec<FrameSlot>| {
+                &|i, payload: &mut Vec<u8>, slot: &mut Vec<FrameSlot>| {
                     let frames = &work[items[i].clone()];
                     if slot.len() < frames.len() {
                         slot.resize_with(frames.len(), FrameSlot::default);
@@ -411,7 +411,7 @@ impl<R: Source> SnapshotReader<R> {
                     frames
                         .iter()
                         .zip(slot.iter_mut())
-                        .try_for_each(|(w, s)| self.decode_one(w, base, &mut payload.0, s))
+                        .try_for_each(|(w, s)| self.decode_one(w, base, payload, s))
                 },
                 &mut |i, slot| {
                     for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
@@ -566,17 +566,6 @@ impl<R: Source> SnapshotReader<R> {
     }
 }
 
-/// A thread's buffer for the stored payload of the frame it decodes.
-#[derive(Default)]
-struct Payload(Vec<u8>);
-
-impl crate::pipeline::Slot for Payload {
-    fn trim(&mut self, keep: usize) {
-        self.0.truncate(keep);
-        self.0.shrink_to(keep);
-    }
-}
-
 /// Reused buffers for decoding one frame (and, [`SnapshotReader::stream_one`], its payload).
 #[derive(Default)]
 struct FrameSlot {
@@ -588,11 +577,12 @@ struct FrameSlot {
     out: Vec<u8>,
 }
 
-impl crate::pipeline::Slot for FrameSlot {
+use crate::pipeline::Slot;
+
+impl Slot for FrameSlot {
     fn trim(&mut self, keep: usize) {
         for b in [&mut self.payload, &mut self.base, &mut self.out] {
-            b.truncate(keep);
-            b.shrink_to(keep);
+            b.trim(keep);
         }
     }
 }

@@ -65,8 +65,7 @@ pub(crate) struct Encoded {
 impl crate::pipeline::Slot for Encoded {
     fn trim(&mut self, keep: usize) {
         for b in [&mut self.payload, &mut self.decoded] {
-            b.truncate(keep);
-            b.shrink_to(keep);
+            crate::pipeline::Slot::trim(b, keep);
         }
     }
 }
