@@ -227,7 +227,7 @@ impl<W: Write> SnapshotWriter<W> {
     pub fn write_frames(&mut self, jobs: &[FrameJob]) -> Result<(), SnapshotError> {
         let (mut fed, mut frame_len) = (self.fed.clone(), self.frame_len.clone());
         for job in jobs {
-            self.check_frame((&mut fed, &mut frame_len), job)?;
+            check_frame(&self.entries, (&mut fed, &mut frame_len), job)?;
         }
         if self.slots.len() < jobs.len() {
             self.slots.resize_with(jobs.len(), Encoded::default);
@@ -255,13 +255,7 @@ impl<W: Write> SnapshotWriter<W> {
         job: &FrameJob,
         encoded: &Encoded,
     ) -> Result<(), SnapshotError> {
-        let (mut fed, mut frame_len) = (
-            std::mem::take(&mut self.fed),
-            std::mem::take(&mut self.frame_len),
-        );
-        let checked = self.check_frame((&mut fed, &mut frame_len), job);
-        (self.fed, self.frame_len) = (fed, frame_len);
-        checked?;
+        check_frame(&self.entries, (&mut self.fed, &mut self.frame_len), job)?;
         let entry = &self.entries[job.tensor];
         // A lossy tensor's checksum covers what decoding will produce.
         match lossy_format(&entry.codec) {
@@ -305,7 +299,7 @@ impl<W: Write> SnapshotWriter<W> {
             raw,
             base: None,
         };
-        self.check_frame((&mut fed, &mut frame_len), &job)?;
+        check_frame(&self.entries, (&mut fed, &mut frame_len), &job)?;
         let entry = &self.entries[tensor];
         if decoded.len() != raw.len() {
             return Err(SnapshotError::Misuse(format!(
@@ -343,51 +337,6 @@ impl<W: Write> SnapshotWriter<W> {
         self.entries.get(tensor).map(|e| e.codec)
     }
 
-    /// Checks that frame `job` comes next for its tensor (with base bytes of its length exactly
-    /// when the tensor is a delta) and counts it in `fed` (bytes given per tensor) and
-    /// `frame_len` (first frame lengths).
-    fn check_frame(
-        &self,
-        (fed, frame_len): (&mut [u64], &mut [u64]),
-        job: &FrameJob,
-    ) -> Result<(), SnapshotError> {
-        let (tensor, len, with_base) = (job.tensor, job.raw.len(), job.base.is_some());
-        if job.base.is_some_and(|b| b.len() != len) {
-            return Err(SnapshotError::Misuse(
-                "base bytes must have the frame's length".into(),
-            ));
-        }
-        let entry = self
-            .entries
-            .get(tensor)
-            .ok_or_else(|| SnapshotError::Misuse(format!("no tensor #{tensor} in the plan")))?;
-        let after = fed[tensor] + len as u64;
-        let is_last = after == entry.raw_len;
-        if frame_len[tensor] == 0 {
-            frame_len[tensor] = len as u64;
-        }
-        let frame = frame_len[tensor];
-        if len == 0
-            || after > entry.raw_len
-            || (!is_last && len as u64 != frame)
-            || len as u64 > frame
-            || len > FRAME_BYTES
-        {
-            return Err(SnapshotError::Misuse(format!(
-                "tensor `{}`: frame of {len} bytes at {} (tensor has {}, its frames are {frame} bytes, at most {FRAME_BYTES})",
-                entry.name, fed[tensor], entry.raw_len
-            )));
-        }
-        if entry.delta != with_base {
-            return Err(SnapshotError::Misuse(format!(
-                "tensor `{}`: base bytes must be given exactly for delta tensors",
-                entry.name
-            )));
-        }
-        fed[tensor] = after;
-        Ok(())
-    }
-
     /// Writes the index and trailer and returns the output and the index entries.
     pub fn finish(mut self) -> Result<(W, Vec<Entry>), SnapshotError> {
         for (i, e) in self.entries.iter_mut().enumerate() {
@@ -415,6 +364,51 @@ impl<W: Write> SnapshotWriter<W> {
         debug_assert!(self.pos >= self.frames_start);
         Ok((self.out, self.entries))
     }
+}
+
+/// Checks that frame `job` comes next for its tensor of `entries` (with base bytes of its length
+/// exactly when the tensor is a delta) and counts it in `fed` (bytes given per tensor) and
+/// `frame_len` (first frame lengths); neither changes when it does not.
+fn check_frame(
+    entries: &[Entry],
+    (fed, frame_len): (&mut [u64], &mut [u64]),
+    job: &FrameJob,
+) -> Result<(), SnapshotError> {
+    let (tensor, len, with_base) = (job.tensor, job.raw.len(), job.base.is_some());
+    if job.base.is_some_and(|b| b.len() != len) {
+        return Err(SnapshotError::Misuse(
+            "base bytes must have the frame's length".into(),
+        ));
+    }
+    let entry = entries
+        .get(tensor)
+        .ok_or_else(|| SnapshotError::Misuse(format!("no tensor #{tensor} in the plan")))?;
+    let after = fed[tensor] + len as u64;
+    let is_last = after == entry.raw_len;
+    let frame = match frame_len[tensor] {
+        0 => len as u64,
+        f => f,
+    };
+    if len == 0
+        || after > entry.raw_len
+        || (!is_last && len as u64 != frame)
+        || len as u64 > frame
+        || len > FRAME_BYTES
+    {
+        return Err(SnapshotError::Misuse(format!(
+            "tensor `{}`: frame of {len} bytes at {} (tensor has {}, its frames are {frame} bytes, at most {FRAME_BYTES})",
+            entry.name, fed[tensor], entry.raw_len
+        )));
+    }
+    if entry.delta != with_base {
+        return Err(SnapshotError::Misuse(format!(
+            "tensor `{}`: base bytes must be given exactly for delta tensors",
+            entry.name
+        )));
+    }
+    fed[tensor] = after;
+    frame_len[tensor] = frame;
+    Ok(())
 }
 
 /// The plan must list the header's tensors, in its order, with their lengths.
