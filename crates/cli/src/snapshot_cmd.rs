@@ -68,10 +68,14 @@ impl CodecName {
 /// sibling file that is renamed into place only on success, so a failed run leaves no partial
 /// output; a symlink to a regular file keeps pointing at it (its target is replaced). Anything
 /// else that exists (a device such as `/dev/null` or `/dev/stdout`, a pipe) is written in
-/// place: renaming a file over it would replace the device itself.
+/// place: renaming a file over it would replace the device itself. Writes of 64 KiB or more go
+/// straight to the file; smaller ones (small tensors, headers) are gathered.
 pub fn write_output(path: &Path, f: impl FnOnce(&mut BufWriter<File>) -> Result<()>) -> Result<()> {
     let write = |file: File, shown: &Path| -> Result<()> {
-        let mut w = BufWriter::with_capacity(1 << 20, file);
+        // 64 KiB, not more: a frame under the capacity is copied into the buffer first, and
+        // every page of the buffer is first-touched once per run (a 1 MiB buffer took 250 page
+        // faults and held every compressed frame in passing; BENCHMARKS.md, issue 16).
+        let mut w = BufWriter::with_capacity(64 << 10, file);
         f(&mut w)?;
         w.flush()
             .with_context(|| format!("{}: write failed", shown.display()))
