@@ -8,10 +8,15 @@ see the same machine state (the machine is shared: the spread between rounds is 
   the codec alone (every tensor into reused buffers), the `snapshot` row the whole container in
   memory (frames, checksums, index; decoded back and compared); the best of its two passes;
 - the CLI as a user runs it: `bitlens --threads T compress F -o /dev/null`, `compress F -o
-  F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`, with F, F.bls and F.out on
-  tmpfs (/dev/shm), and F.out compared with F. Wall time of the whole process started bare (a
-  `perf` or `time` wrapper's own start would count), its CPU time from wait4's rusage, and its
-  peak RSS from another run of it under /usr/bin/time.
+  F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`. Its inputs are where a
+  user's checkpoints are, files on disk in the page cache (F itself and a copy of F.bls under
+  .cache/bench-peers, the same bytes; both dropped from the cache and read back through once, so
+  they sit in the large folios a download or a copy leaves, whatever read them before); the outputs F.bls and F.out
+  are on tmpfs (/dev/shm), and F.out is compared with F. One more row reads the inputs from tmpfs:
+  this kernel copies a tmpfs file out in 4 KiB pages and an ext4 file in large folios, which costs
+  the CLI ~2 ms more per 30 MB read, a sixth of a decompression. Wall time of the whole process
+  started bare (a `perf` or `time` wrapper's own start would count), its CPU time from wait4's
+  rusage, and its peak RSS from another run of it under /usr/bin/time.
 - with --page (bench-peers.sh does it when the web app is built), the page: the app in headless
   Chromium (tests/e2e/bench-page.mjs, started once per file and driven round by round) compresses
   F with LMC and decompresses its snapshot, the whole in-page path from the click to the result on
@@ -38,6 +43,8 @@ import zipnn
 
 ST_TO_ZIPNN = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
 SHM = "/dev/shm/bitlens-bench-peers"
+DISK = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                    ".cache", "bench-peers")
 THREADS = (1, 2)
 
 
@@ -129,24 +136,47 @@ def peak_rss(cmd):
         return int(f.read().split()[-1]) / 1024
 
 
-def cli_round(binary, src, threads, series, rss):
+def cache_by_reading(path):
+    """Puts `path` in the page cache the way reading it does: drops its cached pages, then reads it
+    through. How a file came into the cache decides how fast it is copied out: pages faulted in
+    through a memory map (Python's safetensors maps its files) sit in small folios, which the
+    kernel copied out at half the speed of the large folios a read or a write leaves (45 MB: 7 ms
+    against 2.7 ms with `dd`), and the CLI's read is a sixth to a third of its run. So every input
+    starts from the same state, the one a download or a copy leaves."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        while os.read(fd, 1 << 20):
+            pass
+    finally:
+        os.close(fd)
+
+
+def cli_round(binary, path, src, disk_bls, threads, series, rss):
+    """The CLI runs of one round: inputs `path` and `disk_bls` on disk (page cache), outputs on
+    tmpfs; `src` (a copy of `path`) and its .bls on tmpfs for the tmpfs-input row."""
     bls, out = src + ".bls", src + ".out"
     b = [binary, "--threads", str(threads)]
     # LMC, named, as in the codec and container rows (the default today; `--codec auto` may
     # become it: BENCHMARKS.md, "Automatic codec choice").
-    runs = [("cli-null", "compress", b + ["compress", src, "-o", "/dev/null", "--codec", "lmc"]),
-            ("cli-file", "compress", b + ["compress", src, "-o", bls, "--codec", "lmc"]),
-            ("cli-null", "decompress", b + ["decompress", bls, "-o", "/dev/null"]),
-            ("cli-file", "decompress", b + ["decompress", bls, "-o", out])]
+    runs = [("cli-null", "compress", b + ["compress", path, "-o", "/dev/null", "--codec", "lmc"]),
+            ("cli-file", "compress", b + ["compress", path, "-o", bls, "--codec", "lmc"]),
+            ("cli-null", "decompress", b + ["decompress", disk_bls, "-o", "/dev/null"]),
+            ("cli-file", "decompress", b + ["decompress", disk_bls, "-o", out]),
+            ("cli-tmpfs", "compress", b + ["compress", src, "-o", "/dev/null", "--codec", "lmc"]),
+            ("cli-tmpfs", "decompress", b + ["decompress", bls, "-o", "/dev/null"])]
     for name, verb, cmd in runs:
         wall, cpu = timed(cmd)
-        mb = peak_rss(cmd)
         series[(name, threads, verb)].add(wall)
         if threads == 1:
             series[(name + " cpu", threads, verb)].add(cpu)
-        rss[(name, threads, verb)] = max(rss.get((name, threads, verb), 0), mb)
-    with open(src, "rb") as a, open(out, "rb") as c:
+        if name == "cli-file":
+            mb = peak_rss(cmd)
+            rss[(name, threads, verb)] = max(rss.get((name, threads, verb), 0), mb)
+    with open(path, "rb") as a, open(out, "rb") as c:
         assert a.read() == c.read(), "bitlens decompress did not restore the file"
+    with open(bls, "rb") as a, open(disk_bls, "rb") as c:
+        assert a.read() == c.read(), "bitlens compress wrote other bytes than before"
     sizes = os.path.getsize(bls)
     os.remove(out)
     return sizes
@@ -195,19 +225,27 @@ class Page:
 PATHS = [("codec", "LMC codec alone (`bench`, lmc)"),
          ("container", "container in memory (`bench`, snapshot)"),
          ("cli-null", "CLI file -> /dev/null"),
-         ("cli-file", "CLI file -> file (tmpfs)")]
+         ("cli-file", "CLI file -> file (tmpfs)"),
+         ("cli-tmpfs", "CLI tmpfs file -> /dev/null")]
 
 
 def measure(binary, path, rounds, page):
     os.makedirs(SHM, exist_ok=True)
+    os.makedirs(DISK, exist_ok=True)
     src = os.path.join(SHM, os.path.basename(path))
     shutil.copyfile(path, src)
+    disk_bls = os.path.join(DISK, os.path.basename(path) + ".bls")
+    subprocess.run([binary, "compress", path, "-o", disk_bls, "--codec", "lmc"], check=True,
+                   capture_output=True)
+    for f in (path, disk_bls):
+        cache_by_reading(f)
     raw = open(path, "rb").read()
     n = len(raw)
     z = zipnn.ZipNN(input_format="byte", bytearray_dtype=ST_TO_ZIPNN[main_dtype(path)], threads=1)
     keys = [("zipnn", 1, v) for v in ("compress", "decompress")] + [
         (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
-    keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file") for v in ("compress", "decompress")]
+    keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file", "cli-tmpfs")
+             for v in ("compress", "decompress")]
     keys += [("page", t, v) for t in THREADS for v in ("compress", "decompress")] if page else []
     keys += [("page cpu", 1, v) for v in ("compress", "decompress")] if page else []
     series = {k: Series() for k in keys}
@@ -218,13 +256,13 @@ def measure(binary, path, rounds, page):
             zipnn_round(z, raw, series, sizes)
             for t in THREADS:
                 bench_round(binary, path, t, series, sizes, n)
-                sizes["cli"] = cli_round(binary, src, t, series, rss)
+                sizes["cli"] = cli_round(binary, path, src, disk_bls, t, series, rss)
             if browser:
                 builds = browser.round(series)
     finally:
         if browser:
             browser.close()
-        for f in (src, src + ".bls", src + ".out"):
+        for f in (src, src + ".bls", src + ".out", disk_bls):
             if os.path.exists(f):
                 os.remove(f)
     speeds = {f"{p} {t} {v}": dict(zip(("best_gb_s", "median_gb_s"), s.speeds(n)))
@@ -276,7 +314,7 @@ def print_table(report):
             out.append((m["best_gb_s"] / t["best_gb_s"], m["median_gb_s"] / t["median_gb_s"]))
         return f"{out[0][0]:.2f} / {out[1][0]:.2f} ({out[0][1]:.2f} / {out[1][1]:.2f})"
 
-    order = [PATHS[2], PATHS[3], PATHS[1], PATHS[0]]
+    order = [PATHS[2], PATHS[3], PATHS[4], PATHS[1], PATHS[0]]
     head()
     for t in THREADS:
         rows = [(f"{p} {t}", label if t == 1 else f"{t} threads, {label}") for p, label in order]
@@ -306,7 +344,7 @@ def print_table(report):
     print("bitlens CLI process (rusage user + system, startup included) ÷ ZipNN's calls (process CPU time),")
     print("compress / decompress, fastest round (median round)\n")
     head()
-    for path, label in [PATHS[2], PATHS[3]]:
+    for path, label in PATHS[2:]:
         print(f"| {label} | " + " | ".join(ratio_cell(r, path + " cpu 1", "zipnn cpu 1") for r in report) + " |")
     if has("page cpu 1"):
         print(f"| {page_label(report[0], 1)}: every browser process | "
