@@ -63,11 +63,14 @@ impl<S: Slot> Slot for Vec<S> {
     }
 }
 
-/// Number of slots in the ring on `threads` threads: one per thread producing, and two more so
-/// that the consumer's item and the one after it never hold a producer up.
+/// Number of slots in the ring on `threads` threads: one per thread producing, and four more so
+/// that the consumer's item and the few after it (a short tensor decodes in a fraction of the
+/// time a 1 MiB frame takes) never hold a producer up. Four, not two: on two threads the CLI's
+/// wall time fell 3–14 % on 42–45 MB files once the native CLI's buffers came in huge pages and
+/// extra slots stopped costing page faults (BENCHMARKS.md, issue 16, session 10).
 #[cfg(any(feature = "parallel", test))]
 pub(crate) fn ring_len(threads: usize) -> usize {
-    threads + 2
+    threads + 4
 }
 
 /// Runs the pipeline over `bytes.len()` items (`bytes[i]`: item `i`'s size, for the memory bound)
