@@ -11,12 +11,13 @@ see the same machine state (the machine is shared: the spread between rounds is 
   F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`. Its inputs are where a
   user's checkpoints are, files on disk in the page cache (F itself and a copy of F.bls under
   .cache/bench-peers, the same bytes; both dropped from the cache and read back through once, so
-  they sit in the large folios a download or a copy leaves, whatever read them before); the outputs F.bls and F.out
-  are on tmpfs (/dev/shm), and F.out is compared with F. One more row reads the inputs from tmpfs:
-  this kernel copies a tmpfs file out in 4 KiB pages and an ext4 file in large folios, which costs
-  the CLI ~2 ms more per 30 MB read, a sixth of a decompression. Wall time of the whole process
-  started bare (a `perf` or `time` wrapper's own start would count), its CPU time from wait4's
-  rusage, and its peak RSS from another run of it under /usr/bin/time.
+  they sit in the large folios a download or a copy leaves, whatever read them before); the
+  outputs F.bls and F.out are on tmpfs (/dev/shm), and F.out is compared with F. One more row
+  reads the inputs from tmpfs: this kernel copies a tmpfs file out in 4 KiB pages and an ext4
+  file in large folios, which costs the CLI ~2 ms more per 30 MB read, a sixth of a
+  decompression. Wall time of the whole process started bare (a `perf` or `time` wrapper's own
+  start would count), its CPU time from wait4's rusage, and for the file -> file runs its peak
+  RSS from another run of it under /usr/bin/time.
 - with --page (bench-peers.sh does it when the web app is built), the page: the app in headless
   Chromium (tests/e2e/bench-page.mjs, started once per file and driven round by round) compresses
   F with LMC and decompresses its snapshot, the whole in-page path from the click to the result on
@@ -140,9 +141,10 @@ def cache_by_reading(path):
     """Puts `path` in the page cache the way reading it does: drops its cached pages, then reads it
     through. How a file came into the cache decides how fast it is copied out: pages faulted in
     through a memory map (Python's safetensors maps its files) sit in small folios, which the
-    kernel copied out at half the speed of the large folios a read or a write leaves (45 MB: 7 ms
-    against 2.7 ms with `dd`), and the CLI's read is a sixth to a third of its run. So every input
-    starts from the same state, the one a download or a copy leaves."""
+    kernel copied out at about a quarter of the speed of the large folios a read or a write leaves
+    (45 MB with `dd`, its own start taken off: 7.0 ms against 1.8 ms), and the CLI's read is a
+    sixth to a third of its run. So every input starts from the same state, the one a download or
+    a copy leaves."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
