@@ -13,7 +13,7 @@
 
 use crate::ui::app::{App, AppProps};
 use crate::ui::events::{ReportSlot, ViewEvent};
-use bitlens_protocol::inspect::InspectReport;
+use bitlens_report::inspect::InspectReport;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use web_sys::Element;

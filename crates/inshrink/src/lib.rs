@@ -13,6 +13,9 @@
 //!    [`levels::Quantized`]; [`stream::encode`] writes it, as a delta ([`delta`], §6) against the
 //!    previous checkpoint's levels when one is given. [`stream::decode`] inverts it.
 //!
+//! [`report`]: the search in the words of `bitlens_report::inshrink` (what the CLI prints and a
+//! snapshot's annex stores).
+//!
 //! [`lesson`]: the lossy lesson's view of the non-uniform bins against uniform ones (Table 7).
 
 pub mod config;
@@ -22,6 +25,7 @@ pub mod lesson;
 pub mod levels;
 pub mod partition;
 pub mod quantize;
+pub mod report;
 pub mod search;
 pub mod sketch;
 pub mod stream;

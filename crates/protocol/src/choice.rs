@@ -2,41 +2,9 @@
 //! the CLI's `--codec` takes) with NeuZip's kept mantissa bits ([`Choice`]), the options of a compression ([`CompressOptions`]: one choice for the file and
 //! per-tensor overrides), and the codecs a comparison times on one tensor ([`ComparedCodec`]).
 
-use bitlens_snapshot::AutoChoice;
-pub use bitlens_snapshot::CodecKind;
+pub use bitlens_report::CodecKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What the `auto` codec decided for one tensor (`bitlens compress --codec auto --json` reports
-/// the same): the candidates' predicted stored bytes, the one chosen and its prediction. The
-/// achieved size is the entry's stored bytes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AutoInfo {
-    /// The chosen candidate (`lmc`, `neuzip`, `lmc-delta`, `unchanged`, `bitsnap`, `stored`).
-    pub chosen: String,
-    /// `(candidate, predicted bytes)` of every candidate that applied.
-    pub predicted: Vec<(String, u64)>,
-    /// The chosen candidate's prediction.
-    pub predicted_bytes: u64,
-    /// Bytes of the tensor sampled for the predictions.
-    pub sample_bytes: u64,
-}
-
-impl AutoInfo {
-    /// The page's copy of the core's choice.
-    pub fn of(c: &AutoChoice) -> AutoInfo {
-        AutoInfo {
-            chosen: c.chosen.name().to_owned(),
-            predicted: c
-                .predictions
-                .iter()
-                .map(|p| (p.candidate.name().to_owned(), p.bytes))
-                .collect(),
-            predicted_bytes: c.predicted_bytes(),
-            sample_bytes: c.sample_bytes,
-        }
-    }
-}
 
 /// One codec choice: a family and, for NeuZip, the kept mantissa bits (lossy when below the
 /// format's; `None` keeps them all).
@@ -138,56 +106,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_info_is_the_cores_choice_and_optional_in_entries() {
-        use bitlens_snapshot::{AutoChoice, Candidate, Prediction};
-        let c = AutoChoice {
-            name: "w".into(),
-            dtype: bitlens_tensors::Dtype::BF16,
-            bytes: 1000,
-            sample_bytes: 1000,
-            predictions: vec![
-                Prediction {
-                    candidate: Candidate::Lmc,
-                    bytes: 700,
-                    trial: true,
-                },
-                Prediction {
-                    candidate: Candidate::Neuzip,
-                    bytes: 690,
-                    trial: true,
-                },
-            ],
-            chosen: Candidate::Neuzip,
-        };
-        let info = AutoInfo::of(&c);
-        assert_eq!(info.chosen, "neuzip");
-        assert_eq!(info.predicted_bytes, 690);
-        assert_eq!(
-            info.predicted,
-            vec![("lmc".into(), 700), ("neuzip".into(), 690)]
-        );
-        // Entries without `auto` (every other codec, older workers) parse, and write none.
-        let json = r#"{"name":"w","codec":"lmc","lossy":false,"delta":false,"bytes":4,"stored_bytes":3,"ratio":0.75,"error":null}"#;
-        let e: crate::EntryInfo = serde_json::from_str(json).unwrap();
-        assert_eq!(e.auto, None);
-        assert!(!serde_json::to_string(&e).unwrap().contains("auto"));
-        let with = crate::EntryInfo {
-            auto: Some(info.clone()),
-            ..e
-        };
-        let back: crate::EntryInfo =
-            serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
-        assert_eq!(back.auto, Some(info));
-    }
-
-    #[test]
-    fn kinds_are_named_as_the_cli_names_them() {
-        for k in CodecKind::ALL {
-            assert_eq!(
-                serde_json::to_string(&k).unwrap(),
-                format!("\"{}\"", k.name())
-            );
-        }
+    fn choices_take_the_kinds_by_the_names_the_cli_takes() {
         let c: Choice = serde_json::from_str(r#"{"codec":"bitsnap-quant"}"#).unwrap();
         assert_eq!(c, Choice::new(CodecKind::BitsnapQuant));
         assert!(serde_json::from_str::<Choice>(r#"{"codec":"zip"}"#).is_err());

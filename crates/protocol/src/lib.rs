@@ -7,10 +7,7 @@
 //!   overrides, the codecs a comparison times).
 //! - [`result`]: what the worker's codec jobs return (snapshot entries and sizes, a snapshot's
 //!   index, codec round trips on one tensor, one tensor decoded from a snapshot).
-//! - [`inshrink`]: an Inshrinkerator snapshot's plan, search report and achieved errors (the
-//!   document `bitlens inspect --json` prints under `inshrink`), and the page's error budget.
-//! - [`inspect`]: the `bitlens inspect --json` document (the CLI prints it; the page's embed
-//!   returns it from `inspect()`).
+//! - [`inshrink`]: the page's Inshrinkerator error budget.
 //! - [`message`]: the requests and events themselves; statistics travel as the core's own
 //!   [`TensorStats`](bitlens_stats::TensorStats) / [`FlipStats`](bitlens_stats::FlipStats).
 //! - `js` (wasm32 only): how messages cross `postMessage` (serde-wasm-bindgen), with JavaScript
@@ -25,20 +22,18 @@
 pub mod bins;
 pub mod choice;
 pub mod inshrink;
-pub mod inspect;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
 pub mod message;
 pub mod result;
 
 pub use bins::{BinsFewest, BinsFit, BinsReport, BinsRow};
-pub use choice::{
-    AutoInfo, Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec,
-};
+pub use choice::{Choice, CodecKind, ComparedCodec, CompressOptions, Contender, PeerCodec};
 pub use message::{
     Batch, Build, BuildKind, EntryPair, FileDone, FileOutput, FileRef, FlipSpan, JobFile,
     JobResult, RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
 pub use result::{
-    Compressed, DecodedTensor, EntryInfo, ErrorReport, Roundtrip, RoundtripRow, SnapshotInfo,
+    AutoInfo, Compressed, DecodedTensor, EntryInfo, ErrorReport, Roundtrip, RoundtripRow,
+    SnapshotInfo,
 };

@@ -3,8 +3,9 @@
 //! ([`ErrorReport`], the core's own type), codec round trips on one tensor ([`Roundtrip`],
 //! [`RoundtripRow`]), and one tensor decoded from a snapshot ([`DecodedTensor`]).
 
-use crate::inshrink::InshrinkInfo;
-pub use bitlens_snapshot::ErrorReport;
+pub use bitlens_report::auto::AutoInfo;
+pub use bitlens_report::inshrink::InshrinkInfo;
+pub use bitlens_report::ErrorReport;
 use bitlens_stats::TensorStats;
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +30,7 @@ pub struct EntryInfo {
     pub error: Option<ErrorReport>,
     /// With the `auto` codec: the candidates' predicted sizes and the one chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto: Option<crate::choice::AutoInfo>,
+    pub auto: Option<AutoInfo>,
 }
 
 /// A compressed file: sizes and entries.
@@ -165,6 +166,27 @@ pub struct DecodedTensor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_info_is_optional_in_entries() {
+        // Entries without `auto` (every other codec, older workers) parse, and write none.
+        let json = r#"{"name":"w","codec":"lmc","lossy":false,"delta":false,"bytes":4,"stored_bytes":3,"ratio":0.75,"error":null}"#;
+        let e: EntryInfo = serde_json::from_str(json).unwrap();
+        assert_eq!(e.auto, None);
+        assert!(!serde_json::to_string(&e).unwrap().contains("auto"));
+        let info = AutoInfo {
+            chosen: "neuzip".into(),
+            predicted: vec![("lmc".into(), 700), ("neuzip".into(), 690)],
+            predicted_bytes: 690,
+            sample_bytes: 1000,
+        };
+        let with = EntryInfo {
+            auto: Some(info.clone()),
+            ..e
+        };
+        let back: EntryInfo = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(back.auto, Some(info));
+    }
 
     #[test]
     fn merges_shard_results() {

@@ -194,34 +194,7 @@ pub enum ChainError {
     },
 }
 
-/// Whether a file of a step is stored in full or as a delta.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FileKind {
-    /// Stored in full.
-    Key,
-    /// Stored as its XOR with its base.
-    Delta,
-}
-
-impl std::fmt::Display for FileKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            FileKind::Key => "key",
-            FileKind::Delta => "delta",
-        })
-    }
-}
-
-/// The base of a delta: a file of an earlier step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BaseLink {
-    /// The base step's name.
-    pub step: String,
-    /// The base file's name within that step.
-    pub file: String,
-}
+pub use bitlens_report::chain::{BaseLink, FileKind};
 
 /// One file of a step.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

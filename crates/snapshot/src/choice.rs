@@ -9,68 +9,8 @@ use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::neuzip;
 use bitlens_codecs::{bitsnap, Width};
 use bitlens_tensors::Dtype;
-use std::fmt;
-use std::str::FromStr;
 
-/// The codec families a user picks from (serialized by [`CodecKind::name`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CodecKind {
-    /// LMC / PLMC (lossless).
-    Lmc,
-    /// NeuZip: lossless, or lossy with `mantissa_bits` 0, 1 or 3.
-    Neuzip,
-    /// BitSnap delta against a base (lossless).
-    Bitsnap,
-    /// BitSnap cluster-based uint8 quantization (lossy).
-    BitsnapQuant,
-    /// No compression.
-    Stored,
-    /// Per tensor the smallest lossless encoding of LMC, NeuZip and, with a base, the deltas
-    /// ([`crate::auto`]; lossless).
-    Auto,
-}
-
-impl CodecKind {
-    /// Every kind, in menu order.
-    pub const ALL: [CodecKind; 6] = [
-        CodecKind::Lmc,
-        CodecKind::Neuzip,
-        CodecKind::Bitsnap,
-        CodecKind::BitsnapQuant,
-        CodecKind::Stored,
-        CodecKind::Auto,
-    ];
-
-    /// The name the CLI and the page use.
-    pub fn name(self) -> &'static str {
-        match self {
-            CodecKind::Lmc => "lmc",
-            CodecKind::Neuzip => "neuzip",
-            CodecKind::Bitsnap => "bitsnap",
-            CodecKind::BitsnapQuant => "bitsnap-quant",
-            CodecKind::Stored => "stored",
-            CodecKind::Auto => "auto",
-        }
-    }
-}
-
-impl fmt::Display for CodecKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for CodecKind {
-    type Err = ChoiceError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CodecKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| ChoiceError(format!("unknown codec `{s}`")))
-    }
-}
+pub use bitlens_report::CodecKind;
 
 /// A codec choice that cannot work, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -20,6 +20,7 @@
 //! stream. The writer never seeks; a reader starts from the 32-byte trailer.
 
 use crate::codec::Codec;
+use crate::cursor::ByteCursor;
 use crate::error::SnapshotError;
 use crate::layout::{PieceInfo, PieceKind, MAX_DIMS, MAX_TYPE_LEN};
 
@@ -104,22 +105,9 @@ pub struct Frame {
     pub raw_len: u64,
 }
 
-/// How far a lossily stored tensor is from the original, as [`crate::ErrorStats`] measures it:
-/// over the finite original values (relative errors over the nonzero ones); a value decoded as
-/// NaN / Inf, or a non-finite original not kept, makes the maxima infinite.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-pub struct ErrorReport {
-    /// Finite values compared.
-    pub values: u64,
-    /// Mean squared error.
-    pub mse: f64,
-    /// Largest absolute error.
-    pub max_abs: f64,
-    /// Largest relative error.
-    pub max_rel: f64,
-    /// Mean relative error.
-    pub mean_rel: f64,
-}
+/// How far a lossily stored tensor is from the original, as [`crate::ErrorStats`] measures it
+/// (the index stores one per lossy tensor; the type is the reports').
+pub use bitlens_report::ErrorReport;
 
 /// The index entry of one tensor.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,81 +212,54 @@ pub fn write_trailer(index_offset: u64, index: &[u8], out: &mut Vec<u8>) {
 fn read_info(c: &mut IndexCursor, name: &str) -> Result<PieceInfo, SnapshotError> {
     let kind_byte = c.u8("piece kind")?;
     let kind = PieceKind::from_u8(kind_byte)
-        .ok_or_else(|| c.corrupt(format!("entry `{name}`: piece kind {kind_byte}")))?;
+        .ok_or_else(|| corrupt(c.pos, format!("entry `{name}`: piece kind {kind_byte}")))?;
     let ty_len = c.u8("element type length")? as usize;
     if ty_len > MAX_TYPE_LEN {
-        return Err(c.corrupt(format!(
-            "entry `{name}`: element type of {ty_len} bytes (at most {MAX_TYPE_LEN})"
-        )));
+        return Err(corrupt(
+            c.pos,
+            format!("entry `{name}`: element type of {ty_len} bytes (at most {MAX_TYPE_LEN})"),
+        ));
     }
     let ty = std::str::from_utf8(c.take(ty_len, "element type")?)
-        .map_err(|_| c.corrupt(format!("entry `{name}`: element type is not UTF-8")))?
+        .map_err(|_| corrupt(c.pos, format!("entry `{name}`: element type is not UTF-8")))?
         .to_owned();
     let ndim = c.u8("dimension count")? as usize;
     if ndim > MAX_DIMS {
-        return Err(c.corrupt(format!(
-            "entry `{name}`: {ndim} dimensions (at most {MAX_DIMS})"
-        )));
+        return Err(corrupt(
+            c.pos,
+            format!("entry `{name}`: {ndim} dimensions (at most {MAX_DIMS})"),
+        ));
     }
     let mut shape = Vec::with_capacity(ndim);
     for _ in 0..ndim {
         shape.push(c.u64("dimension")?);
     }
     if kind != PieceKind::Tensor && (!ty.is_empty() || !shape.is_empty()) {
-        return Err(c.corrupt(format!(
-            "entry `{name}`: a {} piece has an element type or shape",
-            kind.name()
-        )));
+        return Err(corrupt(
+            c.pos,
+            format!(
+                "entry `{name}`: a {} piece has an element type or shape",
+                kind.name()
+            ),
+        ));
     }
     Ok(PieceInfo { kind, ty, shape })
 }
 
-/// A bounds-checked little-endian reader over the index bytes.
-struct IndexCursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// The index parser's cursor: a field that runs past the end is [`SnapshotError::IndexCorrupt`].
+type IndexCursor<'a> = ByteCursor<'a, SnapshotError>;
+
+/// Index corruption at `offset`, for `reason`.
+fn corrupt(offset: usize, reason: impl Into<String>) -> SnapshotError {
+    SnapshotError::IndexCorrupt {
+        offset: offset as u64,
+        reason: reason.into(),
+    }
 }
 
-impl<'a> IndexCursor<'a> {
-    fn corrupt(&self, reason: impl Into<String>) -> SnapshotError {
-        SnapshotError::IndexCorrupt {
-            offset: self.pos as u64,
-            reason: reason.into(),
-        }
-    }
-
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SnapshotError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| self.corrupt(format!("{what} runs past the end of the index")))?;
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn u8(&mut self, what: &str) -> Result<u8, SnapshotError> {
-        Ok(self.take(1, what)?[0])
-    }
-
-    fn u16(&mut self, what: &str) -> Result<u16, SnapshotError> {
-        Ok(u16::from_le_bytes(
-            self.take(2, what)?.try_into().expect("2 bytes"),
-        ))
-    }
-
-    fn u32(&mut self, what: &str) -> Result<u32, SnapshotError> {
-        Ok(u32::from_le_bytes(
-            self.take(4, what)?.try_into().expect("4 bytes"),
-        ))
-    }
-
-    fn u64(&mut self, what: &str) -> Result<u64, SnapshotError> {
-        Ok(u64::from_le_bytes(
-            self.take(8, what)?.try_into().expect("8 bytes"),
-        ))
-    }
+/// A field of the index that runs past its end.
+fn index_short(what: &'static str, offset: usize) -> SnapshotError {
+    corrupt(offset, format!("{what} runs past the end of the index"))
 }
 
 /// Parses the index of a snapshot of format `version` (version 3 entries carry a piece
@@ -309,20 +270,20 @@ pub fn read_index(
     frames_area: (u64, u64),
     version: u32,
 ) -> Result<Vec<Entry>, SnapshotError> {
-    let mut c = IndexCursor { bytes, pos: 0 };
+    let mut c = IndexCursor::new(bytes, index_short);
     let count = c.u32("tensor count")? as u64;
     if count > bytes.len() as u64 / MIN_ENTRY_LEN {
-        return Err(c.corrupt(format!(
-            "{count} tensors cannot fit in {} index bytes",
-            bytes.len()
-        )));
+        return Err(corrupt(
+            c.pos,
+            format!("{count} tensors cannot fit in {} index bytes", bytes.len()),
+        ));
     }
     let mut entries = Vec::with_capacity(count as usize);
     let mut next_offset = frames_area.0;
     for _ in 0..count {
         let name_len = c.u32("name length")? as usize;
         let name = std::str::from_utf8(c.take(name_len, "tensor name")?)
-            .map_err(|_| c.corrupt("tensor name is not UTF-8"))?
+            .map_err(|_| corrupt(c.pos, "tensor name is not UTF-8"))?
             .to_owned();
         let id = c.u8("codec id")?;
         let params_len = c.u16("codec parameter length")? as usize;
@@ -331,7 +292,12 @@ pub fn read_index(
         let delta = match c.u8("delta flag")? {
             0 => false,
             1 => true,
-            other => return Err(c.corrupt(format!("tensor `{name}`: delta flag {other}"))),
+            other => {
+                return Err(corrupt(
+                    c.pos,
+                    format!("tensor `{name}`: delta flag {other}"),
+                ))
+            }
         };
         let raw_len = c.u64("raw length")?;
         let checksum = c.u64("checksum")?;
@@ -342,8 +308,11 @@ pub fn read_index(
             None
         };
         let frame_count = c.u32("frame count")? as u64;
-        if frame_count > (bytes.len() - c.pos) as u64 / FRAME_RECORD_LEN {
-            return Err(c.corrupt(format!("tensor `{name}`: {frame_count} frames do not fit")));
+        if frame_count > c.remaining() as u64 / FRAME_RECORD_LEN {
+            return Err(corrupt(
+                c.pos,
+                format!("tensor `{name}`: {frame_count} frames do not fit"),
+            ));
         }
         let mut frames = Vec::with_capacity(frame_count as usize);
         let mut covered = 0u64;
@@ -355,16 +324,19 @@ pub fn read_index(
             };
             let end = f.offset.checked_add(f.stored_len);
             if f.offset != next_offset || end.is_none_or(|e| e > frames_area.1) {
-                return Err(c.corrupt(format!(
+                return Err(corrupt(c.pos, format!(
                     "tensor `{name}` frame {i}: payload {}+{} is not where the previous frame ended ({next_offset}) or leaves the frames area",
                     f.offset, f.stored_len
                 )));
             }
             if f.raw_len == 0 || f.raw_len > FRAME_BYTES as u64 {
-                return Err(c.corrupt(format!(
-                    "tensor `{name}` frame {i}: raw length {} outside 1..={FRAME_BYTES}",
-                    f.raw_len
-                )));
+                return Err(corrupt(
+                    c.pos,
+                    format!(
+                        "tensor `{name}` frame {i}: raw length {} outside 1..={FRAME_BYTES}",
+                        f.raw_len
+                    ),
+                ));
             }
             next_offset = end.expect("checked");
             covered += f.raw_len;
@@ -387,9 +359,12 @@ pub fn read_index(
             None
         };
         if covered != raw_len {
-            return Err(c.corrupt(format!(
-                "tensor `{name}`: frames cover {covered} bytes but the tensor has {raw_len}"
-            )));
+            return Err(corrupt(
+                c.pos,
+                format!(
+                    "tensor `{name}`: frames cover {covered} bytes but the tensor has {raw_len}"
+                ),
+            ));
         }
         entries.push(Entry {
             name,
@@ -404,13 +379,19 @@ pub fn read_index(
         });
     }
     if c.pos != bytes.len() {
-        return Err(c.corrupt(format!("{} trailing bytes", bytes.len() - c.pos)));
+        return Err(corrupt(
+            c.pos,
+            format!("{} trailing bytes", bytes.len() - c.pos),
+        ));
     }
     if next_offset != frames_area.1 {
-        return Err(c.corrupt(format!(
-            "frames end at {next_offset} but the frames area ends at {}",
-            frames_area.1
-        )));
+        return Err(corrupt(
+            c.pos,
+            format!(
+                "frames end at {next_offset} but the frames area ends at {}",
+                frames_area.1
+            ),
+        ));
     }
     Ok(entries)
 }

@@ -31,6 +31,8 @@
 //! - [`reader`] — [`SnapshotReader`].
 //! - [`inshrink`] — the Inshrinkerator codec (id 5): a searched checkpoint's tensor streams, the
 //!   version 4 annex (plan, chain link, search report) and chains of quantization-aware deltas.
+//! - [`report`] — what `inspect` says of a snapshot or chain, and `auto`'s choices, in the
+//!   report types (`bitlens_report`).
 //! - [`single`] — one tensor as a safetensors file of its own (`decompress --tensor`, the page's
 //!   preview of a remote snapshot).
 #![forbid(unsafe_code)]
@@ -41,6 +43,7 @@ pub mod chain;
 pub mod choice;
 pub mod codec;
 pub mod compress;
+mod cursor;
 pub mod error;
 pub mod format;
 pub mod inshrink;
@@ -48,6 +51,7 @@ pub mod layout;
 pub mod metrics;
 mod pipeline;
 pub mod reader;
+pub mod report;
 pub mod single;
 pub mod writer;
 

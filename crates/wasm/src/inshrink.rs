@@ -15,10 +15,12 @@ use crate::error::Failure;
 use crate::sink::ChunkSink;
 use crate::snapshot::{finished, is_safetensors, OnChunk};
 use crate::source::JsSource;
+use bitlens_inshrink::report::{l2_proxy_quality, search_report};
 use bitlens_inshrink::search::Options;
 use bitlens_inshrink::{search, values, L2Budget, Meta, Prepared, ProtectStorage, TensorInput};
-use bitlens_protocol::inshrink::{InshrinkInfo, InshrinkOptions, QualityInfo, SearchReport};
+use bitlens_protocol::inshrink::InshrinkOptions;
 use bitlens_protocol::{CompressOptions, Compressed};
+use bitlens_report::inshrink::SearchTimes;
 use bitlens_snapshot::inshrink::{self as ins, Annex, StreamSummary, TensorCode};
 use bitlens_tensors::{Dtype, ReadAt};
 
@@ -125,13 +127,18 @@ pub fn compress_inshrink(
             meta,
         });
     }
-    let mut report = SearchReport::new(
+    let mut report = search_report(
         &outcome.report,
-        QualityInfo::l2_proxy(budget.max_error, &outcome.report),
+        l2_proxy_quality(budget.max_error, &outcome.report),
         storage,
     );
-    report.times = Some(serde_json::json!({"read_seconds": (t1 - t0) / 1e3,
-        "prepare_seconds": (t2 - t1) / 1e3, "search_seconds": (t3 - t2) / 1e3}));
+    report.times = Some(SearchTimes {
+        read_seconds: (t1 - t0) / 1e3,
+        prepare_seconds: (t2 - t1) / 1e3,
+        search_seconds: (t3 - t2) / 1e3,
+        encode_seconds: None,
+        total_seconds: None,
+    });
     let annex = Annex {
         plan: outcome.plan,
         storage,
@@ -141,6 +148,6 @@ pub fn compress_inshrink(
     let (sink, entries) =
         ins::write_snapshot(src, &header, &codes, &annex, ChunkSink::new(on_chunk))?;
     let mut result = finished(src, sink, &entries, None)?;
-    result.inshrink = Some(Box::new(InshrinkInfo::new(&annex, summaries)));
+    result.inshrink = Some(Box::new(ins::inshrink_info(&annex, summaries)));
     Ok(result)
 }

@@ -12,10 +12,9 @@ use crate::convert::{now, to_dtype};
 use crate::error::Failure;
 use crate::sink::ChunkSink;
 use crate::source::JsSource;
-use bitlens_protocol::inshrink::InshrinkInfo;
 use bitlens_protocol::js::{from_js, to_js};
 use bitlens_protocol::{
-    AutoInfo, Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip, SnapshotInfo,
+    Choice, CompressOptions, Compressed, EntryInfo, PeerCodec, Roundtrip, SnapshotInfo,
 };
 use bitlens_snapshot::{
     AutoChoice, BaseSource, ChoiceError, Codec, CodecChoice, CodecKind, Entry, ErrorReport,
@@ -58,7 +57,7 @@ fn entries_info(entries: &[Entry], auto: Option<&[AutoChoice]>) -> Vec<EntryInfo
                     stored as f64 / e.raw_len as f64
                 },
                 error: e.error,
-                auto: auto.and_then(|a| a.get(i)).map(AutoInfo::of),
+                auto: auto.and_then(|a| a.get(i)).map(AutoChoice::info),
             }
         })
         .collect()
@@ -250,7 +249,7 @@ pub fn info_of<R: bitlens_snapshot::Source>(
         delta: reader.base.is_some(),
         base_file_size: reader.base.map(|b| b.file_size),
         entries: entries_info(&reader.entries, None),
-        inshrink: InshrinkInfo::of_reader(reader, streams)?.map(Box::new),
+        inshrink: bitlens_snapshot::inshrink::read_inshrink_info(reader, streams)?.map(Box::new),
     })
 }
 

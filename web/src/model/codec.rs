@@ -3,11 +3,12 @@
 //! names of snapshots and restored files. The results the worker returns are the protocol's types,
 //! re-exported here.
 
-pub use bitlens_protocol::inshrink::{InshrinkInfo, InshrinkOptions, TensorPlan};
+pub use bitlens_protocol::inshrink::InshrinkOptions;
 pub use bitlens_protocol::{
     Choice, CodecKind, ComparedCodec, CompressOptions, Compressed, Contender, EntryInfo,
     ErrorReport, PeerCodec, Roundtrip, RoundtripRow, SnapshotInfo,
 };
+pub use bitlens_report::inshrink::{InshrinkInfo, TensorPlan};
 use std::collections::BTreeMap;
 
 /// A codec preset of the page: id (value of the `<select>`), label, choice.

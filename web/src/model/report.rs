@@ -3,11 +3,11 @@
 //! tensors with their header entries and, once computed, their statistics flattened in, and the
 //! totals.
 //!
-//! The report types are `bitlens_protocol::inspect`'s, the ones the CLI writes, so the JSON is the
+//! The report types are `bitlens_report::inspect`'s, the ones the CLI writes, so the JSON is the
 //! CLI's; a tensor whose statistics are not computed yet has only its header fields and dtype.
 
 use crate::model::checkpoint::Checkpoint;
-pub use bitlens_protocol::inspect::{FileReport, InspectReport, TensorReport};
+pub use bitlens_report::inspect::{FileReport, InspectReport, TensorReport};
 
 /// The report of `checkpoints`; `location(checkpoint, file)` names a file (its URL for a remote
 /// file, else its path as given).

@@ -1,4 +1,4 @@
-//! The `bitlens inspect --json` document, shared by the CLI (which prints it) and the page (whose
+//! The `bitlens inspect --json` document of checkpoints, shared by the CLI (which prints it) and the page (whose
 //! embed's `inspect()` resolves to it): every file with its header's tensors and their statistics,
 //! and totals. [`FileReport::new`] builds a file's part from its parsed header and whatever
 //! statistics exist; [`InspectReport::new`] adds the totals.

@@ -1,0 +1,116 @@
+//! The search in the words of its report (`bitlens_report::inshrink`, paper 002 §5): a
+//! setting's JSON, how each group's setting was found, the threshold of the model-free proxy, and
+//! the search report a compressor stores in a snapshot's annex.
+
+use crate::search::{GroupReport, SearchMode};
+use crate::{ProtectStorage, Setting};
+use bitlens_report::inshrink::{GroupSearch, QualityInfo, SearchReport, SettingInfo};
+
+impl From<Setting> for SettingInfo {
+    fn from(s: Setting) -> Self {
+        match s {
+            Setting::Exact => SettingInfo::exact(),
+            Setting::Quantized(c) => SettingInfo {
+                exact: false,
+                bins: Some(c.bins),
+                prune: Some(c.prune),
+                protect: Some(c.protect),
+                metric: Some(c.metric.name().to_owned()),
+            },
+        }
+    }
+}
+
+impl SearchMode {
+    /// How a group's setting was found, as the report names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchMode::Empty => "empty",
+            SearchMode::Exhaustive => "exhaustive",
+            SearchMode::Neighbourhood => "neighbourhood",
+            SearchMode::NeighbourhoodThenExhaustive => "neighbourhood-then-exhaustive",
+        }
+    }
+}
+
+impl ProtectStorage {
+    /// How protected values are stored, as the report names it (`original`, `bf16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtectStorage::Original => "original",
+            ProtectStorage::Bf16 => "bf16",
+        }
+    }
+}
+
+impl From<&GroupReport> for GroupSearch {
+    fn from(g: &GroupReport) -> Self {
+        GroupSearch {
+            group: g.group.name().to_owned(),
+            setting: g.setting.into(),
+            mode: g.mode.name().to_owned(),
+            trials: g.trials,
+            score: g.score,
+            max_error: g.max_error,
+            exact_fallback: g.setting == Setting::Exact && g.mode != SearchMode::Empty,
+        }
+    }
+}
+
+/// The model-free proxy with budget `max_error` that `report`'s search ran under (named by the
+/// core's [`crate::L2Budget`]).
+pub fn l2_proxy_quality(max_error: f64, report: &crate::SearchReport) -> QualityInfo {
+    QualityInfo {
+        kind: "l2-proxy".into(),
+        name: report.quality.clone(),
+        evaluations: report.groups.iter().map(|g| g.trials).sum(),
+        max_error: Some(max_error),
+        command: None,
+        max_degradation: None,
+        original_loss: None,
+        evaluation_seconds: None,
+    }
+}
+
+/// The report a compressor stores of a search under `quality` storing protected values as
+/// `storage` (optimizer, base and times are the compressor's to fill).
+pub fn search_report(
+    report: &crate::SearchReport,
+    quality: QualityInfo,
+    storage: ProtectStorage,
+) -> SearchReport {
+    SearchReport {
+        quality,
+        groups: report.groups.iter().map(GroupSearch::from).collect(),
+        optimizer: None,
+        protect_dtype: storage.name().into(),
+        base: None,
+        times: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Configuration, Metric};
+
+    #[test]
+    fn settings_serialize_as_the_cli_prints_them() {
+        let exact = serde_json::to_string(&SettingInfo::from(Setting::Exact)).unwrap();
+        assert_eq!(exact, r#"{"exact":true}"#);
+        let q = SettingInfo::from(Setting::Quantized(Configuration {
+            bins: 8,
+            prune: 0.25,
+            metric: Metric::Magnitude,
+            protect: 0.005,
+        }));
+        assert_eq!(
+            serde_json::to_string(&q).unwrap(),
+            r#"{"exact":false,"bins":8,"prune":0.25,"protect":0.005,"metric":"magnitude"}"#
+        );
+        assert_eq!(
+            q.to_string(),
+            "8 bins, prune 25% by magnitude, protect 0.50%"
+        );
+    }
+}
