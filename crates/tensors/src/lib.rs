@@ -7,6 +7,8 @@
 //! - [`index`]: sharded checkpoints (`*.safetensors.index.json`).
 //! - [`checkpoint`]: the rules that make parsed headers (and an index) one checkpoint: every shard
 //!   present, every indexed tensor in its shard, no tensor name in two files.
+//! - [`naming`]: the file names bitlens recognises and gives (checkpoint and snapshot
+//!   extensions, a snapshot's name and the file it restores, a delta's base file).
 //! - [`pairing`]: two checkpoints' tensors matched by name for a comparison.
 //! - [`source`]: the platform-neutral [`ReadAt`] trait that file, HTTP-range and memory backends
 //!   implement at the edges (this crate knows nothing about files or URLs).
@@ -18,6 +20,7 @@ pub mod dtype;
 pub mod format;
 pub mod header;
 pub mod index;
+pub mod naming;
 pub mod pairing;
 pub mod source;
 

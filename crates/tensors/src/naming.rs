@@ -1,0 +1,165 @@
+//! The file names bitlens recognises and gives, one rule each, for the CLI, the page and the Python
+//! package alike: the extensions of checkpoint files, the shard index's suffix, the snapshot
+//! extension, a snapshot's name for a checkpoint file and the file it restores, and which file of
+//! a base checkpoint serves as a delta's base. Pure string rules on `/`-separated names (no file
+//! system).
+
+/// Extensions (without the dot) of the checkpoint files bitlens reads: safetensors, GGUF, PyTorch
+/// (`.pt`, `.pth`, `.bin`, Lightning's `.ckpt`) and NumPy. The format itself is told by a file's
+/// first bytes; the extension only says which files of a folder are checkpoints.
+pub const CHECKPOINT_EXTENSIONS: [&str; 8] = [
+    "safetensors",
+    "gguf",
+    "pt",
+    "pth",
+    "bin",
+    "ckpt",
+    "npy",
+    "npz",
+];
+
+/// The extension of bitlens snapshot files.
+pub const SNAPSHOT_EXTENSION: &str = "bls";
+
+/// The suffix of a sharded checkpoint's index (`model.safetensors.index.json`).
+pub const SHARD_INDEX_SUFFIX: &str = ".safetensors.index.json";
+
+/// The last component of a `/`- or `\`-separated path or URL path.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// The extension of a file name (without the dot), if it has one.
+fn extension(name: &str) -> Option<&str> {
+    let name = file_name(name);
+    name.rfind('.').filter(|&i| i > 0).map(|i| &name[i + 1..])
+}
+
+/// True when a file name ends with one of [`CHECKPOINT_EXTENSIONS`] (any case).
+pub fn is_checkpoint_name(name: &str) -> bool {
+    extension(name).is_some_and(|e| {
+        CHECKPOINT_EXTENSIONS
+            .iter()
+            .any(|k| e.eq_ignore_ascii_case(k))
+    })
+}
+
+/// True when a file name (or URL, query and fragment aside) is a `.safetensors` file.
+pub fn is_safetensors_name(name: &str) -> bool {
+    let name = name.split(['?', '#']).next().unwrap_or_default();
+    name.ends_with(".safetensors")
+}
+
+/// True when a file name is a sharded checkpoint's index.
+pub fn is_shard_index_name(name: &str) -> bool {
+    name.ends_with(SHARD_INDEX_SUFFIX)
+}
+
+/// True when a file name is a bitlens snapshot's (`*.bls`).
+pub fn is_snapshot_name(name: &str) -> bool {
+    extension(name) == Some(SNAPSHOT_EXTENSION)
+}
+
+/// The snapshot's name for the checkpoint file `input`: a shard of a sharded checkpoint keeps its
+/// whole name (`model-00001-of-00002.safetensors.bls`, as `bitlens compress INDEX -o DIR` writes
+/// and `bitlens decompress DIR` expects); a single safetensors file drops its extension
+/// (`model.bls`); a file of another format keeps its own (`model.gguf.bls`).
+pub fn snapshot_name(input: &str, shard: bool) -> String {
+    let base = file_name(input);
+    if shard {
+        return format!("{base}.{SNAPSHOT_EXTENSION}");
+    }
+    let stem = base.strip_suffix(".safetensors").unwrap_or(base);
+    format!("{stem}.{SNAPSHOT_EXTENSION}")
+}
+
+/// The name of the file a snapshot restores: `X.safetensors.bls` → `X.safetensors` (a shard),
+/// `model.gguf.bls` → `model.gguf` (the snapshot of a file of another format keeps its name),
+/// `model.bls` → `model.safetensors`. The inverse of [`snapshot_name`].
+pub fn restored_name(snapshot: &str) -> String {
+    let base = file_name(snapshot);
+    let stem = base
+        .strip_suffix(SNAPSHOT_EXTENSION)
+        .and_then(|s| s.strip_suffix('.'))
+        .unwrap_or(base);
+    if is_checkpoint_name(stem) {
+        stem.to_owned()
+    } else {
+        format!("{stem}.safetensors")
+    }
+}
+
+/// Which file of a base checkpoint (its files' paths or names) serves as the base of `file`: the
+/// base's file of the same file name, else the base's only file.
+pub fn base_file<S: AsRef<str>>(base_files: &[S], file: &str) -> Option<usize> {
+    let name = file_name(file);
+    base_files
+        .iter()
+        .position(|b| file_name(b.as_ref()) == name)
+        .or((base_files.len() == 1).then_some(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_and_restored_names_invert_each_other() {
+        assert_eq!(snapshot_name("dir/model.safetensors", false), "model.bls");
+        assert_eq!(snapshot_name("x", false), "x.bls");
+        assert_eq!(
+            snapshot_name("dir/m-00001-of-00002.safetensors", true),
+            "m-00001-of-00002.safetensors.bls"
+        );
+        assert_eq!(restored_name("model.bls"), "model.safetensors");
+        assert_eq!(snapshot_name("dir/model.gguf", false), "model.gguf.bls");
+        assert_eq!(restored_name("model.gguf.bls"), "model.gguf");
+        assert_eq!(restored_name("state.pt.bls"), "state.pt");
+        assert_eq!(restored_name("w.ckpt.bls"), "w.ckpt");
+        assert_eq!(
+            restored_name("d/m-00001-of-00002.safetensors.bls"),
+            "m-00001-of-00002.safetensors"
+        );
+        for input in ["a/model.safetensors", "m.gguf", "x.npz", "s.pt"] {
+            let restored = restored_name(&snapshot_name(input, false));
+            assert_eq!(
+                file_name(input).trim_end_matches(".safetensors"),
+                restored.trim_end_matches(".safetensors")
+            );
+        }
+    }
+
+    #[test]
+    fn checkpoint_files_are_told_by_their_extension_in_any_case() {
+        for name in [
+            "m.safetensors",
+            "d/w.GGUF",
+            "opt.pt",
+            "a.pth",
+            "pytorch_model.bin",
+            "x.ckpt",
+            "a.npy",
+            "b.npz",
+        ] {
+            assert!(is_checkpoint_name(name), "{name}");
+        }
+        for name in ["config.json", "README.md", "safetensors", ".npy", "m.bls"] {
+            assert!(!is_checkpoint_name(name), "{name}");
+        }
+        assert!(is_snapshot_name("d/m.safetensors.bls") && !is_snapshot_name("bls"));
+        assert!(is_shard_index_name("model.safetensors.index.json"));
+        assert!(is_safetensors_name("https://h/m.safetensors?download=1"));
+    }
+
+    #[test]
+    fn base_files_by_name_else_the_only_one() {
+        let shards = ["b/m-1.safetensors", "b/m-2.safetensors"];
+        assert_eq!(base_file(&shards, "a/m-2.safetensors"), Some(1));
+        assert_eq!(base_file(&shards, "m-3.safetensors"), None);
+        assert_eq!(
+            base_file(&["one.safetensors"], "a/m-2.safetensors"),
+            Some(0)
+        );
+        assert_eq!(base_file::<&str>(&[], "a"), None);
+    }
+}
