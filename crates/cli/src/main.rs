@@ -1,22 +1,15 @@
 //! The native `bitlens` command: look inside checkpoints (safetensors, GGUF, PyTorch, NumPy) from
 //! the terminal.
 //!
-//! I/O lives here (files, threads, progress bars); the statistics come from `bitlens-stats` and the
-//! format from `bitlens-tensors`. Errors are reported once, as one line on stderr, with exit code 1.
+//! The commands run in `bitlens-engine` (files, URLs, the thread pool, the reports); this crate
+//! parses the command line ([`Cli`]), checks which options go together, and prints — tables, one
+//! JSON document, progress on stderr. One module per command under [`cmd`], the terminal under
+//! [`io`]. Errors are reported once, as one line on stderr, with exit code 1.
 
-mod analyze;
-mod auto_cmd;
-mod bench;
-mod chain;
-mod diff;
+mod cmd;
 #[cfg(target_os = "linux")]
 mod huge_pages;
-mod inshrink_cmd;
-mod inspect;
-mod progress;
-mod remote;
-mod snapshot_cmd;
-mod source;
+mod io;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -76,7 +69,7 @@ enum Command {
         output: PathBuf,
         /// Codec for every tensor (float-only codecs use LMC for other dtypes).
         #[arg(long, value_enum, default_value = "lmc")]
-        codec: snapshot_cmd::CodecName,
+        codec: cmd::compress::CodecName,
         /// NeuZip: mantissa bits to keep, 0, 1 or 3 (lossy); default all (lossless).
         #[arg(long)]
         mantissa_bits: Option<u32>,
@@ -108,7 +101,7 @@ enum Command {
         optimizer: Option<PathBuf>,
         /// Inshrink: how protected values are stored.
         #[arg(long, value_enum, default_value = "original")]
-        protect_dtype: inshrink_cmd::ProtectDtype,
+        protect_dtype: cmd::inshrink::ProtectDtype,
         /// Inshrink with --base: search from the base's plan but store full streams (no delta).
         #[arg(long)]
         no_delta: bool,
@@ -172,15 +165,15 @@ enum Command {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    remote::allow_small_downloads(cli.download_small);
+    bitlens_engine::http::allow_small_downloads(cli.download_small);
     if let Some(n) = cli.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build_global()?;
     }
     match cli.command {
-        Command::Inspect { paths, json } => inspect::run(&paths, json),
-        Command::Diff { a, b, json } => diff::run(&a, &b, json),
+        Command::Inspect { paths, json } => cmd::inspect::run(&paths, json),
+        Command::Diff { a, b, json } => cmd::diff::run(&a, &b, json),
         Command::Compress {
             input,
             output,
@@ -200,84 +193,45 @@ fn run(cli: Cli) -> Result<()> {
             more,
             key,
             skip_full_size,
-        } => {
-            let Some(kind) = codec.kind() else {
-                if chain {
-                    anyhow::bail!("--codec inshrink does not make --chain chains: use its --base");
-                }
-                let args = inshrink_cmd::Args {
-                    max_error,
-                    eval_cmd,
-                    max_degradation,
-                    base,
-                    no_delta,
-                    optimizer,
-                    protect: protect_dtype,
-                    json,
-                };
-                return inshrink_cmd::compress(&input, &output, &args);
-            };
-            if max_error.is_some()
-                || eval_cmd.is_some()
-                || max_degradation.is_some()
-                || optimizer.is_some()
-                || no_delta
-            {
-                anyhow::bail!(
-                    "--max-error, --eval-cmd, --max-degradation, --optimizer and --no-delta \
-                     apply to --codec inshrink"
-                );
-            }
-            let choice = bitlens_snapshot::CodecChoice {
-                kind,
-                mantissa_bits,
-                norm_block,
-                clusters,
-            };
-            if chain {
-                if base.is_some() {
-                    anyhow::bail!("--chain takes its bases from the chain: no --base");
-                }
-                if json {
-                    anyhow::bail!("--chain does not take --json (`bitlens inspect CHAIN --json`)");
-                }
-                let options = chain::CompressOptions {
-                    key_every: key,
-                    measure_full: !skip_full_size,
-                };
-                let inputs: Vec<PathBuf> = std::iter::once(input).chain(more).collect();
-                return chain::compress(&inputs, &output, choice, &options);
-            }
-            snapshot_cmd::compress_reporting(&input, &output, choice, base.as_deref(), json)
-        }
+        } => cmd::compress::run(&cmd::compress::Args {
+            input,
+            output,
+            codec,
+            mantissa_bits,
+            norm_block,
+            clusters,
+            base,
+            max_error,
+            eval_cmd,
+            max_degradation,
+            optimizer,
+            protect_dtype,
+            no_delta,
+            json,
+            chain,
+            more,
+            key,
+            skip_full_size,
+        }),
         Command::Decompress {
             input,
             output,
             base,
             tensor,
             step,
-        } => {
-            if chain::is_chain(&input) {
-                if base.is_some() || tensor.is_some() {
-                    anyhow::bail!("--base and --tensor do not apply to a chain directory");
-                }
-                return chain::decompress(&input, &output, step.as_deref());
-            }
-            if step.is_some() {
-                anyhow::bail!(
-                    "--step applies to a chain directory (one holding {}), {} is not",
-                    bitlens_snapshot::chain::MANIFEST_NAME,
-                    input.display()
-                );
-            }
-            snapshot_cmd::decompress(&input, &output, base.as_deref(), tensor.as_deref())
-        }
+        } => cmd::decompress::run(
+            &input,
+            &output,
+            base.as_deref(),
+            tensor.as_deref(),
+            step.as_deref(),
+        ),
         Command::Bench {
             paths,
             json,
             codecs,
             repeat,
-        } => bench::run(&paths, json, &codecs, repeat),
+        } => cmd::bench::run(&paths, json, &codecs, repeat),
     }
 }
 

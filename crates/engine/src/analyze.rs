@@ -11,9 +11,9 @@
 //! bytes; for a quantized tensor also its dequantized values
 //! ([`bitlens_stats::entry::EntryDiffer`], the page's workers' too).
 
+use crate::error::{Context, Error, Result};
 use crate::progress::Progress;
 use crate::source::Source;
-use anyhow::{Context, Result};
 use bitlens_stats::entry::{lane_dtype, EntryDiffer};
 use bitlens_stats::{
     split_ranges, Accumulator, EntryDiff, FlipAccumulator, FlipStats, StatsError, TensorStats,
@@ -43,7 +43,7 @@ pub fn file_stats(
     path: &Path,
     src: &Source,
     layout: &Layout,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<Vec<TensorStats>> {
     layout
         .entries
@@ -74,7 +74,7 @@ fn in_parts<A: Send>(
     Ok(parts.try_fold(first, merge)?)
 }
 
-fn entry_stats(src: &Source, t: &Entry, progress: &Progress) -> Result<TensorStats> {
+fn entry_stats(src: &Source, t: &Entry, progress: &dyn Progress) -> Result<TensorStats> {
     match (t.ty, &t.data) {
         (ElementType::Dtype(dtype), &Data::Range { offset, len }) => {
             range_stats(src, dtype, offset, len, progress)
@@ -91,7 +91,7 @@ fn range_stats(
     dtype: Dtype,
     base: u64,
     len: u64,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<TensorStats> {
     let acc = in_parts(
         dtype,
@@ -129,7 +129,7 @@ pub struct Side<'a> {
 /// Two plain byte ranges of a dtype are compared in parallel parts; any other pair is streamed in
 /// element order, each side on a thread of its own, into the
 /// [`bitlens_stats::entry::EntryDiffer`] the page's workers use (through `entry_diff`).
-pub fn flip_stats(a: &Side, b: &Side, progress: &Progress) -> Result<EntryDiff> {
+pub fn flip_stats(a: &Side, b: &Side, progress: &dyn Progress) -> Result<EntryDiff> {
     let dtype = lane_dtype(a.tensor.ty);
     if let (
         Data::Range {
@@ -168,7 +168,7 @@ fn range_flips(
     base_b: u64,
     dtype: Dtype,
     len: u64,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<FlipStats> {
     let acc = in_parts(
         dtype,
@@ -234,7 +234,7 @@ fn paired(
             match h.join() {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(e),
-                Err(_) => anyhow::bail!("a reading thread panicked"),
+                Err(_) => crate::bail!("a reading thread panicked"),
             }
         }
         result
@@ -243,17 +243,20 @@ fn paired(
 
 type Window = Vec<u8>;
 
-/// A producer's signal that the consumer hung up.
-#[derive(Debug)]
-struct Stopped;
-
-impl std::fmt::Display for Stopped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the comparison stopped")
-    }
+/// How a producer's stream of windows ended early: the consumer hung up (an error of its own,
+/// reported by it), or reading failed.
+enum Stopped {
+    /// The consumer stopped.
+    Hungup,
+    /// Reading failed.
+    Failed(Error),
 }
 
-impl std::error::Error for Stopped {}
+impl From<bitlens_tensors::format::bytes::BytesError> for Stopped {
+    fn from(e: bitlens_tensors::format::bytes::BytesError) -> Stopped {
+        Stopped::Failed(e.into())
+    }
+}
 
 fn producer<'s, 'e>(
     scope: &'s std::thread::Scope<'s, 'e>,
@@ -265,13 +268,13 @@ fn producer<'s, 'e>(
 ) {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(2);
     let handle = scope.spawn(move || {
-        let sent = bytes::for_each_window(side.src, side.tensor, window, |w| -> Result<()> {
+        let sent = bytes::for_each_window(side.src, side.tensor, window, |w| {
             // A closed channel: the consumer stopped (an error of its own); stop quietly.
-            tx.send(w.to_vec()).map_err(|_| anyhow::Error::new(Stopped))
+            tx.send(w.to_vec()).map_err(|_| Stopped::Hungup)
         });
         match sent {
-            Err(e) if e.is::<Stopped>() => Ok(()),
-            other => other,
+            Ok(()) | Err(Stopped::Hungup) => Ok(()),
+            Err(Stopped::Failed(e)) => Err(e),
         }
     });
     (rx, handle)
@@ -301,7 +304,7 @@ impl Pull {
                 self.buf = self
                     .rx
                     .recv()
-                    .map_err(|_| anyhow::anyhow!("a tensor ended early"))?;
+                    .map_err(|_| Error::invalid("a tensor ended early"))?;
                 self.pos = 0;
             }
             let k = (n - out.len()).min(self.buf.len() - self.pos);

@@ -1,6 +1,5 @@
-//! Local files and URLs as [`ReadAt`] sources, and resolving a user's path or URL to the files of
-//! one checkpoint (which files; whether they make one checkpoint is [`bitlens_tensors::Checkpoint`]'s
-//! rule).
+//! Resolving a user's path or URL to the files of one checkpoint (which files; whether they make
+//! one checkpoint is [`bitlens_tensors::Checkpoint`]'s rule).
 //!
 //! [`Model::open`] takes a file of any format bitlens reads (safetensors, GGUF, PyTorch `.pt`/`.bin`,
 //! NumPy `.npy`/`.npz`: told by its first bytes, [`format::open`]), a `*.safetensors.index.json`, or
@@ -11,100 +10,15 @@
 //! directory only when it holds one). [`Checkpoint::open`] is the same for safetensors only, with
 //! their parsed headers (what snapshots are made from).
 
-use crate::remote::{self, HttpSource};
-use anyhow::{bail, Context, Result};
+use crate::bail;
+use crate::error::{Context, Result};
+use crate::http::HttpSource;
+use crate::progress::Progress;
+use crate::source::{is_url, FileSource, Head, Source};
 use bitlens_tensors::format::{self, Layout};
-use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex, SourceError};
+use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex};
 use rayon::prelude::*;
-use std::fs::File;
 use std::path::{Path, PathBuf};
-
-/// A local file read with positioned reads (no shared cursor, so threads can share it).
-pub struct FileSource {
-    file: File,
-    size: u64,
-}
-
-impl FileSource {
-    /// Opens a file for positioned reads.
-    pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        let size = file
-            .metadata()
-            .with_context(|| format!("{}: cannot stat", path.display()))?
-            .len();
-        Ok(FileSource { file, size })
-    }
-}
-
-impl ReadAt for FileSource {
-    fn size(&self) -> u64 {
-        self.size
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-        bitlens_tensors::source::check_bounds(offset, buf.len(), self.size)?;
-        read_at(&self.file, offset, buf).map_err(|source| SourceError::Backend {
-            offset,
-            len: buf.len() as u64,
-            source,
-        })
-    }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset)? {
-            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            n => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An input's bytes: a local file or a remote one.
-pub enum Source {
-    /// A local file.
-    File(FileSource),
-    /// An `http(s)` URL read by range requests.
-    Http(HttpSource),
-}
-
-impl Source {
-    /// Opens a local path or an `http(s)` URL.
-    pub fn open(input: &Path) -> Result<Source> {
-        if remote::is_url(input)? {
-            return Ok(Source::Http(HttpSource::open(&input.to_string_lossy())?));
-        }
-        Ok(Source::File(FileSource::open(input)?))
-    }
-}
-
-impl ReadAt for Source {
-    fn size(&self) -> u64 {
-        match self {
-            Source::File(f) => f.size(),
-            Source::Http(h) => h.size(),
-        }
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-        match self {
-            Source::File(f) => f.read_exact_at(offset, buf),
-            Source::Http(h) => h.read_exact_at(offset, buf),
-        }
-    }
-}
 
 /// Refuses a shard index longer than [`bitlens_tensors::index::MAX_INDEX_LEN`] before it is read;
 /// `name` is its path or URL, for the message.
@@ -114,34 +28,6 @@ fn check_index_len(len: u64, name: &str) -> Result<()> {
         return Err(bitlens_tensors::IndexError::TooLarge { len, max }).context(name.to_owned());
     }
     Ok(())
-}
-
-/// A source whose first bytes were read already: reads inside them are served from memory, so
-/// detecting the format costs no request of its own.
-struct Head<'a> {
-    src: &'a dyn ReadAt,
-    first: Vec<u8>,
-}
-
-impl ReadAt for Head<'_> {
-    fn size(&self) -> u64 {
-        self.src.size()
-    }
-
-    /// Serves the part of a read inside the first bytes from memory and reads only the rest.
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-        match usize::try_from(offset) {
-            Ok(at) if at < self.first.len() => {
-                let n = (self.first.len() - at).min(buf.len());
-                buf[..n].copy_from_slice(&self.first[at..at + n]);
-                if n < buf.len() {
-                    self.src.read_exact_at(offset + n as u64, &mut buf[n..])?;
-                }
-                Ok(())
-            }
-            _ => self.src.read_exact_at(offset, buf),
-        }
-    }
 }
 
 /// True when a path or URL names a `.safetensors` file.
@@ -197,6 +83,8 @@ pub struct Model {
     pub index: Option<ShardIndex>,
     /// Its files in order.
     pub files: Vec<ModelFile>,
+    /// What the user should know that did not stop the opening (tensors missing from the index).
+    pub warnings: Vec<String>,
 }
 
 /// One safetensors file of a checkpoint, opened and with its header parsed.
@@ -215,6 +103,8 @@ pub struct Checkpoint {
     pub index: Option<ShardIndex>,
     /// Its files in order.
     pub shards: Vec<Shard>,
+    /// What the user should know that did not stop the opening (tensors missing from the index).
+    pub warnings: Vec<String>,
 }
 
 impl Checkpoint {
@@ -241,7 +131,15 @@ impl Checkpoint {
         Ok(Checkpoint {
             index: model.index,
             shards,
+            warnings: model.warnings,
         })
+    }
+
+    /// Passes its warnings on.
+    pub fn warn(&self, progress: &dyn Progress) {
+        for w in &self.warnings {
+            progress.warn(w);
+        }
     }
 
     /// Bytes of tensor data over all shards.
@@ -287,7 +185,7 @@ impl Model {
     /// by its first bytes (GGUF, PyTorch, NumPy, whatever their names) as a checkpoint of its own,
     /// in name order; files no reader knows (configs, READMEs) are skipped.
     pub fn open_all(input: &Path) -> Result<Vec<Model>> {
-        if remote::is_url(input)? {
+        if is_url(input)? {
             return Ok(vec![Self::open_url(&input.to_string_lossy())?]);
         }
         let meta = std::fs::metadata(input)
@@ -388,7 +286,7 @@ impl Model {
         let files = index
             .shards
             .iter()
-            .map(|s| remote::join(url, s).map(PathBuf::from))
+            .map(|s| Ok(PathBuf::from(bitlens_remote::join(url, s)?)))
             .collect::<Result<_>>()?;
         Self::from_files(Path::new(url), Some(index), files)
     }
@@ -418,13 +316,17 @@ impl Model {
         }
         let checkpoint = bitlens_tensors::Checkpoint::new(parsed, index)
             .with_context(|| input.display().to_string())?;
-        for (i, extra) in checkpoint.unlisted() {
-            eprintln!(
-                "bitlens: warning: {}: {extra} tensor(s) not listed in {}",
-                opened[i].0.display(),
-                input.display()
-            );
-        }
+        let warnings = checkpoint
+            .unlisted()
+            .into_iter()
+            .map(|(i, extra)| {
+                format!(
+                    "{}: {extra} tensor(s) not listed in {}",
+                    opened[i].0.display(),
+                    input.display()
+                )
+            })
+            .collect();
         let (parsed, index) = checkpoint.into_parts();
         let files = opened
             .into_iter()
@@ -436,7 +338,18 @@ impl Model {
                 header,
             })
             .collect();
-        Ok(Model { index, files })
+        Ok(Model {
+            index,
+            files,
+            warnings,
+        })
+    }
+
+    /// Passes its warnings on.
+    pub fn warn(&self, progress: &dyn Progress) {
+        for w in &self.warnings {
+            progress.warn(w);
+        }
     }
 
     /// Bytes of tensor data over all files (each tensor's bytes in element order).

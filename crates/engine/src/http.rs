@@ -13,10 +13,10 @@
 //! ureq with rustls (ring): pure Rust apart from ring's C, builds offline here, and https works
 //! with the bundled webpki roots.
 
+use crate::error::{RemoteReadError, Result};
 use bitlens_tensors::{source::check_bounds, ReadAt, SourceError};
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -29,20 +29,6 @@ static DOWNLOAD_SMALL: OnceLock<bool> = OnceLock::new();
 /// Allows reading files of at most [`SMALL_FILE`] bytes whole when their server ignores `Range`.
 pub fn allow_small_downloads(allow: bool) {
     let _ = DOWNLOAD_SMALL.set(allow);
-}
-
-/// True when `input` names an `http://` or `https://` URL; an error for other `scheme://` forms.
-pub fn is_url(input: &Path) -> anyhow::Result<bool> {
-    match input.to_str() {
-        Some(s) => Ok(bitlens_remote::is_url(s)?),
-        None => Ok(false),
-    }
-}
-
-/// The URL of `name` relative to the URL `base` (a shard next to its index). Names with `..`,
-/// a leading `/`, a `://` or a `?`/`#` are refused.
-pub fn join(base: &str, name: &str) -> anyhow::Result<String> {
-    Ok(bitlens_remote::join(base, name)?)
 }
 
 /// What a probe found: the size, the first bytes (or the whole body of a small file whose server
@@ -257,13 +243,14 @@ fn retried<T>(
 }
 
 /// A [`RemoteError`] as the CLI says it (with the `--download-small` hint where it applies).
-fn message(e: &RemoteError) -> String {
-    format!("{e}{}", ignores_range_hint(&e.error))
+fn failure(error: RemoteError) -> RemoteReadError {
+    let hint = ignores_range_hint(&error.error);
+    RemoteReadError { error, hint }
 }
 
 impl HttpSource {
     /// Opens a URL: probes its size with `Range: bytes=0-7` (once per run and URL).
-    pub fn open(url: &str) -> anyhow::Result<HttpSource> {
+    pub fn open(url: &str) -> Result<HttpSource> {
         static PROBES: Mutex<Option<HashMap<String, Probe>>> = Mutex::new(None);
         bitlens_remote::check_url(url)?;
         let cached = PROBES
@@ -277,8 +264,8 @@ impl HttpSource {
             None => {
                 // A file shorter than 8 bytes (416, or a shorter range) is refused here too: it
                 // cannot be a valid input.
-                let probe =
-                    retried(url, || probe_once(url)).map_err(|e| anyhow::anyhow!(message(&e)))?;
+                let probe = retried(url, || probe_once(url))
+                    .map_err(|e| std::io::Error::other(failure(e)))?;
                 PROBES
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -321,7 +308,7 @@ impl ReadAt for HttpSource {
                 SourceError::Backend {
                     offset: pos,
                     len: chunk.len() as u64,
-                    source: std::io::Error::other(message(&e)),
+                    source: std::io::Error::other(failure(e)),
                 }
             })?;
             pos += chunk.len() as u64;

@@ -14,14 +14,14 @@
 //! all), then back to the identical file. They are the figures to set beside a whole-file
 //! compressor such as ZipNN (`scripts/bench-peers.sh`).
 
-use crate::source::Checkpoint;
 use anyhow::{ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
+use bitlens_engine::Checkpoint;
+use bitlens_report::bench::{BenchReport, BenchRow};
 use bitlens_snapshot::Codec;
 use bitlens_snapshot::{CodecChoice, CodecKind, ErrorStats};
 use bitlens_stats::format;
 use bitlens_tensors::Dtype;
-use serde::Serialize;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -31,53 +31,6 @@ struct Sample {
     data: Vec<u8>,
     dtype: Dtype,
     width: usize,
-}
-
-/// One row of the benchmark.
-#[derive(Serialize)]
-pub struct BenchRow {
-    /// Codec and variant, e.g. `zstd-3 (byte-grouped)`.
-    pub codec: String,
-    /// Threads it ran on.
-    pub threads: usize,
-    /// Σ compressed / Σ original.
-    pub ratio: f64,
-    /// Σ compressed bytes.
-    pub compressed_bytes: u64,
-    /// Original megabytes (10⁶) per second of compression.
-    pub compress_mb_s: f64,
-    /// Original megabytes per second of decompression.
-    pub decompress_mb_s: f64,
-    /// Compression speed of the median pass (the speeds above are the best pass's).
-    pub compress_median_mb_s: f64,
-    /// Decompression speed of the median pass.
-    pub decompress_median_mb_s: f64,
-    /// Error over finite float values, for lossy codecs (lossless rows are checked byte for byte).
-    pub error: Option<LossyError>,
-}
-
-/// How far a lossy codec's output is from the original.
-#[derive(Serialize, Default, Clone, Copy)]
-pub struct LossyError {
-    /// Mean squared error.
-    pub mse: f64,
-    /// Mean relative error over nonzero values.
-    pub mean_rel: f64,
-    /// Largest relative error.
-    pub max_rel: f64,
-}
-
-/// The `bench --json` document.
-#[derive(Serialize)]
-pub struct BenchReport {
-    /// The inputs.
-    pub inputs: Vec<PathBuf>,
-    /// Tensors measured.
-    pub tensors: usize,
-    /// Their total bytes.
-    pub bytes: u64,
-    /// One row per codec.
-    pub results: Vec<BenchRow>,
 }
 
 /// Wall times of every pass of a row, compress and decompress: the best and the median.
@@ -329,16 +282,6 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
     all
 }
 
-impl From<bitlens_snapshot::ErrorReport> for LossyError {
-    fn from(r: bitlens_snapshot::ErrorReport) -> Self {
-        LossyError {
-            mse: r.mse,
-            mean_rel: r.mean_rel,
-            max_rel: r.max_rel,
-        }
-    }
-}
-
 fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow> {
     let (mut packed_total, mut raw_total) = (0u64, 0u64);
     let mut passes = Passes::default();
@@ -459,7 +402,10 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> 
     }
     let bytes: u64 = samples.iter().map(|s| s.data.len() as u64).sum();
     let mut report = BenchReport {
-        inputs: inputs.to_vec(),
+        inputs: inputs
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
         tensors: samples.len(),
         bytes,
         results: Vec::new(),
@@ -521,8 +467,8 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> 
         report.results.push(row);
     }
     if json {
-        serde_json::to_writer(&mut out, &report)?;
-        writeln!(out)?;
+        drop(out);
+        crate::io::print_json(&report)?;
     }
     Ok(())
 }

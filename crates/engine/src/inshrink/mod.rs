@@ -12,33 +12,37 @@
 //!
 //! A snapshot names its base by file name and index checksum; restoring looks for it next to the
 //! snapshot, or takes `--base`, and each base's base next to that base.
+//!
+//! - [`eval`]: the `--eval-cmd` threshold.
+//! - [`restore`]: snapshots restored through their chain.
 
-use crate::snapshot_cmd::{open_snapshot, write_output};
-use crate::source::{Checkpoint, Source};
-use anyhow::{bail, Context, Result};
-use bitlens_inshrink::search::{Options, QualityError, Trial, Verdict};
-use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality, Setting};
+mod eval;
+mod restore;
+
+pub use restore::decompress;
+
+use crate::bail;
+use crate::checkpoint::Checkpoint;
+use crate::decompress::open_snapshot;
+use crate::error::{Context, Error, Result};
+use crate::output::{write_output, CountingWriter};
+use crate::source::{is_url, Source};
+use bitlens_inshrink::report::{l2_proxy_quality, search_report};
+use bitlens_inshrink::search::Options;
+use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality};
 use bitlens_inshrink::{ProtectStorage, TensorInput};
-use bitlens_protocol::inshrink::{InshrinkInfo, QualityInfo, SearchReport, SettingInfo};
-use bitlens_snapshot::inshrink::{self as ins, Annex, ChainLink, Levels, TensorCode};
-use bitlens_snapshot::{SnapshotError, SnapshotReader};
+use bitlens_report::inshrink::{
+    CompressReport, OptimizerInfo, QualityInfo, SearchBase, SearchTimes, TensorSearch,
+};
+use bitlens_snapshot::inshrink::{self as ins, Annex, TensorCode};
 use bitlens_tensors::{Dtype, ReadAt};
-use serde_json::{json, Value};
-use std::io::Write;
+use eval::{run_eval, EvalCommand};
+use restore::chain_levels;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// How protected values are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProtectDtype {
-    /// In the tensor's own dtype: bit-exact.
-    Original,
-    /// In bf16, as the paper does (exact for bf16 tensors).
-    Bf16,
-}
-
 /// The options of `compress --codec inshrink`.
+#[derive(Debug, Clone, Default)]
 pub struct Args {
     /// Model-free proxy: per-tensor relative L2 error budget.
     pub max_error: Option<f64>,
@@ -53,124 +57,12 @@ pub struct Args {
     /// Adam state with `exp_avg_sq.<name>` tensors.
     pub optimizer: Option<PathBuf>,
     /// Storage of protected values.
-    pub protect: ProtectDtype,
-    /// Print the report as JSON on stdout.
-    pub json: bool,
+    pub protect: ProtectStorage,
 }
-
-/// Longest chain of bases followed when restoring.
-const MAX_CHAIN: usize = 10_000;
 
 /// Seconds of a duration.
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
-}
-
-/// The quality threshold measured by the user's command on each candidate checkpoint.
-struct EvalCommand<'a> {
-    cmd: String,
-    max_degradation: f64,
-    original_loss: f64,
-    /// The original file's header bytes (`8 + N`).
-    prefix: &'a [u8],
-    /// Per tensor of the file, in file order: its original bytes (empty for searched tensors)
-    /// and, for searched tensors, its index in the trial.
-    tensors: &'a [(Vec<u8>, Option<usize>)],
-    dir: PathBuf,
-    evaluations: usize,
-    time: Duration,
-}
-
-/// `cmd` with `{}` replaced by `path`, single-quoted for `sh`.
-fn command_for(cmd: &str, path: &Path) -> String {
-    let quoted = format!("'{}'", path.display().to_string().replace('\'', r"'\''"));
-    cmd.replace("{}", &quoted)
-}
-
-/// Runs `cmd` on `path` through `sh -c` and reads the loss: the last number on its stdout.
-fn run_eval(cmd: &str, path: &Path) -> Result<f64, QualityError> {
-    let line = command_for(cmd, path);
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(&line)
-        .output()
-        .map_err(|e| QualityError(format!("--eval-cmd `{line}` did not start: {e}")))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
-        return Err(QualityError(format!(
-            "--eval-cmd `{line}` failed ({}){}",
-            out.status,
-            if tail.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ": {}",
-                    tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-                )
-            }
-        )));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
-        .split_whitespace()
-        .rev()
-        .find_map(|w| {
-            w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-        })
-        .ok_or_else(|| {
-            QualityError(format!(
-                "--eval-cmd `{line}` printed no number on stdout (the loss is the last number it prints)"
-            ))
-        })
-}
-
-impl Quality for EvalCommand<'_> {
-    fn name(&self) -> String {
-        format!(
-            "loss degradation ≤ {} by --eval-cmd `{}` (original loss {})",
-            self.max_degradation, self.cmd, self.original_loss
-        )
-    }
-
-    fn check(&mut self, trial: &Trial<'_>) -> Result<Verdict, QualityError> {
-        let started = Instant::now();
-        let path = self.dir.join("candidate.safetensors");
-        let write = || -> std::io::Result<()> {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
-            f.write_all(self.prefix)?;
-            for (bytes, searched) in self.tensors {
-                match searched {
-                    Some(i) => f.write_all(&trial.restored_bytes(*i))?,
-                    None => f.write_all(bytes)?,
-                }
-            }
-            f.flush()
-        };
-        write().map_err(|e| {
-            QualityError(format!(
-                "cannot write the candidate {}: {e}",
-                path.display()
-            ))
-        })?;
-        let loss = run_eval(&self.cmd, &path)?;
-        self.evaluations += 1;
-        self.time += started.elapsed();
-        let degradation = (loss - self.original_loss) / self.original_loss;
-        Ok(Verdict {
-            accepted: degradation <= self.max_degradation,
-            score: degradation,
-        })
-    }
-}
-
-impl Drop for EvalCommand<'_> {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// The second moment of tensor `name` in an optimizer state: `exp_avg_sq.<name>` (as
@@ -233,89 +125,13 @@ fn load_second_moments(
     Ok((out, zero))
 }
 
-/// The restored levels of the snapshot at `path` (opened as `reader`), after its chain:
-/// its base is `explicit` or the file its annex names next to `path`.
-fn chain_levels(
-    path: &Path,
-    reader: &SnapshotReader<Source>,
-    explicit: Option<&Path>,
-    depth: usize,
-) -> Result<(Levels, Annex)> {
-    let ctx = || path.display().to_string();
-    let annex = Annex::of(reader)
-        .with_context(ctx)?
-        .ok_or(ins::InshrinkError::NotInshrink)
-        .with_context(ctx)?;
-    let base = match &annex.base {
-        None => None,
-        Some(link) => {
-            if depth >= MAX_CHAIN {
-                bail!(
-                    "{}: chain of more than {MAX_CHAIN} snapshots",
-                    path.display()
-                );
-            }
-            let base_path = match explicit {
-                Some(p) => p.to_path_buf(),
-                None => path.parent().unwrap_or(Path::new(".")).join(&link.name),
-            };
-            if !base_path.exists() {
-                bail!(
-                    "{}: its base snapshot `{}` is not at {}: pass it with --base",
-                    path.display(),
-                    link.name,
-                    base_path.display()
-                );
-            }
-            let (base_reader, _) = open_snapshot(&base_path)?;
-            if base_reader.index_checksum != link.index_checksum {
-                return Err(ins::InshrinkError::WrongBase(format!(
-                    "{} has index checksum {:016x}, {} was made against `{}` with {:016x}",
-                    base_path.display(),
-                    base_reader.index_checksum,
-                    path.display(),
-                    link.name,
-                    link.index_checksum
-                ))
-                .into());
-            }
-            Some(chain_levels(&base_path, &base_reader, None, depth + 1)?.0)
-        }
-    };
-    let levels = ins::decode_levels(reader, base.as_ref()).with_context(ctx)?;
-    Ok((levels, annex))
-}
-
-/// `bitlens decompress` of an inshrink snapshot: the safetensors file with the restored values.
-pub fn decompress(
-    input: &Path,
-    reader: &SnapshotReader<Source>,
-    output: &Path,
-    base: Option<&Path>,
-) -> Result<u64> {
-    let (levels, _) = chain_levels(input, reader, base, 0)?;
-    let mut written = 0u64;
-    write_output(output, |out| {
-        ins::decode_all(reader, &levels, &mut |b: &[u8]| {
-            out.write_all(b).map_err(SnapshotError::from)?;
-            written += b.len() as u64;
-            Ok(())
-        })
-        .with_context(|| input.display().to_string())
-    })?;
-    Ok(written)
-}
-
-/// The JSON of a setting (the protocol's [`SettingInfo`], shared with the page).
-fn setting_json(s: Setting) -> Value {
-    serde_json::to_value(SettingInfo::from(s)).unwrap_or(Value::Null)
-}
-
-/// `bitlens compress --codec inshrink`.
-pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
+/// `bitlens compress --codec inshrink`: the local safetensors file `input` searched under the
+/// threshold `args` gives and written to the version 4 snapshot `output`; the report of the
+/// search, the sizes and every tensor's setting and error.
+pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressReport> {
     let started = Instant::now();
     let ck = Checkpoint::open(input)?;
-    if ck.shards.len() != 1 || ck.index.is_some() || crate::remote::is_url(input)? {
+    if ck.shards.len() != 1 || ck.index.is_some() || is_url(input)? {
         bail!(
             "--codec inshrink compresses one local safetensors file, {} is not",
             input.display()
@@ -398,10 +214,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
             second_moment: m.as_deref(),
         })
         .collect();
-    let storage = match args.protect {
-        ProtectDtype::Original => ProtectStorage::Original,
-        ProtectDtype::Bf16 => ProtectStorage::Bf16,
-    };
+    let storage = args.protect;
     let prep = Prepared::new(
         inputs,
         Options {
@@ -413,10 +226,10 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
     let prepare_time = t0.elapsed();
     let t1 = Instant::now();
     let previous_plan = prev.as_ref().map(|(_, a, _)| a.plan);
-    let (outcome, quality_json) = match (&args.eval_cmd, args.max_degradation) {
+    let (outcome, quality) = match (&args.eval_cmd, args.max_degradation) {
         (Some(cmd), Some(d)) => {
             let o0 = Instant::now();
-            let original_loss = run_eval(cmd, input).map_err(|e| anyhow::anyhow!(e.0))?;
+            let original_loss = run_eval(cmd, input).map_err(|e| Error::invalid(e.0))?;
             let original_time = o0.elapsed();
             if original_loss.is_nan() || original_loss <= 0.0 {
                 bail!(
@@ -442,7 +255,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
                 time: Duration::ZERO,
             };
             let outcome =
-                search(&prep, &mut q, previous_plan.as_ref()).map_err(|e| anyhow::anyhow!(e.0))?;
+                search(&prep, &mut q, previous_plan.as_ref()).map_err(|e| Error::invalid(e.0))?;
             let qj = QualityInfo {
                 kind: "eval-cmd".into(),
                 name: q.name(),
@@ -459,8 +272,8 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
             let e = args.max_error.unwrap_or(0.0);
             let mut q = L2Budget { max_error: e };
             let outcome =
-                search(&prep, &mut q, previous_plan.as_ref()).map_err(|e| anyhow::anyhow!(e.0))?;
-            let qj = QualityInfo::l2_proxy(e, &outcome.report);
+                search(&prep, &mut q, previous_plan.as_ref()).map_err(|e| Error::invalid(e.0))?;
+            let qj = l2_proxy_quality(e, &outcome.report);
             (outcome, qj)
         }
     };
@@ -491,35 +304,44 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
             })
         })
         .collect();
-    let mut stored = SearchReport::new(&outcome.report, quality_json, storage);
-    stored.optimizer = match &args.optimizer {
-        Some(p) => json!({"path": p, "matched": matched, "all_zero": zero_moments,
-            "tensors": searched.len(),
-            "estimate": "sensitivity |w|·sqrt(v), v = Adam's second moment"})
-        .into(),
-        None => None,
-    };
+    let mut stored = search_report(&outcome.report, quality, storage);
+    stored.optimizer = args.optimizer.as_ref().map(|p| OptimizerInfo {
+        path: p.clone(),
+        matched,
+        all_zero: zero_moments,
+        tensors: searched.len(),
+        estimate: "sensitivity |w|·sqrt(v), v = Adam's second moment".into(),
+    });
     let link = prev
         .as_ref()
         .filter(|_| delta_tensors > 0)
         .map(|(_, _, l)| l.clone());
     stored.base = match (&args.base, &prev) {
-        (Some(p), Some((_, _, l))) => Some(json!({"path": p, "name": l.name,
-            "plan_from_base": true, "delta_tensors": delta_tensors})),
+        (Some(p), Some((_, _, l))) => Some(SearchBase {
+            path: p.clone(),
+            name: l.name.clone(),
+            plan_from_base: true,
+            delta_tensors,
+        }),
         _ => None,
     };
-    stored.times = Some(json!({"read_seconds": secs(read_time),
-        "prepare_seconds": secs(prepare_time), "search_seconds": secs(search_time)}));
-    let mut report = serde_json::to_value(&stored)?;
+    stored.times = Some(SearchTimes {
+        read_seconds: secs(read_time),
+        prepare_seconds: secs(prepare_time),
+        search_seconds: secs(search_time),
+        encode_seconds: None,
+        total_seconds: None,
+    });
     let annex = Annex {
         plan: outcome.plan,
         storage,
-        base: link.clone(),
-        report: report.to_string(),
+        base: link,
+        report: serde_json::to_string(&stored)
+            .map_err(|e| Error::invalid(format!("the search report does not serialize: {e}")))?,
     };
     let mut written = 0u64;
     write_output(output, |out| {
-        let mut counter = crate::snapshot_cmd::CountingWriter {
+        let mut counter = CountingWriter {
             inner: out,
             count: 0,
         };
@@ -529,89 +351,27 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<()> {
         Ok(())
     })?;
     let encode_time = t2.elapsed();
-    report["times"]["encode_seconds"] = json!(secs(encode_time));
-    report["times"]["total_seconds"] = json!(secs(started.elapsed()));
-    report["input_bytes"] = json!(header.file_size);
-    report["output_bytes"] = json!(written);
-    report["ratio"] = json!(written as f64 / header.file_size.max(1) as f64);
-    report["tensors"] = outcome
+    if let Some(t) = &mut stored.times {
+        t.encode_seconds = Some(secs(encode_time));
+        t.total_seconds = Some(secs(started.elapsed()));
+    }
+    let tensors = outcome
         .report
         .tensors
         .iter()
-        .map(|t| {
-            json!({"name": t.name, "layer": t.kind.name(), "group": Group::of(t.kind).name(),
-                "setting": setting_json(t.setting), "error": t.error})
+        .map(|t| TensorSearch {
+            name: t.name.clone(),
+            layer: t.kind.name().to_owned(),
+            group: Group::of(t.kind).name().to_owned(),
+            setting: t.setting.into(),
+            error: t.error,
         })
         .collect();
-    print_report(&report, link.as_ref(), args.json)
-}
-
-/// The compress report: a few lines on stderr, or the JSON document on stdout.
-fn print_report(report: &Value, link: Option<&ChainLink>, json: bool) -> Result<()> {
-    if json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, report)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    let q = &report["quality"];
-    eprintln!(
-        "bitlens: inshrink, quality: {} — {} evaluations",
-        q["name"].as_str().unwrap_or(""),
-        q["evaluations"]
-    );
-    for g in report["groups"].as_array().into_iter().flatten() {
-        eprintln!(
-            "  group {:<9} {} ({}, {} trials, largest tensor error {:.4})",
-            g["group"].as_str().unwrap_or(""),
-            setting_text(&g["setting"]),
-            g["mode"].as_str().unwrap_or(""),
-            g["trials"],
-            g["max_error"].as_f64().unwrap_or(0.0)
-        );
-    }
-    if let Some(l) = link {
-        eprintln!(
-            "  delta against {} ({} tensors)",
-            l.name, report["base"]["delta_tensors"]
-        );
-    }
-    let t = &report["times"];
-    eprintln!(
-        "bitlens: {} → {} bytes (ratio {:.4}); search {:.2} s, encode {:.2} s, total {:.2} s",
-        report["input_bytes"],
-        report["output_bytes"],
-        report["ratio"].as_f64().unwrap_or(0.0),
-        t["search_seconds"].as_f64().unwrap_or(0.0),
-        t["encode_seconds"].as_f64().unwrap_or(0.0),
-        t["total_seconds"].as_f64().unwrap_or(0.0)
-    );
-    Ok(())
-}
-
-/// A setting's JSON as text ([`SettingInfo`]'s display).
-pub fn setting_text(s: &Value) -> String {
-    serde_json::from_value::<SettingInfo>(s.clone())
-        .map_or_else(|_| "(unknown setting)".into(), |s| s.to_string())
-}
-
-/// What `inspect` shows of an inshrink snapshot: the protocol's [`InshrinkInfo`] (the plan, the
-/// search report, the groups' largest achieved errors; the page shows the same document) and per
-/// tensor its stream's setting, achieved error and protected count (read from the streams; `null`
-/// for tensors of other codecs).
-pub fn inspect_json(reader: &SnapshotReader<Source>) -> Result<Option<(Value, Vec<Value>)>> {
-    let Some(mut info) = InshrinkInfo::of_reader(reader, true)? else {
-        return Ok(None);
-    };
-    let tensors = reader
-        .entries
-        .iter()
-        .map(|e| {
-            info.tensor(&e.name)
-                .and_then(|t| serde_json::to_value(t).ok())
-                .unwrap_or(Value::Null)
-        })
-        .collect();
-    info.tensors.clear();
-    Ok(Some((serde_json::to_value(&info)?, tensors)))
+    Ok(CompressReport {
+        search: stored,
+        input_bytes: header.file_size,
+        output_bytes: written,
+        ratio: written as f64 / header.file_size.max(1) as f64,
+        tensors,
+    })
 }

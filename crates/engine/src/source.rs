@@ -1,0 +1,134 @@
+//! Local files and URLs as [`ReadAt`] sources: a file read with positioned reads (threads share
+//! it), an `http(s)` URL read by Range requests ([`crate::http`]), and a source whose first bytes
+//! are already in memory (format detection costs no request of its own).
+
+use crate::error::{Context, Result};
+use crate::http::HttpSource;
+use bitlens_tensors::{ReadAt, SourceError};
+use std::fs::File;
+use std::path::Path;
+
+/// A local file read with positioned reads (no shared cursor, so threads can share it).
+pub struct FileSource {
+    file: File,
+    size: u64,
+}
+
+impl FileSource {
+    /// Opens a file for positioned reads.
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        let size = file
+            .metadata()
+            .with_context(|| format!("{}: cannot stat", path.display()))?
+            .len();
+        Ok(FileSource { file, size })
+    }
+}
+
+impl ReadAt for FileSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        bitlens_tensors::source::check_bounds(offset, buf.len(), self.size)?;
+        read_at(&self.file, offset, buf).map_err(|source| SourceError::Backend {
+            offset,
+            len: buf.len() as u64,
+            source,
+        })
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, mut offset: u64, mut buf: &mut [u8]) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset)? {
+            0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            n => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An input's bytes: a local file or a remote one.
+pub enum Source {
+    /// A local file.
+    File(FileSource),
+    /// An `http(s)` URL read by range requests.
+    Http(HttpSource),
+}
+
+impl Source {
+    /// Opens a local path or an `http(s)` URL.
+    pub fn open(input: &Path) -> Result<Source> {
+        if is_url(input)? {
+            return Ok(Source::Http(HttpSource::open(&input.to_string_lossy())?));
+        }
+        Ok(Source::File(FileSource::open(input)?))
+    }
+}
+
+impl ReadAt for Source {
+    fn size(&self) -> u64 {
+        match self {
+            Source::File(f) => f.size(),
+            Source::Http(h) => h.size(),
+        }
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        match self {
+            Source::File(f) => f.read_exact_at(offset, buf),
+            Source::Http(h) => h.read_exact_at(offset, buf),
+        }
+    }
+}
+
+/// True when `input` names an `http://` or `https://` URL; an error for other `scheme://` forms.
+pub fn is_url(input: &Path) -> Result<bool> {
+    match input.to_str() {
+        Some(s) => Ok(bitlens_remote::is_url(s)?),
+        None => Ok(false),
+    }
+}
+
+/// A source whose first bytes were read already: reads inside them are served from memory, so
+/// detecting the format costs no request of its own.
+pub(crate) struct Head<'a> {
+    /// The source.
+    pub src: &'a dyn ReadAt,
+    /// Its first bytes.
+    pub first: Vec<u8>,
+}
+
+impl ReadAt for Head<'_> {
+    fn size(&self) -> u64 {
+        self.src.size()
+    }
+
+    /// Serves the part of a read inside the first bytes from memory and reads only the rest.
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        match usize::try_from(offset) {
+            Ok(at) if at < self.first.len() => {
+                let n = (self.first.len() - at).min(buf.len());
+                buf[..n].copy_from_slice(&self.first[at..at + n]);
+                if n < buf.len() {
+                    self.src.read_exact_at(offset + n as u64, &mut buf[n..])?;
+                }
+                Ok(())
+            }
+            _ => self.src.read_exact_at(offset, buf),
+        }
+    }
+}
