@@ -9,7 +9,8 @@
 //! so a hostile file costs at most what its own size justifies.
 //!
 //! The readers, one module each: [`safetensors`] (the existing [`crate::header`]), [`gguf`],
-//! [`pytorch`] (zip and legacy pickle, over [`pickle`] and [`zip`]), [`npy`] and [`npz`].
+//! [`pytorch`] (zip and legacy pickle, over [`pickle`] and [`zip`]), [`numpy`] ([`npy`] and
+//! [`npz`]).
 //! [`open`] detects the format and runs its reader.
 
 pub mod bytes;
@@ -20,11 +21,12 @@ pub mod safetensors;
 use crate::{Dtype, ReadAt, SourceError};
 use serde::{Deserialize, Serialize};
 
-pub mod npy;
-pub mod npz;
+pub mod numpy;
 pub mod pickle;
 pub mod pytorch;
 pub mod zip;
+
+pub use numpy::{npy, npz};
 
 /// The container formats, as detected from their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
