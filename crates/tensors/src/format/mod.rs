@@ -22,11 +22,11 @@ use crate::{Dtype, ReadAt, SourceError};
 use serde::{Deserialize, Serialize};
 
 pub mod numpy;
-pub mod pickle;
 pub mod pytorch;
 pub mod zip;
 
 pub use numpy::{npy, npz};
+pub use pytorch::pickle;
 
 /// The container formats, as detected from their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
