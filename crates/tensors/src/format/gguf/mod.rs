@@ -27,7 +27,7 @@ mod cursor;
 pub mod dequant;
 mod error;
 pub mod meta;
-pub mod stats;
+pub mod parts;
 #[cfg(test)]
 mod tests;
 pub mod types;
@@ -41,7 +41,7 @@ use std::collections::HashSet;
 
 pub use dequant::{can_dequantize, dequantize, dequantize_to_vec, DequantError};
 pub use error::GgufError;
-pub use stats::{block_parts, QuantStats};
+pub use parts::block_parts;
 
 /// `GGUF` read as a little-endian u32.
 pub const MAGIC: [u8; 4] = *b"GGUF";
