@@ -4,7 +4,7 @@
 //! `.npy` / `.npz` (through a zip reader with bounded inflate) — each read into one
 //! [`format::Layout`].
 //!
-//! - [`format`]: the readers, one module per format, and what they share: format detection, the
+//! - [`format`](mod@format): the readers, one module per format, and what they share: format detection, the
 //!   [`format::Layout`] they produce, a tensor's bytes in element order from any layout
 //!   ([`format::bytes`]).
 //! - [`dtype`]: every element type of the safetensors spec and its bit layout.

@@ -83,7 +83,7 @@ impl<'a> Inflater<'a> {
     }
 
     /// [`Inflater::new`] given the stream's first compressed bytes already read (`prefix`, at
-    /// most `compressed` bytes: see [`Archive::locate`]).
+    /// most `compressed` bytes: see [`Archive::locate`](super::Archive::locate)).
     pub fn with_prefix(
         src: &'a dyn ReadAt,
         offset: u64,

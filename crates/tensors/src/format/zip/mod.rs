@@ -1,8 +1,8 @@
-//! A zip reader over [`ReadAt`] for the zips checkpoints come in (PyTorch's `archive/…` files,
-//! NumPy's `.npz`): it reads the end of central directory record (in the last KiB, else searching
-//! back at most 64 KiB + 22 bytes), the zip64 locator and record when present (usually in the same
-//! read), and the central directory — two reads for most archives, never a pass over the members'
-//! data. A member's local header is read only when its data offset is asked for
+//! A zip reader over [`ReadAt`](crate::source::ReadAt) for the zips checkpoints come in
+//! (PyTorch's `archive/…` files, NumPy's `.npz`): it reads the end of central directory record (in
+//! the last KiB, else searching back at most 64 KiB + 22 bytes), the zip64 locator and record when
+//! present (usually in the same read), and the central directory — two reads for most archives,
+//! never a pass over the members' data. A member's local header is read only when its data offset is asked for
 //! ([`Archive::data_offset`]; [`Archive::locate`] also returns the member's first bytes from the
 //! same read), so opening a remote archive costs the same few range requests whatever its size.
 //!
