@@ -249,17 +249,9 @@ mod tests {
 
     #[test]
     fn quant_stats_cover_the_main_families() {
-        let mut rng = 12345u64;
         for ty in GgmlType::all().filter(|&t| code_bits(t).is_some()) {
             let n = ty.block_bytes().unwrap() as usize * 3;
-            let bytes: Vec<u8> = (0..n)
-                .map(|_| {
-                    rng = rng
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (rng >> 56) as u8
-                })
-                .collect();
+            let bytes = bitlens_test_support::rng::bytes(12345 + u64::from(ty.0), n);
             let mut s = QuantStats::new(ty).unwrap();
             s.add(&bytes).unwrap();
             assert_eq!(s.code_hist.len(), 1 << s.code_bits(), "{ty:?}");
