@@ -1,12 +1,12 @@
 //! Reading checkpoints of several formats without reading their data: safetensors (with the shard
-//! index of sharded checkpoints), GGUF (with the dequantization of every ggml block type), PyTorch
+//! index of sharded checkpoints), GGUF (with the dequantization of the ggml block types), PyTorch
 //! zips and legacy pickles (through a bounded pickle machine that never calls anything) and NumPy
 //! `.npy` / `.npz` (through a zip reader with bounded inflate) — each read into one
 //! [`format::Layout`].
 //!
-//! - [`format`](mod@format): the readers, one module per format, and what they share: format detection, the
-//!   [`format::Layout`] they produce, a tensor's bytes in element order from any layout
-//!   ([`format::bytes`]).
+//! - [`format`](mod@format): the readers, one module per format, and what they share: format
+//!   detection, the [`format::Layout`] they produce, a tensor's bytes in element order from any
+//!   layout ([`format::bytes`]).
 //! - [`dtype`]: every element type of the safetensors spec and its bit layout.
 //! - [`checkpoint`]: the rules that make several files (and a shard index) one checkpoint: every
 //!   shard present, every indexed tensor in its shard, no tensor name in two files.

@@ -10,7 +10,7 @@
 //!
 //! One module per format:
 //! - [`safetensors`]: the header and the shard index of sharded checkpoints;
-//! - [`gguf`]: llama.cpp's format, with the dequantization of every ggml block type;
+//! - [`gguf`]: llama.cpp's format, with the dequantization of its block-quantized types;
 //! - [`pytorch`]: `torch.save` zips and legacy files, over its restricted [`pickle`] machine;
 //! - [`numpy`]: `.npy` ([`npy`]) and `.npz` ([`npz`]);
 //! - [`zip`]: the zip reader (with bounded inflate) that `.npz` and PyTorch zips share.
