@@ -3,7 +3,8 @@
 //! and the dequantizer and the quant statistics must take whatever blocks it finds.
 #![no_main]
 
-use bitlens_tensors::format::gguf::{self, dequantize, QuantStats};
+use bitlens_stats::QuantStats;
+use bitlens_tensors::format::gguf::{self, dequantize};
 use libfuzzer_sys::fuzz_target;
 
 /// Bytes of each tensor dequantized (whole blocks), to keep every input fast.

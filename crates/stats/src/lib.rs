@@ -36,6 +36,6 @@ pub use accumulator::{
 pub use dequant_diff::{DequantDiff, DequantDiffAccumulator};
 pub use entry::EntryDiff;
 pub use flip::{FlipAccumulator, FlipStats};
-pub use quant::{DequantStats, QuantAccumulator, QuantSummary};
+pub use quant::{DequantStats, QuantAccumulator, QuantStats, QuantSummary};
 pub use summary::{DtypeFlips, DtypeSummary, FlipSummary, Summary};
 pub use values::{ValueHistogram, ValueStats, VALUE_BINS};

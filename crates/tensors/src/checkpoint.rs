@@ -20,8 +20,8 @@
 //! Tensors a shard holds but the index does not list are accepted; [`Checkpoint::unlisted`]
 //! counts them so a caller can warn.
 
+use crate::format::safetensors::index::ShardIndex;
 use crate::format::{bytes, Entry, Layout};
-use crate::index::ShardIndex;
 use std::collections::HashMap;
 
 /// Why a set of files does not make one consistent checkpoint.

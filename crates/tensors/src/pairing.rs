@@ -7,8 +7,8 @@
 //! Names are unique within a checkpoint; should a side repeat one anyway, B's first occurrence is
 //! the one paired and a later one counts as only in B.
 
+use crate::format::safetensors::header::TensorInfo;
 use crate::format::{ElementType, Entry};
-use crate::header::TensorInfo;
 use std::collections::HashMap;
 
 /// What pairing looks at in one tensor.

@@ -1,9 +1,9 @@
-//! A platform-neutral random-access byte source, and header reading on top of it.
+//! A platform-neutral random-access byte source, and reading a range of it in windows.
 //!
 //! Backends live at the edges: the CLI implements [`ReadAt`] for files, the web app for `Blob`s
 //! and HTTP range requests. Offsets are `u64` so 5–10 GB shards work on wasm32 too.
 
-use crate::header::{Header, HeaderError, LEN_PREFIX};
+use crate::format::safetensors::header::HeaderError;
 
 /// Why a read from a [`ReadAt`] source failed.
 #[derive(Debug, thiserror::Error)]
@@ -84,22 +84,6 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
         (**self).read_exact_at(offset, buf)
     }
-}
-
-/// Reads and validates the header of a safetensors source with two small reads (the 8-byte
-/// length, then the JSON); the data section is never touched.
-pub fn read_header<R: ReadAt + ?Sized>(src: &R) -> Result<Header, SourceError> {
-    let size = src.size();
-    if size < LEN_PREFIX {
-        return Err(HeaderError::FileTooSmall { file_size: size }.into());
-    }
-    let mut first8 = [0u8; 8];
-    src.read_exact_at(0, &mut first8)?;
-    let needed = Header::needed_prefix(first8, size)?;
-    // `needed` ≤ 8 + MAX_HEADER_LEN, so this allocation is bounded by the limit and the file size.
-    let mut prefix = vec![0u8; needed as usize];
-    src.read_exact_at(0, &mut prefix)?;
-    Ok(Header::parse(&prefix, size)?)
 }
 
 /// Visits `[start, end)` of a source in windows of at most `window` bytes, reusing one buffer, so a

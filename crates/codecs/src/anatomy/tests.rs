@@ -318,8 +318,8 @@ fn fp8_matches_the_ofp8_spec_table() {
     }
 }
 
-/// fp8 against `ml_dtypes` (see gen_fp8_ml_dtypes.py): every pattern's value, and the rounding
-/// of every tie, its neighbours, overflow and random values.
+/// fp8 against `ml_dtypes` (see scripts/gen/fp8_ml_dtypes.py): every pattern's value, and the
+/// rounding of every tie, its neighbours, overflow and random values.
 #[test]
 fn fp8_matches_ml_dtypes() {
     let text = include_str!("fp8_ml_dtypes.txt");

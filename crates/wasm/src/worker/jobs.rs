@@ -316,7 +316,7 @@ pub fn decode_tensor(
     let base = base.map(FileSource::open).transpose()?;
     let base_header = base
         .as_ref()
-        .map(bitlens_tensors::source::read_header)
+        .map(bitlens_tensors::read_header)
         .transpose()
         .map_err(|e| Failure(format!("base: {e}")))?;
     let base_src = base

@@ -4,7 +4,7 @@
 //! (index = code), each with a table as its text alternative. The numbers are
 //! [`bitlens_stats::QuantSummary`]'s (what `bitlens inspect --json` reports as `quant`; sizes and
 //! bins derived in [`crate::model::quant`]); what scales and codes are per type is
-//! [`bitlens_tensors::format::gguf::stats`]'s module doc.
+//! [`bitlens_tensors::format::gguf::parts`]'s module doc.
 
 use crate::model::format::{bytes, count, number, percent};
 use crate::model::quant::{scale_bins, CodeSizes, ScaleBin};

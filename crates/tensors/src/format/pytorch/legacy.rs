@@ -7,8 +7,8 @@
 //! headers are read (to check those counts), never the data.
 
 use super::objects::{entries, flatten};
+use super::pickle::{parse, Object, Pickle, PickleError};
 use super::{allowed, TorchError};
-use crate::format::pickle::{parse, Object, Pickle, PickleError};
 use crate::format::{Format, Layout};
 use crate::source::ReadAt;
 use std::collections::HashMap;

@@ -6,8 +6,8 @@
 //! strings) cannot blow up; and a container met again on its own path is
 //! [`TorchError::Recursive`].
 
+use super::pickle::{ObjId, Object, Pickle};
 use super::TorchError;
-use crate::format::pickle::{ObjId, Object, Pickle};
 use crate::format::{Data, ElementType, Entry, MetaValue};
 use crate::Dtype;
 use std::collections::{HashMap, HashSet};

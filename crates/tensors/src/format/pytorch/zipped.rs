@@ -4,8 +4,8 @@
 //! stored uncompressed (torch aligns them to 64 bytes). A storage's bytes are its member's data.
 
 use super::objects::{entries, flatten};
+use super::pickle::parse;
 use super::{allowed, TorchError};
-use crate::format::pickle::parse;
 use crate::format::zip::{Archive, Locate, Method};
 use crate::format::{Format, Layout};
 use crate::source::ReadAt;

@@ -10,13 +10,13 @@
 //! strides) are refused.
 
 use super::npy::{self, NpyError, NpyHeader, PREAMBLE_LEN};
-use super::zip::{Archive, Inflater, Member, Method, Scratch, ZipError};
-use super::{Data, ElementType, Entry, Format, Layout, MetaValue};
+use crate::format::zip::{Archive, Inflater, Member, Method, Scratch, ZipError};
+use crate::format::{Data, ElementType, Entry, Format, Layout, MetaValue};
 use crate::source::{ReadAt, SourceError};
 
 /// Streams bytes of a [`Data::Deflated`] entry (`offset`, `compressed`, `skip`, `len`) into a
 /// callback in windows: what a statistics reader calls for deflated `.npz` members.
-pub use super::zip::for_each_inflated;
+pub use crate::format::zip::for_each_inflated;
 
 /// Bytes of a member's data read along with its local header: numpy's `.npy` headers take 128
 /// (and deflate to less).
@@ -72,7 +72,7 @@ pub fn read(src: &dyn ReadAt) -> Result<Layout, NpzError> {
 /// the start of its data (inflating only that much of a deflated member).
 pub fn read_archive(src: &dyn ReadAt, archive: &Archive) -> Result<Layout, NpzError> {
     // Small members' local headers (and .npy headers) are read together.
-    let coalesced = super::coalesce::Coalesced::local_headers(src, archive, PREFETCH);
+    let coalesced = crate::format::coalesce::Coalesced::local_headers(src, archive, PREFETCH);
     let src: &dyn ReadAt = &coalesced;
     let mut entries = Vec::with_capacity(archive.members().len());
     let mut deflated = false;

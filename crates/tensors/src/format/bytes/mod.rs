@@ -23,9 +23,12 @@
 //! [`for_each_pair`] reads two tensors in lockstep through two readers: how a diff compares a
 //! deflated member or a view with its counterpart, window by window, on one thread.
 
-use super::zip::{self, ZipError};
-use super::{Data, ElementType, Entry};
+mod strided;
+
+use crate::format::zip::{self, ZipError};
+use crate::format::{Data, ElementType, Entry};
 use crate::source::{ReadAt, SourceError};
+use strided::View;
 
 /// The largest storage span a strided view is gathered from in memory (256 MiB).
 pub const MAX_GATHER_SPAN: u64 = 256 << 20;
@@ -151,61 +154,8 @@ enum Kind<'a> {
     Range { pos: u64 },
     /// A deflated member, its header already skipped.
     Deflated(Box<zip::Inflater<'a>>),
-    /// A view gathered from its storage span held in memory; `part` bytes of the current element
-    /// are already out.
-    Gather {
-        storage: Vec<u8>,
-        lo: u64,
-        es: usize,
-        part: usize,
-        odo: Odometer,
-    },
-    /// A view read row by row (contiguous last dimension); `done` bytes of the current row
-    /// (whose first storage element the odometer gives) are already out.
-    Rows {
-        offset: u64,
-        es: u64,
-        row: u64,
-        done: u64,
-        odo: Odometer,
-    },
-}
-
-/// Row-major position in a strided view: the index and its storage element.
-struct Odometer {
-    shape: Vec<u64>,
-    strides: Vec<u64>,
-    idx: Vec<u64>,
-    pos: u64,
-}
-
-impl Odometer {
-    fn new(shape: &[u64], strides: &[u64], first: u64) -> Odometer {
-        Odometer {
-            shape: shape.to_vec(),
-            strides: strides.to_vec(),
-            idx: vec![0; shape.len()],
-            pos: first,
-        }
-    }
-
-    /// The next index in row-major order (wrapping to the first after the last; the reader stops
-    /// by its byte count before that matters).
-    fn step(&mut self) {
-        // Wrapping: a dimension of size 1 may have any stride, so stepping past its end can leave
-        // u64 before stepping back; every position the reader uses is in the view (`View::new`).
-        for d in (0..self.shape.len()).rev() {
-            self.idx[d] += 1;
-            self.pos = self.pos.wrapping_add(self.strides[d]);
-            if self.idx[d] < self.shape[d] {
-                return;
-            }
-            self.pos = self
-                .pos
-                .wrapping_sub(self.strides[d].wrapping_mul(self.shape[d]));
-            self.idx[d] = 0;
-        }
-    }
+    /// A strided view.
+    Strided(strided::Strided),
 }
 
 impl<'a> Reader<'a> {
@@ -255,7 +205,9 @@ impl<'a> Reader<'a> {
                     element_bytes(entry.ty).ok_or(BytesError::ElementSize { ty: entry.ty })?;
                 check_source(src, *offset, *len)?;
                 let view = View::new(&entry.shape, strides, *storage_offset, *len / esize)?;
-                strided(src, *offset, esize, &view, window, max_span)?
+                Kind::Strided(strided::strided(
+                    src, *offset, esize, &view, window, max_span,
+                )?)
             }
         };
         Ok(Reader { src, left, kind })
@@ -293,46 +245,8 @@ impl<'a> Reader<'a> {
                 n
             }
             Kind::Deflated(inf) => inf.read(out)?,
-            Kind::Gather {
-                storage,
-                lo,
-                es,
-                part,
-                odo,
-            } => {
-                let mut filled = 0;
-                while filled < n {
-                    let at = ((odo.pos - *lo) as usize) * *es + *part;
-                    let k = (*es - *part).min(n - filled);
-                    out[filled..filled + k].copy_from_slice(&storage[at..at + k]);
-                    filled += k;
-                    *part += k;
-                    if *part == *es {
-                        *part = 0;
-                        odo.step();
-                    }
-                }
-                n
-            }
-            Kind::Rows {
-                offset,
-                es,
-                row,
-                done,
-                odo,
-            } => {
-                let mut filled = 0;
-                while filled < n {
-                    let k = (*row - *done).min((n - filled) as u64) as usize;
-                    let at = *offset + odo.pos * *es + *done;
-                    self.src.read_exact_at(at, &mut out[filled..filled + k])?;
-                    filled += k;
-                    *done += k as u64;
-                    if *done == *row {
-                        *done = 0;
-                        odo.step();
-                    }
-                }
+            Kind::Strided(view) => {
+                view.read(self.src, out)?;
                 n
             }
         };
@@ -386,127 +300,12 @@ where
     }
 }
 
-/// A checked strided view: its shape, strides, first and last storage element.
-struct View<'a> {
-    shape: &'a [u64],
-    strides: &'a [u64],
-    first: u64,
-    numel: u64,
-    /// Smallest and largest storage element touched (`numel > 0`).
-    lo: u64,
-    hi: u64,
-}
-
-impl<'a> View<'a> {
-    fn new(
-        shape: &'a [u64],
-        strides: &'a [u64],
-        first: u64,
-        available: u64,
-    ) -> Result<View<'a>, BytesError> {
-        let out = |needed| BytesError::OutOfStorage { needed, available };
-        if shape.len() != strides.len() {
-            return Err(out(u128::MAX));
-        }
-        let numel = shape
-            .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(d))
-            .ok_or(out(u128::MAX))?;
-        if numel == 0 {
-            return Ok(View {
-                shape,
-                strides,
-                first,
-                numel,
-                lo: first,
-                hi: first,
-            });
-        }
-        // Strides are unsigned, so the first element is the lowest and the last the highest.
-        let last = shape
-            .iter()
-            .zip(strides)
-            .try_fold(u128::from(first), |acc, (&d, &s)| {
-                acc.checked_add(u128::from(d - 1) * u128::from(s))
-            })
-            .ok_or(out(u128::MAX))?;
-        if last >= u128::from(available) {
-            return Err(out(last + 1));
-        }
-        Ok(View {
-            shape,
-            strides,
-            first,
-            numel,
-            lo: first,
-            hi: last as u64,
-        })
-    }
-}
-
-/// How a view is read (see the module doc for the cost).
-fn strided<'a>(
-    src: &dyn ReadAt,
-    offset: u64,
-    esize: u64,
-    view: &View,
-    window: usize,
-    max_span: u64,
-) -> Result<Kind<'a>, BytesError> {
-    let odometer = || Odometer::new(view.shape, view.strides, view.first);
-    if view.numel == 0 {
-        // Nothing to read (the view's first element need not exist).
-        return Ok(Kind::Gather {
-            storage: Vec::new(),
-            lo: view.lo,
-            es: esize as usize,
-            part: 0,
-            odo: odometer(),
-        });
-    }
-    // The view lies in its storage (`View::new`), and the storage in the source (`check_source`):
-    // none of these products overflow.
-    let span = (view.hi - view.lo + 1) * esize;
-    if span <= max_span {
-        let base = offset + view.lo * esize;
-        let mut storage = vec![0u8; span as usize];
-        for (i, chunk) in storage.chunks_mut(window).enumerate() {
-            src.read_exact_at(base + (i * window) as u64, chunk)?;
-        }
-        return Ok(Kind::Gather {
-            storage,
-            lo: view.lo,
-            es: esize as usize,
-            part: 0,
-            odo: odometer(),
-        });
-    }
-    let dims = view.shape.len();
-    if dims == 0 || view.strides[dims - 1] != 1 {
-        return Err(BytesError::Scattered {
-            span,
-            max: max_span,
-        });
-    }
-    // Rows: the last dimension is contiguous; one read per row (or per window of a row).
-    Ok(Kind::Rows {
-        offset,
-        es: esize,
-        row: view.shape[dims - 1] * esize,
-        done: 0,
-        odo: Odometer::new(
-            &view.shape[..dims - 1],
-            &view.strides[..dims - 1],
-            view.first,
-        ),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::coalesce::tests::Counting;
-    use crate::format::{npy, npz, pytorch, zip::crc32};
+    use crate::format::numpy::{npy, npz};
+    use crate::format::{pytorch, zip::crc32};
 
     fn fixture(path: &str) -> Vec<u8> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");

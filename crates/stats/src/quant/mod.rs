@@ -8,19 +8,23 @@
 //!    reference kernels as gguf-py's `dequantize`) as `F32`: value statistics and histograms,
 //!    sign / exponent / mantissa histograms — [`DequantStats`], in
 //!    [`TensorStats::dequantized`] (absent for types that cannot be dequantized);
-//! 3. the block scales' distribution and the quant codes' histogram and entropy
-//!    ([`bitlens_tensors::format::gguf::QuantStats`]) as [`QuantSummary`], in
-//!    [`TensorStats::quant`] (absent for the grid types it does not cover).
+//! 3. the block scales' distribution and the quant codes' histogram and entropy ([`QuantStats`],
+//!    module `parts`) as [`QuantSummary`], in [`TensorStats::quant`] (absent for the grid types it
+//!    does not cover).
 //!
 //! Memory is bounded: windows are cut into whole blocks (a partial block waits for the next
 //! window) and dequantized in pieces of at most [`DEQUANT_BLOCKS`] blocks into one reused buffer.
 
 use crate::accumulator::{Accumulator, FloatStats, StatsError, TensorStats};
 use crate::values::ValueStats;
-use bitlens_tensors::format::gguf::{can_dequantize, dequantize, QuantStats};
+use bitlens_tensors::format::gguf::{can_dequantize, dequantize};
 use bitlens_tensors::format::GgmlType;
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
+
+mod parts;
+
+pub use parts::{QuantStats, QuantSummary};
 
 /// Blocks dequantized per piece (Q4_K: 256 values a block, so 1 MiB of `f32`s).
 pub const DEQUANT_BLOCKS: usize = 1024;
@@ -34,62 +38,6 @@ pub struct DequantStats {
     pub float: Option<FloatStats>,
     /// Entropy of the `f32` exponent field in bits.
     pub exponent_entropy: Option<f64>,
-}
-
-/// A quantized tensor's block scales and quant codes (see
-/// [`bitlens_tensors::format::gguf::stats`] for what scales and codes are per type).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QuantSummary {
-    /// Blocks seen.
-    pub blocks: u64,
-    /// Finite scales seen.
-    pub scales: u64,
-    /// Smallest finite scale.
-    pub scale_min: Option<f32>,
-    /// Largest finite scale.
-    pub scale_max: Option<f32>,
-    /// Mean of the finite scales.
-    pub scale_mean: Option<f64>,
-    /// Scales exactly zero.
-    pub scale_zero: u64,
-    /// Negative finite scales.
-    pub scale_negative: u64,
-    /// NaN or infinite scales.
-    pub scale_nonfinite: u64,
-    /// log2 of the lower edge of the first bin of `scale_hist`.
-    pub scale_hist_log2_min: f64,
-    /// log2 width of one bin of `scale_hist`.
-    pub scale_hist_log2_step: f64,
-    /// Histogram of log2 |scale| of the non-zero finite scales (ends clamped).
-    pub scale_hist: Vec<u64>,
-    /// Bits per quant code.
-    pub code_bits: u32,
-    /// How often each code occurs (index = code).
-    pub code_hist: Vec<u64>,
-    /// Shannon entropy of the codes, bits per code.
-    pub code_entropy: f64,
-}
-
-impl QuantSummary {
-    fn of(q: &QuantStats) -> QuantSummary {
-        let finite = q.scales > 0;
-        QuantSummary {
-            blocks: q.blocks,
-            scales: q.scales,
-            scale_min: finite.then_some(q.scale_min),
-            scale_max: finite.then_some(q.scale_max),
-            scale_mean: q.scale_mean(),
-            scale_zero: q.scale_zero,
-            scale_negative: q.scale_negative,
-            scale_nonfinite: q.scale_nonfinite,
-            scale_hist_log2_min: QuantStats::scale_bin_log2(0),
-            scale_hist_log2_step: QuantStats::scale_bin_log2(1) - QuantStats::scale_bin_log2(0),
-            scale_hist: q.scale_hist.clone(),
-            code_bits: q.code_bits(),
-            code_hist: q.code_hist.clone(),
-            code_entropy: q.code_entropy(),
-        }
-    }
 }
 
 /// Why a quantized tensor's statistics failed.

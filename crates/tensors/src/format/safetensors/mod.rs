@@ -1,9 +1,15 @@
-//! safetensors as a [`Layout`]: the existing header parser ([`crate::header`], with its rules)
-//! read through [`read_header`], every tensor a [`Data::Range`] at its absolute offset
-//! (`8 + N + start`), `__metadata__` as string metadata in file order.
+//! safetensors: the `8 + N`-byte header ([`header`], validated with the reference crate's rules
+//! plus explicit rejection of duplicate names) read with two small reads ([`read_header`]), as a
+//! [`Layout`]: every tensor a [`Data::Range`] at its absolute offset (`8 + N + start`),
+//! `__metadata__` as string metadata in file order. Sharded checkpoints' index files
+//! (`*.safetensors.index.json`) are [`index`]'s.
+
+pub mod header;
+pub mod index;
 
 use super::{Data, ElementType, Entry, Format, Layout, MetaValue};
-use crate::{read_header, Header, ReadAt, SourceError};
+use crate::source::{ReadAt, SourceError};
+use header::{Header, HeaderError, LEN_PREFIX};
 
 /// The layout a parsed safetensors header describes.
 pub fn layout(header: &Header) -> Layout {
@@ -32,6 +38,22 @@ pub fn layout(header: &Header) -> Layout {
             .map(|(k, v)| (k.clone(), MetaValue::Str(v.clone())))
             .collect(),
     }
+}
+
+/// Reads and validates the header of a safetensors source with two small reads (the 8-byte
+/// length, then the JSON); the data section is never touched.
+pub fn read_header<R: ReadAt + ?Sized>(src: &R) -> Result<Header, SourceError> {
+    let size = src.size();
+    if size < LEN_PREFIX {
+        return Err(HeaderError::FileTooSmall { file_size: size }.into());
+    }
+    let mut first8 = [0u8; 8];
+    src.read_exact_at(0, &mut first8)?;
+    let needed = Header::needed_prefix(first8, size)?;
+    // `needed` ≤ 8 + MAX_HEADER_LEN, so this allocation is bounded by the limit and the file size.
+    let mut prefix = vec![0u8; needed as usize];
+    src.read_exact_at(0, &mut prefix)?;
+    Ok(Header::parse(&prefix, size)?)
 }
 
 /// Reads a safetensors file's header (two reads: the length, then the header) as a layout.

@@ -3,7 +3,7 @@
 //! format (`_use_new_zipfile_serialization=False`: five pickles and the raw storages back to back).
 //!
 //! Both follow `torch/serialization.py` (`_save` / `_legacy_save`, `_load` / `_legacy_load`): the
-//! object pickle is read by the restricted unpickler ([`super::pickle`]) with the allow-list
+//! object pickle is read by the restricted unpickler ([`pickle`]) with the allow-list
 //! [`ALLOWED_GLOBALS`]; its persistent ids `('storage', storage_type, key, location, numel)` name
 //! the storages, `torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, …)` the
 //! tensors (module `objects`). Where each storage's bytes are is told by the container (modules
@@ -12,12 +12,13 @@
 
 mod legacy;
 mod objects;
+pub mod pickle;
 mod zipped;
 
-use super::pickle::PickleError;
-use super::zip::ZipError;
-use super::Layout;
+use crate::format::zip::ZipError;
+use crate::format::Layout;
 use crate::source::{ReadAt, SourceError};
+use pickle::PickleError;
 
 pub use legacy::read_legacy;
 pub use objects::{BUDGET_PER_BYTE, BUDGET_SLACK, MAX_DEPTH};
@@ -251,7 +252,7 @@ pub fn read(src: &dyn ReadAt) -> Result<Layout, TorchError> {
         src.read_exact_at(0, &mut first)?;
     }
     if &first == b"PK" {
-        let archive = super::zip::Archive::open(src)?;
+        let archive = crate::format::zip::Archive::open(src)?;
         read_zip(src, &archive)
     } else {
         read_legacy(src)

@@ -1,0 +1,263 @@
+//! The block scales and quant codes of a ggml block-quantized tensor (what
+//! [`bitlens_tensors::format::gguf::parts`] splits each block into, per type): [`QuantStats`], a
+//! streaming, mergeable accumulator of the scales' distribution (a log2 histogram) and the codes'
+//! histogram and order-0 entropy ([`crate::entropy`]), and [`QuantSummary`], its report.
+
+use crate::entropy::bits_per_symbol;
+use bitlens_tensors::format::gguf::parts::{block_parts, code_bits};
+use bitlens_tensors::format::gguf::DequantError;
+use bitlens_tensors::format::GgmlType;
+use serde::{Deserialize, Serialize};
+
+/// Lowest binary exponent of the scale histogram (|scale| < 2^-32 counts in the first bin).
+pub const SCALE_LOG2_MIN: i32 = -32;
+/// Highest binary exponent (|scale| ≥ 2^16 counts in the last bin).
+pub const SCALE_LOG2_MAX: i32 = 16;
+/// Histogram bins per octave.
+pub const SCALE_BINS_PER_OCTAVE: u32 = 4;
+const SCALE_BINS: usize =
+    ((SCALE_LOG2_MAX - SCALE_LOG2_MIN) as u32 * SCALE_BINS_PER_OCTAVE) as usize;
+
+/// A streaming summary of a quantized tensor's scales and codes, fed windows of whole blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuantStats {
+    ty: GgmlType,
+    bits: u32,
+    /// Blocks seen.
+    pub blocks: u64,
+    /// Finite scales seen.
+    pub scales: u64,
+    /// Smallest finite scale (+∞ when none).
+    pub scale_min: f32,
+    /// Largest finite scale (−∞ when none).
+    pub scale_max: f32,
+    scale_sum: f64,
+    /// Scales that are exactly zero.
+    pub scale_zero: u64,
+    /// Negative finite scales.
+    pub scale_negative: u64,
+    /// NaN or infinite scales.
+    pub scale_nonfinite: u64,
+    /// Histogram of log2 |scale| of the non-zero finite scales: bin `i` covers
+    /// `[2^(MIN + i/PER_OCTAVE), 2^(MIN + (i+1)/PER_OCTAVE))`, the ends clamped.
+    pub scale_hist: Vec<u64>,
+    /// How often each code occurs (index = code).
+    pub code_hist: Vec<u64>,
+}
+
+impl QuantStats {
+    /// An empty summary for `ty`, or `None` when `ty` is not covered.
+    pub fn new(ty: GgmlType) -> Option<QuantStats> {
+        Some(QuantStats {
+            ty,
+            bits: code_bits(ty)?,
+            blocks: 0,
+            scales: 0,
+            scale_min: f32::INFINITY,
+            scale_max: f32::NEG_INFINITY,
+            scale_sum: 0.0,
+            scale_zero: 0,
+            scale_negative: 0,
+            scale_nonfinite: 0,
+            scale_hist: vec![0; SCALE_BINS],
+            code_hist: vec![0; 1 << code_bits(ty)?],
+        })
+    }
+
+    /// The type summarised.
+    pub fn ty(&self) -> GgmlType {
+        self.ty
+    }
+
+    /// Bits per code.
+    pub fn code_bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Adds whole blocks.
+    pub fn add(&mut self, bytes: &[u8]) -> Result<(), DequantError> {
+        let (hist, codes) = (&mut self.scale_hist, &mut self.code_hist);
+        let mut blocks = 0;
+        let (mut n, mut min, mut max, mut sum) = (0, self.scale_min, self.scale_max, 0.0);
+        let (mut zero, mut neg, mut nonfinite) = (0, 0, 0);
+        block_parts(self.ty, bytes, |scales, c| {
+            blocks += 1;
+            for &s in scales {
+                if !s.is_finite() {
+                    nonfinite += 1;
+                    continue;
+                }
+                n += 1;
+                min = min.min(s);
+                max = max.max(s);
+                sum += f64::from(s);
+                neg += u64::from(s < 0.0);
+                if s == 0.0 {
+                    zero += 1;
+                } else {
+                    hist[scale_bin(s)] += 1;
+                }
+            }
+            for &c in c {
+                // Codes are < 2^bits by construction; `get_mut` keeps that unchecked-free.
+                if let Some(h) = codes.get_mut(usize::from(c)) {
+                    *h += 1;
+                }
+            }
+        })?;
+        self.blocks += blocks;
+        self.scales += n;
+        (self.scale_min, self.scale_max) = (min, max);
+        self.scale_sum += sum;
+        self.scale_zero += zero;
+        self.scale_negative += neg;
+        self.scale_nonfinite += nonfinite;
+        Ok(())
+    }
+
+    /// Adds another summary of the same type (from another window or worker).
+    pub fn merge(&mut self, other: &QuantStats) {
+        self.blocks += other.blocks;
+        self.scales += other.scales;
+        self.scale_min = self.scale_min.min(other.scale_min);
+        self.scale_max = self.scale_max.max(other.scale_max);
+        self.scale_sum += other.scale_sum;
+        self.scale_zero += other.scale_zero;
+        self.scale_negative += other.scale_negative;
+        self.scale_nonfinite += other.scale_nonfinite;
+        for (a, b) in self.scale_hist.iter_mut().zip(&other.scale_hist) {
+            *a += b;
+        }
+        for (a, b) in self.code_hist.iter_mut().zip(&other.code_hist) {
+            *a += b;
+        }
+    }
+
+    /// Mean of the finite scales (`None` when there are none).
+    pub fn scale_mean(&self) -> Option<f64> {
+        (self.scales > 0).then(|| self.scale_sum / self.scales as f64)
+    }
+
+    /// The lower edge of scale histogram bin `i`, as a power of two's exponent.
+    pub fn scale_bin_log2(i: usize) -> f64 {
+        f64::from(SCALE_LOG2_MIN) + i as f64 / f64::from(SCALE_BINS_PER_OCTAVE)
+    }
+
+    /// Shannon entropy of the codes in bits per code (0 when there are none).
+    pub fn code_entropy(&self) -> f64 {
+        bits_per_symbol(&self.code_hist)
+    }
+}
+
+/// The histogram bin of a non-zero finite scale.
+fn scale_bin(s: f32) -> usize {
+    let l = f64::from(s.abs()).log2();
+    let i = ((l - f64::from(SCALE_LOG2_MIN)) * f64::from(SCALE_BINS_PER_OCTAVE)).floor();
+    i.clamp(0.0, (SCALE_BINS - 1) as f64) as usize
+}
+
+/// A quantized tensor's block scales and quant codes, as reported (see
+/// [`bitlens_tensors::format::gguf::parts`] for what scales and codes are per type).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantSummary {
+    /// Blocks seen.
+    pub blocks: u64,
+    /// Finite scales seen.
+    pub scales: u64,
+    /// Smallest finite scale.
+    pub scale_min: Option<f32>,
+    /// Largest finite scale.
+    pub scale_max: Option<f32>,
+    /// Mean of the finite scales.
+    pub scale_mean: Option<f64>,
+    /// Scales exactly zero.
+    pub scale_zero: u64,
+    /// Negative finite scales.
+    pub scale_negative: u64,
+    /// NaN or infinite scales.
+    pub scale_nonfinite: u64,
+    /// log2 of the lower edge of the first bin of `scale_hist`.
+    pub scale_hist_log2_min: f64,
+    /// log2 width of one bin of `scale_hist`.
+    pub scale_hist_log2_step: f64,
+    /// Histogram of log2 |scale| of the non-zero finite scales (ends clamped).
+    pub scale_hist: Vec<u64>,
+    /// Bits per quant code.
+    pub code_bits: u32,
+    /// How often each code occurs (index = code).
+    pub code_hist: Vec<u64>,
+    /// Shannon entropy of the codes, bits per code.
+    pub code_entropy: f64,
+}
+
+impl QuantSummary {
+    /// The report of an accumulator.
+    pub fn of(q: &QuantStats) -> QuantSummary {
+        let finite = q.scales > 0;
+        QuantSummary {
+            blocks: q.blocks,
+            scales: q.scales,
+            scale_min: finite.then_some(q.scale_min),
+            scale_max: finite.then_some(q.scale_max),
+            scale_mean: q.scale_mean(),
+            scale_zero: q.scale_zero,
+            scale_negative: q.scale_negative,
+            scale_nonfinite: q.scale_nonfinite,
+            scale_hist_log2_min: QuantStats::scale_bin_log2(0),
+            scale_hist_log2_step: QuantStats::scale_bin_log2(1) - QuantStats::scale_bin_log2(0),
+            scale_hist: q.scale_hist.clone(),
+            code_bits: q.code_bits(),
+            code_hist: q.code_hist.clone(),
+            code_entropy: q.code_entropy(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bitlens_tensors::format::gguf::parts::quant_codes;
+
+    #[test]
+    fn quant_stats_of_q4_0_blocks() {
+        // Two Q4_0 blocks: d = 1 and d = 0.25; codes 0..16 twice, then all 8.
+        let mut bytes = [0u8; 36];
+        bytes[..2].copy_from_slice(&0x3C00u16.to_le_bytes());
+        for j in 0..16 {
+            bytes[2 + j] = (j as u8) | ((j as u8) << 4);
+        }
+        bytes[18..20].copy_from_slice(&0x3400u16.to_le_bytes());
+        bytes[20..36].fill(0x88);
+        let mut s = QuantStats::new(GgmlType::Q4_0).unwrap();
+        s.add(&bytes[..18]).unwrap();
+        let mut t = QuantStats::new(GgmlType::Q4_0).unwrap();
+        t.add(&bytes[18..]).unwrap();
+        s.merge(&t);
+        assert_eq!(
+            (s.blocks, s.scales, s.scale_min, s.scale_max),
+            (2, 2, 0.25, 1.0)
+        );
+        assert_eq!(s.scale_mean(), Some(0.625));
+        assert_eq!(s.scale_hist.iter().sum::<u64>(), 2);
+        assert_eq!(s.code_hist[8], 2 + 32);
+        // 16 codes twice each and 8 another 32 times: p(8) = 34/64, others 2/64.
+        let p = [34.0 / 64.0].into_iter().chain([2.0 / 64.0; 15]);
+        let h: f64 = -p.map(|p: f64| p * p.log2()).sum::<f64>();
+        assert!((s.code_entropy() - h).abs() < 1e-12);
+        assert!(QuantStats::new(GgmlType::IQ2_XXS).is_none());
+    }
+
+    #[test]
+    fn quant_stats_cover_the_main_families() {
+        for ty in GgmlType::all().filter(|&t| code_bits(t).is_some()) {
+            let n = ty.block_bytes().unwrap() as usize * 3;
+            let bytes = bitlens_test_support::rng::bytes(12345 + u64::from(ty.0), n);
+            let mut s = QuantStats::new(ty).unwrap();
+            s.add(&bytes).unwrap();
+            assert_eq!(s.code_hist.len(), 1 << s.code_bits(), "{ty:?}");
+            let codes = quant_codes(ty, &bytes).unwrap();
+            assert_eq!(s.code_hist.iter().sum::<u64>(), codes.len() as u64);
+            assert!(s.code_entropy() <= f64::from(s.code_bits()) + 1e-9);
+        }
+    }
+}
