@@ -321,6 +321,11 @@ def test_a_directory_of_other_formats_gives_each_checkpoint_told_by_first_bytes(
     assert [f["format"] for f in report["files"]] == ["npy", "gguf", "zip"]
     for f in report["files"]:
         [alone] = run_json("inspect", f["path"])["files"]
+        if f["format"] == "npy":
+            # The .npy files of a directory are one checkpoint: arrays named by file name
+            # (without `.npy`), not `array`.
+            assert [t["name"] for t in f["tensors"]] == ["arr.bin"]
+            alone["tensors"][0]["name"] = "arr.bin"
         assert f == alone, f["path"]
     assert report["summary"]["tensors"] == sum(len(f["tensors"]) for f in report["files"])
     proc = run("diff", d, d, check=False)
@@ -339,6 +344,36 @@ def test_a_directory_of_other_formats_gives_each_checkpoint_told_by_first_bytes(
     (hf / "training_args.bin").write_bytes((TORCH / "hostile" / "os_system.pt").read_bytes())
     [f] = run_json("inspect", hf)["files"]
     assert pathlib.Path(f["path"]).name == "model.safetensors"
+
+
+def test_a_directory_of_npy_files_is_one_checkpoint_named_by_stem(tmp_path, minilm):
+    """As numpy.savez names an .npz's members: `inspect DIR` of .npy files is one checkpoint whose
+    tensors are the file stems, with numpy's values; `diff` of two such directories matches them by
+    stem and counts numpy's changes."""
+    names = ["encoder.layer.0.attention.self.query.weight", "embeddings.word_embeddings.weight"]
+    a, b = tmp_path / "step-1", tmp_path / "step-2"
+    a.mkdir()
+    b.mkdir()
+    changed = {}
+    for i, name in enumerate(names):
+        arr = minilm[name]
+        np.save(a / f"{name}.npy", arr)
+        other = arr.copy()
+        other.reshape(-1)[:: 7 + i] += 1.0
+        changed[name] = int(np.count_nonzero(other != arr))
+        np.save(b / f"{name}.npy", other)
+    (a / "notes.txt").write_text("x")
+    report = run_json("inspect", a)
+    assert len(report["files"]) == 2 and report["summary"]["tensors"] == 2
+    got = {t["name"]: t for f in report["files"] for t in f["tensors"]}
+    assert sorted(got) == sorted(names)
+    for name in names:
+        assert got[name]["shape"] == list(minilm[name].shape)
+        assert got[name]["values"]["max"] == pytest.approx(float(minilm[name].max()))
+    diff = run_json("diff", a, b)
+    assert not diff["only_in_a"] and not diff["only_in_b"] and not diff["mismatched"]
+    for t in diff["tensors"]:
+        assert t["changed_lanes"] == changed[t["name"]], t["name"]
 
 
 def test_diff_of_deflated_npz_members_and_torch_views_counts_numpys_changes():

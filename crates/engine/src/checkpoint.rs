@@ -5,8 +5,9 @@
 //! NumPy `.npy`/`.npz`: told by its first bytes, [`format::open`]), a `*.safetensors.index.json`, or
 //! a directory; `inspect` and `diff` read it. A directory is one checkpoint when it holds an index
 //! or `.safetensors` files (its other files — `training_args.bin`, configs — ignored, as a Hugging
-//! Face folder wants); otherwise each of its files whose first bytes a reader knows is a checkpoint
-//! of its own ([`Model::open_all`], what `inspect DIR` shows; [`Model::open`] takes such a
+//! Face folder wants); otherwise its `.npy` files are one checkpoint whose arrays are named by file
+//! stem (as `numpy.savez` names an `.npz`'s), and each of its other files whose first bytes a
+//! reader knows is a checkpoint of its own ([`Model::open_all`], what `inspect DIR` shows; [`Model::open`] takes such a
 //! directory only when it holds one). [`Checkpoint::open`] is the same for safetensors only, with
 //! their parsed headers (what snapshots are made from).
 
@@ -16,6 +17,7 @@ use crate::http::HttpSource;
 use crate::progress::Progress;
 use crate::source::{is_url, FileSource, Head, Source};
 use bitlens_tensors::format::{self, Layout};
+use bitlens_tensors::naming;
 use bitlens_tensors::{read_header, Header, ReadAt, ShardIndex};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -148,18 +150,19 @@ impl Checkpoint {
     }
 }
 
-/// True when the file at `path` starts like a checkpoint a reader knows ([`format::detect`]).
-fn detected(path: &Path) -> Result<bool> {
+/// The format the file at `path` starts like, when a reader knows it ([`format::detect`]).
+fn detected(path: &Path) -> Result<Option<format::Format>> {
     let src = FileSource::open(path)?;
     let mut first = vec![0u8; src.size().min(format::DETECT_BYTES as u64) as usize];
     src.read_exact_at(0, &mut first)
         .with_context(|| path.display().to_string())?;
-    Ok(format::detect(&first, src.size()).is_some())
+    Ok(format::detect(&first, src.size()))
 }
 
 impl Model {
     /// Resolves and opens a path or URL: a checkpoint file of any format, a `*.index.json`, or a
-    /// directory holding an index, `.safetensors` files, or one checkpoint file of another format.
+    /// directory holding an index, `.safetensors` files, `.npy` files, or one checkpoint file of
+    /// another format.
     /// A directory of several files of other formats is refused, naming them (see
     /// [`Model::open_all`]).
     pub fn open(input: &Path) -> Result<Model> {
@@ -181,9 +184,10 @@ impl Model {
     }
 
     /// Every checkpoint a path or URL names: what [`Model::open`] opens, except that a directory
-    /// with neither an index nor `.safetensors` files gives each of its files that a reader knows
-    /// by its first bytes (GGUF, PyTorch, NumPy, whatever their names) as a checkpoint of its own,
-    /// in name order; files no reader knows (configs, READMEs) are skipped.
+    /// with neither an index nor `.safetensors` files gives its `.npy` files as one checkpoint
+    /// (arrays named by file stem) and each of its other files that a reader knows by its first
+    /// bytes (GGUF, PyTorch, `.npz`, whatever their names) as a checkpoint of its own, in name
+    /// order; files no reader knows (configs, READMEs) are skipped.
     pub fn open_all(input: &Path) -> Result<Vec<Model>> {
         if is_url(input)? {
             return Ok(vec![Self::open_url(&input.to_string_lossy())?]);
@@ -212,7 +216,7 @@ impl Model {
             return match indexes.as_slice() {
                 [index] => Ok(vec![Self::open_index(index)?]),
                 [] if files.is_empty() => Self::open_others(input, others),
-                [] => Ok(vec![Self::from_files(input, None, files)?]),
+                [] => Ok(vec![Self::from_files(input, None, files, false)?]),
                 _ => bail!(
                     "{}: more than one *.safetensors.index.json in directory; name one",
                     input.display()
@@ -226,6 +230,7 @@ impl Model {
             input,
             None,
             vec![input.to_path_buf()],
+            false,
         )?])
     }
 
@@ -234,10 +239,21 @@ impl Model {
     fn open_others(dir: &Path, mut files: Vec<PathBuf>) -> Result<Vec<Model>> {
         files.sort();
         let mut out = Vec::new();
+        // The `.npy` files are one checkpoint, in the place of the first of them.
+        let mut arrays = Vec::new();
+        let mut arrays_at = None;
         for path in files {
-            if detected(&path)? {
-                out.push(Self::from_files(&path, None, vec![path.clone()])?);
+            match detected(&path)? {
+                Some(format::Format::Npy) => {
+                    arrays_at.get_or_insert(out.len());
+                    arrays.push(path);
+                }
+                Some(_) => out.push(Self::from_files(&path, None, vec![path.clone()], false)?),
+                None => {}
             }
+        }
+        if let Some(at) = arrays_at {
+            out.insert(at, Self::from_files(dir, None, arrays, true)?);
         }
         if out.is_empty() {
             bail!(
@@ -270,14 +286,14 @@ impl Model {
             }
         }
         let files = index.shards.iter().map(|s| dir.join(s)).collect();
-        Self::from_files(index_path, Some(index), files)
+        Self::from_files(index_path, Some(index), files, false)
     }
 
     /// A URL: a `*.json` shard index (shards resolved next to it) or one file.
     fn open_url(url: &str) -> Result<Model> {
         let path_part = url.split(['?', '#']).next().unwrap_or(url);
         if !path_part.ends_with(".json") {
-            return Self::from_files(Path::new(url), None, vec![PathBuf::from(url)]);
+            return Self::from_files(Path::new(url), None, vec![PathBuf::from(url)], false);
         }
         let src = HttpSource::open(url)?;
         check_index_len(src.size(), url)?;
@@ -288,12 +304,19 @@ impl Model {
             .iter()
             .map(|s| Ok(PathBuf::from(bitlens_remote::join(url, s)?)))
             .collect::<Result<_>>()?;
-        Self::from_files(Path::new(url), Some(index), files)
+        Self::from_files(Path::new(url), Some(index), files, false)
     }
 
     /// Opens the files and checks they make one checkpoint by the shared rules
-    /// ([`bitlens_tensors::Checkpoint`]); `input` is what the user named, for messages.
-    fn from_files(input: &Path, index: Option<ShardIndex>, files: Vec<PathBuf>) -> Result<Self> {
+    /// ([`bitlens_tensors::Checkpoint`]); `input` is what the user named, for messages. With
+    /// `arrays_by_stem` (the `.npy` files of a directory), each file's array is named by its
+    /// file stem ([`naming::npy_array_name`]).
+    fn from_files(
+        input: &Path,
+        index: Option<ShardIndex>,
+        files: Vec<PathBuf>,
+        arrays_by_stem: bool,
+    ) -> Result<Self> {
         let mut opened = Vec::with_capacity(files.len());
         let mut parsed = Vec::with_capacity(files.len());
         // Shards open in parallel (for URLs: their probe and header requests overlap); an error is
@@ -307,7 +330,13 @@ impl Model {
             })
             .collect();
         for (path, result) in files.into_iter().zip(layouts) {
-            let (source, layout, header) = result?;
+            let (source, mut layout, header) = result?;
+            if arrays_by_stem {
+                let name = naming::npy_array_name(&path.to_string_lossy()).to_owned();
+                for e in &mut layout.entries {
+                    e.name.clone_from(&name);
+                }
+            }
             parsed.push(bitlens_tensors::Shard {
                 path: path.display().to_string(),
                 layout,

@@ -89,6 +89,14 @@ pub fn restored_name(snapshot: &str) -> String {
     }
 }
 
+/// The name of the array a `.npy` file holds when the file is one of a directory of them (one
+/// checkpoint): its file stem, as `numpy.savez` names the members of an `.npz` (`w.npy` → `w`). A
+/// lone `.npy` file's array keeps the reader's name.
+pub fn npy_array_name(file: &str) -> &str {
+    let name = file_name(file);
+    name.strip_suffix(".npy").unwrap_or(name)
+}
+
 /// Which file of a base checkpoint (its files' paths or names) serves as the base of `file`: the
 /// base's file of the same file name, else the base's only file.
 pub fn base_file<S: AsRef<str>>(base_files: &[S], file: &str) -> Option<usize> {
@@ -149,6 +157,15 @@ mod tests {
         assert!(is_snapshot_name("d/m.safetensors.bls") && !is_snapshot_name("bls"));
         assert!(is_shard_index_name("model.safetensors.index.json"));
         assert!(is_safetensors_name("https://h/m.safetensors?download=1"));
+    }
+
+    #[test]
+    fn npy_files_of_a_directory_name_their_arrays_by_stem() {
+        assert_eq!(
+            npy_array_name("run/step-1/layer.0.weight.npy"),
+            "layer.0.weight"
+        );
+        assert_eq!(npy_array_name("x"), "x");
     }
 
     #[test]

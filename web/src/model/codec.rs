@@ -214,58 +214,9 @@ pub fn comparison() -> Vec<ComparedCodec> {
         .collect()
 }
 
-/// The last component of a path.
-pub fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-/// The name of the snapshot of `input`: a single-file checkpoint `model.safetensors` → `model.bls`;
-/// a shard of a sharded checkpoint → `<shard file name>.bls`, as `bitlens compress INDEX -o DIR`
-/// names the files it writes (and `bitlens decompress DIR` expects).
-pub fn snapshot_name(input: &str, shard: bool) -> String {
-    let base = file_name(input);
-    if shard {
-        return format!("{base}.bls");
-    }
-    let stem = base.strip_suffix(".safetensors").unwrap_or(base);
-    format!("{stem}.bls")
-}
-
-/// Extensions of the checkpoint files a snapshot may restore, kept in its name (`model.gguf.bls`).
-const CHECKPOINT_EXTENSIONS: [&str; 8] = [
-    ".safetensors",
-    ".gguf",
-    ".pt",
-    ".pth",
-    ".bin",
-    ".ckpt",
-    ".npy",
-    ".npz",
-];
-
-/// The name of the file a snapshot restores: `X.safetensors.bls` → `X.safetensors` (a shard, as
-/// `bitlens decompress DIR` names it), `model.gguf.bls` → `model.gguf` (the snapshot of a file of
-/// another format keeps its name), `model.bls` → `model.safetensors`.
-pub fn restored_name(snapshot: &str) -> String {
-    let base = file_name(snapshot);
-    let stem = base.strip_suffix(".bls").unwrap_or(base);
-    if CHECKPOINT_EXTENSIONS.iter().any(|e| stem.ends_with(e)) {
-        stem.to_owned()
-    } else {
-        format!("{stem}.safetensors")
-    }
-}
-
-/// Which file of a base checkpoint (its files' paths) serves as the base of `file` (a file name or
-/// a snapshot's restored name): the only file of a single-file base, else the file with the same
-/// file name (the CLI's rule for deltas of shard sets).
-pub fn base_file(base_files: &[&str], file: &str) -> Option<usize> {
-    if base_files.len() == 1 {
-        return Some(0);
-    }
-    let name = file_name(file);
-    base_files.iter().position(|b| file_name(b) == name)
-}
+/// The file-name rules the CLI shares: a path's last component, a snapshot's name for a checkpoint
+/// file and the file it restores, and which base file serves a file.
+pub use bitlens_tensors::naming::{base_file, file_name, restored_name, snapshot_name};
 
 #[cfg(test)]
 mod tests {
@@ -294,35 +245,6 @@ mod tests {
         // as a tensor's override.
         assert!(tensor_presets().all(|p| !p.inshrink && p.choice.codec != CodecKind::Auto));
         assert_eq!(tensor_presets().count(), PRESETS.len() - 2);
-    }
-
-    #[test]
-    fn names() {
-        assert_eq!(snapshot_name("dir/model.safetensors", false), "model.bls");
-        assert_eq!(snapshot_name("x", false), "x.bls");
-        assert_eq!(
-            snapshot_name("dir/m-00001-of-00002.safetensors", true),
-            "m-00001-of-00002.safetensors.bls"
-        );
-        assert_eq!(restored_name("model.bls"), "model.safetensors");
-        assert_eq!(snapshot_name("dir/model.gguf", false), "model.gguf.bls");
-        assert_eq!(restored_name("model.gguf.bls"), "model.gguf");
-        assert_eq!(restored_name("state.pt.bls"), "state.pt");
-        assert_eq!(
-            restored_name("d/m-00001-of-00002.safetensors.bls"),
-            "m-00001-of-00002.safetensors"
-        );
-    }
-
-    #[test]
-    fn base_files_by_name() {
-        let shards = ["b/m-1.safetensors", "b/m-2.safetensors"];
-        assert_eq!(base_file(&shards, "a/m-2.safetensors"), Some(1));
-        assert_eq!(base_file(&shards, "m-3.safetensors"), None);
-        assert_eq!(
-            base_file(&["one.safetensors"], "a/m-2.safetensors"),
-            Some(0)
-        );
     }
 
     #[test]

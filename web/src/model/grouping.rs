@@ -12,8 +12,9 @@
 //!   directories (configs, tokenizers) are ignored silently.
 //!
 //! Files of other formats (GGUF, PyTorch, NumPy — told by their first bytes, not their names) are
-//! checkpoints of their own before this grouping, loose or in a directory, except in a directory
-//! that holds `.safetensors` files: there they stay ignored ([`beside_safetensors`]), so a Hugging
+//! checkpoints of their own before this grouping, loose or in a directory (the `.npy` files of a
+//! directory together, arrays named by file stem), except in a directory that holds
+//! `.safetensors` files: there they stay ignored ([`beside_safetensors`]), so a Hugging
 //! Face folder's `training_args.bin` is no checkpoint (as `bitlens inspect DIR`).
 //!
 //! Checkpoints come out in natural name order (`step-2` before `step-10`), which is the order the
@@ -65,9 +66,9 @@ pub fn is_index(path: &str) -> bool {
     path.ends_with(".index.json")
 }
 
-/// True for a safetensors file name.
+/// True for a safetensors file name ([`bitlens_tensors::naming::is_safetensors_name`]).
 pub fn is_safetensors(path: &str) -> bool {
-    path.ends_with(".safetensors")
+    bitlens_tensors::naming::is_safetensors_name(path)
 }
 
 /// A path's directory (`""` for none) and file name.

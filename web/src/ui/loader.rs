@@ -13,7 +13,9 @@
 //! Files and URLs of other formats — told by their first bytes ([`format::detect`]): GGUF,
 //! PyTorch (zip or legacy pickle), NumPy `.npy` / `.npz` — are single-file checkpoints whose
 //! layout a worker reads ([`Describer`]: `WorkerRequest::Describe`, synchronous reads of only the
-//! bytes that describe the tensors); safetensors files keep the path above.
+//! bytes that describe the tensors), except the `.npy` files of one directory, which are one
+//! checkpoint with arrays named by file stem ([`naming::npy_array_name`]); safetensors files keep
+//! the path above.
 
 use crate::model::checkpoint::{Checkpoint, FileInfo};
 use crate::model::grouping::{self, InputFile};
@@ -27,9 +29,10 @@ use bitlens_protocol::js::Event;
 use bitlens_protocol::{FileRef, JobResult, RemoteFile, WorkerEvent, WorkerRequest};
 use bitlens_tensors::format::{self, Format, Layout};
 use bitlens_tensors::index::MAX_INDEX_LEN;
-use bitlens_tensors::ShardIndex;
+use bitlens_tensors::{naming, ShardIndex};
 use futures_util::future::join_all;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
@@ -197,6 +200,31 @@ async fn read_index(blob: &Blob) -> Result<ShardIndex, String> {
     ShardIndex::parse(&bytes).map_err(|e| e.to_string())
 }
 
+/// Adds the checkpoint `name` of `files` (read from `sources`) with the next id, or its error.
+fn push_checkpoint(
+    out: &mut Outcome,
+    id: &mut u32,
+    name: String,
+    files: Vec<FileInfo>,
+    sources: Vec<Source>,
+) {
+    match Checkpoint::new(*id, name.clone(), files, None) {
+        Ok(checkpoint) => {
+            out.loaded.push(Loaded {
+                checkpoint,
+                sources,
+                url: None,
+                index: None,
+            });
+            *id += 1;
+        }
+        Err(e) => out.errors.push(LoadError {
+            file: name,
+            reason: e.to_string(),
+        }),
+    }
+}
+
 /// Loads the given files; checkpoint ids start at `first_id`.
 pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
     let mut out = Outcome::default();
@@ -248,15 +276,23 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
     let mut grouped = Vec::with_capacity(inputs.len());
     let mut rest = Vec::with_capacity(picked.len());
     let mut rest_indexes = Vec::with_capacity(picked.len());
+    // The `.npy` files of one directory are one checkpoint, arrays named by file stem (as
+    // `bitlens inspect DIR` reads them); a loose `.npy` file is a checkpoint of its own.
+    let mut arrays: BTreeMap<String, Vec<(FileInfo, Source)>> = BTreeMap::new();
     for (((input, p), index), skip) in inputs.into_iter().zip(picked).zip(indexes).zip(skip) {
-        if skip || index.is_some() || blob_format(&p.blob).await.is_none() {
+        let format = if skip || index.is_some() {
+            None
+        } else {
+            blob_format(&p.blob).await
+        };
+        let Some(format) = format else {
             grouped.push(input);
             rest.push(p);
             rest_indexes.push(index);
             continue;
-        }
+        };
         let source = FileRef::Blob(p.blob.clone());
-        let layout = match layouts.read(&source).await {
+        let mut layout = match layouts.read(&source).await {
             Ok(layout) => layout,
             Err(reason) => {
                 out.errors.push(LoadError {
@@ -266,22 +302,24 @@ pub async fn load(picked: Vec<Picked>, first_id: u32) -> Outcome {
                 continue;
             }
         };
-        let files = vec![FileInfo::other(p.path.clone(), layout)];
-        match Checkpoint::new(id, p.path.clone(), files, None) {
-            Ok(checkpoint) => {
-                out.loaded.push(Loaded {
-                    checkpoint,
-                    sources: vec![source],
-                    url: None,
-                    index: None,
-                });
-                id += 1;
+        let dir = grouping::split_dir(&p.path).0;
+        if format == Format::Npy && !dir.is_empty() {
+            let name = naming::npy_array_name(&p.path).to_owned();
+            for e in &mut layout.entries {
+                e.name.clone_from(&name);
             }
-            Err(e) => out.errors.push(LoadError {
-                file: p.path,
-                reason: e.to_string(),
-            }),
+            arrays
+                .entry(dir.to_owned())
+                .or_default()
+                .push((FileInfo::other(p.path.clone(), layout), source));
+            continue;
         }
+        let files = vec![FileInfo::other(p.path.clone(), layout)];
+        push_checkpoint(&mut out, &mut id, p.path, files, vec![source]);
+    }
+    for (dir, members) in arrays {
+        let (files, sources) = members.into_iter().unzip();
+        push_checkpoint(&mut out, &mut id, dir, files, sources);
     }
     let (inputs, picked, mut indexes) = (grouped, rest, rest_indexes);
     let groups = grouping::group(&inputs);

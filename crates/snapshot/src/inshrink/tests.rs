@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::error::FrameError;
 use crate::reader::{SnapshotReader, Source};

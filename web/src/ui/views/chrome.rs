@@ -73,7 +73,7 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
             <div class="actions">
                 <label class="button" title="One or more checkpoint files (safetensors, GGUF, PyTorch, NumPy), a shard index with its shards, or .bls snapshots">
                     { "Open files…" }
-                    <input id="file-input" type="file" multiple=true accept=".safetensors,.json,.bls,.gguf,.pt,.pth,.bin,.ckpt,.npy,.npz"
+                    <input id="file-input" type="file" multiple=true accept={accepted_files()}
                            onchange={on_pick(link)} />
                 </label>
                 <label class="button" title="A checkpoint directory, or a directory of checkpoints">
@@ -279,4 +279,20 @@ pub fn tabs(link: &Scope<App>, open: Tab, checkpoints: usize) -> Html {
             { tab(Tab::Codecs, "Codecs", true) }
         </div>
     }
+}
+
+/// The file picker's `accept` list: every checkpoint extension, shard indexes (`.json`) and
+/// snapshots ([`bitlens_tensors::naming`]).
+fn accepted_files() -> String {
+    use bitlens_tensors::naming::{CHECKPOINT_EXTENSIONS, SNAPSHOT_EXTENSION};
+    let mut exts = vec!["safetensors", "json", SNAPSHOT_EXTENSION];
+    exts.extend(
+        CHECKPOINT_EXTENSIONS
+            .iter()
+            .filter(|e| **e != "safetensors"),
+    );
+    exts.iter()
+        .map(|e| format!(".{e}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
