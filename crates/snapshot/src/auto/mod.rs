@@ -54,8 +54,9 @@
 //! Speed counts too: NeuZip's encoder is several times slower than LMC's, and where it wins it
 //! wins by ~1 % (MiniLM's matrices), so it is chosen only where it is predicted at least
 //! [`SLOW_MIN_SAVING`] smaller than the best of the other candidates ([`Candidate::is_slow`]);
-//! that keeps auto at LMC's compression speed and within 0.5 % of the exhaustive best, which is
-//! what let it become the default codec of `bitlens compress`.
+//! that keeps auto near LMC's compression speed (0.86–0.97× of it, BENCHMARKS.md) and within
+//! 0.5 % of the exhaustive best. It is not the default codec of `bitlens compress` (`lmc` is): it
+//! falls short of 0.9× LMC's speed on every file.
 //!
 //! Ties go to the earlier candidate in [`Candidate::ALL`] order (LMC first: the fastest to
 //! decode). Each tensor's record ([`AutoChoice`]) keeps the predictions and the winner; the
@@ -63,11 +64,9 @@
 
 use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{FRAME_BYTES, LMC_FRAME_BYTES};
 use crate::reader::{BaseSource, Source};
-use bitlens_codecs::byte_group::{self, Transform};
-use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::{huffman, lmc, neuzip, rans, rle, Width};
+use bitlens_codecs::byte_group::Transform;
+use bitlens_codecs::{neuzip, Width};
 use bitlens_tensors::{Dtype, Header, TensorInfo};
 use serde::{Deserialize, Serialize};
 
@@ -96,14 +95,9 @@ const NEUZIP_HEADER_BYTES: f64 = 17.0;
 /// Fixed bytes of a BitSnap delta stream: magic, version, width, mode, values, count, tail
 /// length, and the length of the values' PLMC stream.
 const BITSNAP_HEADER_BYTES: f64 = 25.0;
-/// Values per rANS block of NeuZip's exponents.
-const RANS_BLOCK_VALUES: u64 = 65_536;
 
 thread_local! {
-    /// The byte-grouped sample, reused from tensor to tensor (fresh pages cost more than
-    /// grouping them).
-    static GROUPED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// The other buffers of a choice, reused from tensor to tensor: a 256 KiB sample is past
+    /// The buffers of a choice, reused from tensor to tensor: a 256 KiB sample is past
     /// the allocator's map threshold, so a fresh one would be fresh pages for every tensor.
     static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
 }
@@ -514,253 +508,9 @@ fn trial(
     }
 }
 
-/// The LMC cost model of one byte grouping of a sample: per group, bits per byte and table
-/// bytes per block.
-#[derive(Clone)]
-struct GroupCosts {
-    width: Width,
-    /// `(bits per byte, bytes per block)` of each group.
-    groups: Vec<(f64, f64)>,
-    /// The histogram of the most significant group: after the sign rotation, the exponent
-    /// field of bf16 / f32 values, the exponent and the top 3 mantissa bits of f16 values.
-    top: [u32; 256],
-}
+/// The statistics predictions of each candidate.
+mod predict;
 
-impl GroupCosts {
-    /// The costs of `data` grouped by `width` after `transform` (`byte_group::split`, into a
-    /// buffer reused by the thread).
-    fn of(data: &[u8], width: Width, transform: Transform) -> GroupCosts {
-        let w = width.bytes();
-        let e = byte_group::group_len(data.len(), w);
-        let mut top = [0u32; 256];
-        let groups = GROUPED.with_borrow_mut(|grouped| {
-            grouped.resize(data.len(), 0);
-            byte_group::split(data, w, transform, grouped);
-            (0..w)
-                .map(|k| {
-                    let group = &grouped[k * e..(k + 1) * e];
-                    let h = huffman::histogram(group);
-                    top = h;
-                    group_cost(group, &h)
-                })
-                .collect()
-        });
-        GroupCosts { width, groups, top }
-    }
-
-    /// Predicted bytes of `len` bytes like the sample, LMC-coded in frames of
-    /// [`LMC_FRAME_BYTES`].
-    fn lmc_bytes(&self, len: u64) -> f64 {
-        let w = self.width.bytes() as u64;
-        let frames = len.div_ceil(LMC_FRAME_BYTES as u64).max(1);
-        let frame = len.min(LMC_FRAME_BYTES as u64);
-        let block = 1u64 << lmc::default_block_log2(self.width);
-        let blocks = ((frame / w).div_ceil(block) * frames) as f64;
-        let per_group = (len / w) as f64;
-        let groups: f64 = self
-            .groups
-            .iter()
-            .map(|&(bits, table)| per_group * bits / 8.0 + blocks * table)
-            .sum();
-        groups + frames as f64 * LMC_STREAM_BYTES + (len % w) as f64
-    }
-}
-
-/// `(bits per byte, bytes per block)` of one byte group (`bytes`, with histogram `h`) as LMC
-/// codes it: a run block for one value, raw when the order-0 entropy is within 1/64 of 8 bits,
-/// else its Huffman code — or, when the most frequent byte covers at least
-/// `rle::RUN_TRY_SHARE` of the group (sparse deltas), the Huffman code over bytes and run
-/// symbols with their extra bits, if cheaper (the encoder's own choice, `rle::run_histogram`).
-fn group_cost(bytes: &[u8], h: &[u32; 256]) -> (f64, f64) {
-    let n: u32 = h.iter().sum();
-    let used = h.iter().filter(|&&c| c > 0).count();
-    if used <= 1 {
-        return (0.0, 2.0);
-    }
-    if bitlens_stats::entropy::bits_per_symbol(h) > 8.0 * (1.0 - 1.0 / 64.0) {
-        return (8.0, 1.0);
-    }
-    let mut lengths = [0u8; huffman::MAX_SYMBOLS];
-    huffman::build_lengths(h, huffman::DEFAULT_CODE_LIMIT, &mut lengths[..256]);
-    let mut bits = huffman::code_cost_bits(h, &lengths[..256]) as f64;
-    let (top, &count) = h
-        .iter()
-        .enumerate()
-        .max_by_key(|&(_, c)| *c)
-        .unwrap_or((0, &0));
-    if f64::from(count) >= rle::RUN_TRY_SHARE * f64::from(n) {
-        let mut freqs = [0u32; huffman::MAX_SYMBOLS];
-        let (nrun, extra) = rle::run_histogram(bytes, top as u8, &mut freqs);
-        let symbols = 256 + nrun;
-        huffman::build_lengths(
-            &freqs[..symbols],
-            huffman::DEFAULT_CODE_LIMIT,
-            &mut lengths[..symbols],
-        );
-        let runs = (huffman::code_cost_bits(&freqs[..symbols], &lengths[..symbols]) + extra) as f64;
-        bits = bits.min(runs);
-    }
-    let bits = bits / f64::from(n);
-    if bits >= 8.0 {
-        (8.0, 1.0)
-    } else {
-        (bits, 17.0 + used as f64 / 3.0)
-    }
-}
-
-/// NeuZip lossless from the exponent histogram of a sample.
-struct NeuzipModel {
-    format: FloatFormat,
-    /// Bits per exponent under the rANS table of the sample's histogram.
-    exponent_bits: f64,
-    /// Distinct exponents (each a 3-byte table entry per rANS block).
-    present: usize,
-}
-
-impl NeuzipModel {
-    /// The model of values whose sign-rotated, byte-grouped top group has histogram `top`
-    /// ([`GroupCosts::top`]): its bytes shifted right by `8 − exponent bits` are the exponents.
-    fn of(top: &[u32; 256], format: FloatFormat) -> NeuzipModel {
-        let shift = 8 - format.exponent_bits();
-        let mut hist = [0u32; 256];
-        for (b, &c) in top.iter().enumerate() {
-            hist[b >> shift] += c;
-        }
-        let n: u32 = hist.iter().sum();
-        let exponent_bits = rans::FreqTable::from_histogram(&hist)
-            .map_or(0.0, |t| t.cost_bits(&hist) / f64::from(n.max(1)));
-        NeuzipModel {
-            format,
-            exponent_bits,
-            present: hist.iter().filter(|&&c| c > 0).count(),
-        }
-    }
-
-    /// Predicted bytes of `len` bytes of values like the sample.
-    fn bytes(&self, len: u64) -> f64 {
-        let w = self.format.width() as u64;
-        let frames = len.div_ceil(FRAME_BYTES as u64).max(1);
-        let n = len / w;
-        let fields = (n * (1 + u64::from(self.format.mantissa_bits()))).div_ceil(8);
-        let blocks = n.div_ceil(RANS_BLOCK_VALUES) as f64;
-        frames as f64 * NEUZIP_HEADER_BYTES
-            + (len % w) as f64
-            + fields as f64
-            + blocks * (2.0 + 3.0 * self.present as f64 + 32.0)
-            + n as f64 * self.exponent_bits / 8.0
-    }
-}
-
-/// BitSnap's bitmask delta from the changed elements of a sample.
-struct BitsnapModel {
-    width: Width,
-    /// Fraction of the sample's elements that changed.
-    changed: f64,
-    /// LMC costs of the changed elements' new values.
-    values: GroupCosts,
-    /// LMC costs of all new values (dense mode).
-    all: GroupCosts,
-}
-
-impl BitsnapModel {
-    /// The model of `new` against `base` (`changed`: a buffer for the changed values; `all`:
-    /// the LMC costs of `new`, which the caller has).
-    fn of(
-        new: &[u8],
-        base: &[u8],
-        width: Width,
-        changed: &mut Vec<u8>,
-        all: GroupCosts,
-    ) -> BitsnapModel {
-        let w = width.bytes();
-        changed.clear();
-        let mut count = 0usize;
-        for (a, b) in new.chunks_exact(w).zip(base.chunks_exact(w)) {
-            if a != b {
-                changed.extend_from_slice(a);
-                count += 1;
-            }
-        }
-        BitsnapModel {
-            width,
-            changed: count as f64 / (new.len() / w).max(1) as f64,
-            values: GroupCosts::of(changed, width, Transform::SignRotate),
-            all,
-        }
-    }
-
-    /// Predicted bytes of `len` bytes changed like the sample.
-    fn bytes(&self, len: u64) -> f64 {
-        let w = self.width.bytes() as u64;
-        let frames = len.div_ceil(FRAME_BYTES as u64).max(1) as f64;
-        let n = len / w;
-        let mask = n.div_ceil(8);
-        let changed = (self.changed * n as f64).round() as u64;
-        let fixed = frames * BITSNAP_HEADER_BYTES + (len % w) as f64;
-        if mask + changed * w >= n * w {
-            fixed + self.all.lmc_bytes(n * w)
-        } else {
-            fixed + (mask + 8) as f64 + self.values.lmc_bytes(changed * w)
-        }
-    }
-}
-
+use predict::{BitsnapModel, GroupCosts, NeuzipModel};
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn samples_are_inside_the_tensor_aligned_and_about_a_64th() {
-        assert!(sample_ranges(0, 2).is_empty());
-        assert_eq!(sample_ranges(1000, 4), vec![(0, 1000)]);
-        assert_eq!(sample_ranges(WHOLE_SAMPLE, 2), vec![(0, WHOLE_SAMPLE)]);
-        for (len, lane) in [
-            (WHOLE_SAMPLE + 2, 2),
-            (300_000, 2),
-            (1 << 20, 4),
-            (23_440_896, 2),
-            (1 << 30, 8),
-        ] {
-            let r = sample_ranges(len, lane);
-            let total: u64 = r.iter().map(|x| x.1).sum();
-            assert!(!r.is_empty() && r.len() as u64 <= MAX_CHUNKS, "{len}");
-            assert!(
-                total >= (len / SAMPLE_SHARE).min(MAX_CHUNKS * SAMPLE_CHUNK),
-                "{len}"
-            );
-            assert!(
-                total <= (len / SAMPLE_SHARE + SAMPLE_CHUNK).max(SAMPLE_CHUNK),
-                "{len}"
-            );
-            for &(at, n) in &r {
-                assert!(at + n <= len && at % lane == 0, "{len}: {at}+{n}");
-            }
-            assert!(
-                r.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0),
-                "{len}: {r:?}"
-            );
-        }
-        // Several chunks span the tensor: the first at its start, the last at its end.
-        let r = sample_ranges(64 << 20, 2);
-        assert_eq!(r.len() as u64, MAX_CHUNKS);
-        assert_eq!(r[0].0, 0);
-        assert_eq!(r[r.len() - 1].0 + SAMPLE_CHUNK, 64 << 20);
-    }
-
-    #[test]
-    fn the_lmc_model_of_a_sparse_xor_counts_runs() {
-        // 1 byte in 200 nonzero: without runs Huffman pays ≥ 1 bit per byte (12.5 %).
-        let mut xor = vec![0u8; 1 << 16];
-        for i in (0..xor.len()).step_by(200) {
-            xor[i] = (i % 251) as u8 | 1;
-        }
-        let plain = GroupCosts::of(&xor, Width::W1, Transform::None);
-        let predicted = plain.lmc_bytes(xor.len() as u64);
-        assert!(predicted < xor.len() as f64 / 16.0, "{predicted}");
-        let actual = bitlens_codecs::encode(&xor, Width::W1, &Default::default()).len() as f64;
-        assert!(
-            (predicted / actual - 1.0).abs() < 0.2,
-            "{predicted} vs {actual}"
-        );
-    }
-}
+mod tests;
