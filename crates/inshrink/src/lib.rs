@@ -13,12 +13,12 @@
 //!    [`levels::Quantized`]; [`stream::encode`] writes it, as a delta ([`delta`], §6) against the
 //!    previous checkpoint's levels when one is given. [`stream::decode`] inverts it.
 //!
-//! [`lesson`]: the lossy lesson's view of the non-uniform bins against uniform ones (Table 7).
+//! The lossy lesson's view of the non-uniform bins against uniform ones (Table 7) is
+//! `bitlens_lessons::bins`.
 
 pub mod config;
 pub mod delta;
 pub mod importance;
-pub mod lesson;
 pub mod levels;
 pub mod partition;
 pub mod quantize;

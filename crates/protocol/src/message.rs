@@ -31,7 +31,7 @@
 use crate::bins::BinsReport;
 use crate::choice::{ComparedCodec, CompressOptions};
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
-use bitlens_codecs::lesson::lossy::Survey;
+use bitlens_lessons::lossy::Survey;
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::{Entry, Layout};
 use bitlens_tensors::Dtype;
@@ -790,7 +790,7 @@ mod tests {
                 seconds: 0.2,
                 memory: 1 << 20,
                 result: JobResult::LossySurvey(Box::new(
-                    bitlens_codecs::lesson::lossy::survey(
+                    bitlens_lessons::lossy::survey(
                         // Four values whose errors are dyadic, so JSON carries every float exactly.
                         &[0, 0, 128, 63, 0, 0, 0, 192, 0, 0, 64, 64, 0, 0, 0, 63],
                         bitlens_codecs::float::FloatFormat::F32,

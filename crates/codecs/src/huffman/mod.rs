@@ -51,14 +51,13 @@
 // encoder: `encode` (block bodies) and `encode_kernels` (its hot loops). The decoder: `lookup`
 // (lookup tables), `decode` (block bodies) and `decode_kernels` (its hot loops). `prefetch`
 // serves both.
-mod bitio;
+pub(crate) mod bitio;
 mod decode;
 mod decode_kernels;
 mod encode;
 mod encode_kernels;
-pub mod explain;
 mod histogram;
-mod lengths;
+pub(crate) mod lengths;
 mod lookup;
 mod prefetch;
 mod table;
@@ -89,7 +88,7 @@ const CL_LIMIT: u32 = 7;
 const TABLE_SIZE: usize = 1 << MAX_CODE_LEN;
 
 /// The lengths of the four quarters a block of `n` bytes is cut into (one bit stream each).
-fn quarters(n: usize) -> [usize; 4] {
+pub(crate) fn quarters(n: usize) -> [usize; 4] {
     let q = n / 4;
     [q, q, q, n - 3 * q]
 }

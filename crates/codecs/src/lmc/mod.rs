@@ -78,6 +78,7 @@ use crate::byte_group::Transform;
 use crate::error::DecodeError;
 use crate::huffman;
 pub use decode::Decoder;
+#[cfg(feature = "lesson-exports")]
 pub(crate) use encode::leaf_lengths;
 pub use encode::Encoder;
 pub use estimate::entropy_bound_bytes;

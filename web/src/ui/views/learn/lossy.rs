@@ -23,7 +23,7 @@ use crate::ui::charts::{Bar, BarChart};
 use crate::ui::jobs::to_ref;
 use crate::ui::shared::Shared;
 use crate::ui::worker::WorkerHandle;
-use bitlens_codecs::lesson::lossy::{
+use bitlens_lessons::lossy::{
     self, Histogram, Measure, Setting, Survey, CLUSTERS, NEUZIP_BITS, NEUZIP_BLOCKS,
 };
 use bitlens_protocol::js::{Event as WorkerEvent, Request};

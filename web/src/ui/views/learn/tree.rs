@@ -2,7 +2,7 @@
 //! leaves the most frequent symbols, the rest folded into "others"): leaves spread evenly, each
 //! node at the depth of its code length, edges labelled 0 / 1.
 
-use bitlens_codecs::huffman::explain::{NodeKind, TreeNode};
+use bitlens_lessons::huffman::{NodeKind, TreeNode};
 use yew::prelude::*;
 
 const W: f64 = 720.0;
