@@ -69,7 +69,7 @@
 //!   compresses better with it (bf16 ratio 0.670 → 0.665).
 
 // Where the code is: `encode` (the block choices and the row-by-row layout), `estimate` (the
-// §4.1 entropy estimates the encoder decides by, and the bound), `decode` (the decoder).
+// §4.1 entropy estimates the encoder decides by), `decode` (the decoder).
 mod decode;
 mod encode;
 mod estimate;
@@ -81,7 +81,6 @@ pub use decode::Decoder;
 #[cfg(feature = "lesson-exports")]
 pub(crate) use encode::leaf_lengths;
 pub use encode::Encoder;
-pub use estimate::entropy_bound_bytes;
 
 /// First byte of an LMC stream: blocks follow the byte-grouped layout of `Params::width`.
 pub const LAYOUT_GROUPED: u8 = 0;
