@@ -16,7 +16,8 @@
 /// Canonical Huffman (LMC §4.2): how a block body is built and sized.
 pub mod huffman {
     pub use crate::huffman::bitio::{get_leb128, put_leb128};
-    pub use crate::huffman::lengths::unlimited_lengths;
+    pub use crate::huffman::lengths::{encode_codes, unlimited_lengths};
+    pub use crate::huffman::table::read_table;
 
     /// The lengths of the four quarters a block of `n` bytes is cut into (one bit stream each).
     pub fn quarters(n: usize) -> [usize; 4] {
@@ -34,12 +35,12 @@ pub mod lmc {
     }
 }
 
-/// The rANS coder's lanes (NeuZip §2.2): the encoder's loop with a hook per symbol, the block
-/// header reader, and the decoder's step of one lane.
+/// The rANS coder's lanes (NeuZip §2.2): the encoder's loop with a hook per symbol and the block
+/// it writes with a given table, the block header reader, and the decoder's step of one lane.
 pub mod rans {
     pub use crate::rans::lanes::{
-        encode_lanes, lanes_finished, read_block, step, Block, DecodeTable, EncodeStep, Slots,
-        SLOTS,
+        encode_lanes, encode_with_table, lanes_finished, read_block, step, Block, DecodeTable,
+        EncodeStep, Slots, SLOTS,
     };
 }
 

@@ -21,12 +21,13 @@
 //! consumed exactly its words and ended at state 2^16 (the encoder's start), which catches most
 //! corruption.
 //!
-//! `lanes` holds the four lanes' encoding loop, the block header reader and the decoder's step.
+//! `lanes` holds the four lanes' encoding loop and the block writer, the block header reader and
+//! the decoder's step.
 
 use crate::error::DecodeError;
 
 pub(crate) mod lanes;
-use lanes::{corrupt, encode_lanes, lanes_finished, read_block, step, Slots};
+use lanes::{corrupt, encode_with_table, lanes_finished, read_block, step, Slots};
 
 /// Probability precision in bits.
 pub const PROB_BITS: u32 = 12;
@@ -131,29 +132,6 @@ pub fn encode_block(symbols: &[u8], out: &mut Vec<u8>) {
         return;
     };
     encode_with_table(symbols, &table, out);
-}
-
-/// Appends one rANS block coding `symbols` with a given table (which must cover every symbol).
-pub fn encode_with_table(symbols: &[u8], table: &FreqTable, out: &mut Vec<u8>) {
-    table.write(out);
-    let (states, words) = encode_lanes(symbols, table, |_| {});
-    write_lanes(&states, &words, out);
-}
-
-/// Appends the word counts, the states and the words (each lane's in decoding order).
-fn write_lanes(states: &[u32; LANES], words: &[Vec<u16>; LANES], out: &mut Vec<u8>) {
-    for w in words {
-        out.extend_from_slice(&(w.len() as u32).to_le_bytes());
-    }
-    for st in states {
-        out.extend_from_slice(&st.to_le_bytes());
-    }
-    for w in words {
-        out.reserve(2 * w.len());
-        for x in w.iter().rev() {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-    }
 }
 
 /// Decodes one block from the start of `data` into `out` (whose length is the symbol count) and

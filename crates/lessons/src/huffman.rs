@@ -18,10 +18,10 @@
 //! [`compare_tables`] (in `tables`): one global table against a table per block.
 
 use bitlens_codecs::byte_group::Transform;
-use bitlens_codecs::huffman::{build_lengths, code_cost_bits, encode_codes, histogram};
-use bitlens_codecs::huffman::{read_table, write_table, MAX_CODE_LEN, MAX_RUN_SYMBOLS};
+use bitlens_codecs::huffman::{build_lengths, code_cost_bits, histogram, write_table};
+use bitlens_codecs::huffman::{MAX_CODE_LEN, MAX_RUN_SYMBOLS};
 use bitlens_codecs::lesson_exports::huffman::{
-    get_leb128, put_leb128, quarters, unlimited_lengths,
+    encode_codes, get_leb128, put_leb128, quarters, read_table, unlimited_lengths,
 };
 use bitlens_codecs::lesson_exports::lmc::leaf_lengths;
 use bitlens_codecs::lmc::{

@@ -16,8 +16,10 @@ use crate::huffman::plain_code;
 use bitlens_codecs::float::FloatFormat;
 use bitlens_codecs::huffman::DEFAULT_CODE_LIMIT;
 use bitlens_codecs::lesson_exports::float::exponent_field;
-use bitlens_codecs::lesson_exports::rans::{encode_lanes, lanes_finished, read_block, step, Slots};
-use bitlens_codecs::rans::{encode_with_table, FreqTable, LANES, PROB_BITS, RANS_L};
+use bitlens_codecs::lesson_exports::rans::{
+    encode_lanes, encode_with_table, lanes_finished, read_block, step, Slots,
+};
+use bitlens_codecs::rans::{FreqTable, LANES, PROB_BITS, RANS_L};
 use bitlens_stats::entropy::cost_bits;
 
 /// Longest sequence traced (a lesson shows a few hundred steps; the bound keeps the trace small).

@@ -60,16 +60,19 @@ mod histogram;
 pub(crate) mod lengths;
 mod lookup;
 mod prefetch;
-mod table;
+pub(crate) mod table;
 
 #[cfg(doc)]
 use crate::error::DecodeError;
-pub use decode::{decode_plain, decode_runs, DecodeScratch};
-pub use encode::{encode_plain, encode_runs, EncodeScratch};
-pub use histogram::{histogram, histograms4, Histograms4};
-pub use lengths::{build_lengths, code_cost_bits, encode_codes};
-pub use prefetch::Prefetch;
-pub use table::{read_table, write_table};
+pub(crate) use decode::decode_runs;
+pub use decode::{decode_plain, DecodeScratch};
+pub(crate) use encode::encode_runs;
+pub use encode::{encode_plain, EncodeScratch};
+pub use histogram::histogram;
+pub(crate) use histogram::{histograms4, Histograms4};
+pub use lengths::{build_lengths, code_cost_bits};
+pub(crate) use prefetch::Prefetch;
+pub use table::write_table;
 
 /// Longest code length the format allows.
 pub const MAX_CODE_LEN: u32 = 12;

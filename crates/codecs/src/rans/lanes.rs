@@ -1,5 +1,6 @@
 //! The four lanes of a rANS block (see [`super`] for the layout): the encoder's loop over them
-//! ([`encode_lanes`], with a hook called after each symbol), the block's header read and checked
+//! ([`encode_lanes`], with a hook called after each symbol) and the block it writes
+//! ([`encode_with_table`]), the block's header read and checked
 //! ([`read_block`]) and the decoder's step of one lane ([`step`]). Crate-internal: the
 //! `ans` lesson reads them through `crate::lesson_exports` to trace the coder symbol by symbol.
 
@@ -52,6 +53,29 @@ pub fn encode_lanes(
         });
     }
     (states, words)
+}
+
+/// Appends one rANS block coding `symbols` with a given table (which must cover every symbol).
+pub fn encode_with_table(symbols: &[u8], table: &FreqTable, out: &mut Vec<u8>) {
+    table.write(out);
+    let (states, words) = encode_lanes(symbols, table, |_| {});
+    write_lanes(&states, &words, out);
+}
+
+/// Appends the word counts, the states and the words (each lane's in decoding order).
+fn write_lanes(states: &[u32; LANES], words: &[Vec<u16>; LANES], out: &mut Vec<u8>) {
+    for w in words {
+        out.extend_from_slice(&(w.len() as u32).to_le_bytes());
+    }
+    for st in states {
+        out.extend_from_slice(&st.to_le_bytes());
+    }
+    for w in words {
+        out.reserve(2 * w.len());
+        for x in w.iter().rev() {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
 }
 
 /// Slots of the decoding table (2^[`PROB_BITS`]).
