@@ -37,16 +37,9 @@ pub mod plmc;
 pub mod rans;
 pub mod rle;
 
-/// A xorshift64 generator for the unit tests' pseudo-random data (`seed` must not be 0).
+/// The unit tests' pseudo-random data: xorshift64 from the seed as it is (`seed` must not be 0).
 #[cfg(test)]
-pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
+pub(crate) use bitlens_test_support::rng::xorshift_from as xorshift;
 
 pub use byte_group::Transform;
 pub use error::{DecodeError, SettingsError};

@@ -30,18 +30,10 @@ pub mod rans;
 
 pub use error::LessonError;
 
-/// A xorshift64 generator for the unit tests' pseudo-random data (`seed` must not be 0). Not
-/// `bitlens_test_support::rng::xorshift`, which sets bit 0 of the seed: the tests' data stays the
-/// sequences they were written against, as in the codecs crate they came from.
+/// The unit tests' pseudo-random data: xorshift64 from the seed as it is (`seed` must not be 0),
+/// the sequences they were written against in the codecs crate they came from.
 #[cfg(test)]
-pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
+pub(crate) use bitlens_test_support::rng::xorshift_from as xorshift;
 
 /// The first MiB of MiniLM's bf16 weights, after the int64 position ids (one PLMC segment), for
 /// the lessons' tests; `None` (the test is skipped) where `scripts/fetch-weights.sh` has not run.
