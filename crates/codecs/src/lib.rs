@@ -8,9 +8,11 @@
 //! never panic; encoders take settings that are valid by construction ([`SettingsError`] says why
 //! one was refused) and never fail.
 //!
-//! This crate holds only code whose output format must stay stable. The teaching lessons that
-//! explain it live in `bitlens-lessons`, which reads the few internals it shows through
-//! `lesson_exports` (feature `lesson-exports`).
+//! This crate holds only code whose output format must stay stable. Its public API is what the
+//! other crates call (snapshot, inshrink, the CLI, the wasm layer, the fuzz targets) and the
+//! stream format's constants; the rest is `pub(crate)`. The teaching lessons that explain it live
+//! in `bitlens-lessons`, which reads the few internals it shows through `lesson_exports` (feature
+//! `lesson-exports`).
 //!
 //! ```
 //! use bitlens_codecs::{decode, encode, Options, Width};
