@@ -27,6 +27,8 @@ cargo clippy --workspace --all-targets --locked --release -- -D warnings
 step "unit and property tests"
 # setup fetched the weights: a test that would skip for want of them fails here instead.
 BITLENS_REQUIRE_WEIGHTS=1 cargo test --workspace --locked --release
+# The lossy lesson's bins are a feature only the workers' module turns on (wasm32): test them here.
+BITLENS_REQUIRE_WEIGHTS=1 cargo test --locked --release -p bitlens-lessons --features bins
 
 step "codec tests again on the portable kernels (no AVX2 dispatch)"
 BITLENS_CPU=baseline cargo test --locked --release -p bitlens-codecs -p bitlens-snapshot

@@ -577,9 +577,9 @@ test('lossy: measured errors stay within the shown bounds and equal the CLI code
   await page.close();
 });
 
-/** The lossy lesson's Inshrinkerator figures computed natively (crates/inshrink/examples/bins_lesson.rs). */
+/** The lossy lesson's Inshrinkerator figures computed natively (crates/lessons/examples/bins_lesson.rs). */
 function nativeBins(file, name, values, beta) {
-  const out = execFileSync('cargo', ['run', '-q', '--release', '-p', 'bitlens-inshrink', '--example', 'bins_lesson', '--',
+  const out = execFileSync('cargo', ['run', '-q', '--release', '-p', 'bitlens-lessons', '--features', 'bins', '--example', 'bins_lesson', '--',
     file, name, String(values), String(beta)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
   return JSON.parse(out);
 }

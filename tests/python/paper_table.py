@@ -104,7 +104,7 @@ def entropy(counts: np.ndarray) -> float:
 def mix(base: Raw, new: Raw, fraction: float, out: Path) -> float:
     """Writes `base` with ⌊n·fraction⌋ elements of every float tensor taken from `new`, chosen
     evenly among the elements that differ (all of them when fewer differ; the lesson's `mix` of
-    crates/codecs/src/lesson/delta.rs, restricted to differing elements so the share is exact);
+    crates/lessons/src/delta.rs, restricted to differing elements so the share is exact);
     returns the share of elements that differ from `base`."""
     arrays, changed, total = {}, 0, 0
     for name, _, a in base.floats():
@@ -756,7 +756,7 @@ def bitsnap_quant(ctx: Ctx) -> Row:
         "holds" if min(xs) > 2.6 and better > 1 else "does not hold here",
         "4-bit cluster labels + 8-bit codes + a small table; the clusters sit at normal quantiles, so values "
         "near the mean get narrow ranges. Naive uint8 is measured as bitlens's one-cluster quantization (the "
-        "same min / max / codes; equality tested in crates/codecs/src/lesson/lossy.rs); stored as such it keeps "
+        "same min / max / codes; equality tested in crates/lessons/src/lossy.rs); stored as such it keeps "
         "the 4-bit labels, the paper's naive format would be 8 bits (4×). The mean relative error on MiniLM *weights* is "
         "dominated by a few values within one code step of zero (~1e-30 restored as ~1e-4), which is why the "
         "paper reports it for optimizer states.",

@@ -299,7 +299,7 @@ pub fn split(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
 /// # Panics
 /// If there are not 1, 2, 4 or 8 groups, or a group's length is not `src.len() / groups.len()`
 /// (programming errors).
-pub fn split_groups(src: &[u8], transform: Transform, groups: &mut [&mut [u8]]) {
+pub(crate) fn split_groups(src: &[u8], transform: Transform, groups: &mut [&mut [u8]]) {
     let w = groups.len();
     check_groups("split_groups", src.len(), groups.iter().map(|g| g.len()));
     if w == 1 {
@@ -343,7 +343,7 @@ pub fn merge(src: &[u8], width: usize, transform: Transform, dst: &mut [u8]) {
 /// # Panics
 /// If there are not 1, 2, 4 or 8 groups, or a group's length is not `dst.len() / groups.len()`
 /// (programming errors).
-pub fn merge_groups(groups: &[&[u8]], transform: Transform, dst: &mut [u8]) {
+pub(crate) fn merge_groups(groups: &[&[u8]], transform: Transform, dst: &mut [u8]) {
     let w = groups.len();
     check_groups("merge_groups", dst.len(), groups.iter().map(|g| g.len()));
     if w == 1 {

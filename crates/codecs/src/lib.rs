@@ -4,10 +4,15 @@
 //! from [`byte_group`] (§4 byte grouping), [`huffman`] (§4.2 block-adaptive canonical Huffman),
 //! [`rle`] (§4 / §4.2 runs), [`lmc`] (§4.2 the codec) and [`plmc`] (§4.3 the parallel, segmented
 //! stream); NeuZip ([`neuzip`], paper 003, with the [`rans`] coder) and BitSnap ([`bitsnap`],
-//! paper 001), which take floats apart through [`float`]; [`lesson`] computes what the teaching
-//! lessons show (byte grouping, deltas, the lossy codecs' error against their bound). Decoders
-//! return [`DecodeError`] and never panic; encoders take settings that are valid by construction ([`SettingsError`] says
-//! why one was refused) and never fail.
+//! paper 001), which take floats apart through [`float`]. Decoders return [`DecodeError`] and
+//! never panic; encoders take settings that are valid by construction ([`SettingsError`] says why
+//! one was refused) and never fail.
+//!
+//! This crate holds only code whose output format must stay stable. Its public API is what the
+//! other crates call (snapshot, inshrink, the CLI, the wasm layer, the fuzz targets) and the
+//! stream format's constants; the rest is `pub(crate)`. The teaching lessons that explain it live
+//! in `bitlens-lessons`, which reads the few internals it shows through `lesson_exports` (feature
+//! `lesson-exports`).
 //!
 //! ```
 //! use bitlens_codecs::{decode, encode, Options, Width};
@@ -19,7 +24,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod anatomy;
 pub mod bitsnap;
 pub mod byte_group;
 mod cpu;
@@ -27,34 +31,17 @@ mod cursor;
 pub mod error;
 pub mod float;
 pub mod huffman;
-pub mod lesson;
+#[cfg(feature = "lesson-exports")]
+pub mod lesson_exports;
 pub mod lmc;
 pub mod neuzip;
 pub mod plmc;
 pub mod rans;
 pub mod rle;
 
-/// A xorshift64 generator for the unit tests' pseudo-random data (`seed` must not be 0).
+/// The unit tests' pseudo-random data: xorshift64 from the seed as it is (`seed` must not be 0).
 #[cfg(test)]
-pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-}
-
-/// The first MiB of MiniLM's bf16 weights, after the int64 position ids (one PLMC segment), for
-/// the lessons' tests; `None` (the test is skipped) where `scripts/fetch-weights.sh` has not run.
-#[cfg(test)]
-pub(crate) fn real_bf16_megabyte() -> Option<Vec<u8>> {
-    use bitlens_test_support::{safetensors, weights};
-    let path = weights::path_or_skip("minilm-bf16.safetensors")?;
-    let file = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let start = safetensors::data_start(&file) + 4096;
-    Some(file[start..start + (1 << 20)].to_vec())
-}
+pub(crate) use bitlens_test_support::rng::xorshift_from as xorshift;
 
 pub use byte_group::Transform;
 pub use error::{DecodeError, SettingsError};

@@ -6,6 +6,7 @@ use crate::config::{Metric, Setting};
 use crate::partition::{partition, Class, Thresholds};
 use crate::quantize::{Codebook, Quantizer};
 use crate::values;
+use bitlens_stats::entropy::cost_bits;
 use bitlens_tensors::Dtype;
 
 /// Level of a pruned element.
@@ -96,15 +97,7 @@ impl Quantized {
         for &l in &self.levels {
             hist[usize::from(l)] += 1;
         }
-        let n = self.levels.len() as f64;
-        let bits: f64 = hist
-            .iter()
-            .filter(|&&c| c > 0)
-            .map(|&c| {
-                let c = c as f64;
-                -c * (c / n).log2()
-            })
-            .sum();
+        let bits = cost_bits(&hist);
         let width = values::width(self.storage.dtype(self.dtype)).unwrap_or(4) as f64;
         bits / 8.0 + self.protected.len() as f64 * width + self.codebook.len() as f64 * 4.0 + 48.0
     }

@@ -16,12 +16,12 @@
 //! [`report`]: the search in the words of `bitlens_report::inshrink` (what the CLI prints and a
 //! snapshot's annex stores).
 //!
-//! [`lesson`]: the lossy lesson's view of the non-uniform bins against uniform ones (Table 7).
+//! The lossy lesson's view of the non-uniform bins against uniform ones (Table 7) is
+//! `bitlens_lessons::bins`.
 
 pub mod config;
 pub mod delta;
 pub mod importance;
-pub mod lesson;
 pub mod levels;
 pub mod partition;
 pub mod quantize;

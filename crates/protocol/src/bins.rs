@@ -1,6 +1,6 @@
 //! What the worker returns for the lossy lesson's Inshrinkerator view
 //! ([`WorkerRequest::InshrinkBins`](crate::WorkerRequest::InshrinkBins)): the figures of
-//! `bitlens_inshrink::lesson::bins_lesson` (paper 002 §4.4, Table 7) as plain data — non-uniform
+//! `bitlens_lessons::bins::bins_lesson` (paper 002 §4.4, Table 7) as plain data — non-uniform
 //! against uniform bins on one tensor. The page only draws them; the inshrink crate stays out of
 //! the page's module.
 

@@ -5,7 +5,14 @@
 /// no seed (not even 0) leaves it stuck at zero; seeds that differ only in bit 0 give the same
 /// sequence.
 pub fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
+    xorshift_from(seed | 1)
+}
+
+/// The same generator started at `state` as it is (which must not be 0: the sequence would stay
+/// 0): the sequences the codecs' and lessons' unit tests were written against, before
+/// [`xorshift`] set bit 0 of the seed.
+pub fn xorshift_from(state: u64) -> impl FnMut() -> u64 {
+    let mut x = state;
     move || {
         x ^= x << 13;
         x ^= x >> 7;
@@ -40,5 +47,7 @@ mod tests {
             [0x41, 0x41, 0x29, 0x25, 0x65, 0x01, 0x71, 0x0d]
         );
         assert_eq!(bytes(7, 3), bytes(6, 3), "bit 0 of the seed is ignored");
+        let mut next = xorshift_from(0x2545_f491_4f6c_dd1c);
+        assert_eq!(next(), 0x7f6c_280b_aa2a_c3a6, "bit 0 of the state is kept");
     }
 }

@@ -3,30 +3,28 @@
 //! lesson views only draw it.
 //!
 //! - `float` lesson: [`teach_decompose`], [`teach_encode`], [`teach_encode_all`], [`teach_flip`]
-//!   ([`bitlens_codecs::anatomy`]: fp32, bf16, fp16, fp8 E4M3 / E5M2).
+//!   ([`bitlens_lessons::anatomy`]: fp32, bf16, fp16, fp8 E4M3 / E5M2).
 //! - `huffman` lesson (LMC paper §3–4): [`teach_huffman_block`] explains one block of one byte
 //!   group of a tensor (the encoder's blocks: [`teach_block_bytes`]), [`teach_huffman_tables`]
 //!   compares one global table with a table per block over the group
-//!   ([`bitlens_codecs::huffman::explain`]).
+//!   ([`bitlens_lessons::huffman`]).
 //! - `ans` lesson (NeuZip §2.2): [`teach_exponents`] takes the first exponents of a tensor,
-//!   [`teach_rans_trace`] traces the rANS coder on them ([`bitlens_codecs::rans::trace`]).
+//!   [`teach_rans_trace`] traces the rANS coder on them ([`bitlens_lessons::rans`]).
 //! - `grouping` lesson (LMC paper §3–4): [`teach_bit_ratios`], [`teach_layouts`] and
-//!   [`teach_layout_sizes`] ([`bitlens_codecs::lesson::grouping`]; the peers are the codec
+//!   [`teach_layout_sizes`] ([`bitlens_lessons::grouping`]; the peers are the codec
 //!   comparison's: deflate by miniz_oxide, zstd by ruzstd).
 //! - `delta` lesson (BitSnap §3, LMC's XOR deltas): [`teach_delta_flips`], [`teach_delta_point`]
-//!   ([`bitlens_codecs::lesson::delta`]).
+//!   ([`bitlens_lessons::delta`]).
 //! - `lossy` lesson (NeuZip §2.3, BitSnap §3.4): [`teach_lossy_survey`] encodes and decodes a
-//!   tensor with every lossy setting the lesson offers ([`bitlens_codecs::lesson::lossy::survey`]).
+//!   tensor with every lossy setting the lesson offers ([`bitlens_lessons::lossy::survey`]).
 
 use crate::convert::{to_dtype, to_json, to_u64};
 use crate::error::Failure;
-use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::huffman::explain;
-use bitlens_codecs::lesson::{delta, grouping, lossy};
 use bitlens_codecs::lmc::{Params, Width};
-use bitlens_codecs::rans::trace;
 use bitlens_codecs::Transform;
+use bitlens_lessons::anatomy::{self, Format, Overflow};
+use bitlens_lessons::{delta, grouping, huffman, lossy, rans};
 use bitlens_protocol::PeerCodec;
 use bitlens_tensors::Dtype;
 use wasm_bindgen::prelude::*;
@@ -109,14 +107,14 @@ pub fn teach_block_bytes(dtype: &str) -> Result<f64, JsError> {
 /// encoder groups them by default.
 fn group_of(data: &[u8], dtype: &str, group: usize) -> Result<(Vec<u8>, Params), Failure> {
     let params = lmc_params(dtype)?;
-    let bytes = explain::group_bytes(data, params.width, params.transform, group)?;
+    let bytes = huffman::group_bytes(data, params.width, params.transform, group)?;
     Ok((bytes, params))
 }
 
 /// Huffman explained on bytes `offset..offset + len` of byte group `group` of a tensor's bytes
 /// `data` of `dtype` (grouped as the LMC encoder does by default: sign rotation, byte `group`
 /// of every element), under the LMC encoder's code-length limit, with a tree of the `top` most
-/// frequent symbols: JSON of [`explain::BlockExplanation`]. Its `encoder.coded_bytes` is what
+/// frequent symbols: JSON of [`huffman::BlockExplanation`]. Its `encoder.coded_bytes` is what
 /// the LMC encoder writes for that block (when `offset` and `len` are a block of the encoder's
 /// layout: a multiple of its block size, `Params::block_bytes`, and that size or the group's
 /// end).
@@ -143,18 +141,18 @@ pub fn teach_huffman_block(
         ))
         .into());
     };
-    let block = explain::group_bytes(
+    let block = huffman::group_bytes(
         &data[offset * w..end * w],
         params.width,
         params.transform,
         group,
     )?;
-    let e = explain::explain_block(&block, u32::from(params.code_limit), top)?;
+    let e = huffman::explain_block(&block, u32::from(params.code_limit), top)?;
     Ok(to_json(&e)?)
 }
 
 /// One global Huffman table against a table per block of `2^block_log2` bytes over byte group
-/// `group` of a tensor's bytes `data` of `dtype`: JSON of [`explain::TableComparison`]
+/// `group` of a tensor's bytes `data` of `dtype`: JSON of [`huffman::TableComparison`]
 /// (`block_log2` 0: the encoder's default block size for the dtype).
 #[wasm_bindgen(js_name = teachHuffmanTables)]
 pub fn teach_huffman_tables(
@@ -169,7 +167,7 @@ pub fn teach_huffman_tables(
     } else {
         block_log2
     };
-    let c = explain::compare_tables(&bytes, log2, u32::from(params.code_limit))?;
+    let c = huffman::compare_tables(&bytes, log2, u32::from(params.code_limit))?;
     Ok(to_json(&c)?)
 }
 
@@ -177,7 +175,7 @@ pub fn teach_huffman_tables(
 /// (`BF16`, `F16` or `F32`): the symbols NeuZip codes with rANS.
 #[wasm_bindgen(js_name = teachExponents)]
 pub fn teach_exponents(data: &[u8], dtype: &str, count: usize) -> Result<Vec<u8>, JsError> {
-    Ok(trace::exponents(data, float_format(dtype)?, count))
+    Ok(rans::exponents(data, float_format(dtype)?, count))
 }
 
 /// The NeuZip / BitSnap float format of a safetensors dtype name (`BF16`, `F16`, `F32`).
@@ -194,11 +192,11 @@ fn float_format(dtype: &str) -> Result<FloatFormat, Failure> {
     })
 }
 
-/// The rANS coder traced on `symbols` (at most [`trace::MAX_TRACE_SYMBOLS`]): JSON of
-/// [`trace::Trace`], its encoding and decoding steps, bytes and sizes.
+/// The rANS coder traced on `symbols` (at most [`rans::MAX_TRACE_SYMBOLS`]): JSON of
+/// [`rans::Trace`], its encoding and decoding steps, bytes and sizes.
 #[wasm_bindgen(js_name = teachRansTrace)]
 pub fn teach_rans_trace(symbols: &[u8]) -> Result<String, JsError> {
-    Ok(to_json(&trace::trace(symbols)?)?)
+    Ok(to_json(&rans::trace(symbols)?)?)
 }
 
 /// The transform of a name: `rotate` (LMC's default sign rotation) or `none`.

@@ -7,12 +7,12 @@
 // clippy does not see #[wasm_bindgen_test] functions as tests: let them unwrap as tests do.
 #![allow(clippy::unwrap_used)]
 
-use bitlens_codecs::anatomy::{self, Format, Overflow};
 use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::huffman::explain;
-use bitlens_codecs::lesson::lossy;
 use bitlens_codecs::lmc::{self, Params, Width};
 use bitlens_codecs::{plmc, rans};
+use bitlens_lessons::anatomy::{self, Format, Overflow};
+use bitlens_lessons::rans::{exponents, trace};
+use bitlens_lessons::{huffman, lossy};
 use bitlens_test_support::rng::xorshift;
 use bitlens_wasm::teach::{
     teach_block_bytes, teach_decompose, teach_encode, teach_encode_all, teach_exponents,
@@ -160,10 +160,10 @@ fn huffman_blocks_add_up_to_the_tensors_lmc_and_plmc_streams() {
         assert_eq!(c["block_bytes"].as_u64().unwrap() as usize, b);
     }
     // The same block explained by the core crate directly.
-    let group = explain::group_bytes(&data, Width::W2, params.transform, 1).unwrap();
+    let group = huffman::group_bytes(&data, Width::W2, params.transform, 1).unwrap();
     same(
         teach_huffman_block(&data, "BF16", 1, 0.0, 65536.0, 5).unwrap(),
-        &explain::explain_block(&group[..65536], 12, 5).unwrap(),
+        &huffman::explain_block(&group[..65536], 12, 5).unwrap(),
     );
 }
 
@@ -185,7 +185,7 @@ fn bad_huffman_requests_are_errors() {
 fn the_rans_trace_is_the_coders_block_and_decodes_back() {
     let data = bf16_tensor(5000);
     let exps = teach_exponents(&data, "BF16", 1000).unwrap();
-    assert_eq!(exps, rans::trace::exponents(&data, FloatFormat::Bf16, 1000));
+    assert_eq!(exps, exponents(&data, FloatFormat::Bf16, 1000));
     assert_eq!(exps.len(), 1000);
     let t = json(teach_rans_trace(&exps).unwrap());
     let mut block = Vec::new();
@@ -194,10 +194,7 @@ fn the_rans_trace_is_the_coders_block_and_decodes_back() {
     let decoded = byte_list(&t["decoded"]);
     assert_eq!(decoded, exps);
     assert_eq!(t["encode"].as_array().unwrap().len(), 1000);
-    same(
-        teach_rans_trace(&exps).unwrap(),
-        &rans::trace::trace(&exps).unwrap(),
-    );
+    same(teach_rans_trace(&exps).unwrap(), &trace(&exps).unwrap());
     assert!(teach_rans_trace(&[]).is_err());
     assert!(teach_exponents(&data, "I32", 10).is_err());
 }

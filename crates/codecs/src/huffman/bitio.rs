@@ -178,7 +178,9 @@ impl TableIn<'_> {
     }
 }
 
-pub(super) fn put_leb128(v: u32, out: &mut Vec<u8>) {
+/// Appends `v` in unsigned LEB128 (7 bits a byte, lowest first; bit 7 set on every byte but the
+/// last): the stream sizes of a block.
+pub fn put_leb128(v: u32, out: &mut Vec<u8>) {
     let mut v = v;
     loop {
         let b = (v & 0x7f) as u8;
@@ -191,7 +193,9 @@ pub(super) fn put_leb128(v: u32, out: &mut Vec<u8>) {
     }
 }
 
-pub(super) fn get_leb128(data: &[u8], pos: &mut usize) -> Option<u32> {
+/// Reads an unsigned LEB128 `u32` at `*pos` and moves `*pos` past it; `None` when it is truncated,
+/// longer than 5 bytes or above `u32::MAX`.
+pub fn get_leb128(data: &[u8], pos: &mut usize) -> Option<u32> {
     let mut v: u64 = 0;
     for i in 0..5 {
         let b = *data.get(*pos)?;

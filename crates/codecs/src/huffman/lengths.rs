@@ -59,8 +59,9 @@ fn used_symbols(freqs: &[u32]) -> Vec<(u32, u16)> {
 
 /// The optimal Huffman code lengths of `freqs` with no length limit (what [`build_lengths`] gives
 /// before limiting; 0 for unused symbols, 1 for a lone used symbol). For the lessons, which show
-/// what the limit costs.
-pub(crate) fn unlimited_lengths(freqs: &[u32]) -> Vec<u32> {
+/// what the limit costs (through [`crate::lesson_exports`]).
+#[cfg(feature = "lesson-exports")]
+pub fn unlimited_lengths(freqs: &[u32]) -> Vec<u32> {
     let syms = used_symbols(freqs);
     let mut lengths = vec![0u32; freqs.len()];
     if syms.len() < 2 {

@@ -51,26 +51,28 @@
 // encoder: `encode` (block bodies) and `encode_kernels` (its hot loops). The decoder: `lookup`
 // (lookup tables), `decode` (block bodies) and `decode_kernels` (its hot loops). `prefetch`
 // serves both.
-mod bitio;
+pub(crate) mod bitio;
 mod decode;
 mod decode_kernels;
 mod encode;
 mod encode_kernels;
-pub mod explain;
 mod histogram;
-mod lengths;
+pub(crate) mod lengths;
 mod lookup;
 mod prefetch;
-mod table;
+pub(crate) mod table;
 
 #[cfg(doc)]
 use crate::error::DecodeError;
-pub use decode::{decode_plain, decode_runs, DecodeScratch};
-pub use encode::{encode_plain, encode_runs, EncodeScratch};
-pub use histogram::{histogram, histograms4, Histograms4};
-pub use lengths::{build_lengths, code_cost_bits, encode_codes};
-pub use prefetch::Prefetch;
-pub use table::{read_table, write_table};
+pub(crate) use decode::decode_runs;
+pub use decode::{decode_plain, DecodeScratch};
+pub(crate) use encode::encode_runs;
+pub use encode::{encode_plain, EncodeScratch};
+pub use histogram::histogram;
+pub(crate) use histogram::{histograms4, Histograms4};
+pub use lengths::{build_lengths, code_cost_bits};
+pub(crate) use prefetch::Prefetch;
+pub use table::write_table;
 
 /// Longest code length the format allows.
 pub const MAX_CODE_LEN: u32 = 12;
@@ -89,7 +91,7 @@ const CL_LIMIT: u32 = 7;
 const TABLE_SIZE: usize = 1 << MAX_CODE_LEN;
 
 /// The lengths of the four quarters a block of `n` bytes is cut into (one bit stream each).
-fn quarters(n: usize) -> [usize; 4] {
+pub(crate) fn quarters(n: usize) -> [usize; 4] {
     let q = n / 4;
     [q, q, q, n - 3 * q]
 }

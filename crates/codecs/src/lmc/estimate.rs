@@ -1,10 +1,9 @@
-//! The entropy estimates of LMC paper §4.1: the order-0 bound of a grouping
-//! ([`entropy_bound_bytes`]), and the fast estimates the encoder decides by (whether a split
-//! pays, whether a sampled block is stored Raw).
+//! The entropy estimates of LMC paper §4.1 the encoder decides by (whether a split pays, whether
+//! a sampled block is stored Raw): fast and approximate (`log2_approx`) by design, so they are not
+//! the exact order-0 entropy of `bitlens_stats::entropy`, and changing them changes the bytes the
+//! encoder writes.
 
-use super::{Params, SPLIT_LEAF};
-use crate::byte_group;
-use crate::huffman;
+use super::SPLIT_LEAF;
 
 /// Fast log2 for positive integers as f64 (error < 2e-4; only used for estimates): the
 /// exponent of the `f32`, plus a polynomial for the natural log of its mantissa `m ∈ [1, 2)`
@@ -97,31 +96,6 @@ pub(super) fn sample_says_raw(h: &[u32; 256], n: usize) -> bool {
 
 /// 8-byte words in the sample of [`looks_incompressible`] (4 KiB).
 pub(super) const SAMPLE_WORDS: usize = 512;
-
-/// The order-0 entropy bound of §4.1 for `data` under `params`: the sum, over groups and over
-/// blocks of each group, of the block's empirical byte entropy, in bytes (the trailing partial
-/// element counted at 8 bits per byte). No block-local order-0 coder of the same grouping can do
-/// better than this, table costs aside.
-pub fn entropy_bound_bytes(data: &[u8], params: &Params) -> f64 {
-    let w = params.width.bytes();
-    let bs = params.block_bytes();
-    let mut g = vec![0u8; data.len()];
-    byte_group::split(data, w, params.transform, &mut g);
-    let e = byte_group::group_len(data.len(), w);
-    let mut bits = 0f64;
-    for k in 0..w {
-        for block in g[k * e..(k + 1) * e].chunks(bs) {
-            let h = huffman::histogram(block);
-            let n = block.len() as f64;
-            bits += h
-                .iter()
-                .filter(|&&c| c > 0)
-                .map(|&c| -(c as f64) * (c as f64 / n).log2())
-                .sum::<f64>();
-        }
-    }
-    bits / 8.0 + (data.len() - w * e) as f64
-}
 
 #[cfg(test)]
 mod tests {

@@ -69,7 +69,7 @@
 //!   compresses better with it (bf16 ratio 0.670 → 0.665).
 
 // Where the code is: `encode` (the block choices and the row-by-row layout), `estimate` (the
-// §4.1 entropy estimates the encoder decides by, and the bound), `decode` (the decoder).
+// §4.1 entropy estimates the encoder decides by), `decode` (the decoder).
 mod decode;
 mod encode;
 mod estimate;
@@ -77,10 +77,10 @@ mod estimate;
 use crate::byte_group::Transform;
 use crate::error::DecodeError;
 use crate::huffman;
-pub use decode::Decoder;
+pub(crate) use decode::Decoder;
+#[cfg(feature = "lesson-exports")]
 pub(crate) use encode::leaf_lengths;
-pub use encode::Encoder;
-pub use estimate::entropy_bound_bytes;
+pub(crate) use encode::Encoder;
 
 /// First byte of an LMC stream: blocks follow the byte-grouped layout of `Params::width`.
 pub const LAYOUT_GROUPED: u8 = 0;
@@ -104,10 +104,10 @@ pub const MIN_SPLIT_HALF: usize = 4096;
 const SPLIT_LEAF: usize = 16 << 10;
 
 /// Default block size per group stream, as log2 (64 KiB), for every width but 2.
-pub const DEFAULT_BLOCK_LOG2: u8 = 16;
+pub(crate) const DEFAULT_BLOCK_LOG2: u8 = 16;
 
 /// The default block size for `width`, as log2: 128 KiB for 2-byte elements, else
-/// [`DEFAULT_BLOCK_LOG2`] (see "Block size" in the module docs).
+/// 64 KiB (see "Block size" in the module docs).
 pub fn default_block_log2(width: Width) -> u8 {
     match width {
         Width::W2 => DEFAULT_BLOCK_LOG2 + 1,

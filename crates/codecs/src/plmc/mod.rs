@@ -136,7 +136,7 @@ pub fn decode(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, DecodeError
 }
 
 /// [`decode()`] with an explicit thread count (see [`Options::threads`]).
-pub fn decode_with_threads(
+pub(crate) fn decode_with_threads(
     stream: &[u8],
     expected_len: usize,
     threads: Option<usize>,

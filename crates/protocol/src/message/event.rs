@@ -2,7 +2,7 @@
 
 use crate::bins::BinsReport;
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
-use bitlens_codecs::lesson::lossy::Survey;
+use bitlens_lessons::lossy::Survey;
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::Layout;
 use serde::{Deserialize, Serialize};

@@ -193,7 +193,7 @@ pub enum WorkerRequest<J> {
         entries: Vec<(usize, Entry)>,
     },
     /// The lossy lesson's Inshrinkerator view: non-uniform against uniform bins on the values of
-    /// one tensor (f32, f16 or bf16), `bitlens_inshrink::lesson::bins_lesson`.
+    /// one tensor (f32, f16 or bf16), `bitlens_lessons::bins::bins_lesson`.
     InshrinkBins {
         /// Task id.
         task: u32,
@@ -209,7 +209,7 @@ pub enum WorkerRequest<J> {
         balance: f64,
     },
     /// The lossy lesson's survey: every lossy setting it offers encoded, decoded back and
-    /// compared on the values of one tensor (`bitlens_codecs::lesson::lossy::survey`).
+    /// compared on the values of one tensor (`bitlens_lessons::lossy::survey`).
     LossySurvey {
         /// Task id.
         task: u32,

@@ -333,7 +333,7 @@ fn events_round_trip() {
             seconds: 0.2,
             memory: 1 << 20,
             result: JobResult::LossySurvey(Box::new(
-                bitlens_codecs::lesson::lossy::survey(
+                bitlens_lessons::lossy::survey(
                     // Four values whose errors are dyadic, so JSON carries every float exactly.
                     &[0, 0, 128, 63, 0, 0, 0, 192, 0, 0, 64, 64, 0, 0, 0, 63],
                     bitlens_codecs::float::FloatFormat::F32,

@@ -1,15 +1,15 @@
 //! The lessons' computations that run in a worker rather than on the page's thread, so their
 //! code stays out of the page's module: the lossy lesson's survey of the lossy codecs (NeuZip
-//! §2.3, BitSnap §3.4; [`bitlens_codecs::lesson::lossy::survey`]) and its Inshrinkerator view
+//! §2.3, BitSnap §3.4; [`bitlens_lessons::lossy::survey`]) and its Inshrinkerator view
 //! (paper 002 §4.4, Table 7), non-uniform against uniform bins on one tensor
-//! ([`bitlens_inshrink::lesson::bins_lesson`]).
+//! ([`bitlens_lessons::bins::bins_lesson`]).
 
 use crate::error::Failure;
 use crate::source::FileSource;
 use bitlens_codecs::float::FloatFormat;
-use bitlens_codecs::lesson::lossy;
-use bitlens_inshrink::lesson::{self, BinsLesson, Fit};
 use bitlens_inshrink::{values, NonUniform};
+use bitlens_lessons::bins::{self, BinsLesson, Fit};
+use bitlens_lessons::lossy;
 use bitlens_protocol::js::Js;
 use bitlens_protocol::{BinsFewest, BinsFit, BinsReport, BinsRow, FileRef, JobResult};
 use bitlens_tensors::{Dtype, ReadAt};
@@ -50,7 +50,7 @@ pub fn inshrink_bins(
         balance,
         ..NonUniform::default()
     };
-    Ok(JobResult::Bins(Box::new(report(lesson::bins_lesson(
+    Ok(JobResult::Bins(Box::new(report(bins::bins_lesson(
         &values, &quantizer,
     )))))
 }
@@ -89,7 +89,7 @@ pub fn report(l: BinsLesson) -> BinsReport {
     BinsReport {
         values: l.values as u64,
         balance: l.balance,
-        uniform_limit: lesson::UNIFORM_LIMIT as u32,
+        uniform_limit: bins::UNIFORM_LIMIT as u32,
         lo: l.histogram.lo,
         hi: l.histogram.hi,
         histogram: l.histogram.counts,

@@ -2,6 +2,7 @@
 //! exponent / mantissa bit regions), an optional reference line, and sparse x labels when there
 //! are many bars.
 
+use crate::model::format::number;
 use crate::model::scale::{nice_domain, Linear};
 use crate::ui::charts::frame::{
     figure, use_hover, x_axis_title, x_tick, y_axis, BOTTOM, LEFT, RIGHT, TOP, W,
@@ -33,6 +34,31 @@ pub struct Band {
     pub to: usize,
     /// Tint.
     pub color: String,
+}
+
+/// One bar per equal-width bin of `counts` from `lo` to `hi`, labelled by the bin's centre and
+/// filled with `color`; `tip` words a bin's hover text from its count and its range `[a, b)`.
+pub fn binned_bars(
+    lo: f64,
+    hi: f64,
+    counts: &[u64],
+    color: &str,
+    tip: impl Fn(u64, f64, f64) -> String,
+) -> Vec<Bar> {
+    let width = (hi - lo) / counts.len().max(1) as f64;
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let (a, b) = (lo + i as f64 * width, lo + (i + 1) as f64 * width);
+            Bar {
+                label: number((a + b) / 2.0, 2),
+                value: c as f64,
+                color: color.to_owned(),
+                tip: tip(c, a, b),
+            }
+        })
+        .collect()
 }
 
 /// Props of [`BarChart`].

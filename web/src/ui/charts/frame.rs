@@ -147,3 +147,24 @@ pub fn x_tick(x: f64, height: f64, label: &str) -> Html {
         </g>
     }
 }
+
+/// A log₁₀ y axis from 10^`y0` to 10^`y1` of a chart `h` high: a grid line and label a decade
+/// (`py` places a value), the axis line and its `label`.
+pub fn log_y_axis(y0: f64, y1: f64, py: &dyn Fn(f64) -> f64, h: f64, label: &str) -> Html {
+    html! {
+        <g class="axis y-axis">
+            { for (y0 as i32..=y1 as i32).map(|e| {
+                let y = py(10f64.powi(e));
+                html! {
+                    <g class="tick">
+                        <line class="grid" x1={LEFT.to_string()} x2={(W - RIGHT).to_string()} y1={y.to_string()} y2={y.to_string()} />
+                        <text x={(LEFT - 6.0).to_string()} y={(y + 4.0).to_string()} text-anchor="end">{ format!("1e{e}") }</text>
+                    </g>
+                }
+            }) }
+            <line class="axis-line" x1={LEFT.to_string()} x2={LEFT.to_string()} y1={TOP.to_string()} y2={(h - BOTTOM).to_string()} />
+            <text class="axis-title" text-anchor="middle"
+                  transform={format!("translate(14 {}) rotate(-90)", (TOP + h - BOTTOM) / 2.0)}>{ label.to_owned() }</text>
+        </g>
+    }
+}

@@ -1,5 +1,5 @@
 //! Lesson `ans` (NeuZip §2.2): the codec's rANS coder traced on the first exponents of a tensor
-//! ([`trace::exponents`], [`trace::trace`]): step by step (buttons and ←/→), the encoder's state
+//! ([`rans::exponents`], [`rans::trace`]): step by step (buttons and ←/→), the encoder's state
 //! per lane, renormalisation and the 16-bit words written, then the decoder reading them back;
 //! total bits against a Huffman code and the entropy of the same symbols.
 
@@ -7,7 +7,7 @@ use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
-use bitlens_codecs::rans::trace::{self, Sizes, Trace, MAX_TRACE_SYMBOLS};
+use bitlens_lessons::rans::{self, Sizes, Trace, MAX_TRACE_SYMBOLS};
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -61,8 +61,8 @@ impl AnsLesson {
             return;
         };
         let f = t.float_format();
-        let symbols = trace::exponents(&data, f, self.n);
-        match trace::trace(&symbols) {
+        let symbols = rans::exponents(&data, f, self.n);
+        match rans::trace(&symbols) {
             Ok(tr) => {
                 self.step = self.step.min(2 * tr.symbols.len());
                 self.trace = Some(Rc::new(tr));
@@ -78,8 +78,8 @@ impl AnsLesson {
         let (Some(t), Some(data)) = (t, self.chosen.data.clone()) else {
             return;
         };
-        let long = trace::exponents(&data, t.float_format(), MAX_TRACE_SYMBOLS);
-        self.long = trace::trace(&long).ok().map(|t| t.sizes);
+        let long = rans::exponents(&data, t.float_format(), MAX_TRACE_SYMBOLS);
+        self.long = rans::trace(&long).ok().map(|t| t.sizes);
     }
 
     fn write_link(&self) {

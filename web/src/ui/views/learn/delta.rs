@@ -4,7 +4,7 @@
 //! bits that flip at each position and the changed fraction; then the BitSnap bitmask delta
 //! against the XOR coded with LMC as the changed fraction varies: point `p` takes the second
 //! checkpoint's values at `p` % of the positions (evenly spread) and the first's elsewhere, and
-//! every point is encoded for real ([`bitlens_codecs::lesson::delta`]). The encodes run on the
+//! every point is encoded for real ([`bitlens_lessons::delta`]). The encodes run on the
 //! page's thread, on the tensors' first [`MAX_ENCODE`] bytes. State in the link: `tensor`, `p`.
 
 use super::grouping::MAX_ENCODE;
@@ -16,8 +16,8 @@ use crate::ui::charts::{BarChart, LineChart, Series};
 use crate::ui::loader::Source;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
-use bitlens_codecs::lesson::delta::{self, DeltaPoint, Flips};
 use bitlens_codecs::lmc::Width;
+use bitlens_lessons::delta::{self, DeltaPoint, Flips};
 use std::collections::HashMap;
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
@@ -198,7 +198,7 @@ impl Component for DeltaLesson {
                     let t = self.chosen(ctx).ok_or("the tensor is gone")?.1;
                     let width = Width::from_bytes(t.width())
                         .ok_or_else(|| format!("{}: no element width for {}", t.name, t.dtype))?;
-                    let err = |e: bitlens_codecs::lesson::LessonError| format!("{name}: {e}");
+                    let err = |e: bitlens_lessons::LessonError| format!("{name}: {e}");
                     Ok(Measured {
                         width,
                         flips: delta::flips(&b, &n, width).map_err(err)?,

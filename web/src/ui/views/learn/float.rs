@@ -6,9 +6,9 @@
 
 use super::source::{self, Arrived, Chosen, Tensors};
 use super::{claim, js_number, param, param_num, write_state, Lesson};
-use bitlens_codecs::anatomy::{self, Class, Decomposed, Encoded, Flipped, Format, Overflow};
-use bitlens_codecs::huffman::explain::entropy_bits;
-use bitlens_codecs::rans::trace::exponents;
+use bitlens_lessons::anatomy::{self, Class, Decomposed, Encoded, Flipped, Format, Overflow};
+use bitlens_lessons::rans::exponents;
+use bitlens_stats::entropy::bits_per_symbol;
 use std::rc::Rc;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -246,7 +246,7 @@ impl FloatLesson {
         let e = exponents(data, t.float_format(), usize::MAX);
         let mut hist = [0u32; 256];
         e.iter().for_each(|&x| hist[x as usize] += 1);
-        Some((entropy_bits(&hist) / e.len().max(1) as f64, e.len()))
+        Some((bits_per_symbol(&hist), e.len()))
     }
 
     fn claim(&self, ctx: &Context<Self>) -> Html {

@@ -2,7 +2,7 @@
 //! elements with each bit set (sign and exponent bits nearly constant, mantissa bits near ½);
 //! the order-0 entropy of the bytes interleaved and in byte groups, whole and per 64 KiB block;
 //! and the sizes LMC, deflate and zstd really write for both layouts
-//! ([`bitlens_codecs::lesson::grouping`]). LMC runs on the page's thread; deflate and zstd run in
+//! ([`bitlens_lessons::grouping`]). LMC runs on the page's thread; deflate and zstd run in
 //! a worker of the lesson's own, as the codec comparison runs them (a `Roundtrip` request of the
 //! peer codecs on a Blob of each layout's bytes), so the page module does not carry them. The
 //! lesson takes the tensor's first [`MAX_ENCODE`] bytes and says so. State in the link:
@@ -16,10 +16,10 @@ use crate::ui::io::blob::BlobBuilder;
 use crate::ui::shared::Shared;
 use crate::ui::views::bitcharts::{bit_bars, role_legend};
 use crate::ui::worker::WorkerHandle;
-use bitlens_codecs::anatomy::Format;
-use bitlens_codecs::lesson::grouping::{self, CodecSizes, Layouts, Stream, BLOCK_BYTES};
 use bitlens_codecs::lmc::Width;
 use bitlens_codecs::Transform;
+use bitlens_lessons::anatomy::Format;
+use bitlens_lessons::grouping::{self, CodecSizes, Layouts, Stream, BLOCK_BYTES};
 use bitlens_protocol::js::{Event as WorkerEvent, Js, Request};
 use bitlens_protocol::{ComparedCodec, Contender, JobResult, PeerCodec};
 use std::rc::Rc;

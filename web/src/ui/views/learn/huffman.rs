@@ -1,8 +1,8 @@
 //! Lesson `huffman` (LMC §4.1–4.2): one block of one byte group of a tensor, as the LMC encoder
 //! cuts it — its histogram, the encoder's code lengths and canonical codes, the tree of the most
 //! frequent symbols, the bits spent against the Shannon bound and the unlimited Huffman code, the
-//! run variant, and beside it what the real encoder wrote ([`explain::explain_block`]); over the
-//! whole group, one global table against a table per block ([`explain::compare_tables`]) and the
+//! run variant, and beside it what the real encoder wrote ([`huffman::explain_block`]); over the
+//! whole group, one global table against a table per block ([`huffman::compare_tables`]) and the
 //! encoder's bytes per block.
 
 use super::source::{self, Arrived, Chosen, Tensors};
@@ -10,9 +10,9 @@ use super::{claim, js_number, param, param_num, write_state, Lesson, Listener};
 use crate::model::format::bytes;
 use crate::ui::charts::{Bar, BarChart};
 use crate::ui::shared::Shared;
-use bitlens_codecs::huffman::explain::{self, BlockExplanation, LeafKind, TableComparison};
 use bitlens_codecs::lmc::{Params, Width};
 use bitlens_codecs::rle::RUN_TRY_SHARE;
+use bitlens_lessons::huffman::{self, BlockExplanation, LeafKind, TableComparison};
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -104,15 +104,15 @@ impl HuffmanLesson {
         };
         let params = params_of(&t);
         self.group = self.group.min(params.width.bytes() - 1);
-        let run = || -> Result<Group, explain::ExplainError> {
-            let bytes = explain::group_bytes(&data, params.width, params.transform, self.group)?;
+        let run = || -> Result<Group, huffman::ExplainError> {
+            let bytes = huffman::group_bytes(&data, params.width, params.transform, self.group)?;
             let bb = params.block_bytes();
             let limit = u32::from(params.code_limit);
             let blocks = bytes
                 .chunks(bb)
-                .map(|b| explain::explain_block(b, limit, TOP))
+                .map(|b| huffman::explain_block(b, limit, TOP))
                 .collect::<Result<Vec<_>, _>>()?;
-            let tables = explain::compare_tables(&bytes, params.block_log2, limit)?;
+            let tables = huffman::compare_tables(&bytes, params.block_log2, limit)?;
             Ok(Group {
                 blocks,
                 tables,

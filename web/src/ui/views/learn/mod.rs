@@ -1,16 +1,17 @@
 //! Teaching mode (issue 14): lessons on real tensors, reachable at `#learn/<lesson>` with their
 //! state in the hash's query (`#learn/huffman?tensor=NAME&group=1&block=3`), so a link opens the
-//! same tensor, block and step. Every number a lesson shows is computed by the core crates
-//! (`bitlens_codecs::anatomy`, `huffman::explain`, `rans::trace`) on a tensor of the loaded
-//! checkpoint, or of the bundled demo, which loads by itself when nothing is open.
+//! same tensor, block and step. Every number a lesson shows is computed by the lessons crate
+//! (`bitlens_lessons`: `anatomy`, `huffman`, `rans`, …, over the codecs' own functions) on a
+//! tensor of the loaded checkpoint, or of the bundled demo, which loads by itself when nothing is
+//! open.
 //!
 //! - this module: the [`Route`] (read from and written to the hash), the [`Learn`] router with the
 //!   lesson list, the presentation toggle and the print button, and window [`Listener`]s.
 //! - [`source`]: the tensors a lesson can read, and the tensor picker.
 //! - [`float`], [`huffman`], [`ans`], [`lossy`]: one lesson each; [`tree`]: the Huffman code tree
 //!   as SVG.
-//! - [`grouping`], [`delta`] (`bitlens_codecs::lesson`): where the entropy lives, and two
-//!   checkpoints (the active one and the one before it, [`delta::pair`]).
+//! - [`grouping`], [`delta`] (`bitlens_lessons::{grouping, delta}`): where the entropy lives, and
+//!   two checkpoints (the active one and the one before it, [`delta::pair`]).
 
 pub mod ans;
 pub mod delta;

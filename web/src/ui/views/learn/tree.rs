@@ -1,8 +1,8 @@
-//! The Huffman code tree as SVG, drawn from the nodes of `huffman::explain::tree` (root first,
+//! The Huffman code tree as SVG, drawn from the nodes of `bitlens_lessons::huffman::tree` (root first,
 //! leaves the most frequent symbols, the rest folded into "others"): leaves spread evenly, each
 //! node at the depth of its code length, edges labelled 0 / 1.
 
-use bitlens_codecs::huffman::explain::{NodeKind, TreeNode};
+use bitlens_lessons::huffman::{NodeKind, TreeNode};
 use yew::prelude::*;
 
 const W: f64 = 720.0;

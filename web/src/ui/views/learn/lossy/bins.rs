@@ -2,15 +2,14 @@
 //! Algorithm 2 (log histogram, then weighted k-means++) against evenly spaced bins on the lesson's
 //! tensor — where each quantizer's centroids sit over the values' histogram, the relative L2 and
 //! largest error of both at 4..32 bins, and the fewest bins each needs for the same error beside
-//! the paper's 2–4× claim. The figures come from `bitlens_inshrink::lesson::bins_lesson`, run in
+//! the paper's 2–4× claim. The figures come from `bitlens_lessons::bins::bins_lesson`, run in
 //! a worker of the lesson's own (a `WorkerRequest::InshrinkBins`), so the inshrink crate stays
 //! out of the page's module; changing the bin count only redraws, changing `β` asks again.
 
 use super::super::{claim, js_number};
-use super::log_y_axis;
 use crate::model::format::{count, number};
 use crate::ui::charts::frame::{
-    figure, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
+    figure, log_y_axis, use_hover, x_axis_title, x_tick, BOTTOM, LEFT, RIGHT, TOP, W,
 };
 use crate::ui::jobs::to_ref;
 use crate::ui::loader::Source;

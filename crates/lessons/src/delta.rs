@@ -1,8 +1,8 @@
 //! Lesson `delta` — two checkpoints of the same tensor (BitSnap paper 001 §3 "bitmask-based
 //! sparse delta", and the XOR deltas of the LMC paper 000 §4): which bits flip at each position
 //! between them and the share of elements that changed ([`flips`]); then the BitSnap bitmask
-//! delta ([`crate::bitsnap::encode_delta`]) against the XOR of the two coded with LMC
-//! ([`crate::encode`]) as the changed fraction varies ([`point`], [`curve`]).
+//! delta ([`bitlens_codecs::bitsnap::encode_delta`]) against the XOR of the two coded with LMC
+//! ([`bitlens_codecs::encode`]) as the changed fraction varies ([`point`], [`curve`]).
 //!
 //! To vary the changed fraction on real values, point `percent` builds a tensor from the pair:
 //! element `i` takes the second checkpoint's value when `⌊(i+1)·percent/100⌋ > ⌊i·percent/100⌋`
@@ -12,14 +12,13 @@
 //! of `1 − 1/(8w)` ([`break_even`], 93.75 % for 2-byte elements); past it the encoder stores the
 //! values densely.
 
-use super::LessonError;
-use crate::bitsnap;
-use crate::lmc::Width;
-use crate::Options;
+use crate::LessonError;
+use bitlens_codecs::bitsnap;
+use bitlens_codecs::lmc::Width;
+use bitlens_codecs::Options;
 
 /// Bit flips between two versions of a tensor.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Flips {
     /// Whole elements compared.
     pub elements: usize,
@@ -100,8 +99,7 @@ pub fn mix(base: &[u8], new: &[u8], width: Width, percent: u32) -> Result<Vec<u8
 
 /// One point of the curve: the sizes of the real encodes of [`mix`]`(base, new, percent)`
 /// against `base`.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DeltaPoint {
     /// Share of positions taking the second checkpoint's value, in %.
     pub percent: u32,
@@ -145,7 +143,7 @@ pub fn point(
         changed_fraction: f.changed_fraction,
         bitmask_bytes: bitmask.len(),
         bitsnap_bytes,
-        xor_lmc_bytes: crate::encode(&xor, width, &Options::default()).len(),
+        xor_lmc_bytes: bitlens_codecs::encode(&xor, width, &Options::default()).len(),
         dense: bitmask.get(DENSE_FLAG_AT) == Some(&1),
         raw_bytes: base.len(),
     })
@@ -252,9 +250,9 @@ mod tests {
             assert_eq!(p.bitsnap_bytes, stream.len());
             assert_eq!(bitsnap::decode_delta(&stream, &base).unwrap(), mixed);
             let xor: Vec<u8> = mixed.iter().zip(&base).map(|(a, b)| a ^ b).collect();
-            let x = crate::encode(&xor, Width::W2, &Options::default());
+            let x = bitlens_codecs::encode(&xor, Width::W2, &Options::default());
             assert_eq!(p.xor_lmc_bytes, x.len());
-            assert_eq!(crate::decode(&x, xor.len()).unwrap(), xor);
+            assert_eq!(bitlens_codecs::decode(&x, xor.len()).unwrap(), xor);
             assert!(!p.dense);
         }
         // A third of the elements changed: the bitmask stays far under the raw size.

@@ -6,7 +6,7 @@
 //! (its Figure 3: fp32, fp16, bf16 fields) and §3 (which bits of real checkpoints are
 //! predictable), and NeuZip (003) §2.1 (the exponent field holds less than 3 of its 8 bits of
 //! entropy, the mantissa nearly all of its bits); the byte grouping of LMC §4 and NeuZip's
-//! exponent coding both rest on it. [`crate::float::FloatFormat`] is the codecs' own (bf16,
+//! exponent coding both rest on it. [`bitlens_codecs::float::FloatFormat`] is the codecs' own (bf16,
 //! fp16, fp32) view of the same fields.
 //!
 //! ## Formats
@@ -31,9 +31,8 @@
 //! the OFP8 spec's saturation mode).
 
 /// The formats the lesson shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// IEEE single: 1 sign, 8 exponent, 23 mantissa bits.
     F32,
@@ -148,9 +147,8 @@ impl Format {
 }
 
 /// What kind of number a bit pattern is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Class {
     /// ±0: exponent and mantissa fields 0.
     Zero,
@@ -165,8 +163,7 @@ pub enum Class {
 }
 
 /// The formula of a value as text, in three factors: `sign × scale × significand`.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Formula {
     /// `+1` or `−1`.
     pub sign: String,
@@ -181,8 +178,7 @@ pub struct Formula {
 }
 
 /// One bit pattern taken apart.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Decomposed {
     /// The format.
     pub format: Format,
@@ -320,8 +316,7 @@ pub enum Overflow {
 }
 
 /// A real number rounded into a format.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Encoded {
     /// The value asked for.
     pub input: f64,
@@ -429,8 +424,7 @@ fn round(x: f64, format: Format, overflow: Overflow) -> (u32, bool, bool) {
 }
 
 /// A bit flipped.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Flipped {
     /// The pattern before.
     pub before: Decomposed,

@@ -4,9 +4,9 @@
 //! and table comparisons hold their invariants.
 
 use super::*;
-use crate::huffman::DEFAULT_CODE_LIMIT;
-use crate::lmc::LAYOUT_GROUPED;
 use crate::xorshift;
+use bitlens_codecs::huffman::DEFAULT_CODE_LIMIT;
+use bitlens_codecs::lmc::LAYOUT_GROUPED;
 use proptest::prelude::*;
 
 const LIMIT: u32 = DEFAULT_CODE_LIMIT;
@@ -263,7 +263,7 @@ fn byte_groups_are_the_encoders_groups() {
     let data: Vec<u8> = (0..1001u32).map(|i| (i * 7 % 256) as u8).collect();
     for t in [Transform::None, Transform::SignRotate] {
         let mut grouped = vec![0u8; data.len()];
-        crate::byte_group::split(&data, 4, t, &mut grouped);
+        bitlens_codecs::byte_group::split(&data, 4, t, &mut grouped);
         for g in 0..4 {
             assert_eq!(
                 group_bytes(&data, Width::W4, t, g).unwrap(),
@@ -320,7 +320,8 @@ fn explained_blocks_make_up_a_tensors_lmc_and_plmc_streams() {
         assert!(blocks >= 4);
         assert_eq!(lmc::encode(d, &params), rebuilt, "{width:?}");
         // PLMC: one segment (≤ 1 MiB) is this LMC stream, after the header and segment table.
-        let plmc = crate::plmc::encode(d, width, &crate::plmc::Options::default());
+        let plmc =
+            bitlens_codecs::plmc::encode(d, width, &bitlens_codecs::plmc::Options::default());
         assert!(plmc.ends_with(&rebuilt), "{width:?}");
     }
 }
@@ -346,7 +347,8 @@ fn blocks_of_a_whole_tensors_groups_add_up_to_its_multi_segment_plmc_stream() {
             coded += explain_block(block, LIMIT, 4).unwrap().encoder.coded_bytes;
         }
     }
-    let plmc = crate::plmc::encode(&data, Width::W2, &crate::plmc::Options::default());
+    let plmc =
+        bitlens_codecs::plmc::encode(&data, Width::W2, &bitlens_codecs::plmc::Options::default());
     let segments = 3;
     // Header, segment table, and one layout byte per segment (no tails: whole elements).
     assert_eq!(plmc.len(), 24 + 8 * segments + segments + coded);

@@ -2,22 +2,23 @@
 //! real encode with the codec the CLI uses, decoded back, and the decoded values compared with the
 //! input — the error is measured, never modelled — beside the bound the paper guarantees.
 //!
-//! - NeuZip lossy (paper 003 §2.3, [`crate::neuzip`]): k ∈ {0, 1, 3} mantissa bits kept,
+//! - NeuZip lossy (paper 003 §2.3, [`bitlens_codecs::neuzip`]): k ∈ {0, 1, 3} mantissa bits kept,
 //!   block-wise normalization with blocks of 32..=512 values. The paper's guarantee: relative
 //!   error ≤ 2^-k; the encoder rounds to nearest, so it keeps ≤ 2^-(k+1) plus the format's own
 //!   rounding of the decoded value ([`Measure::tight_bound`]).
-//! - BitSnap cluster quantization (paper 001 §3.4, [`crate::bitsnap::encode_quant`]): K clusters
+//! - BitSnap cluster quantization (paper 001 §3.4, [`bitlens_codecs::bitsnap::encode_quant`]): K clusters
 //!   with per-cluster min / max asymmetric uint8 codes and 4-bit labels, against naive uint8
-//!   min / max quantization of the whole tensor ([`crate::bitsnap::naive_uint8`], the paper's
+//!   min / max quantization of the whole tensor ([`bitlens_codecs::bitsnap::naive_uint8`], the paper's
 //!   baseline). Both guarantee an absolute error of half a code step of the widest range (their
 //!   cluster's, or the tensor's) plus the format's rounding of the decoded value.
 //!
 //! [`survey`] measures every setting the lesson offers, for its size-vs-error curve.
 
-use crate::bitsnap::{self, Clusters};
-use crate::error::{DecodeError, SettingsError};
-use crate::float::FloatFormat;
-use crate::neuzip::{self, Settings};
+use bitlens_codecs::bitsnap::{self, Clusters};
+use bitlens_codecs::error::{DecodeError, SettingsError};
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::lesson_exports::float::exponent_bias;
+use bitlens_codecs::neuzip::{self, Settings};
 
 /// The mantissa bits lossy NeuZip keeps (paper §2.3: byte-aligned fields).
 pub const NEUZIP_BITS: [u32; 3] = [0, 1, 3];
@@ -31,9 +32,10 @@ pub const HISTOGRAM_BINS: usize = 64;
 pub const NAIVE_HEADER_BYTES: u64 = 8;
 
 /// A lossy setting (ordered as [`survey`] lists them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(tag = "codec", rename_all = "kebab-case"))]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(tag = "codec", rename_all = "kebab-case")]
 pub enum Setting {
     /// NeuZip lossy: `k` mantissa bits, normalization blocks of `block` values.
     Neuzip {
@@ -102,9 +104,8 @@ pub fn measure(
 
 /// How the error of a setting is bounded: relative to each value (NeuZip) or absolute
 /// (quantization to uint8 codes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BoundKind {
     /// |x̂ − x| / |x| ≤ bound.
     Relative,
@@ -114,8 +115,7 @@ pub enum BoundKind {
 
 /// A histogram of signed errors over `[lo, hi]` in equal bins (an error outside goes to the
 /// nearest end bin and is counted in `outside` too).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Histogram {
     /// Lower end.
     pub lo: f64,
@@ -153,8 +153,7 @@ impl Histogram {
 }
 
 /// The errors of decoded values against the input.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Errors {
     /// Finite input values compared.
     pub values: u64,
@@ -207,8 +206,7 @@ fn errors(data: &[u8], back: &[u8], format: FloatFormat, kind: BoundKind, range:
 }
 
 /// One setting measured.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Measure {
     /// The setting.
     pub setting: Setting,
@@ -295,7 +293,7 @@ fn format_rounding(format: FloatFormat) -> f64 {
 /// The absolute error bound of a uint8 code over `[lo, hi]` decoded into `format`: half a code
 /// step, the rounding of the decoded value into the format, and half its smallest subnormal.
 fn code_bound(lo: f64, hi: f64, format: FloatFormat) -> f64 {
-    let smallest = 2f64.powi(1 - format.bias() - format.mantissa_bits() as i32);
+    let smallest = 2f64.powi(1 - exponent_bias(format) - format.mantissa_bits() as i32);
     (hi - lo) / 510.0 + lo.abs().max(hi.abs()) * format_rounding(format) + smallest / 2.0
 }
 
@@ -370,8 +368,7 @@ pub fn widen_f32(data: &[u8], format: FloatFormat) -> Vec<u8> {
 }
 
 /// Every setting of the lesson measured on one tensor.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Survey {
     /// Values of the tensor measured.
     pub values: u64,

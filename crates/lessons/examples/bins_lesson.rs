@@ -1,14 +1,14 @@
-//! The lossy lesson's Inshrinkerator figures ([`bitlens_inshrink::lesson::bins_lesson`]) for one
+//! The lossy lesson's Inshrinkerator figures ([`bitlens_lessons::bins::bins_lesson`]) for one
 //! tensor of a safetensors file, as JSON on stdout: what the page's worker computes, natively, so
 //! the e2e test (tests/e2e/learn.test.mjs) checks the page's numbers against it.
 //!
-//! `cargo run --release -p bitlens-inshrink --example bins_lesson -- FILE TENSOR MAX_VALUES BETA`
+//! `cargo run --release -p bitlens-lessons --example bins_lesson -- FILE TENSOR MAX_VALUES BETA`
 //! measures the tensor's first MAX_VALUES values with the non-uniform quantizer's β = BETA.
 
 #![allow(clippy::unwrap_used)]
 
-use bitlens_inshrink::lesson::{bins_lesson, Fit};
 use bitlens_inshrink::{values, NonUniform};
+use bitlens_lessons::bins::{bins_lesson, Fit};
 use bitlens_tensors::Header;
 
 fn fit(f: &Fit) -> String {

@@ -4,8 +4,8 @@
 //! ended in).
 
 use super::*;
-use crate::rans::{decode_block, encode_block};
 use crate::xorshift;
+use bitlens_codecs::rans::{decode_block, encode_block};
 use proptest::prelude::*;
 
 /// Checks everything a trace promises about `symbols`.

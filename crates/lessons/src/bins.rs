@@ -4,11 +4,11 @@
 //! relative L2 and largest absolute error of each at [`MIN_BINS`]..=[`MAX_BINS`] bins (the
 //! configuration search's range), and the fewest bins each needs for the error the non-uniform
 //! bins reach at a given count (Table 7's comparison: plain quantization, no pruning or
-//! protection). Everything is measured with the crate's own quantizers and
-//! [`quantization_error`]'s metric.
+//! protection). Everything is measured with Inshrinkerator's own quantizers (crate
+//! `bitlens-inshrink`) and [`quantization_error`]'s metric.
 
-use crate::levels::relative_l2;
-use crate::quantize::{Codebook, NonUniform, Quantizer, Uniform};
+use bitlens_inshrink::levels::relative_l2;
+use bitlens_inshrink::quantize::{quantization_error, Codebook, NonUniform, Quantizer, Uniform};
 
 /// The fewest bins the view offers (the configuration search's range, §5).
 pub const MIN_BINS: usize = 4;
@@ -90,8 +90,6 @@ pub struct BinsLesson {
 
 /// `codebook` fitted to `values`: its relative L2 error (as [`quantization_error`] measures it)
 /// and its largest absolute error.
-///
-/// [`quantization_error`]: crate::quantize::quantization_error
 pub fn measure(values: &[f32], codebook: Codebook) -> Fit {
     let c = codebook.centroids();
     let restored: Vec<f32> = if c.is_empty() {
@@ -163,7 +161,7 @@ pub fn bins_lesson(values: &[f32], quantizer: &NonUniform) -> BinsLesson {
         .map(|f| f.rel_l2)
         .chain(
             (MAX_BINS + 1..=UNIFORM_LIMIT)
-                .map(|b| crate::quantize::quantization_error(values, &Uniform.fit(values, b))),
+                .map(|b| quantization_error(values, &Uniform.fit(values, b))),
         )
         .collect();
     let errors: Vec<f64> = fits.iter().map(|f| f.rel_l2).collect();
@@ -201,7 +199,7 @@ pub fn bins_lesson(values: &[f32], quantizer: &NonUniform) -> BinsLesson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quantize::{min_bins, quantization_error};
+    use bitlens_inshrink::quantize::min_bins;
 
     /// Heavy-tailed weights: a Gaussian-like bulk and a few large values.
     fn weights(n: usize) -> Vec<f32> {

@@ -2,14 +2,14 @@
 //! LMC's block adaptivity (paper §4.2, "a new Huffman codebook for each block"), with the order-0
 //! bounds of §4.1 for both, and the real encoder's size beside them.
 
-use super::{check, entropy_bits, lengths_of, plain_code, ExplainError};
-use crate::byte_group::{self, Transform};
-use crate::huffman::{code_cost_bits, histogram};
-use crate::lmc::{self, Params, Width, MAX_BLOCK_LOG2, MIN_BLOCK_LOG2};
+use super::{check, lengths_of, plain_code, ExplainError};
+use bitlens_codecs::byte_group::{self, Transform};
+use bitlens_codecs::huffman::{code_cost_bits, histogram};
+use bitlens_codecs::lmc::{self, Params, Width, MAX_BLOCK_LOG2, MIN_BLOCK_LOG2};
+use bitlens_stats::entropy::cost_bits;
 
 /// Costs of coding a whole byte group with some tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct TableCosts {
     /// Tables stored.
     pub tables: usize,
@@ -22,8 +22,7 @@ pub struct TableCosts {
 }
 
 /// One global table against one table per block, over a whole byte group.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TableComparison {
     /// Bytes in the group.
     pub len: usize,
@@ -100,18 +99,12 @@ pub fn compare_tables(
         block_log2,
         code_limit: limit as u8,
     };
-    let total_hist: Vec<f64> = total.iter().map(|&c| c as f64).collect();
-    let n = group.len() as f64;
     Ok(TableComparison {
         len: group.len(),
         block_bytes,
         blocks: hists.len(),
-        global_entropy_bits: total_hist
-            .iter()
-            .filter(|&&c| c > 0.0)
-            .map(|&c| c * (n / c).log2())
-            .sum(),
-        block_entropy_bits: hists.iter().map(|h| entropy_bits(h)).sum(),
+        global_entropy_bits: cost_bits(&total),
+        block_entropy_bits: hists.iter().map(|h| cost_bits(h)).sum(),
         global: TableCosts {
             tables: 1,
             table_bytes: global_code.table_bytes,

@@ -5,8 +5,7 @@
 use super::Code;
 
 /// A node of the drawn code tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TreeNode {
     /// Total count of the symbols below.
     pub weight: u64,
@@ -17,9 +16,8 @@ pub struct TreeNode {
 }
 
 /// What a [`TreeNode`] is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(tag = "type", rename_all = "lowercase"))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
 pub enum NodeKind {
     /// A symbol.
     Leaf {

@@ -1,24 +1,26 @@
 //! rANS step by step, for the `ans` lesson: NeuZip (paper 003 §2.2) codes the exponents of the
-//! weights with ANS; this traces the codec's own rANS coder ([`crate::rans`]) on a short symbol
+//! weights with ANS; this traces the codec's own rANS coder ([`bitlens_codecs::rans`]) on a short symbol
 //! sequence, e.g. the first exponents of a tensor ([`exponents`]).
 //!
 //! Nothing is re-implemented: the frequencies are [`FreqTable::from_histogram`]'s (12-bit
-//! quantization), the encoding steps are the encoder's own loop (`encode_lanes`, with a hook
-//! that records each step), the block bytes are the encoder's (`encode_with_table`), and decoding
-//! reads the block with the decoder's header reader and slot table and steps it with the
-//! decoder's `step`. The trace shows, per symbol: its lane (symbol `i` is coded by state
+//! quantization), the encoding steps are the encoder's own loop ([`encode_lanes`], with a hook
+//! that records each step), the block bytes are the encoder's ([`encode_with_table`]), and
+//! decoding reads the block with the decoder's header reader ([`read_block`]) and slot table and
+//! steps it with the decoder's [`step`]. The trace shows, per symbol: its lane (symbol `i` is coded by state
 //! `i mod 4`), frequency and cumulative frequency, the state before and after, and the 16-bit
 //! word renormalization wrote (encoding, last symbol first) or read (decoding, first symbol
 //! first). Its sizes put the block beside the Shannon bound and a Huffman code of the same symbols
-//! ([`crate::huffman::explain::plain_code`], the LMC encoder's lengths).
+//! ([`plain_code`], the LMC encoder's lengths).
 
-use super::{
-    encode_lanes, encode_with_table, lanes_finished, read_block, step, FreqTable, Slots, LANES,
-    PROB_BITS, RANS_L,
+use crate::huffman::plain_code;
+use bitlens_codecs::float::FloatFormat;
+use bitlens_codecs::huffman::DEFAULT_CODE_LIMIT;
+use bitlens_codecs::lesson_exports::float::exponent_field;
+use bitlens_codecs::lesson_exports::rans::{
+    encode_lanes, encode_with_table, lanes_finished, read_block, step, Slots,
 };
-use crate::float::FloatFormat;
-use crate::huffman::explain::{entropy_bits, plain_code};
-use crate::huffman::DEFAULT_CODE_LIMIT;
+use bitlens_codecs::rans::{FreqTable, LANES, PROB_BITS, RANS_L};
+use bitlens_stats::entropy::cost_bits;
 
 /// Longest sequence traced (a lesson shows a few hundred steps; the bound keeps the trace small).
 pub const MAX_TRACE_SYMBOLS: usize = 1 << 16;
@@ -38,8 +40,7 @@ pub enum TraceError {
 }
 
 /// One symbol's quantized frequency.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct FreqEntry {
     /// The symbol.
     pub symbol: u8,
@@ -52,8 +53,7 @@ pub struct FreqEntry {
 }
 
 /// One step of the encoder (symbols are coded last first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct EncodeStep {
     /// The symbol's position in the sequence.
     pub index: usize,
@@ -76,8 +76,7 @@ pub struct EncodeStep {
 }
 
 /// One step of the decoder (symbols come out first first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct DecodeStep {
     /// The symbol's position.
     pub index: usize,
@@ -96,8 +95,7 @@ pub struct DecodeStep {
 }
 
 /// Sizes of the sequence coded three ways.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Sizes {
     /// Symbols.
     pub symbols: usize,
@@ -120,8 +118,7 @@ pub struct Sizes {
 }
 
 /// A traced rANS block.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Trace {
     /// The sequence.
     pub symbols: Vec<u8>,
@@ -139,7 +136,7 @@ pub struct Trace {
     pub final_states: [u32; LANES],
     /// Each lane's words, in decoding order.
     pub words: [Vec<u16>; LANES],
-    /// The block's bytes: exactly [`crate::rans::encode_block`]'s output.
+    /// The block's bytes: exactly [`bitlens_codecs::rans::encode_block`]'s output.
     pub bytes: Vec<u8>,
     /// The decoder's steps, first symbol first.
     pub decode: Vec<DecodeStep>,
@@ -192,7 +189,7 @@ pub fn trace(symbols: &[u8]) -> Result<Trace, TraceError> {
     let code = plain_code(&hist, DEFAULT_CODE_LIMIT);
     let sizes = Sizes {
         symbols: symbols.len(),
-        entropy_bits: entropy_bits(&hist),
+        entropy_bits: cost_bits(&hist),
         quantized_bits: table.cost_bits(&hist),
         rans_bytes: bytes.len(),
         rans_table_bytes: 2 + 3 * entries.len(),
@@ -269,7 +266,7 @@ fn decode_trace(bytes: &[u8], n: usize) -> Result<(Vec<DecodeStep>, Vec<u8>), Tr
 pub fn exponents(data: &[u8], format: FloatFormat, count: usize) -> Vec<u8> {
     data.chunks_exact(format.width())
         .take(count)
-        .map(|b| format.split(format.read(b)).1 as u8)
+        .map(|b| exponent_field(format, b) as u8)
         .collect()
 }
 

@@ -3,11 +3,11 @@
 //! measured against the order-0 entropy bound of §4.1.
 //!
 //! Every figure comes from the codec's own functions, never a copy of them: the histogram
-//! ([`super::histogram`]), the lengths the LMC encoder gives a leaf under its length limit
-//! (`lmc::leaf_lengths`, the same call the encoder makes), the canonical codes
-//! ([`super::encode_codes`]), the code-length table ([`super::write_table`]), the run tokens
-//! ([`crate::rle`]), and the block as the real LMC encoder writes it ([`crate::lmc::encode`]),
-//! read back to show what it chose (Raw, Run, Huffman, Huffman with runs, split into leaves).
+//! ([`histogram`]), the lengths the LMC encoder gives a leaf under its length limit
+//! ([`leaf_lengths`], the same call the encoder makes), the canonical codes ([`encode_codes`]),
+//! the code-length table ([`write_table`]), the run tokens ([`rle`]), and the block as the real
+//! LMC encoder writes it ([`lmc::encode`]), read back to show what it chose (Raw, Run, Huffman,
+//! Huffman with runs, split into leaves).
 //! [`explain_block`] then accounts for every byte of that output from the explanation's own
 //! arithmetic (bits = Σ count · length per quarter stream, rounded up to bytes, plus the kind
 //! byte, the table and the four size fields), and reports both: the tests check they are equal.
@@ -17,16 +17,19 @@
 //! cost of the run variant where the block qualifies for it, and, over a whole byte group,
 //! [`compare_tables`] (in `tables`): one global table against a table per block.
 
-use super::bitio::get_leb128;
-use super::lengths::unlimited_lengths;
-use super::{build_lengths, code_cost_bits, encode_codes, histogram, quarters, read_table};
-use super::{write_table, MAX_CODE_LEN, MAX_RUN_SYMBOLS};
-use crate::byte_group::Transform;
-use crate::lmc::{
+use bitlens_codecs::byte_group::Transform;
+use bitlens_codecs::huffman::{build_lengths, code_cost_bits, histogram, write_table};
+use bitlens_codecs::huffman::{MAX_CODE_LEN, MAX_RUN_SYMBOLS};
+use bitlens_codecs::lesson_exports::huffman::{
+    encode_codes, get_leb128, put_leb128, quarters, read_table, unlimited_lengths,
+};
+use bitlens_codecs::lesson_exports::lmc::leaf_lengths;
+use bitlens_codecs::lmc::{
     self, Params, Width, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RAW, KIND_RUN, KIND_SPLIT,
     MAX_BLOCK_LOG2,
 };
-use crate::rle::{self, Token};
+use bitlens_codecs::rle::{self, Token};
+use bitlens_stats::entropy::cost_bits;
 
 mod tables;
 mod tree;
@@ -67,10 +70,9 @@ pub enum ExplainError {
 }
 
 /// One symbol's canonical code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SymbolCode {
-    /// The symbol: a byte, or `256 + k` for run-length bucket `k` (see [`crate::rle`]).
+    /// The symbol: a byte, or `256 + k` for run-length bucket `k` (see [`rle`]).
     pub symbol: u16,
     /// How often it occurs.
     pub count: u32,
@@ -83,8 +85,7 @@ pub struct SymbolCode {
 }
 
 /// A canonical code for a histogram.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Code {
     /// The symbols with a code, in canonical order (shorter codes first, then by symbol).
     pub symbols: Vec<SymbolCode>,
@@ -97,8 +98,7 @@ pub struct Code {
 }
 
 /// The optimal Huffman code without a length limit, for comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Unlimited {
     /// Its longest code.
     pub longest: u32,
@@ -106,9 +106,8 @@ pub struct Unlimited {
     pub code_bits: u64,
 }
 
-/// The exact cost of the Huffman-with-runs variant of a block (see [`crate::rle`]).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+/// The exact cost of the Huffman-with-runs variant of a block (see [`rle`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunCost {
     /// The run value: the block's most frequent byte.
     pub run_value: u8,
@@ -129,9 +128,8 @@ pub struct RunCost {
 }
 
 /// How a leaf of the encoder's block is coded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LeafKind {
     /// Stored verbatim.
     Raw,
@@ -144,8 +142,7 @@ pub enum LeafKind {
 }
 
 /// One leaf of the block the encoder wrote (a block is one leaf unless it was split).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Leaf {
     /// Where it starts in the block.
     pub offset: usize,
@@ -170,8 +167,7 @@ pub struct Leaf {
 }
 
 /// What the real LMC encoder wrote for the block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct EncoderBlock {
     /// Its leaves in order.
     pub leaves: Vec<Leaf>,
@@ -184,8 +180,7 @@ pub struct EncoderBlock {
 }
 
 /// One block explained.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BlockExplanation {
     /// Bytes in the block.
     pub len: usize,
@@ -216,7 +211,8 @@ pub struct BlockExplanation {
 }
 
 /// Explains `block` under code-length limit `limit` (9..=12; the default is
-/// [`super::DEFAULT_CODE_LIMIT`]), with a code tree of the `top` most frequent symbols.
+/// [`bitlens_codecs::huffman::DEFAULT_CODE_LIMIT`]), with a code tree of the `top` most frequent
+/// symbols.
 pub fn explain_block(
     block: &[u8],
     limit: u32,
@@ -243,7 +239,7 @@ pub fn explain_block(
         limit,
         histogram: hist.to_vec(),
         distinct: hist.iter().filter(|&&c| c > 0).count(),
-        entropy_bits: entropy_bits(&hist),
+        entropy_bits: cost_bits(&hist),
         tree: tree(&code, top),
         code,
         unlimited,
@@ -268,19 +264,10 @@ fn check(len: usize, limit: u32) -> Result<(), ExplainError> {
     Ok(())
 }
 
-/// The order-0 entropy of a histogram, in bits: Σ c · log2(n / c).
-pub fn entropy_bits(hist: &[u32]) -> f64 {
-    let n: f64 = hist.iter().map(|&c| f64::from(c)).sum();
-    hist.iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| f64::from(c) * (n / f64::from(c)).log2())
-        .sum()
-}
-
 /// The code the LMC encoder gives a plain Huffman leaf with byte histogram `hist` (the lengths
-/// of the encoder's own `leaf_lengths`), with its table size.
+/// of the encoder's own [`leaf_lengths`]), with its table size.
 pub fn plain_code(hist: &[u32; 256], limit: u32) -> Code {
-    let (lengths, _) = lmc::leaf_lengths(hist, limit);
+    let (lengths, _) = leaf_lengths(hist, limit);
     code_of(hist, &lengths)
 }
 
@@ -422,7 +409,7 @@ fn huffman_leaf(block: &[u8], lengths: &[u8], run_value: Option<u8>) -> Leaf {
 /// Bytes of the LEB128 encoding of `n`.
 fn leb_len(n: usize) -> usize {
     let mut out = Vec::new();
-    super::bitio::put_leb128(n as u32, &mut out);
+    put_leb128(n as u32, &mut out);
     out.len()
 }
 

@@ -1,14 +1,14 @@
 //! Lesson `grouping` — where the entropy lives (LMC paper 000 §3 "bit-level analysis" and §4
 //! "byte grouping"): the share of elements with each bit set (the sign and exponent bits are
 //! nearly constant, the mantissa bits near ½), and two layouts of the same bytes: interleaved
-//! (as stored) and byte groups (all low bytes, then the next …, [`crate::byte_group`]). For each
+//! (as stored) and byte groups (all low bytes, then the next …, [`bitlens_codecs::byte_group`]). For each
 //! layout: its order-0 entropy, whole and per 64 KiB block ([`Stream`]), and the sizes real
-//! encoders reach on it ([`sizes`]: LMC through [`crate::encode`], the peers the caller passes).
+//! encoders reach on it ([`sizes`]: LMC through [`bitlens_codecs::encode`], the peers the caller passes).
 
-use crate::byte_group::{self, Transform};
-use crate::huffman::explain::entropy_bits;
-use crate::lmc::Width;
-use crate::Options;
+use bitlens_codecs::byte_group::{self, Transform};
+use bitlens_codecs::lmc::Width;
+use bitlens_codecs::Options;
+use bitlens_stats::entropy::cost_bits;
 
 /// The block the per-block entropies are taken over (the paper's 64 KiB).
 pub const BLOCK_BYTES: usize = 64 << 10;
@@ -30,8 +30,7 @@ pub fn bit_set_ratios(data: &[u8], width: Width) -> Vec<f64> {
 }
 
 /// The order-0 entropy of one byte stream, whole and per [`BLOCK_BYTES`] block.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Stream {
     /// Its length in bytes.
     pub bytes: usize,
@@ -51,7 +50,7 @@ impl Stream {
             for &x in b {
                 hist[usize::from(x)] += 1;
             }
-            entropy_bits(&hist)
+            cost_bits(&hist)
         };
         let blocks: Vec<(usize, f64)> = bytes
             .chunks(BLOCK_BYTES)
@@ -72,8 +71,7 @@ impl Stream {
 }
 
 /// The entropies of both layouts of a tensor's bytes.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Layouts {
     /// The bytes as stored, one stream.
     pub interleaved: Stream,
@@ -119,8 +117,7 @@ pub fn layouts(data: &[u8], width: Width, transform: Transform) -> Layouts {
 pub type Peer<'a> = (&'a str, &'a dyn Fn(&[u8]) -> usize);
 
 /// The bytes one codec wrote for each layout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CodecSizes {
     /// The codec (`lmc`, or a peer's name).
     pub codec: String,
@@ -130,7 +127,7 @@ pub struct CodecSizes {
     pub grouped: usize,
 }
 
-/// Real encodes of both layouts of `data`: LMC first — a PLMC stream ([`crate::encode`], as
+/// Real encodes of both layouts of `data`: LMC first — a PLMC stream ([`bitlens_codecs::encode`], as
 /// `bitlens compress` writes it) of the bytes as 1-byte elements (no grouping) and of the
 /// elements of `width` (LMC's own grouping with `transform`) — then every peer on the
 /// interleaved bytes and on [`grouped`] bytes.
@@ -141,8 +138,8 @@ pub fn sizes(data: &[u8], width: Width, transform: Transform, peers: &[Peer]) ->
     };
     let lmc = CodecSizes {
         codec: "lmc".into(),
-        interleaved: crate::encode(data, Width::W1, &opts(Transform::None)).len(),
-        grouped: crate::encode(data, width, &opts(transform)).len(),
+        interleaved: bitlens_codecs::encode(data, Width::W1, &opts(Transform::None)).len(),
+        grouped: bitlens_codecs::encode(data, width, &opts(transform)).len(),
     };
     let g = grouped(data, width, transform);
     std::iter::once(lmc)
@@ -249,9 +246,9 @@ mod tests {
             assert!(c.grouped < c.interleaved, "{c:?}");
         }
         // LMC's grouped size is the stream `encode` writes, and it decodes back.
-        let stream = crate::encode(&data, Width::W2, &Options::default());
+        let stream = bitlens_codecs::encode(&data, Width::W2, &Options::default());
         assert_eq!(s[0].grouped, stream.len());
-        assert_eq!(crate::decode(&stream, data.len()).unwrap(), data);
+        assert_eq!(bitlens_codecs::decode(&stream, data.len()).unwrap(), data);
         // …and LMC on the groups beats the bound of one order-0 code over the interleaved bytes.
         assert!((s[0].grouped as f64) < l.interleaved.entropy_bits / 8.0);
         assert_eq!(
