@@ -15,10 +15,13 @@
 //! (cross-origin isolated pages); otherwise it busy-waits on `performance.now()`: retrying at once
 //! would hammer a server that just answered 503, and the waits are short (200 ms then 400 ms for
 //! [`TRIES`] = 3) and happen on the codec worker's own thread, never the page's.
+//!
+//! The request and the wait stay as web-sys and js-sys give them: gloo-net sends only with
+//! `fetch` and gloo-timers waits only asynchronously, and the core's [`ReadAt`] is synchronous.
 
 use crate::convert::now;
 use crate::error::{js_text, Failure};
-use crate::worker::http::NETWORK_MESSAGE;
+use crate::worker::http::{range_header, NETWORK_MESSAGE};
 use bitlens_protocol::RemoteFile;
 use bitlens_remote::{
     backoff_ms, check, check_body, check_url, requests, Head, RangeError, RemoteError, MAX_REQUEST,
@@ -111,7 +114,7 @@ impl HttpSource {
             .map_err(|e| network(js_text(&e)))?;
         xhr.set_with_credentials(self.credentials);
         xhr.set_response_type(XmlHttpRequestResponseType::Arraybuffer);
-        xhr.set_request_header("Range", &format!("bytes={start}-{}", start + len - 1))
+        xhr.set_request_header("Range", &range_header(start, len))
             .map_err(|e| network(js_text(&e)))?;
         if let Err(e) = xhr.send() {
             return Err(network(format!("{NETWORK_MESSAGE} ({})", js_text(&e))));

@@ -4,6 +4,9 @@
 //! [`READ_AHEAD`] bytes at a time; [`read_blob`], one range of a `Blob` in one read; and
 //! [`FileSource`], a job's file whether the person gave it (a `Blob`) or named it by URL
 //! ([`HttpSource`]).
+//!
+//! `FileReaderSync` stays as web-sys gives it: gloo-file reads only asynchronously (`FileReader`),
+//! and the core's [`ReadAt`] is synchronous.
 
 use crate::convert::to_u64;
 use crate::error::{js_text, Failure};

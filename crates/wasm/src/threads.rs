@@ -6,6 +6,9 @@
 //! [`init_thread_pool`] (wasm-bindgen-rayon: a rayon pool of Web Workers sharing this module's
 //! memory); each frame's PLMC segments then run on that pool. The pool lives inside the codec
 //! worker, never on the page's main thread, where a rayon call would busy-wait.
+//!
+//! The pool's workers are wasm-bindgen-rayon's own: gloo-worker's workers each load a module of
+//! their own and exchange messages, where rayon's must share this module's memory.
 
 use bitlens_protocol::{Build, BuildKind};
 use wasm_bindgen::prelude::*;

@@ -4,23 +4,24 @@
 //! [`WorkerEvent`](bitlens_protocol::WorkerEvent). The statistics pool and the codec worker both
 //! start theirs here, from the app's files ([`crate::ui::assets`]: the page's, or the embed script's
 //! origin through a same-origin shim). A worker that crashes, or sends what cannot be read, reports
-//! `Failed { task: None }`: it will not answer again. Dropping the handle terminates the worker.
+//! `Failed { task: None }`: it will not answer again. Dropping the handle terminates the worker
+//! and removes its listeners (gloo-events).
 
 use crate::ui::assets;
 use crate::ui::io::blob::js_error_text;
 use bitlens_protocol::js::{from_js, to_js, Event, Request};
-use wasm_bindgen::closure::Closure;
+use gloo_events::EventListener;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 use yew::Callback;
 
-/// A running worker and its event handlers (kept alive as long as it).
+/// A running worker and its event listeners (kept as long as it).
 pub struct WorkerHandle {
     worker: Worker,
     /// What the page calls it in messages (`worker`, `codec worker`).
     name: &'static str,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+    _on_message: EventListener,
+    _on_error: EventListener,
 }
 
 impl WorkerHandle {
@@ -33,20 +34,22 @@ impl WorkerHandle {
     ) -> Result<Self, String> {
         let worker = assets::start_worker(script).map_err(|e| e.to_string())?;
         let on_event = events.clone();
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-            on_event.emit(from_js(e.data()).unwrap_or_else(|e| Event::Failed {
+        let on_message = EventListener::new(&worker, "message", move |e| {
+            let data = e.unchecked_ref::<MessageEvent>().data();
+            on_event.emit(from_js(data).unwrap_or_else(|e| Event::Failed {
                 task: None,
                 message: format!("unreadable message from the {name}: {e}"),
             }));
         });
-        let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |e: ErrorEvent| {
+        let on_error = EventListener::new(&worker, "error", move |e| {
             events.emit(Event::Failed {
                 task: None,
-                message: format!("{name} crashed: {}", e.message()),
+                message: format!(
+                    "{name} crashed: {}",
+                    e.unchecked_ref::<ErrorEvent>().message()
+                ),
             });
         });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         Ok(WorkerHandle {
             worker,
             name,

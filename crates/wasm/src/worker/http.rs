@@ -6,18 +6,28 @@
 //! [`TRIES`] times with [`backoff_ms`], and dropping the reader (the task ends, fails or is
 //! cancelled) aborts what is still in flight through its `AbortController`. Credentials (cookies)
 //! go with the requests only when the [`RemoteFile`] says so.
+//!
+//! The requests are gloo-net's ([`range_request`]) and the back-off is a gloo-timers sleep. A
+//! window's request and the read of its body run as a task of their own ([`spawn_now`]), so the
+//! body streams in while the worker computes; the task is polled once where it is made, because
+//! gloo-net's `send` is a future that sends nothing until it is polled and the windows ahead must
+//! be requested at once, not at the worker's next pause. A body is kept as an `ArrayBuffer` (in
+//! JavaScript memory, checked, then copied once into the caller's window) rather than gloo-net's
+//! `binary()`, which would copy every window into wasm memory before it is checked.
 
 use crate::error::{js_text, Failure};
 use bitlens_protocol::RemoteFile;
 use bitlens_remote::{backoff_ms, check, check_body, Head, RangeError, RemoteError, TRIES};
-use js_sys::{Array, ArrayBuffer, Promise, Uint8Array};
+use futures_util::future::{FutureExt, RemoteHandle};
+use gloo_net::http::{Request, RequestBuilder};
+use js_sys::{ArrayBuffer, Uint8Array};
 use std::collections::VecDeque;
-use wasm_bindgen::prelude::*;
+use std::future::Future;
+use std::task::{Context, Waker};
+use std::time::Duration;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    AbortController, Headers, RequestCredentials, RequestInit, RequestMode, Response,
-    WorkerGlobalScope,
-};
+use web_sys::{AbortController, AbortSignal, RequestCredentials, RequestMode};
 
 /// Windows requested ahead of the one being processed, per reader (the current one included).
 pub const AHEAD: usize = 2;
@@ -26,11 +36,18 @@ pub const AHEAD: usize = 2;
 pub const NETWORK_MESSAGE: &str = "the browser could not read the URL: the server sent no CORS \
      headers allowing this page (Access-Control-Allow-Origin) or is unreachable";
 
-/// One window on its way: its bytes in the file and the promise of `[Response, ArrayBuffer|null]`.
+/// What the server answered to a window's request: its status and headers, and for a 206 its
+/// whole body.
+struct Answer {
+    head: Head,
+    body: Option<ArrayBuffer>,
+}
+
+/// One window on its way: its bytes in the file and the task requesting them.
 struct Pending {
     start: u64,
     len: u64,
-    answer: Promise,
+    answer: RemoteHandle<Result<Answer, RangeError>>,
 }
 
 /// Consecutive windows of a byte range of a remote file.
@@ -47,7 +64,7 @@ pub struct HttpWindows {
 impl HttpWindows {
     /// Windows of `[start, end)` of `file`, of at most `window` bytes; the first [`AHEAD`] are
     /// requested at once.
-    pub fn new(file: RemoteFile, start: u64, end: u64, window: usize) -> Result<Self, Failure> {
+    pub fn new(file: RemoteFile, start: u64, end: u64, window: usize) -> Self {
         let mut w = HttpWindows {
             file,
             next: start,
@@ -56,15 +73,15 @@ impl HttpWindows {
             pending: VecDeque::with_capacity(AHEAD),
             abort: AbortController::new().ok(),
         };
-        w.fill()?;
-        Ok(w)
+        w.fill();
+        w
     }
 
     /// Requests windows until [`AHEAD`] are in flight or the range is all requested.
-    fn fill(&mut self) -> Result<(), Failure> {
+    fn fill(&mut self) {
         while self.pending.len() < AHEAD && self.next < self.end {
             let len = self.window.min(self.end - self.next);
-            let answer = self.request(self.next, len)?;
+            let answer = self.request(self.next, len);
             self.pending.push_back(Pending {
                 start: self.next,
                 len,
@@ -72,32 +89,14 @@ impl HttpWindows {
             });
             self.next += len;
         }
-        Ok(())
     }
 
-    /// Starts `GET` with `Range: bytes=start-(start+len-1)`; the promise resolves to the response
-    /// and, for a 206, its whole body (so the body streams in while the worker computes).
-    fn request(&self, start: u64, len: u64) -> Result<Promise, Failure> {
+    /// Sends `GET` with `Range: bytes=start-(start+len-1)` now; the task reads the answer and,
+    /// for a 206, its whole body.
+    fn request(&self, start: u64, len: u64) -> RemoteHandle<Result<Answer, RangeError>> {
         let signal = self.abort.as_ref().map(AbortController::signal);
-        let fetched = fetch_range(&self.file, start, len, signal.as_ref())?;
-        let with_body = Closure::once_into_js(move |resp: JsValue| -> JsValue {
-            let Ok(r) = resp.dyn_into::<Response>() else {
-                return Promise::reject(&"fetch gave no Response".into()).into();
-            };
-            if r.status() != 206 {
-                return Array::of2(&r, &JsValue::NULL).into();
-            }
-            match r.array_buffer() {
-                Ok(body) => {
-                    let pair = Closure::once_into_js(move |buf: JsValue| -> JsValue {
-                        Array::of2(&r, &buf).into()
-                    });
-                    chain(&body, "then", &pair).into()
-                }
-                Err(e) => Promise::reject(&e).into(),
-            }
-        });
-        Ok(chain(&fetched, "then", &with_body))
+        let request = range_request(&self.file, start, len, signal.as_ref());
+        spawn_now(fetch_window(request))
     }
 
     /// Fills `out` with the next `out.len()` bytes (the window size, or what is left of the range).
@@ -113,19 +112,22 @@ impl HttpWindows {
             )));
         }
         // Keep the pipeline full while this window arrives.
-        self.fill()?;
+        self.fill();
         let mut answer = p.answer;
         let mut tries = 1;
         loop {
-            match judge(JsFuture::from(answer).await, &self.file, p.start, p.len) {
+            match answer
+                .await
+                .and_then(|a| judge(a, &self.file, p.start, p.len))
+            {
                 Ok(body) => {
                     body.copy_to(out);
                     return Ok(());
                 }
                 Err(error) if error.transient() && tries < TRIES => {
-                    sleep(backoff_ms(tries)).await?;
+                    gloo_timers::future::sleep(Duration::from_millis(backoff_ms(tries))).await;
                     tries += 1;
-                    answer = self.request(p.start, p.len)?;
+                    answer = self.request(p.start, p.len);
                 }
                 Err(error) => {
                     let e = RemoteError {
@@ -142,69 +144,81 @@ impl HttpWindows {
 
 impl Drop for HttpWindows {
     fn drop(&mut self) {
-        // Stop whatever is still in flight: nothing will read it, so its rejection (AbortError) is
-        // caught here rather than reported as unhandled.
-        for p in self.pending.drain(..) {
-            let _caught = chain(&p.answer, "catch", &Closure::once_into_js(|_: JsValue| {}));
-        }
+        // Nothing will read what is still in flight: dropping a task's handle ends the task, and
+        // the abort stops its request.
+        self.pending.clear();
         if let Some(a) = self.abort.take() {
             a.abort();
         }
     }
 }
 
-/// `promise.then(callback)` or `promise.catch(callback)` (`method`) for a callback made by
-/// `Closure::once_into_js` (the promise it returns rejects when the call itself fails).
-fn chain(promise: &Promise, method: &str, callback: &JsValue) -> Promise {
-    js_sys::Reflect::get(promise, &method.into())
-        .and_then(|f| f.dyn_into::<js_sys::Function>())
-        .and_then(|f| f.call1(promise, callback))
-        .map_or_else(|e| Promise::reject(&e), JsCast::unchecked_into)
+/// Runs `task` on the worker's event loop and returns the handle to its result (dropping the
+/// handle ends the task). The task is polled once here, so that what it starts (a `fetch`)
+/// starts now rather than when the caller next awaits something that is not ready.
+fn spawn_now<T: 'static>(task: impl Future<Output = T> + 'static) -> RemoteHandle<T> {
+    let (task, handle) = task.remote_handle();
+    let mut task = Box::pin(task);
+    // A no-op waker is enough for this first poll: the spawned task polls it again with its own.
+    let started = task.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    if started.is_pending() {
+        wasm_bindgen_futures::spawn_local(task);
+    }
+    handle
 }
 
-/// Starts a `fetch` of `len` bytes at `start` of `file` (CORS, credentials only when the file
-/// says so).
-pub fn fetch_range(
+/// `Range: bytes=start-(start+len-1)` (`len` ≥ 1; 0 asks for the byte at `start`).
+pub fn range_header(start: u64, len: u64) -> String {
+    format!("bytes={start}-{}", start + len.max(1) - 1)
+}
+
+/// A `GET` of `len` bytes at `start` of `file`: CORS, credentials only when the file says so,
+/// aborted through `signal`.
+fn range_request(
     file: &RemoteFile,
     start: u64,
     len: u64,
-    signal: Option<&web_sys::AbortSignal>,
-) -> Result<Promise, Failure> {
-    let headers = Headers::new().map_err(|e| Failure::js(&e))?;
-    let last = start + len.max(1) - 1;
-    headers
-        .set("Range", &format!("bytes={start}-{last}"))
-        .map_err(|e| Failure::js(&e))?;
-    let init = RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(RequestMode::Cors);
-    init.set_credentials(if file.credentials {
-        RequestCredentials::Include
-    } else {
-        RequestCredentials::Omit
-    });
-    init.set_headers(&headers);
-    init.set_signal(signal);
-    // `fetch` of whatever global this runs in (a worker; also a window or node in tests).
-    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
-    Ok(scope.fetch_with_str_and_init(&file.url, &init))
+    signal: Option<&AbortSignal>,
+) -> RequestBuilder {
+    Request::get(&file.url)
+        .mode(RequestMode::Cors)
+        .credentials(if file.credentials {
+            RequestCredentials::Include
+        } else {
+            RequestCredentials::Omit
+        })
+        .header("Range", &range_header(start, len))
+        .abort_signal(signal)
 }
 
-/// Judges the settled `[Response, body]` of a request for `len` bytes at `start`: the body when
-/// the answer is the bytes asked for.
+/// Sends `request` (from whatever global this runs in: a worker; also node in tests) and reads
+/// the answer's head and, for a 206, its body.
+async fn fetch_window(request: RequestBuilder) -> Result<Answer, RangeError> {
+    let response = request.send().await.map_err(send_failed)?;
+    let headers = response.headers();
+    let head = Head::read(response.status(), |name| headers.get(name));
+    if head.status != 206 {
+        return Ok(Answer { head, body: None });
+    }
+    let response = web_sys::Response::from(response);
+    let body = response.array_buffer().map_err(|e| body_failed(&e))?;
+    let body = JsFuture::from(body).await.map_err(|e| body_failed(&e))?;
+    Ok(Answer {
+        head,
+        body: body.dyn_into().ok(),
+    })
+}
+
+/// Judges the answer to a request for `len` bytes at `start`: the body when it is the bytes
+/// asked for.
 fn judge(
-    settled: Result<JsValue, JsValue>,
+    answer: Answer,
     file: &RemoteFile,
     start: u64,
     len: u64,
 ) -> Result<Uint8Array, RangeError> {
-    let pair: Array = settled.map_err(network)?.unchecked_into();
-    let resp: Response = pair.get(0).unchecked_into();
-    let headers = resp.headers();
-    let head = Head::read(resp.status(), |name| headers.get(name).ok().flatten());
-    let answer = head.answer();
-    check(&answer, start, len, Some(file.size))?;
-    let body: ArrayBuffer = pair.get(1).dyn_into().map_err(|_| RangeError::ShortBody {
+    check(&answer.head.answer(), start, len, Some(file.size))?;
+    let body = answer.body.ok_or(RangeError::ShortBody {
         start,
         got: 0,
         want: len,
@@ -213,37 +227,29 @@ fn judge(
     Ok(Uint8Array::new(&body))
 }
 
-/// A rejected `fetch` as a [`RangeError::Network`] (a CORS refusal and an unreachable server look
-/// the same to the page), or the abort it was.
-fn network(e: JsValue) -> RangeError {
-    let name = js_sys::Reflect::get(&e, &"name".into())
-        .ok()
-        .and_then(|n| n.as_string());
-    let message = if name.as_deref() == Some("AbortError") {
+/// A failed request or body as a [`RangeError::Network`] (a CORS refusal and an unreachable server
+/// look the same to the page), or the abort it was: `name` and `message` of the JavaScript error.
+fn network(name: &str, message: &str) -> RangeError {
+    let message = if name == "AbortError" {
         "the request was cancelled".to_owned()
     } else {
-        format!("{NETWORK_MESSAGE} ({})", js_text(&e))
+        format!("{NETWORK_MESSAGE} ({message})")
     };
     RangeError::Network { message }
 }
 
-/// Waits `ms` milliseconds (`setTimeout` of whatever global this runs in).
-async fn sleep(ms: u64) -> Result<(), Failure> {
-    let global = js_sys::global();
-    let set_timeout: js_sys::Function = js_sys::Reflect::get(&global, &"setTimeout".into())
-        .and_then(JsCast::dyn_into)
-        .map_err(|e| Failure::js(&e))?;
-    let mut failed = None;
-    let wait = Promise::new(&mut |resolve, _| {
-        if let Err(e) = set_timeout.call2(&global, &resolve, &JsValue::from(ms as f64)) {
-            failed = Some(e);
-        }
-    });
-    if let Some(e) = failed {
-        return Err(Failure::js(&e));
+/// A `fetch` that failed before any answer.
+fn send_failed(e: gloo_net::Error) -> RangeError {
+    match e {
+        gloo_net::Error::JsError(e) => network(&e.name, &e.message),
+        other => network("", &other.to_string()),
     }
-    JsFuture::from(wait)
-        .await
-        .map(|_| ())
-        .map_err(|e| Failure::js(&e))
+}
+
+/// A body that could not be read to its end.
+fn body_failed(e: &JsValue) -> RangeError {
+    let name = js_sys::Reflect::get(e, &"name".into())
+        .ok()
+        .and_then(|n| n.as_string());
+    network(name.as_deref().unwrap_or_default(), &js_text(e))
 }

@@ -10,6 +10,9 @@
 //! `web/worker.js` gives the job loop this page's output directory (one per page, removed by a
 //! later page once this one is gone); browsers without sync access handles get `None` and the
 //! chunks posted as before.
+//!
+//! The handles are web-sys': gloo has no file system access API, and gloo-file's `Blob`s are
+//! read and made in memory, not written to a file on disk.
 
 use crate::error::Failure;
 use wasm_bindgen::prelude::*;

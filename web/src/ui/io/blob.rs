@@ -1,10 +1,12 @@
-//! Reading byte ranges of a `Blob` (a `File` is one) with `Blob.slice`, so only the bytes asked
-//! for are ever loaded; and building a Blob from chunks as they arrive ([`BlobBuilder`]).
+//! Reading byte ranges of a `Blob` (a `File` is one) with `Blob.slice` and gloo-file's reader, so
+//! only the bytes asked for are ever loaded; and building a Blob from chunks as they arrive
+//! ([`BlobBuilder`]), with `web_sys::Blob` itself: gloo-file makes a Blob from one piece, and a
+//! Blob of many (the Blobs already folded, the chunks since) is what keeps the chunks out of
+//! JavaScript memory.
 
 use bitlens_tensors::{Header, HeaderError};
-use js_sys::Uint8Array;
+use gloo_file::FileReadError;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::Blob;
 
 /// Why a header could not be read.
@@ -28,12 +30,21 @@ pub fn js_error_text(e: &JsValue) -> String {
 
 /// Reads `[start, end)` of a blob.
 pub async fn read_range(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, ReadError> {
-    let browser = |e: JsValue| ReadError::Browser(js_error_text(&e));
-    let part = blob
-        .slice_with_f64_and_f64(start as f64, end as f64)
-        .map_err(browser)?;
-    let buf = JsFuture::from(part.array_buffer()).await.map_err(browser)?;
-    Ok(Uint8Array::new(&buf).to_vec())
+    let part = gloo_file::Blob::from(blob.clone()).slice(start, end);
+    gloo_file::futures::read_as_bytes(&part)
+        .await
+        .map_err(|e| ReadError::Browser(read_error_text(e)))
+}
+
+/// The browser's reason a read failed (the `DOMException`'s message, as [`js_error_text`] gives
+/// it).
+fn read_error_text(e: FileReadError) -> String {
+    match e {
+        FileReadError::NotFound(m) | FileReadError::NotReadable(m) | FileReadError::Security(m) => {
+            m
+        }
+        aborted @ FileReadError::AbortedEarly => aborted.to_string(),
+    }
 }
 
 /// Size of a blob in bytes.

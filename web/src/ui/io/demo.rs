@@ -1,11 +1,10 @@
 //! The bundled demo: a small sequence of real checkpoints (a few MiniLM bf16 tensors and two
-//! perturbed "later steps", made by `scripts/make-demo.sh`), fetched from the app's own origin.
+//! perturbed "later steps", made by `scripts/make-demo.sh`), fetched from the app's own origin
+//! with gloo-net (each body taken as a `Blob`: [`body_blob`]).
 
-use crate::ui::io::blob::js_error_text;
 use crate::ui::io::files::Picked;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{Blob, Response};
+use crate::ui::io::remote::{body_blob, net_error_text};
+use gloo_net::http::Request;
 
 /// The demo files, in step order (served from `demo/` next to the page).
 pub const FILES: [&str; 3] = [
@@ -16,26 +15,19 @@ pub const FILES: [&str; 3] = [
 
 /// Fetches the demo files.
 pub async fn fetch() -> Result<Vec<Picked>, String> {
-    let window = web_sys::window().ok_or("no window")?;
     let mut out = Vec::new();
     for name in FILES {
         let url = format!("demo/{name}");
-        let resp: Response = JsFuture::from(window.fetch_with_str(&url))
+        let resp = Request::get(&url)
+            .send()
             .await
-            .map_err(|e| format!("{url}: {}", js_error_text(&e)))?
-            .dyn_into()
-            .map_err(|_| format!("{url}: not a response"))?;
+            .map_err(|e| format!("{url}: {}", net_error_text(&e)))?;
         if !resp.ok() {
             return Err(format!("{url}: HTTP {}", resp.status()));
         }
-        let blob: Blob = JsFuture::from(resp.blob().map_err(|e| js_error_text(&e))?)
-            .await
-            .map_err(|e| format!("{url}: {}", js_error_text(&e)))?
-            .dyn_into()
-            .map_err(|_| format!("{url}: not a blob"))?;
         out.push(Picked {
             path: name.to_owned(),
-            blob,
+            blob: body_blob(&url, resp).await?,
         });
     }
     Ok(out)

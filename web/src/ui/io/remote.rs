@@ -6,14 +6,20 @@
 //! a CORS refusal and an unreachable server apart to nobody) reads as such. Requests carry
 //! cookies only when `credentials` is on. A file whose server ignores `Range` may be read whole
 //! ([`download`]) when it is small, and only when the visitor asks.
+//!
+//! The requests are gloo-net's and the back-off is a gloo-timers sleep. A body is taken as an
+//! `ArrayBuffer` (or a `Blob`, for [`download`]) from the answer's `web_sys::Response`, which
+//! gloo-net has no method for: its length is checked before it is copied into wasm memory.
 
 use crate::ui::io::blob::js_error_text;
 use bitlens_remote::{backoff_ms, check, check_body, Head, RangeError, RemoteError, TRIES};
 use bitlens_tensors::{Header, HeaderError};
-use js_sys::{ArrayBuffer, Promise, Uint8Array};
+use gloo_net::http::{Request, RequestBuilder, Response};
+use js_sys::{ArrayBuffer, Uint8Array};
+use std::time::Duration;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Blob, RequestCredentials, RequestInit, RequestMode, Response};
+use web_sys::{AbortController, Blob, RequestCredentials, RequestMode};
 
 /// What a failed `fetch` means in a browser.
 const NETWORK: &str = "the browser could not read the URL: the server sent no CORS headers \
@@ -54,46 +60,41 @@ pub struct Probe {
     pub first8: [u8; 8],
 }
 
-/// The request options: CORS, cookies only when asked, a `Range` header, aborted through `abort`.
-fn init(
+/// A `GET` of `url`: CORS, cookies only when asked, a `Range` header when given, aborted through
+/// `abort`.
+fn request(
+    url: &str,
     credentials: bool,
-    range: Option<String>,
+    range: Option<&str>,
     abort: &AbortController,
-) -> Result<RequestInit, RangeError> {
-    let init = RequestInit::new();
-    init.set_method("GET");
-    init.set_mode(RequestMode::Cors);
-    init.set_credentials(if credentials {
-        RequestCredentials::Include
-    } else {
-        RequestCredentials::Omit
-    });
-    init.set_signal(Some(&abort.signal()));
-    if let Some(r) = range {
-        let headers = web_sys::Headers::new()
-            .and_then(|h| h.set("Range", &r).map(|()| h))
-            .map_err(|e| RangeError::Network {
-                message: js_error_text(&e),
-            })?;
-        init.set_headers(&headers);
+) -> RequestBuilder {
+    let request = Request::get(url)
+        .mode(RequestMode::Cors)
+        .credentials(if credentials {
+            RequestCredentials::Include
+        } else {
+            RequestCredentials::Omit
+        })
+        .abort_signal(Some(&abort.signal()));
+    match range {
+        Some(r) => request.header("Range", r),
+        None => request,
     }
-    Ok(init)
 }
 
-/// `fetch(url, init)` on the page.
-async fn fetch(url: &str, init: &RequestInit) -> Result<Response, RangeError> {
-    let window = web_sys::window().ok_or_else(|| RangeError::Network {
-        message: "no window".into(),
-    })?;
-    JsFuture::from(window.fetch_with_str_and_init(url, init))
-        .await
-        .map_err(|e| RangeError::Network {
-            message: format!("{NETWORK} ({})", js_error_text(&e)),
-        })?
-        .dyn_into()
-        .map_err(|_| RangeError::Network {
-            message: "fetch gave no Response".into(),
-        })
+/// Sends `request`; a failure before any answer reads as [`NETWORK`].
+async fn send(request: RequestBuilder) -> Result<Response, RangeError> {
+    request.send().await.map_err(|e| RangeError::Network {
+        message: format!("{NETWORK} ({})", net_error_text(&e)),
+    })
+}
+
+/// A gloo-net error as text: a JavaScript error's message, as [`js_error_text`] gives it.
+pub fn net_error_text(e: &gloo_net::Error) -> String {
+    match e {
+        gloo_net::Error::JsError(e) => e.message.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// One attempt at `len` bytes at `start`: the bytes and the file size the server reported.
@@ -108,9 +109,9 @@ async fn attempt(
         message: js_error_text(&e),
     })?;
     let range = format!("bytes={start}-{}", start + len.max(1) - 1);
-    let resp = fetch(url, &init(credentials, Some(range), &abort)?).await?;
+    let resp = send(request(url, credentials, Some(&range), &abort)).await?;
     let headers = resp.headers();
-    let head = Head::read(resp.status(), |name| headers.get(name).ok().flatten());
+    let head = Head::read(resp.status(), |name| headers.get(name));
     let answer = head.answer();
     let total = match check(&answer, start, len, size) {
         Ok(total) => total,
@@ -120,9 +121,11 @@ async fn attempt(
             return Err(e);
         }
     };
-    let body = resp.array_buffer().map_err(|e| RangeError::Network {
-        message: js_error_text(&e),
-    })?;
+    let body = web_sys::Response::from(resp)
+        .array_buffer()
+        .map_err(|e| RangeError::Network {
+            message: js_error_text(&e),
+        })?;
     let body: ArrayBuffer = JsFuture::from(body)
         .await
         .map_err(|e| RangeError::Network {
@@ -147,7 +150,9 @@ pub async fn read(
         tries += 1;
         match attempt(url, start, len, size, credentials).await {
             Ok(got) => return Ok(got),
-            Err(error) if error.transient() && tries < TRIES => sleep(backoff_ms(tries)).await,
+            Err(error) if error.transient() && tries < TRIES => {
+                gloo_timers::future::sleep(Duration::from_millis(backoff_ms(tries))).await
+            }
             Err(error) => {
                 return Err(RemoteError {
                     url: url.to_owned(),
@@ -187,7 +192,7 @@ pub async fn read_header(
 /// A small file read whole (no `Range`), for a server that ignores `Range`, when the visitor asks.
 pub async fn download(url: &str, credentials: bool) -> Result<Blob, String> {
     let abort = AbortController::new().map_err(|e| js_error_text(&e))?;
-    let resp = async { fetch(url, &init(credentials, None, &abort)?).await }
+    let resp = send(request(url, credentials, None, &abort))
         .await
         .map_err(|e| format!("{url}: {e}"))?;
     if !resp.ok() {
@@ -198,24 +203,17 @@ pub async fn download(url: &str, credentials: bool) -> Result<Blob, String> {
             }
         ));
     }
-    let blob = resp.blob().map_err(|e| js_error_text(&e))?;
+    body_blob(url, resp).await
+}
+
+/// The whole body of `resp`, the answer from `url`, as a `Blob` (errors name the URL).
+pub async fn body_blob(url: &str, resp: Response) -> Result<Blob, String> {
+    let blob = web_sys::Response::from(resp)
+        .blob()
+        .map_err(|e| js_error_text(&e))?;
     JsFuture::from(blob)
         .await
         .map_err(|e| format!("{url}: {}", js_error_text(&e)))?
         .dyn_into()
         .map_err(|_| format!("{url}: not a blob"))
-}
-
-/// Waits `ms` milliseconds (0: until the browser's next task, after it has drawn and handled
-/// input).
-pub(crate) async fn sleep(ms: u64) {
-    let wait = Promise::new(&mut |resolve, _| {
-        let set = web_sys::window()
-            .map(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32));
-        if !matches!(set, Some(Ok(_))) {
-            // No timer: go on at once rather than never.
-            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
-        }
-    });
-    let _ = JsFuture::from(wait).await;
 }

@@ -10,7 +10,8 @@
 //! The page's output session: compress / decompress outputs are written by the worker into the
 //! directory `bitlens-output/<session>` of the origin private file system (web/worker.js), and
 //! this page holds the Web Lock `bitlens-output/<session>` while it lives, so that directory
-//! outlives codec workers and is removed by a later page once this one is gone.
+//! outlives codec workers and is removed by a later page once this one is gone. The lock's
+//! callback is a `Closure` handed to `navigator.locks.request`: gloo has no Web Locks.
 
 use crate::ui::worker::WorkerHandle;
 use bitlens_protocol::js::{Event, Request};

@@ -22,11 +22,11 @@ pub mod lossy;
 pub mod source;
 mod tree;
 
+use gloo_events::{EventListener, EventListenerOptions};
 use source::Tensors;
 use std::rc::Rc;
-use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
-use web_sys::{Event, EventTarget, KeyboardEvent};
+use web_sys::{Event, KeyboardEvent};
 use yew::prelude::*;
 
 /// A lesson.
@@ -191,32 +191,26 @@ pub fn write_state(lesson: Lesson, pairs: &[(&str, String)]) {
     }
 }
 
-/// An event listener on the window, removed when dropped.
+/// An event listener on the window (gloo-events), removed when dropped.
 pub struct Listener {
-    target: EventTarget,
-    kind: &'static str,
-    closure: Closure<dyn FnMut(Event)>,
+    _listener: EventListener,
 }
 
 impl Listener {
-    /// Listens to `kind` events on the window.
-    pub fn window(kind: &'static str, f: impl FnMut(Event) + 'static) -> Option<Listener> {
-        let target: EventTarget = web_sys::window()?.into();
-        let closure = Closure::<dyn FnMut(Event)>::new(f);
-        target
-            .add_event_listener_with_callback(kind, closure.as_ref().unchecked_ref())
-            .ok()?;
+    /// Listens to `kind` events on the window; `f` may call `preventDefault` (the listener is not
+    /// passive, as `addEventListener` makes it by default).
+    pub fn window(kind: &'static str, f: impl FnMut(&Event) + 'static) -> Option<Listener> {
+        let window = web_sys::window()?;
+        let options = EventListenerOptions::enable_prevent_default();
         Some(Listener {
-            target,
-            kind,
-            closure,
+            _listener: EventListener::new_with_options(&window, kind, options, f),
         })
     }
 
     /// Listens to the step keys (←/→, Home/End) outside text fields and selects: `cb` gets −1,
     /// +1, `i64::MIN` (Home) or `i64::MAX` (End).
     pub fn steps(cb: Callback<i64>) -> Option<Listener> {
-        Listener::window("keydown", move |e: Event| {
+        Listener::window("keydown", move |e: &Event| {
             let Some(k) = e.dyn_ref::<KeyboardEvent>() else {
                 return;
             };
@@ -242,15 +236,6 @@ impl Listener {
             e.prevent_default();
             cb.emit(step);
         })
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        // Removing can only fail for a target that is gone.
-        let _ = self
-            .target
-            .remove_event_listener_with_callback(self.kind, self.closure.as_ref().unchecked_ref());
     }
 }
 
