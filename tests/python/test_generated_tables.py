@@ -17,14 +17,10 @@ from conftest import ROOT
 GEN = ROOT / "scripts" / "gen"
 REQUIREMENTS = pathlib.Path(__file__).with_name("requirements.txt")
 
-# The fp8 reference of the anatomy tests: in crates/codecs, moving with the anatomy lesson to
-# crates/lessons (issue 25). The first of these that exists is compared.
-FP8_TABLE = ("crates/codecs/src/anatomy/fp8_ml_dtypes.txt", "crates/lessons/src/anatomy/fp8_ml_dtypes.txt")
-
-# generator in scripts/gen → (the checked-in table, or the places it may be; the packages it imports)
+# generator in scripts/gen → (the checked-in table, the packages it imports)
 TABLES = {
     "gguf_dequant_tables.py": ("crates/tensors/src/format/gguf/dequant/tables.rs", ("gguf", "numpy")),
-    "fp8_ml_dtypes.py": (FP8_TABLE, ("ml_dtypes", "numpy")),
+    "fp8_ml_dtypes.py": ("crates/lessons/src/anatomy/fp8_ml_dtypes.txt", ("ml_dtypes", "numpy")),
 }
 
 
@@ -51,13 +47,9 @@ def require_pinned(packages):
         assert have == want, f"{package} {have} is installed; the tables are generated with {want}"
 
 
-def table_path(places):
-    """The checked-in table: the path, or the first of several places that exists."""
-    if isinstance(places, str):
-        return ROOT / places
-    found = [ROOT / p for p in places if (ROOT / p).exists()]
-    assert found, f"none of {places} exists"
-    return found[0]
+def table_path(place):
+    """The checked-in table."""
+    return ROOT / place
 
 
 @pytest.mark.parametrize("generator", sorted(TABLES))

@@ -1,12 +1,12 @@
 use super::*;
+use crate::choice::{Choice, CodecKind, Contender, PeerCodec};
 use crate::choice::{ComparedCodec, CompressOptions};
+use crate::result::Roundtrip;
 use crate::result::{DecodedTensor, RoundtripRow, SnapshotInfo};
+use bitlens_tensors::format::{Data, ElementType, Format, GgmlType, MetaValue};
 use bitlens_tensors::format::{Entry, Layout};
 use bitlens_tensors::Dtype;
 use serde::Serialize;
-use crate::choice::{Choice, CodecKind, Contender, PeerCodec};
-use crate::result::Roundtrip;
-use bitlens_tensors::format::{Data, ElementType, Format, GgmlType, MetaValue};
 
 fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(v: T) {
     let json = serde_json::to_string(&v).unwrap();
