@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: sets up what is missing, then formatting, lints, unit + property tests, the wasm32
-# build of the core crates, the Python cross-checks, and a short fuzz smoke run when nightly exists.
+# build of the core crates, the Python cross-checks, Miri over the unsafe code and a short fuzz
+# smoke run when nightly exists.
 # Idempotent; CI (.ci/run) runs exactly this.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,6 +44,9 @@ BITLENS_BIN="$root/target/release/bitlens" .venv/bin/python -m pytest -q tests/p
 
 step "web app (wasm32 lints, wasm tests, trunk build, e2e in Chromium)"
 scripts/test-web.sh
+
+step "Miri over the unsafe code (nightly with miri; skipped with the reason otherwise)"
+scripts/miri.sh
 
 step "fuzz smoke run"
 scripts/fuzz.sh --smoke

@@ -9,7 +9,6 @@
 //! - `ui` (wasm32 only): the Yew components, views, charts, file reading and worker pool.
 //! - `embed` (wasm32 only): the mount API of the `<bitlens-view>` element.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 #[cfg(target_arch = "wasm32")]
 pub mod embed;

@@ -7,8 +7,6 @@
 //! [`io`]. Errors are reported once, as one line on stderr, with exit code 1.
 
 mod cmd;
-#[cfg(target_os = "linux")]
-mod huge_pages;
 mod io;
 
 use anyhow::Result;
@@ -16,10 +14,10 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Large buffers in transparent huge pages: fewer first-touch page faults (see the module).
+/// Large buffers in transparent huge pages: fewer first-touch page faults (`bitlens_hugepages`).
 #[cfg(target_os = "linux")]
 #[global_allocator]
-static ALLOCATOR: huge_pages::HugePageAlloc = huge_pages::HugePageAlloc;
+static ALLOCATOR: bitlens_hugepages::HugePageAlloc = bitlens_hugepages::HugePageAlloc;
 
 /// Look inside neural-network checkpoints: bits, entropy, changes between checkpoints.
 #[derive(Parser)]
@@ -41,8 +39,9 @@ enum Command {
     Inspect {
         /// A checkpoint file (.safetensors, .gguf, PyTorch .pt/.bin, NumPy .npy/.npz: told by its
         /// first bytes), a *.safetensors.index.json, a directory of shards (or, without
-        /// safetensors, of GGUF / PyTorch / NumPy files: each a checkpoint), a .bls snapshot, or
-        /// an http(s) URL of a file, index or snapshot.
+        /// safetensors, of GGUF / PyTorch / .npz files: each a checkpoint; its .npy files: one
+        /// checkpoint, arrays named by file stem), a .bls snapshot, a chain directory, or an
+        /// http(s) URL of a file, index or snapshot.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Print one JSON document instead of the table.

@@ -406,11 +406,13 @@ pub fn decode_quant(stream: &[u8], expected_len: usize) -> Result<Vec<u8>, Decod
     let tail = c.take(tail_len)?;
     let table = c.take(8 * clusters)?;
     let bounds: Vec<(f64, f64)> = table
-        .chunks_exact(8)
-        .map(|b| {
+        .as_chunks::<8>()
+        .0
+        .iter()
+        .map(|&[a0, a1, a2, a3, b0, b1, b2, b3]| {
             (
-                f64::from(f32::from_le_bytes(b[..4].try_into().expect("4"))),
-                f64::from(f32::from_le_bytes(b[4..].try_into().expect("4"))),
+                f64::from(f32::from_le_bytes([a0, a1, a2, a3])),
+                f64::from(f32::from_le_bytes([b0, b1, b2, b3])),
             )
         })
         .collect();

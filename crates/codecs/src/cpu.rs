@@ -38,13 +38,17 @@ pub fn has_v3() -> bool {
 /// grouping the next row reads from cache rather than from memory.
 #[inline(always)]
 pub fn prefetch(addr: usize) {
-    #[cfg(target_arch = "x86_64")]
+    // Not under Miri: a hint changes no memory, and an address made from an integer would hide
+    // the kernels' pointers from Miri's provenance checks.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: PREFETCHT0 is only a hint: it never faults, whatever the address, and changes no
     // memory or register (the addresses passed here lie in a live input slice anyway).
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(addr as *const i8)
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            std::ptr::with_exposed_provenance::<i8>(addr),
+        )
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
     let _ = addr;
 }
 

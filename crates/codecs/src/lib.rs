@@ -21,8 +21,6 @@
 //! assert!(packed.len() < data.len());
 //! assert_eq!(decode(&packed, data.len()).unwrap(), data);
 //! ```
-#![deny(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod bitsnap;
 pub mod byte_group;

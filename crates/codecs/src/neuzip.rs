@@ -335,13 +335,9 @@ fn decode_with<'o>(
     alloc: impl FnOnce(usize) -> &'o mut [u8],
 ) -> Result<(), DecodeError> {
     let mut c = Cursor::new(stream);
-    let magic = c.take(4)?;
+    let magic: [u8; 4] = c.array()?;
     if magic != MAGIC {
-        return Err(bad(
-            0,
-            "NeuZip magic",
-            u64::from(u32::from_le_bytes(magic.try_into().expect("4"))),
-        ));
+        return Err(bad(0, "NeuZip magic", u64::from(u32::from_le_bytes(magic))));
     }
     let head = c.take(4)?;
     if head[0] != VERSION {

@@ -16,7 +16,6 @@
 //! progress goes to a caller's [`Progress`]. The rayon pool is the caller's (the CLI's
 //! `--threads`, or a pool the Python package installs per call).
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod analyze;
 pub mod chain;

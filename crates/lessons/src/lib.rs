@@ -16,8 +16,6 @@
 //! the encoders' internals through `bitlens_codecs::lesson_exports` (its feature
 //! `lesson-exports`); the rest use the codecs' public API. Results are serde types: the wasm
 //! layer returns them to the page as JSON, and the lossy survey rides in a worker message.
-#![deny(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod anatomy;
 #[cfg(feature = "bins")]

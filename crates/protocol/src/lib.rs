@@ -17,7 +17,6 @@
 //! browser; on the host, anything serializable (the tests use strings), so every type here builds
 //! and is tested natively.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod bins;
 pub mod choice;

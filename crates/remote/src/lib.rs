@@ -9,7 +9,6 @@
 //!   the typed [`RangeError`] / [`RemoteError`].
 //! - [`plan`]: how reads are cut and retried ([`MAX_REQUEST`], [`TRIES`], [`backoff_ms`]).
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod plan;
 pub mod range;

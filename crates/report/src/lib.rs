@@ -18,7 +18,6 @@
 //! names its settings and search. This crate never depends on the codecs, snapshot or
 //! Inshrinkerator crates, so the page compiles types, not codecs.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod auto;
 pub mod bench;

@@ -120,12 +120,18 @@ fn read_into<R: ReadAt + ?Sized>(
     Ok(())
 }
 
+/// The little-endian `u32` at `at` of a buffer read whole (`at + 4` ≤ its length; 0 past it).
 fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+    b.get(at..)
+        .and_then(<[u8]>::first_chunk)
+        .map_or(0, |&a| u32::from_le_bytes(a))
 }
 
+/// The little-endian `u64` at `at` of a buffer read whole (`at + 8` ≤ its length; 0 past it).
 fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+    b.get(at..)
+        .and_then(<[u8]>::first_chunk)
+        .map_or(0, |&a| u64::from_le_bytes(a))
 }
 
 impl<R: Source> SnapshotReader<R> {

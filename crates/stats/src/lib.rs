@@ -18,7 +18,6 @@
 //!
 //! All results are plain serde structs; the CLI prints them and the browser renders them.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod accumulator;
 pub mod dequant_diff;

@@ -18,7 +18,6 @@
 //!
 //! The safetensors header and index modules keep their crate-root paths ([`header`], [`index`]).
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod checkpoint;
 pub mod dtype;

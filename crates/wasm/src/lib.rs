@@ -26,7 +26,6 @@
 //! The crate is empty outside `wasm32`, so native workspace builds never compile web dependencies.
 #![cfg(target_arch = "wasm32")]
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod convert;
 pub mod error;

@@ -331,7 +331,8 @@ mod tests {
     #[test]
     fn lanes_left_behind_still_decode_in_rounds() {
         let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
-        let n = 60_001;
+        // Under Miri (the test command runs this test there) a tenth of the symbols still drift.
+        let n = if cfg!(miri) { 6_001 } else { 60_001 };
         let block: Vec<u8> = (0..n)
             .map(|i| {
                 let r = next();

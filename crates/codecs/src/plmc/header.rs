@@ -49,15 +49,20 @@ pub(super) fn header_bytes(params: &Params, total_len: u64, seg: usize) -> Vec<u
 }
 
 fn read_u32(stream: &[u8], off: usize) -> Result<u32, DecodeError> {
-    let b = stream
+    read_array(stream, off).map(u32::from_le_bytes)
+}
+
+/// The `N` bytes of `stream` at `off`.
+fn read_array<const N: usize>(stream: &[u8], off: usize) -> Result<[u8; N], DecodeError> {
+    stream
         .get(off..)
-        .and_then(<[u8]>::first_chunk::<4>)
+        .and_then(<[u8]>::first_chunk::<N>)
+        .copied()
         .ok_or(DecodeError::Truncated {
             offset: off as u64,
-            needed: 4,
+            needed: N as u64,
             available: stream.len().saturating_sub(off) as u64,
-        })?;
-    Ok(u32::from_le_bytes(*b))
+        })
 }
 
 /// Parses and validates the fixed header of a PLMC stream (not the segment table).
@@ -88,7 +93,7 @@ pub fn read_header(stream: &[u8]) -> Result<StreamInfo, DecodeError> {
     if !(lmc::MIN_BLOCK_LOG2..=lmc::MAX_BLOCK_LOG2).contains(&block_log2) {
         return Err(bad(7, "block_log2", block_log2 as u64));
     }
-    let total_len = u64::from_le_bytes(stream[8..16].try_into().expect("8 header bytes"));
+    let total_len = u64::from_le_bytes(read_array(stream, 8)?);
     let segment_bytes = read_u32(stream, 16)?;
     let segment_count = read_u32(stream, 20)?;
     let w = width.bytes() as u32;

@@ -120,6 +120,14 @@ pub struct Block<'a> {
     pub len: usize,
 }
 
+/// The `N` bytes of `data` at `pos` (`base` + `pos` in the stream, for the error).
+fn array_at<const N: usize>(data: &[u8], pos: usize, base: usize) -> Result<[u8; N], DecodeError> {
+    data.get(pos..)
+        .and_then(<[u8]>::first_chunk::<N>)
+        .copied()
+        .ok_or_else(|| truncated(base + pos, N, data.len().saturating_sub(pos)))
+}
+
 /// Reads and checks the header of the block at the start of `data` (`None`: an empty block, two
 /// bytes). `n` is the symbol count; `base` as in [`decode_block`].
 pub fn read_block(data: &[u8], n: usize, base: usize) -> Result<Option<Block<'_>>, DecodeError> {
@@ -127,7 +135,8 @@ pub fn read_block(data: &[u8], n: usize, base: usize) -> Result<Option<Block<'_>
         data.get(pos..pos + len)
             .ok_or_else(|| truncated(base + pos, len, data.len().saturating_sub(pos)))
     };
-    let present = u16::from_le_bytes(get(0, 2)?.try_into().expect("2")) as usize;
+    let u32_at = |pos: usize| array_at(data, pos, base).map(u32::from_le_bytes);
+    let present = array_at(data, 0, base).map(u16::from_le_bytes)? as usize;
     if present == 0 {
         return if n == 0 {
             Ok(None)
@@ -168,12 +177,12 @@ pub fn read_block(data: &[u8], n: usize, base: usize) -> Result<Option<Block<'_>
     let mut pos = 2 + 3 * present;
     let mut counts = [0usize; LANES];
     for c in &mut counts {
-        *c = u32::from_le_bytes(get(pos, 4)?.try_into().expect("4")) as usize;
+        *c = u32_at(pos)? as usize;
         pos += 4;
     }
     let mut states = [0u32; LANES];
     for st in &mut states {
-        *st = u32::from_le_bytes(get(pos, 4)?.try_into().expect("4"));
+        *st = u32_at(pos)?;
         pos += 4;
     }
     if states.iter().any(|&s| s < RANS_L) {

@@ -1,5 +1,5 @@
-//! The CLI's global allocator on Linux: large buffers in transparent huge pages, everything else
-//! from the system allocator.
+//! A global allocator for Linux that maps large buffers in transparent huge pages and takes
+//! everything else from the system allocator — the `bitlens` CLI's (a helper, not from a paper).
 //!
 //! A `compress` / `decompress` run works through a few MiB of frame buffers (docs/FORMAT.md §1:
 //! 1 MiB LMC frames; the container's ring of slots and per-thread scratch), and each is new to the
@@ -14,6 +14,16 @@
 //!
 //! The cost: such an allocation is rounded up to 2 MiB, so a 1 MiB frame buffer can hold 2 MiB
 //! of memory once touched; peak RSS stays bounded by the frame size and thread count.
+//!
+//! The operating system's part is in [`os`]: under Miri (the test command runs this crate's tests
+//! in it) the mapping calls are replaced by an aligned allocation of the same size, because Miri
+//! models `mmap` but neither the partial `munmap` that aligns a mapping nor `madvise`; Miri then
+//! checks everything above the system calls — sizes, the reuse cache, resizing, zeroing — and the
+//! aligning itself is checked by the native tests.
+#![cfg(target_os = "linux")]
+// The allocator is `unsafe` by nature (the `GlobalAlloc` contract, mmap): every block says why it
+// is sound, and the test command runs this crate's tests under Miri.
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
@@ -68,6 +78,73 @@ mod map {
             }
             return p;
         }
+        super::os::map_aligned(len)
+    }
+
+    /// Releases what [`map`] returned for `size` bytes at `ptr`: kept for reuse while there is
+    /// room, unmapped otherwise.
+    pub fn unmap(ptr: *mut u8, size: usize) {
+        let Some(len) = huge_len(size) else {
+            return;
+        };
+        if keep(ptr, len) {
+            return;
+        }
+        // SAFETY: `ptr` and `len` are those of a mapping made by `map` for `size` bytes (the
+        // caller's contract), which nothing uses any more.
+        unsafe { super::os::unmap_aligned(ptr, len) }
+    }
+
+    /// Takes a kept mapping of exactly `len` bytes out of [`KEPT`].
+    fn take_kept(len: usize) -> Option<*mut u8> {
+        let pages = len / HUGE_PAGE;
+        for cell in &KEPT {
+            let v = cell.load(Ordering::Relaxed);
+            if v != 0
+                && v & (HUGE_PAGE - 1) == pages
+                && cell
+                    .compare_exchange(v, 0, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                KEPT_BYTES.fetch_sub(len, Ordering::Relaxed);
+                return Some(std::ptr::with_exposed_provenance_mut(v & !(HUGE_PAGE - 1)));
+            }
+        }
+        None
+    }
+
+    /// Puts the mapping at `ptr` of `len` bytes into [`KEPT`] if a cell is free and the bytes
+    /// kept stay within [`KEEP_AT_MOST`]; false when it was not kept.
+    fn keep(ptr: *mut u8, len: usize) -> bool {
+        let pages = len / HUGE_PAGE;
+        if pages >= HUGE_PAGE || KEPT_BYTES.fetch_add(len, Ordering::Relaxed) + len > KEEP_AT_MOST {
+            KEPT_BYTES.fetch_sub(len, Ordering::Relaxed);
+            return false;
+        }
+        let v = ptr.expose_provenance() | pages;
+        for cell in &KEPT {
+            if cell
+                .compare_exchange(0, v, Ordering::Release, Ordering::Relaxed)
+                .is_ok()
+            {
+                return true;
+            }
+        }
+        KEPT_BYTES.fetch_sub(len, Ordering::Relaxed);
+        false
+    }
+}
+
+mod os {
+    //! The operating system's part of the mapped path: `len` bytes (a multiple of [`HUGE_PAGE`])
+    //! at a 2 MiB boundary, and their release.
+    use super::HUGE_PAGE;
+    use std::ptr::null_mut;
+
+    /// Maps `len` bytes (a multiple of [`HUGE_PAGE`]) at a 2 MiB boundary and asks for huge
+    /// pages; null when the kernel refuses.
+    #[cfg(not(miri))]
+    pub fn map_aligned(len: usize) -> *mut u8 {
         let Some(span) = len.checked_add(HUGE_PAGE) else {
             return null_mut();
         };
@@ -105,59 +182,43 @@ mod map {
         aligned as *mut u8
     }
 
-    /// Releases what [`map`] returned for `size` bytes at `ptr`: kept for reuse while there is
-    /// room, unmapped otherwise.
-    pub fn unmap(ptr: *mut u8, size: usize) {
-        let Some(len) = huge_len(size) else {
-            return;
-        };
-        if keep(ptr, len) {
-            return;
-        }
-        // SAFETY: `ptr` and `len` are those of a mapping made by `map` for `size` bytes (the
-        // caller's contract), which nothing uses any more.
+    /// Releases a mapping [`map_aligned`] made.
+    ///
+    /// # Safety
+    /// `ptr` and `len` are those of a mapping `map_aligned` made that nothing uses any more.
+    #[cfg(not(miri))]
+    pub unsafe fn unmap_aligned(ptr: *mut u8, len: usize) {
+        // SAFETY: the caller's contract: a whole mapping of ours, unused.
         unsafe {
             libc::munmap(ptr.cast(), len);
         }
     }
 
-    /// Takes a kept mapping of exactly `len` bytes out of [`KEPT`].
-    fn take_kept(len: usize) -> Option<*mut u8> {
-        let pages = len / HUGE_PAGE;
-        for cell in &KEPT {
-            let v = cell.load(Ordering::Relaxed);
-            if v != 0
-                && v & (HUGE_PAGE - 1) == pages
-                && cell
-                    .compare_exchange(v, 0, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                KEPT_BYTES.fetch_sub(len, Ordering::Relaxed);
-                return Some((v & !(HUGE_PAGE - 1)) as *mut u8);
-            }
+    /// Under Miri: a zeroed allocation of `len` bytes aligned to 2 MiB (see the crate doc).
+    #[cfg(miri)]
+    pub fn map_aligned(len: usize) -> *mut u8 {
+        use std::alloc::GlobalAlloc;
+        match std::alloc::Layout::from_size_align(len, HUGE_PAGE) {
+            // SAFETY: `len` is a non-zero multiple of `HUGE_PAGE` (the caller's contract).
+            Ok(layout) => unsafe { std::alloc::System.alloc_zeroed(layout) },
+            Err(_) => null_mut(),
         }
-        None
     }
 
-    /// Puts the mapping at `ptr` of `len` bytes into [`KEPT`] if a cell is free and the bytes
-    /// kept stay within [`KEEP_AT_MOST`]; false when it was not kept.
-    fn keep(ptr: *mut u8, len: usize) -> bool {
-        let pages = len / HUGE_PAGE;
-        if pages >= HUGE_PAGE || KEPT_BYTES.fetch_add(len, Ordering::Relaxed) + len > KEEP_AT_MOST {
-            KEPT_BYTES.fetch_sub(len, Ordering::Relaxed);
-            return false;
+    /// Under Miri: frees what [`map_aligned`] allocated.
+    ///
+    /// # Safety
+    /// As the native version.
+    #[cfg(miri)]
+    pub unsafe fn unmap_aligned(ptr: *mut u8, len: usize) {
+        use std::alloc::GlobalAlloc;
+        // SAFETY: `ptr` came from `map_aligned(len)`, which used exactly this layout.
+        unsafe {
+            std::alloc::System.dealloc(
+                ptr,
+                std::alloc::Layout::from_size_align_unchecked(len, HUGE_PAGE),
+            )
         }
-        let v = ptr as usize | pages;
-        for cell in &KEPT {
-            if cell
-                .compare_exchange(0, v, Ordering::Release, Ordering::Relaxed)
-                .is_ok()
-            {
-                return true;
-            }
-        }
-        KEPT_BYTES.fetch_sub(len, Ordering::Relaxed);
-        false
     }
 }
 
@@ -223,6 +284,10 @@ unsafe impl GlobalAlloc for HugePageAlloc {
 mod tests {
     use super::*;
 
+    /// Bytes between the bytes a test writes and checks: every one natively; under Miri, which
+    /// interprets each access, a sample (still every block's first and last byte).
+    const STEP: usize = if cfg!(miri) { 4093 } else { 1 };
+
     /// Every size class and both paths: blocks are aligned, writable to their last byte, keep
     /// their bytes across every kind of resize, and a mapped block reads as zeros when asked.
     #[test]
@@ -248,14 +313,17 @@ mod tests {
                     assert!(!p.is_null());
                     assert_eq!(p as usize % 16, 0);
                     assert!((0..from).step_by(4093).all(|i| *p.add(i) == 0));
-                    for i in 0..from {
+                    for i in (0..from).step_by(STEP).chain([from - 1]) {
                         *p.add(i) = (i % 251) as u8;
                     }
                     let q = a.realloc(p, layout, to);
                     assert!(!q.is_null());
                     let kept = from.min(to);
                     assert!(
-                        (0..kept).all(|i| *q.add(i) == (i % 251) as u8),
+                        (0..kept)
+                            .step_by(STEP)
+                            .chain(Some(from - 1).filter(|&i| i < kept))
+                            .all(|i| *q.add(i) == (i % 251) as u8),
                         "{from} -> {to}"
                     );
                     *q.add(to - 1) = 7;
@@ -291,7 +359,10 @@ mod tests {
             unsafe {
                 let p = HugePageAlloc.alloc_zeroed(layout);
                 assert_eq!(p as usize % HUGE_PAGE, 0);
-                assert!((0..layout.size()).all(|i| *p.add(i) == 0));
+                assert!((0..layout.size())
+                    .step_by(STEP)
+                    .chain([layout.size() - 1])
+                    .all(|i| *p.add(i) == 0));
                 std::ptr::write_bytes(p, 0xA5, layout.size());
                 HugePageAlloc.dealloc(p, layout);
             }
