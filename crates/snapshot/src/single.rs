@@ -69,7 +69,11 @@ impl<R: Source> SnapshotReader<R> {
         self.entries
             .iter()
             .zip(&self.header.tensors)
-            .filter(|(e, _)| e.piece.as_ref().is_none_or(|p| p.dtype(e.raw_len).is_some()))
+            .filter(|(e, _)| {
+                e.piece
+                    .as_ref()
+                    .is_none_or(|p| p.dtype(e.raw_len).is_some())
+            })
             .map(|(_, t)| t)
             .collect()
     }

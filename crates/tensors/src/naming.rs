@@ -112,9 +112,9 @@ pub fn base_file<S: AsRef<str>>(base_files: &[S], file: &str) -> Option<usize> {
 /// (`state.0.exp_avg`); a value at the root is named `root`. The PyTorch reader names tensors
 /// so; `bitlens.torch.save_file` flattens nested dicts the same way.
 pub fn state_dict_name<S: AsRef<str>>(keys: &[S]) -> String {
-    let path = keys
-        .iter()
-        .fold(String::new(), |path, key| state_dict_child(&path, key.as_ref()));
+    let path = keys.iter().fold(String::new(), |path, key| {
+        state_dict_child(&path, key.as_ref())
+    });
     state_dict_leaf(&path)
 }
 
@@ -168,7 +168,10 @@ mod tests {
 
     #[test]
     fn nested_values_are_named_by_their_dotted_path() {
-        assert_eq!(state_dict_name(&["state", "0", "exp_avg"]), "state.0.exp_avg");
+        assert_eq!(
+            state_dict_name(&["state", "0", "exp_avg"]),
+            "state.0.exp_avg"
+        );
         assert_eq!(state_dict_name::<&str>(&[]), "root");
         assert_eq!(state_dict_leaf(&state_dict_child("", "w")), "w");
     }
