@@ -11,7 +11,7 @@ use crate::progress::Progress;
 use crate::source::Source;
 use bitlens_snapshot::layout::Shifted;
 use bitlens_snapshot::{BaseSource, SnapshotReader};
-use bitlens_tensors::naming;
+use bitlens_tensors::{naming, Header};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -150,35 +150,72 @@ fn decompress_pieces(
     tensor: Option<&str>,
     progress: &dyn Progress,
 ) -> Result<Totals> {
-    let base = base
-        .map(|b| -> Result<_> {
-            let src = Source::open(b)?;
-            let header = open_pieces(b, &src)?.header()?;
-            Ok((src, header))
-        })
-        .transpose()?;
-    let shifted = base.as_ref().map(|(src, header)| Shifted {
-        src,
-        shift: header.data_start(),
-    });
-    let base_source = shifted
-        .as_ref()
-        .zip(base.as_ref())
-        .map(|(src, (_, header))| BaseSource { src, header });
+    let base = base.map(|b| Base::open(&reader, b)).transpose()?;
     let mut totals = Totals {
         input: std::fs::metadata(input).map_or(0, |m| m.len()),
         output: 0,
     };
-    write_decoded(
-        input,
-        &reader,
-        output,
-        base_source.as_ref(),
-        tensor,
-        &mut totals,
-        progress,
-    )?;
+    let mut write = |b: Option<&BaseSource>| {
+        write_decoded(input, &reader, output, b, tensor, &mut totals, progress)
+    };
+    match &base {
+        Some(b) => b.with(|b| write(Some(b)))?,
+        None => write(None)?,
+    }
     Ok(totals)
+}
+
+/// The base a delta snapshot was made against, opened for decoding: a single safetensors file,
+/// or for a snapshot of another format (version 3) a file of that format, read at the piece
+/// header's offsets.
+pub(crate) struct Base {
+    src: Source,
+    header: Header,
+    /// Read through [`Shifted`] (version 3).
+    pieces: bool,
+}
+
+impl Base {
+    /// Opens the base at `path` for the snapshot `reader`.
+    pub(crate) fn open(reader: &SnapshotReader<Source>, path: &Path) -> Result<Base> {
+        if reader.original.is_some() {
+            let src = Source::open(path)?;
+            let header = open_pieces(path, &src)?.header()?;
+            return Ok(Base {
+                src,
+                header,
+                pieces: true,
+            });
+        }
+        let mut base = Checkpoint::open(path)?;
+        if base.shards.len() != 1 {
+            bail!("--base for a single snapshot must be a single safetensors file");
+        }
+        let shard = base.shards.remove(0);
+        Ok(Base {
+            src: shard.source,
+            header: shard.header,
+            pieces: false,
+        })
+    }
+
+    /// Runs `f` with the base as the decoder takes it.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&BaseSource) -> R) -> R {
+        if self.pieces {
+            let shifted = Shifted {
+                src: &self.src,
+                shift: self.header.data_start(),
+            };
+            return f(&BaseSource {
+                src: &shifted,
+                header: &self.header,
+            });
+        }
+        f(&BaseSource {
+            src: &self.src,
+            header: &self.header,
+        })
+    }
 }
 
 /// Opens a snapshot file or URL: its reader and its size.

@@ -217,16 +217,18 @@ pub enum Outcome {
     /// A chain directory: the report `inspect` gives of it.
     Chain(ChainReport),
     /// An Inshrinkerator snapshot: the search's report.
-    Inshrink(CompressReport),
+    Inshrink(Box<CompressReport>),
 }
 
 /// Checks `args` ([`plan`]) and carries the run out: [`crate::compress`],
 /// [`crate::chain::compress`] or [`crate::inshrink::compress`].
 pub fn execute(args: &CompressArgs, progress: &dyn Progress) -> Result<Outcome> {
     Ok(match plan(args)? {
-        Run::Inshrink(a) => {
-            Outcome::Inshrink(crate::inshrink::compress(&args.input, &args.output, &a)?)
-        }
+        Run::Inshrink(a) => Outcome::Inshrink(Box::new(crate::inshrink::compress(
+            &args.input,
+            &args.output,
+            &a,
+        )?)),
         Run::Chain(steps, choice, options) => Outcome::Chain(crate::chain::compress(
             &steps,
             &args.output,
