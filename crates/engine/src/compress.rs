@@ -20,6 +20,7 @@ use crate::output::{write_output, CountingWriter};
 use crate::progress::Progress;
 use crate::source::{is_url, Source};
 use bitlens_report::auto::{AutoFile, AutoReport};
+use bitlens_report::transfer::CompressedReport;
 use bitlens_snapshot::layout::{PieceKind, Pieces};
 use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry};
 use bitlens_tensors::format as tformat;
@@ -44,6 +45,20 @@ pub struct Compressed {
     pub entries: Vec<Entry>,
     /// With `--codec auto`: each tensor's predictions, choice and achieved size.
     pub auto: Option<AutoReport>,
+}
+
+impl Compressed {
+    /// Its document ([`CompressedReport`]): `input` and `output` as the request named them, the
+    /// sizes, every entry's codec, sizes and error, and `auto`'s report.
+    pub fn report(&self, input: &Path, output: &Path) -> CompressedReport {
+        bitlens_snapshot::report::compressed_report(
+            &input.to_string_lossy(),
+            &output.to_string_lossy(),
+            (self.totals.input, self.totals.output),
+            &self.entries,
+            self.auto.clone(),
+        )
+    }
 }
 
 /// Runs `f` on a thread of the rayon pool (the caller's pool), so that the container's frame

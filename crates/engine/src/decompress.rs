@@ -15,6 +15,35 @@ use bitlens_tensors::{naming, Header};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// `bitlens decompress` of any input: a chain directory (every step into `output`, or only
+/// `step`) through [`crate::chain::decompress`], anything else through [`decompress`]; an option
+/// that does not apply to the input is refused. Returns the bytes read and written (`None` for a
+/// chain).
+pub fn restore(
+    input: &Path,
+    output: &Path,
+    base: Option<&Path>,
+    tensor: Option<&str>,
+    step: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Option<Totals>> {
+    if crate::chain::is_chain(input) {
+        if base.is_some() || tensor.is_some() {
+            bail!("--base and --tensor do not apply to a chain directory");
+        }
+        crate::chain::decompress(input, output, step, progress)?;
+        return Ok(None);
+    }
+    if step.is_some() {
+        bail!(
+            "--step applies to a chain directory (one holding {}), {} is not",
+            bitlens_snapshot::chain::MANIFEST_NAME,
+            input.display()
+        );
+    }
+    decompress(input, output, base, tensor, progress).map(Some)
+}
+
 /// `bitlens decompress` of a snapshot file, URL or directory of shard snapshots: the original
 /// files byte for byte into `output` (a directory for a directory), or with `tensor` that tensor
 /// as a one-tensor safetensors file; `base` is the checkpoint a delta was made against (for an

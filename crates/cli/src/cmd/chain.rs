@@ -1,13 +1,10 @@
-//! What `bitlens compress --chain` prints, `decompress` of a chain directory (the engine's
-//! `bitlens_engine::chain`, LMC §3.1's incremental snapshots), and the table `inspect` prints of
-//! a chain (`bitlens_report::chain`).
+//! What `bitlens compress --chain` prints of a chain (the engine's `bitlens_engine::chain`, LMC
+//! §3.1's incremental snapshots) and the table `inspect` prints of one (`bitlens_report::chain`).
 
-use crate::io::progress::Terminal;
 use anyhow::Result;
 use bitlens_report::chain::{ChainReport, ChainsReport};
 use bitlens_stats::format;
 use std::io::Write;
-use std::path::Path;
 
 /// After `bitlens compress --chain`: one line of totals on stderr.
 pub fn print_compressed(report: &ChainReport) {
@@ -24,16 +21,6 @@ pub fn print_compressed(report: &ChainReport) {
             f as f64 / t.original_size.max(1) as f64
         ))
     );
-}
-
-/// `bitlens decompress CHAIN [--step S]`.
-pub fn decompress(dir: &Path, output: &Path, step: Option<&str>) -> Result<()> {
-    Ok(bitlens_engine::chain::decompress(
-        dir,
-        output,
-        step,
-        &Terminal::default(),
-    )?)
 }
 
 /// Prints the chains' tables on stdout.
