@@ -98,3 +98,16 @@ def test_inspect_table_has_a_typed_row_per_tensor(weights, tmp_path):
     last = rows[-1]
     assert last["file"] == str(missing) and last["name"] is None
     assert last["error"] == cli_error("inspect", missing)
+
+
+def test_the_packages_own_documents_are_in_reports_md(weights, tmp_path):
+    from test_reports_doc import documented, keys_of
+
+    bf16 = weights / "minilm-bf16.safetensors"
+    docs = [bitlens.compress_file(bf16, tmp_path / "a.bls", codec="auto"),
+            bitlens.decompress_file(tmp_path / "a.bls", tmp_path / "a.safetensors")]
+    keys = set()
+    for d in docs:
+        keys_of(d, keys)
+    missing = sorted(k for _, k in keys if k not in documented())
+    assert not missing, f"fields not in docs/REPORTS.md: {missing}"
