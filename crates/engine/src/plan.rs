@@ -220,7 +220,7 @@ pub enum Outcome {
     Inshrink(Box<CompressReport>),
 }
 
-/// Checks `args` ([`plan`]) and carries the run out: [`crate::compress`],
+/// Checks `args` ([`plan`]) and carries the run out: [`crate::compress()`],
 /// [`crate::chain::compress`] or [`crate::inshrink::compress`].
 pub fn execute(args: &CompressArgs, progress: &dyn Progress) -> Result<Outcome> {
     Ok(match plan(args)? {

@@ -1,8 +1,9 @@
-//! Tensors as NumPy arrays of bytes: [`TensorFile`] reads a `.bls` snapshot's or a checkpoint's
-//! tensors (`bitlens_engine::arrays`), each handed over as a one-dimensional `uint8` array that
-//! owns the decoded bytes (no copy; the Python half views it with the tensor's dtype and shape);
-//! [`save`] compresses arrays into a snapshot through the safetensors file the reference writer
-//! would make of them (`bitlens_tensors::format::safetensors::write`), read in place.
+//! Tensors as NumPy arrays of bytes: [`TensorFile`] reads a `.bls` snapshot's (the container of
+//! LMC §4, any codec) or a checkpoint's tensors (`bitlens_engine::arrays`), each handed over as a
+//! one-dimensional `uint8` array that owns the decoded bytes (no copy; the Python half views it
+//! with the tensor's dtype and shape); `save` compresses arrays into a snapshot through the
+//! safetensors file the reference writer would make of them
+//! (`bitlens_tensors::format::safetensors::write`), read in place.
 
 use crate::call::{document, run};
 use crate::errors::usage;

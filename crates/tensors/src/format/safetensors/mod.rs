@@ -3,7 +3,7 @@
 //! [`Layout`]: every tensor a [`Data::Range`] at its absolute offset (`8 + N + start`),
 //! `__metadata__` as string metadata in file order. Sharded checkpoints' index files
 //! (`*.safetensors.index.json`) are [`index`]'s; writing a file as the reference writer does is
-//! [`write`]'s.
+//! [`write`](mod@write)'s.
 
 pub mod header;
 pub mod index;
