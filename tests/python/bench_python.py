@@ -17,11 +17,14 @@ the same machine state (the machine is shared: the spread between rounds is real
   into it would raise).
 Every thread count is the default (all cores) for bitlens; Y.bls and Z.bls are checked to be the
 CLI's X.bls byte for byte and the outputs the original file. Speeds are of the fastest round (min
-time) and of the median round; "÷ CLI" divides the package's time by the CLI's of the same work.
+time) and of the median round; "÷ CLI" divides the package's time by the CLI's of the same work,
+wall time (the CLI's process start included, as a user waits for it) and CPU time (every thread:
+the CLI's from wait4's rusage, the package's from this process's rusage around the call).
 Usage: bench_python.py BITLENS_BIN FILE... [--rounds N] [--json]
 """
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -75,18 +78,28 @@ def main_dtype(path):
     return max(sizes, key=sizes.get)
 
 
+def cpu_self():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(f):
-    t0 = time.perf_counter()
+    """Wall and CPU time (every thread of this process) of `f()`, and its result."""
+    c0, t0 = cpu_self(), time.perf_counter()
     out = f()
-    return time.perf_counter() - t0, out
+    return time.perf_counter() - t0, cpu_self() - c0, out
 
 
 def cli(binary, *args):
-    """Wall time of one CLI run, the process started bare."""
+    """Wall time of one CLI run, the process started bare, and its CPU time (wait4's rusage)."""
     t0 = time.perf_counter()
-    subprocess.run([binary, *map(str, args)], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    proc = subprocess.Popen([binary, *map(str, args)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, f"bitlens {args} failed"
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def measure(binary, path, rounds, zipnn):
@@ -96,9 +109,15 @@ def measure(binary, path, rounds, zipnn):
     arrays = bitlens.load_file(path)
     with bitlens.safe_open(path) as f:
         metadata = f.metadata()
-    times = {k: [] for k in ("cli compress", "py compress_file", "py save_file",
-                             "cli decompress", "py decompress_file", "py load_file",
-                             "zipnn compress", "zipnn decompress")}
+    keys = ("cli compress", "py compress_file", "py save_file", "cli decompress",
+            "py decompress_file", "py load_file", "zipnn compress", "zipnn decompress")
+    times = {k: [] for k in keys}
+    cpu = {k: [] for k in keys}
+
+    def record(key, wall, seconds):
+        times[key].append(wall)
+        cpu[key].append(seconds)
+
     z_nn = None
     if zipnn is not None:
         z_nn = zipnn.ZipNN(input_format="byte", bytearray_dtype=ST_TO_ZIPNN[main_dtype(path)],
@@ -106,16 +125,15 @@ def measure(binary, path, rounds, zipnn):
     sizes = {}
     try:
         for _ in range(rounds):
-            times["cli compress"].append(cli(binary, "compress", path, "-o", x))
-            t, _ = timed(lambda: bitlens.compress_file(path, y))
-            times["py compress_file"].append(t)
-            t, _ = timed(lambda: bitlens.save_file(arrays, z, metadata=metadata))
-            times["py save_file"].append(t)
-            times["cli decompress"].append(cli(binary, "decompress", x, "-o", x + ".out"))
-            t, _ = timed(lambda: bitlens.decompress_file(y, y + ".out"))
-            times["py decompress_file"].append(t)
-            t, loaded = timed(lambda: bitlens.load_file(y))
-            times["py load_file"].append(t)
+            record("cli compress", *cli(binary, "compress", path, "-o", x))
+            record("py compress_file", *timed(lambda: bitlens.compress_file(path, y))[:2])
+            record("py save_file",
+                   *timed(lambda: bitlens.save_file(arrays, z, metadata=metadata))[:2])
+            record("cli decompress", *cli(binary, "decompress", x, "-o", x + ".out"))
+            record("py decompress_file",
+                   *timed(lambda: bitlens.decompress_file(y, y + ".out"))[:2])
+            t, c, loaded = timed(lambda: bitlens.load_file(y))
+            record("py load_file", t, c)
             bls = open(x, "rb").read()
             assert open(y, "rb").read() == bls, "compress_file differs from the CLI"
             sizes["bitlens"] = len(bls)
@@ -126,10 +144,10 @@ def measure(binary, path, rounds, zipnn):
                        for n in arrays)
             if z_nn is not None:
                 data = bytearray(raw)  # zipnn may modify its input in place
-                t, packed = timed(lambda: z_nn.compress(data))
-                times["zipnn compress"].append(t)
-                t, back = timed(lambda: z_nn.decompress(packed))
-                times["zipnn decompress"].append(t)
+                t, c, packed = timed(lambda: z_nn.compress(data))
+                record("zipnn compress", t, c)
+                t, c, back = timed(lambda: z_nn.decompress(packed))
+                record("zipnn decompress", t, c)
                 assert bytes(back) == raw, "zipnn did not round-trip"
                 sizes["zipnn"] = len(packed)
     finally:
@@ -141,7 +159,9 @@ def measure(binary, path, rounds, zipnn):
             "ratio": {k: v / n for k, v in sizes.items() if not isinstance(v, bool)},
             "save_file_is_cli_snapshot": sizes["save_file is the CLI's snapshot"],
             "seconds": {k: {"best": min(v), "median": statistics.median(v)}
-                        for k, v in times.items() if v}}
+                        for k, v in times.items() if v},
+            "cpu_seconds": {k: {"best": min(v), "median": statistics.median(v)}
+                            for k, v in cpu.items() if v}}
 
 
 PAIRS = [("py compress_file", "cli compress"), ("py save_file", "cli compress"),
@@ -167,13 +187,14 @@ def print_table(report):
     for key in ("cli compress", "py compress_file", "py save_file", "cli decompress",
                 "py decompress_file", "py load_file", "zipnn compress", "zipnn decompress"):
         print(f"| {key} GB/s | " + " | ".join(speed(r, key) for r in report) + " |")
-    for py, base in PAIRS:
-        cells = []
-        for r in report:
-            s = r["seconds"]
-            cells.append(f"{s[py]['best'] / s[base]['best']:.3f} "
-                         f"({s[py]['median'] / s[base]['median']:.3f})")
-        print(f"| {py} ÷ {base} | " + " | ".join(cells) + " |")
+    for what, unit in (("seconds", "time"), ("cpu_seconds", "CPU time")):
+        for py, base in PAIRS:
+            cells = []
+            for r in report:
+                s = r[what]
+                cells.append(f"{s[py]['best'] / s[base]['best']:.3f} "
+                             f"({s[py]['median'] / s[base]['median']:.3f})")
+            print(f"| {py} ÷ {base}, {unit} | " + " | ".join(cells) + " |")
     print("| ratio bitlens (ZipNN) | " + " | ".join(
         f"{r['ratio']['bitlens']:.4f}" + (f" ({r['ratio']['zipnn']:.4f})" if "zipnn" in r["ratio"]
                                           else "") for r in report) + " |")
