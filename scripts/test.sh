@@ -38,6 +38,10 @@ step "core crates build for wasm32-unknown-unknown"
 cargo build --locked --release --target wasm32-unknown-unknown \
   -p bitlens-tensors -p bitlens-stats -p bitlens-codecs -p bitlens-snapshot -p bitlens-remote --no-default-features
 
+step "the bitlens Python package (maturin wheel into .venv; its tests run with the cross-checks)"
+scripts/python-package.sh
+export BITLENS_REQUIRE_PACKAGE=1
+
 step "Python cross-checks (safetensors, numpy) against the CLI"
 cargo build --locked --release -p bitlens-cli
 BITLENS_BIN="$root/target/release/bitlens" .venv/bin/python -m pytest -q tests/python

@@ -192,10 +192,10 @@ fn run(cli: Cli) -> Result<()> {
             more,
             key,
             skip_full_size,
-        } => cmd::compress::run(&cmd::compress::Args {
+        } => cmd::compress::run(&bitlens_engine::plan::CompressArgs {
             input,
             output,
-            codec,
+            codec: codec.into(),
             mantissa_bits,
             norm_block,
             clusters,
@@ -204,7 +204,7 @@ fn run(cli: Cli) -> Result<()> {
             eval_cmd,
             max_degradation,
             optimizer,
-            protect_dtype,
+            protect: protect_dtype.storage(),
             no_delta,
             json,
             chain,
@@ -245,18 +245,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// An error and its causes on one line, `: `-separated, leaving out a cause whose text is already
-/// said (a read error carries its backend's message and has it as its source too).
+/// An error and its causes on one line (the engine's rule, which the Python package's exceptions
+/// share).
 fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&text);
-        }
-    }
-    line
+    bitlens_engine::error::one_line(e.as_ref())
 }

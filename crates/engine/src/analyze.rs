@@ -38,19 +38,25 @@ fn part_bytes(len: u64) -> u64 {
     MIN_PART.max(len.div_ceil(threads * PARTS_PER_THREAD))
 }
 
-/// Statistics of every tensor of one file, in layout order.
+/// Statistics of the tensors of one file that `wanted` picks, in layout order (`None` for the
+/// others, which are not read).
 pub fn file_stats(
     path: &Path,
     src: &Source,
     layout: &Layout,
+    wanted: &(dyn Fn(&Entry) -> bool + Sync),
     progress: &dyn Progress,
-) -> Result<Vec<TensorStats>> {
+) -> Result<Vec<Option<TensorStats>>> {
     layout
         .entries
         .par_iter()
         .map(|t| {
-            entry_stats(src, t, progress)
-                .with_context(|| format!("{}: tensor `{}`", path.display(), t.name))
+            wanted(t)
+                .then(|| {
+                    entry_stats(src, t, progress)
+                        .with_context(|| format!("{}: tensor `{}`", path.display(), t.name))
+                })
+                .transpose()
         })
         .collect()
 }

@@ -99,6 +99,28 @@ pub struct Shard {
     pub header: Header,
 }
 
+/// A safetensors file to read: where it is (for messages), its bytes and its parsed header — a
+/// [`Shard`]'s, or a file made in memory.
+pub struct ShardFile<'a> {
+    /// Its path, as messages name it.
+    pub path: &'a Path,
+    /// Its bytes.
+    pub source: &'a dyn bitlens_snapshot::Source,
+    /// Its validated header.
+    pub header: &'a Header,
+}
+
+impl Shard {
+    /// The shard as a [`ShardFile`].
+    pub fn as_file(&self) -> ShardFile<'_> {
+        ShardFile {
+            path: &self.path,
+            source: &self.source,
+            header: &self.header,
+        }
+    }
+}
+
 /// A checkpoint given on the command line: one file, an index and its shards, or a directory.
 pub struct Checkpoint {
     /// The shard index, when the checkpoint has one.

@@ -14,16 +14,17 @@
 //! against the base checkpoint's shard of the same file name (or the single base file).
 
 use crate::bail;
-use crate::checkpoint::{Checkpoint, Shard};
+use crate::checkpoint::{Checkpoint, Shard, ShardFile};
 use crate::error::{Context, Error, Result};
 use crate::output::{write_output, CountingWriter};
 use crate::progress::Progress;
 use crate::source::{is_url, Source};
-use bitlens_report::auto::AutoReport;
+use bitlens_report::auto::{AutoFile, AutoReport};
+use bitlens_report::transfer::CompressedReport;
 use bitlens_snapshot::layout::{PieceKind, Pieces};
-use bitlens_snapshot::{AutoChoice, BaseSource, CodecChoice, CodecKind, Entry};
+use bitlens_snapshot::{BaseSource, CodecChoice, CodecKind, Entry};
 use bitlens_tensors::format as tformat;
-use bitlens_tensors::naming;
+use bitlens_tensors::{naming, Header};
 use std::path::{Path, PathBuf};
 
 /// Bytes in and out of a compress or decompress run.
@@ -44,6 +45,20 @@ pub struct Compressed {
     pub entries: Vec<Entry>,
     /// With `--codec auto`: each tensor's predictions, choice and achieved size.
     pub auto: Option<AutoReport>,
+}
+
+impl Compressed {
+    /// Its document ([`CompressedReport`]): `input` and `output` as the request named them, the
+    /// sizes, every entry's codec, sizes and error, and `auto`'s report.
+    pub fn report(&self, input: &Path, output: &Path) -> CompressedReport {
+        bitlens_snapshot::report::compressed_report(
+            &input.to_string_lossy(),
+            &output.to_string_lossy(),
+            (self.totals.input, self.totals.output),
+            &self.entries,
+            self.auto.clone(),
+        )
+    }
 }
 
 /// Runs `f` on a thread of the rayon pool (the caller's pool), so that the container's frame
@@ -75,9 +90,7 @@ fn compress_on_pool(
     base: Option<&Path>,
     progress: &dyn Progress,
 ) -> Result<Compressed> {
-    codec
-        .check(base.is_some())
-        .map_err(|e| Error::invalid(format!("--codec {}: {e}", codec.kind)))?;
+    check_choice(codec, base.is_some())?;
     if let Some(src) = other_format(input)? {
         return compress_pieces(input, src, output, codec, base, progress);
     }
@@ -95,30 +108,33 @@ fn compress_on_pool(
     let mut entries = Vec::new();
     let mut reports = Vec::new();
     let mut one_shard = |shard: &Shard, base: Option<&Shard>, out: &Path| {
-        let (written, shard_entries) = compress_shard(shard, base, codec, out, progress)?;
-        if let Some((entries, choices)) = &shard_entries.1 {
-            reports.push(bitlens_snapshot::report::auto_file_report(
-                &shard.path.to_string_lossy(),
-                &out.to_string_lossy(),
-                base.map(|b| b.path.to_string_lossy()).as_deref(),
-                choices,
-                entries,
-                written,
-            ));
-        }
-        entries.extend(shard_entries.0);
+        let written = compress_shard(
+            &shard.as_file(),
+            base,
+            codec,
+            out,
+            progress,
+            &mut entries,
+            &mut reports,
+        )?;
         Ok::<_, Error>(written)
     };
     if checkpoint.index.is_none() && checkpoint.shards.len() == 1 {
         let shard = &checkpoint.shards[0];
-        let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
+        let base_shard = base
+            .as_ref()
+            .map(|b| pick_base(b, &shard.path))
+            .transpose()?;
         totals.output += one_shard(shard, base_shard, output)?;
     } else {
         std::fs::create_dir_all(output)
             .with_context(|| format!("{}: cannot create directory", output.display()))?;
         for shard in &checkpoint.shards {
             let out = output.join(naming::snapshot_name(&shard.path.to_string_lossy(), true));
-            let base_shard = base.as_ref().map(|b| pick_base(b, shard)).transpose()?;
+            let base_shard = base
+                .as_ref()
+                .map(|b| pick_base(b, &shard.path))
+                .transpose()?;
             totals.output += one_shard(shard, base_shard, &out)?;
         }
         if let Some(index_path) = index_path(input, &checkpoint)? {
@@ -137,6 +153,14 @@ fn compress_on_pool(
         entries,
         auto: (codec.kind == CodecKind::Auto).then(|| AutoReport::new(reports)),
     })
+}
+
+/// Refuses a codec choice that cannot work (with a base or without), naming the codec as
+/// `--codec` does.
+fn check_choice(codec: CodecChoice, has_base: bool) -> Result<()> {
+    codec
+        .check(has_base)
+        .map_err(|e| Error::invalid(format!("--codec {}: {e}", codec.kind)))
 }
 
 /// The input opened, when it is a single file of another format than safetensors (GGUF, PyTorch,
@@ -269,36 +293,36 @@ fn index_path(input: &Path, checkpoint: &Checkpoint) -> Result<Option<PathBuf>> 
     Ok(None)
 }
 
-/// The base shard for an input shard ([`naming::base_file`]).
-pub(crate) fn pick_base<'a>(base: &'a Checkpoint, shard: &Shard) -> Result<&'a Shard> {
+/// The base shard for the input shard at `path` ([`naming::base_file`]).
+pub(crate) fn pick_base<'a>(base: &'a Checkpoint, path: &Path) -> Result<&'a Shard> {
     let names: Vec<String> = base
         .shards
         .iter()
         .map(|b| b.path.to_string_lossy().into_owned())
         .collect();
-    naming::base_file(&names, &shard.path.to_string_lossy())
+    naming::base_file(&names, &path.to_string_lossy())
         .map(|i| &base.shards[i])
-        .with_context(|| format!("base has no shard named {}", shard.path.display()))
+        .with_context(|| format!("base has no shard named {}", path.display()))
 }
 
-/// The index entries of a compressed shard and, with `--codec auto`, its entries again with the
-/// choices they were made by.
-type ShardEntries = (Vec<Entry>, Option<(Vec<Entry>, Vec<AutoChoice>)>);
-
-/// Compresses one shard; returns the bytes written and its entries.
+/// Compresses one safetensors file into the snapshot `output`; returns the bytes written, and
+/// adds its entries to `entries` and (with `--codec auto`) its choices to `reports`.
 fn compress_shard(
-    shard: &Shard,
+    shard: &ShardFile,
     base: Option<&Shard>,
     codec: CodecChoice,
     output: &Path,
     progress: &dyn Progress,
-) -> Result<(u64, ShardEntries)> {
-    let base = base.map(|b| BaseSource {
+    entries: &mut Vec<Entry>,
+    reports: &mut Vec<AutoFile>,
+) -> Result<u64> {
+    let base_source = base.map(|b| BaseSource {
         src: &b.source,
         header: &b.header,
     });
     let mut written = 0;
-    let mut result = (Vec::new(), None);
+    let mut choices = None;
+    let mut shard_entries = Vec::new();
     write_output(output, |out| {
         let counter = CountingWriter {
             inner: out,
@@ -306,31 +330,89 @@ fn compress_shard(
         };
         let mut progress = |n| progress.inc(n);
         let counter = if codec.kind == CodecKind::Auto {
-            let (counter, entries, choices) = bitlens_snapshot::compress_auto(
-                &shard.source,
-                &shard.header,
-                base.as_ref(),
+            let (counter, written, chosen) = bitlens_snapshot::compress_auto(
+                shard.source,
+                shard.header,
+                base_source.as_ref(),
                 counter,
                 &mut progress,
             )
             .with_context(|| shard.path.display().to_string())?;
-            result = (entries.clone(), Some((entries, choices)));
+            shard_entries = written;
+            choices = Some(chosen);
             counter
         } else {
-            let (counter, entries) = bitlens_snapshot::compress(
-                &shard.source,
-                &shard.header,
-                base.as_ref(),
+            let (counter, written) = bitlens_snapshot::compress(
+                shard.source,
+                shard.header,
+                base_source.as_ref(),
                 &|t| codec.codec_for(t.dtype),
                 counter,
                 &mut progress,
             )
             .with_context(|| shard.path.display().to_string())?;
-            result.0 = entries;
+            shard_entries = written;
             counter
         };
         written = counter.count;
         Ok(())
     })?;
-    Ok((written, result))
+    if let Some(choices) = choices {
+        reports.push(bitlens_snapshot::report::auto_file_report(
+            &shard.path.to_string_lossy(),
+            &output.to_string_lossy(),
+            base.map(|b| b.path.to_string_lossy()).as_deref(),
+            &choices,
+            &shard_entries,
+            written,
+        ));
+    }
+    entries.extend(shard_entries);
+    Ok(written)
+}
+
+/// `bitlens compress` of a safetensors file made in memory (`bitlens.save_file`'s arrays, laid
+/// out by `bitlens_tensors::format::safetensors::write::Image`) into the snapshot `output`:
+/// what [`compress`] does with a single file of that content. `name` is what messages call it;
+/// `base` is the checkpoint a delta is made against.
+pub fn compress_image(
+    name: &Path,
+    image: &dyn bitlens_snapshot::Source,
+    header: &Header,
+    output: &Path,
+    codec: CodecChoice,
+    base: Option<&Path>,
+    progress: &dyn Progress,
+) -> Result<Compressed> {
+    on_pool(|| {
+        check_choice(codec, base.is_some())?;
+        let shard = ShardFile {
+            path: name,
+            source: image,
+            header,
+        };
+        let base = base.map(Checkpoint::open).transpose()?;
+        let base_shard = base.as_ref().map(|b| pick_base(b, name)).transpose()?;
+        progress.start(header.data_len(), "compress");
+        let mut entries = Vec::new();
+        let mut reports = Vec::new();
+        let output_bytes = compress_shard(
+            &shard,
+            base_shard,
+            codec,
+            output,
+            progress,
+            &mut entries,
+            &mut reports,
+        )?;
+        progress.finish();
+        Ok(Compressed {
+            totals: Totals {
+                input: header.file_size,
+                output: output_bytes,
+            },
+            entries,
+            auto: (codec.kind == CodecKind::Auto).then(|| AutoReport::new(reports)),
+        })
+    })
 }

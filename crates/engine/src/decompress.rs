@@ -8,12 +8,42 @@ use crate::compress::{on_pool, open_pieces, Totals};
 use crate::error::{Context, Result};
 use crate::output::write_output;
 use crate::progress::Progress;
+use crate::snapshots::open_snapshot;
 use crate::source::Source;
 use bitlens_snapshot::layout::Shifted;
 use bitlens_snapshot::{BaseSource, SnapshotReader};
-use bitlens_tensors::naming;
+use bitlens_tensors::{naming, Header};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// `bitlens decompress` of any input: a chain directory (every step into `output`, or only
+/// `step`) through [`crate::chain::decompress`], anything else through [`decompress`]; an option
+/// that does not apply to the input is refused. Returns the bytes read and written (`None` for a
+/// chain).
+pub fn restore(
+    input: &Path,
+    output: &Path,
+    base: Option<&Path>,
+    tensor: Option<&str>,
+    step: Option<&str>,
+    progress: &dyn Progress,
+) -> Result<Option<Totals>> {
+    if crate::chain::is_chain(input) {
+        if base.is_some() || tensor.is_some() {
+            bail!("--base and --tensor do not apply to a chain directory");
+        }
+        crate::chain::decompress(input, output, step, progress)?;
+        return Ok(None);
+    }
+    if step.is_some() {
+        bail!(
+            "--step applies to a chain directory (one holding {}), {} is not",
+            bitlens_snapshot::chain::MANIFEST_NAME,
+            input.display()
+        );
+    }
+    decompress(input, output, base, tensor, progress).map(Some)
+}
 
 /// `bitlens decompress` of a snapshot file, URL or directory of shard snapshots: the original
 /// files byte for byte into `output` (a directory for a directory), or with `tensor` that tensor
@@ -150,43 +180,72 @@ fn decompress_pieces(
     tensor: Option<&str>,
     progress: &dyn Progress,
 ) -> Result<Totals> {
-    let base = base
-        .map(|b| -> Result<_> {
-            let src = Source::open(b)?;
-            let header = open_pieces(b, &src)?.header()?;
-            Ok((src, header))
-        })
-        .transpose()?;
-    let shifted = base.as_ref().map(|(src, header)| Shifted {
-        src,
-        shift: header.data_start(),
-    });
-    let base_source = shifted
-        .as_ref()
-        .zip(base.as_ref())
-        .map(|(src, (_, header))| BaseSource { src, header });
+    let base = base.map(|b| Base::open(&reader, b)).transpose()?;
     let mut totals = Totals {
         input: std::fs::metadata(input).map_or(0, |m| m.len()),
         output: 0,
     };
-    write_decoded(
-        input,
-        &reader,
-        output,
-        base_source.as_ref(),
-        tensor,
-        &mut totals,
-        progress,
-    )?;
+    let mut write = |b: Option<&BaseSource>| {
+        write_decoded(input, &reader, output, b, tensor, &mut totals, progress)
+    };
+    match &base {
+        Some(b) => b.with(|b| write(Some(b)))?,
+        None => write(None)?,
+    }
     Ok(totals)
 }
 
-/// Opens a snapshot file or URL: its reader and its size.
-pub fn open_snapshot(input: &Path) -> Result<(SnapshotReader<Source>, u64)> {
-    let src = Source::open(input)?;
-    let size = bitlens_tensors::ReadAt::size(&src);
-    let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
-    Ok((reader, size))
+/// The base a delta snapshot was made against, opened for decoding: a single safetensors file,
+/// or for a snapshot of another format (version 3) a file of that format, read at the piece
+/// header's offsets.
+pub(crate) struct Base {
+    src: Source,
+    header: Header,
+    /// Read through [`Shifted`] (version 3).
+    pieces: bool,
+}
+
+impl Base {
+    /// Opens the base at `path` for the snapshot `reader`.
+    pub(crate) fn open(reader: &SnapshotReader<Source>, path: &Path) -> Result<Base> {
+        if reader.original.is_some() {
+            let src = Source::open(path)?;
+            let header = open_pieces(path, &src)?.header()?;
+            return Ok(Base {
+                src,
+                header,
+                pieces: true,
+            });
+        }
+        let mut base = Checkpoint::open(path)?;
+        if base.shards.len() != 1 {
+            bail!("--base for a single snapshot must be a single safetensors file");
+        }
+        let shard = base.shards.remove(0);
+        Ok(Base {
+            src: shard.source,
+            header: shard.header,
+            pieces: false,
+        })
+    }
+
+    /// Runs `f` with the base as the decoder takes it.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&BaseSource) -> R) -> R {
+        if self.pieces {
+            let shifted = Shifted {
+                src: &self.src,
+                shift: self.header.data_start(),
+            };
+            return f(&BaseSource {
+                src: &shifted,
+                header: &self.header,
+            });
+        }
+        f(&BaseSource {
+            src: &self.src,
+            header: &self.header,
+        })
+    }
 }
 
 fn decompress_file(

@@ -130,6 +130,11 @@ impl Error {
         }
     }
 
+    /// Its whole message on one line, as the CLI prints it ([`one_line`]).
+    pub fn message(&self) -> String {
+        one_line(self)
+    }
+
     /// The same error with `outer` said first (`outer: …`).
     pub fn context(mut self, outer: impl fmt::Display) -> Error {
         let (Error::Invalid { context }
@@ -168,6 +173,25 @@ impl Error {
     fn invalid_from(source: impl fmt::Display) -> Error {
         Error::invalid(source.to_string())
     }
+}
+
+/// An error and its causes on one line, `: `-separated, leaving out a cause whose text is already
+/// said (a read error carries its backend's message and has it as its source too): the CLI's
+/// message (after `bitlens: `), and the text of the Python package's exceptions.
+pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = String::new();
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line
 }
 
 /// A remote read that failed after its retries, as the CLI says it (with the `--download-small`

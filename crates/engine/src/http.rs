@@ -248,10 +248,19 @@ fn failure(error: RemoteError) -> RemoteReadError {
     RemoteReadError { error, hint }
 }
 
+/// The probes of this run, by URL.
+static PROBES: Mutex<Option<HashMap<String, Probe>>> = Mutex::new(None);
+
+/// Starts a new run: the next open of every URL probes it again. A process that runs many
+/// commands (the Python package: each call is a run) calls this first, so a file replaced on its
+/// server between two calls is seen with its new size and entity tag.
+pub fn forget_probes() {
+    *PROBES.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
 impl HttpSource {
     /// Opens a URL: probes its size with `Range: bytes=0-7` (once per run and URL).
     pub fn open(url: &str) -> Result<HttpSource> {
-        static PROBES: Mutex<Option<HashMap<String, Probe>>> = Mutex::new(None);
         bitlens_remote::check_url(url)?;
         let cached = PROBES
             .lock()

@@ -9,7 +9,9 @@
 //!   (checkpoints, `.bls` snapshots — [`snapshots`] —, chains), [`diff`], [`compress`] and
 //!   [`decompress`] (the container of LMC §4 with every codec of the papers), [`chain`] (LMC
 //!   §3.1's incremental snapshots), [`inshrink`] (paper 002), writing outputs safely
-//!   ([`output`]).
+//!   ([`output`]); a `compress` request's options checked and run ([`plan`]);
+//! - a snapshot's or checkpoint's tensors as arrays, one at a time or all in one pass
+//!   ([`arrays`]: what the Python package's `safe_open` and `load_file` read).
 //!
 //! I/O and threads live here, at the edge; the rules live in the core crates (tensors, stats,
 //! codecs, snapshot, inshrink). Errors are one [`Error`] whose variant is the class of the cause;
@@ -18,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analyze;
+pub mod arrays;
 pub mod chain;
 pub mod checkpoint;
 pub mod compress;
@@ -28,6 +31,7 @@ pub mod http;
 pub mod inshrink;
 pub mod inspect;
 pub mod output;
+pub mod plan;
 pub mod progress;
 pub mod snapshots;
 pub mod source;

@@ -1,13 +1,21 @@
-//! `bitlens inspect` of `.bls` snapshots: what each says of itself (`bitlens_report::snapshot`,
+//! Opening `.bls` snapshots, and `bitlens inspect` of them: what each says of itself (`bitlens_report::snapshot`,
 //! read by `bitlens_snapshot::report`).
 
-use crate::decompress::open_snapshot;
 use crate::error::{Context, Result};
 use crate::source::{is_url, Source};
 use bitlens_report::snapshot::SnapshotsReport;
+use bitlens_snapshot::SnapshotReader;
 use bitlens_tensors::ReadAt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+
+/// Opens a snapshot file or URL: its reader and its size.
+pub fn open_snapshot(input: &Path) -> Result<(SnapshotReader<Source>, u64)> {
+    let src = Source::open(input)?;
+    let size = bitlens_tensors::ReadAt::size(&src);
+    let reader = SnapshotReader::open(src).with_context(|| input.display().to_string())?;
+    Ok((reader, size))
+}
 
 /// True when the file (or URL: its probe, whose errors are returned) starts with the snapshot
 /// magic.

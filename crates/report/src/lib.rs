@@ -11,6 +11,7 @@
 //! | `--codec auto` choices | [`auto::AutoReport`] | `bitlens compress --codec auto --json` |
 //! | Inshrinkerator search | [`inshrink::CompressReport`] | `bitlens compress --codec inshrink --json` |
 //! | codecs beside peers | [`bench::BenchReport`] | `bitlens bench --json` |
+//! | a compression / decompression | [`transfer::CompressedReport`], [`transfer::DecompressedReport`] | `bitlens.compress_file()`, `bitlens.decompress_file()` |
 //!
 //! Types only, with the constructors that need nothing but the format layer (a file's report from
 //! its parsed header or layout). The logic that fills the others stays in the crate that owns it:
@@ -27,5 +28,6 @@ pub mod diff;
 pub mod inshrink;
 pub mod inspect;
 pub mod snapshot;
+pub mod transfer;
 
 pub use codec::{CodecKind, ErrorReport, UnknownCodec};

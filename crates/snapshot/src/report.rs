@@ -7,9 +7,10 @@ use crate::chain::{FileKind, Manifest};
 use crate::format::Entry;
 use crate::inshrink::{read_inshrink_info, InshrinkError};
 use crate::reader::{SnapshotReader, Source};
-use bitlens_report::auto::{AutoFile, AutoInfo, AutoTensor, AutoTotals};
+use bitlens_report::auto::{AutoFile, AutoInfo, AutoReport, AutoTensor, AutoTotals};
 use bitlens_report::chain::{ChainFile, ChainReport, ChainStep, ChainTotals, Trend};
 use bitlens_report::snapshot::{SnapshotReport, SnapshotTensor};
+use bitlens_report::transfer::{CompressedReport, CompressedTensor};
 
 /// `a / b`, 1 for nothing over nothing: the ratio every report gives (stored over original).
 pub fn ratio(a: u64, b: u64) -> f64 {
@@ -66,6 +67,38 @@ pub fn snapshot_report<R: Source>(
         original_format: reader.original.as_ref().map(|o| o.kind.clone()),
         inshrink,
     })
+}
+
+/// What a compression of `input` into `output` wrote: the sizes, and every index entry's codec,
+/// sizes and error; `auto` is `--codec auto`'s report.
+pub fn compressed_report(
+    input: &str,
+    output: &str,
+    (input_bytes, output_bytes): (u64, u64),
+    entries: &[Entry],
+    auto: Option<AutoReport>,
+) -> CompressedReport {
+    CompressedReport {
+        input: input.to_owned(),
+        output: output.to_owned(),
+        input_bytes,
+        output_bytes,
+        ratio: ratio(output_bytes, input_bytes),
+        lossy: entries.iter().any(|e| e.error.is_some()),
+        tensors: entries
+            .iter()
+            .map(|e| CompressedTensor {
+                name: e.name.clone(),
+                codec: e.codec.name().to_owned(),
+                delta: e.delta,
+                bytes: e.raw_len,
+                stored_bytes: e.stored_len(),
+                ratio: ratio(e.stored_len(), e.raw_len),
+                error: e.error,
+            })
+            .collect(),
+        auto,
+    }
 }
 
 /// The report of the chain at `path` (as given) with manifest `m`, whose snapshots have the

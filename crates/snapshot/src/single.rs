@@ -12,53 +12,37 @@
 use crate::error::SnapshotError;
 use crate::layout::PieceKind;
 use crate::reader::{BaseSource, SnapshotReader, Source};
-use bitlens_tensors::Header;
+use bitlens_tensors::format::safetensors::write::{header_prefix, HeaderEntry};
+use bitlens_tensors::{Header, TensorInfo};
 
 /// The header (8-byte length and JSON) of a safetensors file holding only tensor `name` of
-/// `header`, metadata kept, the JSON padded with spaces to a multiple of 8 bytes as the reference
-/// writer does.
+/// `header`, metadata kept, as the reference writer makes it
+/// ([`bitlens_tensors::format::safetensors::write::header_prefix`]).
 pub fn tensor_file_prefix(header: &Header, name: &str) -> Result<Vec<u8>, SnapshotError> {
     let t = header
         .tensor(name)
         .ok_or_else(|| SnapshotError::NoTensor { name: name.into() })?;
-    let mut map = serde_json::Map::new();
-    if let Some(meta) = &header.metadata {
-        let m: serde_json::Map<String, serde_json::Value> = meta
-            .iter()
-            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-            .collect();
-        map.insert("__metadata__".into(), m.into());
-    }
-    map.insert(
-        t.name.clone(),
-        serde_json::json!({ "dtype": t.dtype, "shape": t.shape, "data_offsets": [0, t.byte_len()] }),
-    );
-    let mut json = serde_json::to_vec(&map)
-        .map_err(|e| SnapshotError::Misuse(format!("tensor header of `{name}`: {e}")))?;
-    while json.len() % 8 != 0 {
-        json.push(b' ');
-    }
-    let mut prefix = (json.len() as u64).to_le_bytes().to_vec();
-    prefix.extend_from_slice(&json);
-    Ok(prefix)
+    let entry = HeaderEntry {
+        name: &t.name,
+        dtype: t.dtype,
+        shape: &t.shape,
+        len: t.byte_len(),
+    };
+    header_prefix(&[entry], header.metadata.as_deref())
+        .map_err(|e| SnapshotError::Misuse(format!("tensor header of `{name}`: {e}")))
 }
 
 impl<R: Source> SnapshotReader<R> {
-    /// Writes the safetensors file holding only tensor `name` to `sink`: its header
-    /// ([`tensor_file_prefix`]), then the tensor's bytes, decoded with `base` for deltas and
-    /// verified against the recorded checksum before the last bytes are handed over. Returns the
-    /// bytes written.
-    pub fn decode_tensor_file(
-        &self,
-        name: &str,
-        base: Option<&BaseSource>,
-        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
-    ) -> Result<u64, SnapshotError> {
+    /// The index of tensor `name` when it is a tensor of a plain dtype (what a one-tensor
+    /// safetensors file or an array can hold); a ggml block tensor, a storage of mixed element
+    /// types, a gap or a deflated stream of a version 3 snapshot is
+    /// [`SnapshotError::NotPlainTensor`].
+    pub fn plain_tensor(&self, name: &str) -> Result<usize, SnapshotError> {
         let idx = self
             .find(name)
             .ok_or_else(|| SnapshotError::NoTensor { name: name.into() })?;
-        if let Some(info) = &self.entries[idx].piece {
-            let e = &self.entries[idx];
+        let e = &self.entries[idx];
+        if let Some(info) = &e.piece {
             if info.dtype(e.raw_len).is_none() {
                 let what = match info.kind {
                     PieceKind::Tensor if info.is_quantized() => {
@@ -76,6 +60,35 @@ impl<R: Source> SnapshotReader<R> {
                 });
             }
         }
+        Ok(idx)
+    }
+
+    /// The tensors of a plain dtype, in file order: every tensor of a safetensors snapshot, the
+    /// tensor pieces of a version 3 snapshot that [`SnapshotReader::plain_tensor`] takes.
+    pub fn plain_tensors(&self) -> Vec<&TensorInfo> {
+        self.entries
+            .iter()
+            .zip(&self.header.tensors)
+            .filter(|(e, _)| {
+                e.piece
+                    .as_ref()
+                    .is_none_or(|p| p.dtype(e.raw_len).is_some())
+            })
+            .map(|(_, t)| t)
+            .collect()
+    }
+
+    /// Writes the safetensors file holding only tensor `name` to `sink`: its header
+    /// ([`tensor_file_prefix`]), then the tensor's bytes, decoded with `base` for deltas and
+    /// verified against the recorded checksum before the last bytes are handed over. Returns the
+    /// bytes written.
+    pub fn decode_tensor_file(
+        &self,
+        name: &str,
+        base: Option<&BaseSource>,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
+    ) -> Result<u64, SnapshotError> {
+        let idx = self.plain_tensor(name)?;
         self.check_base(base)?;
         let prefix = tensor_file_prefix(&self.header, name)?;
         let mut written = prefix.len() as u64;

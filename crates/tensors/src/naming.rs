@@ -1,8 +1,8 @@
 //! The file names bitlens recognises and gives, one rule each, for the CLI, the page and the Python
 //! package alike: the extensions of checkpoint files, the shard index's suffix, the snapshot
-//! extension, a snapshot's name for a checkpoint file and the file it restores, and which file of
-//! a base checkpoint serves as a delta's base. Pure string rules on `/`-separated names (no file
-//! system).
+//! extension, a snapshot's name for a checkpoint file and the file it restores, which file of
+//! a base checkpoint serves as a delta's base, and the dotted name of a value in a nested state
+//! dict. Pure string rules on `/`-separated names (no file system).
 
 /// Extensions (without the dot) of the checkpoint files bitlens reads: safetensors, GGUF, PyTorch
 /// (`.pt`, `.pth`, `.bin`, Lightning's `.ckpt`) and NumPy. The format itself is told by a file's
@@ -107,6 +107,35 @@ pub fn base_file<S: AsRef<str>>(base_files: &[S], file: &str) -> Option<usize> {
         .or((base_files.len() == 1).then_some(0))
 }
 
+/// The name of a value inside a nested object (a PyTorch state dict or optimizer state, as
+/// `torch.save` pickles it): its keys (list indices in decimal) joined with `.`
+/// (`state.0.exp_avg`); a value at the root is named `root`. The PyTorch reader names tensors
+/// so; `bitlens.torch.save_file` flattens nested dicts the same way.
+pub fn state_dict_name<S: AsRef<str>>(keys: &[S]) -> String {
+    let path = keys.iter().fold(String::new(), |path, key| {
+        state_dict_child(&path, key.as_ref())
+    });
+    state_dict_leaf(&path)
+}
+
+/// The path of `key` under `path` in a nested object ([`state_dict_name`] of the keys so far).
+pub fn state_dict_child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// The name of a value at `path` ([`state_dict_child`]'s result): `root` for the root itself.
+pub fn state_dict_leaf(path: &str) -> String {
+    if path.is_empty() {
+        "root".to_owned()
+    } else {
+        path.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +164,16 @@ mod tests {
                 restored.trim_end_matches(".safetensors")
             );
         }
+    }
+
+    #[test]
+    fn nested_values_are_named_by_their_dotted_path() {
+        assert_eq!(
+            state_dict_name(&["state", "0", "exp_avg"]),
+            "state.0.exp_avg"
+        );
+        assert_eq!(state_dict_name::<&str>(&[]), "root");
+        assert_eq!(state_dict_leaf(&state_dict_child("", "w")), "w");
     }
 
     #[test]

@@ -1,26 +1,13 @@
-//! `bitlens compress --chain` and `decompress` of a chain directory (the engine's
-//! `bitlens_engine::chain`, LMC §3.1's incremental snapshots), and the table `inspect` prints of
-//! a chain (`bitlens_report::chain`).
+//! What `bitlens compress --chain` prints of a chain (the engine's `bitlens_engine::chain`, LMC
+//! §3.1's incremental snapshots) and the table `inspect` prints of one (`bitlens_report::chain`).
 
-use crate::io::progress::Terminal;
 use anyhow::Result;
-use bitlens_engine::chain::CompressOptions;
 use bitlens_report::chain::{ChainReport, ChainsReport};
-use bitlens_snapshot::CodecChoice;
 use bitlens_stats::format;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-/// `bitlens compress --chain`: the steps into the chain directory `output`, then one line of
-/// totals on stderr.
-pub fn compress(
-    inputs: &[PathBuf],
-    output: &Path,
-    choice: CodecChoice,
-    options: &CompressOptions,
-) -> Result<()> {
-    let report =
-        bitlens_engine::chain::compress(inputs, output, choice, options, &Terminal::default())?;
+/// After `bitlens compress --chain`: one line of totals on stderr.
+pub fn print_compressed(report: &ChainReport) {
     let t = &report.totals;
     eprintln!(
         "bitlens: chain of {} steps: {} raw → {} ({:.4}){}",
@@ -34,17 +21,6 @@ pub fn compress(
             f as f64 / t.original_size.max(1) as f64
         ))
     );
-    Ok(())
-}
-
-/// `bitlens decompress CHAIN [--step S]`.
-pub fn decompress(dir: &Path, output: &Path, step: Option<&str>) -> Result<()> {
-    Ok(bitlens_engine::chain::decompress(
-        dir,
-        output,
-        step,
-        &Terminal::default(),
-    )?)
 }
 
 /// Prints the chains' tables on stdout.

@@ -1,19 +1,18 @@
-//! `bitlens compress`: its arguments checked and sorted into one of three runs — a snapshot of a
-//! checkpoint (`bitlens_engine::compress`, any codec of the container), a chain
-//! ([`crate::cmd::chain`]) or an Inshrinkerator search ([`crate::cmd::inshrink`]) — and the lines
-//! it prints: sizes and speed, the lossy tensors' error, `auto`'s choices.
+//! `bitlens compress`: its arguments, checked and sorted into one of three runs by the engine
+//! (`bitlens_engine::plan`: a snapshot of a checkpoint, any codec of the container; a chain; an
+//! Inshrinkerator search), and the lines it prints: sizes and speed, the lossy tensors' error,
+//! `auto`'s choices, a chain's totals ([`crate::cmd::chain`]), the search's report
+//! ([`crate::cmd::inshrink`]).
 
 use crate::io::print_json;
 use crate::io::progress::Terminal;
-use anyhow::{bail, Result};
-use bitlens_engine::chain::CompressOptions;
-use bitlens_engine::inshrink::Args as InshrinkArgs;
-use bitlens_engine::Totals;
+use anyhow::Result;
+use bitlens_engine::plan::{CompressArgs, CompressCodec, Outcome};
+use bitlens_engine::{Compressed, Totals};
 use bitlens_report::auto::AutoReport;
-use bitlens_snapshot::{CodecChoice, CodecKind, Entry};
+use bitlens_snapshot::{CodecKind, Entry};
 use bitlens_stats::format;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The codecs `--codec` accepts.
@@ -52,142 +51,29 @@ impl CodecName {
     }
 }
 
-/// Everything `bitlens compress` was given.
-#[derive(Debug, Clone)]
-pub struct Args {
-    /// The checkpoint (or the first step of a chain).
-    pub input: PathBuf,
-    /// The snapshot, directory of snapshots, or chain directory to write.
-    pub output: PathBuf,
-    /// The codec.
-    pub codec: CodecName,
-    /// NeuZip: kept mantissa bits.
-    pub mantissa_bits: Option<u32>,
-    /// NeuZip lossy: normalization block.
-    pub norm_block: usize,
-    /// BitSnap quant: clusters.
-    pub clusters: u8,
-    /// The base checkpoint (inshrink: the previous snapshot).
-    pub base: Option<PathBuf>,
-    /// Inshrink: the model-free budget.
-    pub max_error: Option<f64>,
-    /// Inshrink: the evaluation command.
-    pub eval_cmd: Option<String>,
-    /// Inshrink: the accepted loss degradation.
-    pub max_degradation: Option<f64>,
-    /// Inshrink: the optimizer state.
-    pub optimizer: Option<PathBuf>,
-    /// Inshrink: how protected values are stored.
-    pub protect_dtype: crate::cmd::inshrink::ProtectDtype,
-    /// Inshrink with a base: full streams.
-    pub no_delta: bool,
-    /// Print the JSON report (auto, inshrink).
-    pub json: bool,
-    /// Compress a chain.
-    pub chain: bool,
-    /// The chain's steps after `input`.
-    pub more: Vec<PathBuf>,
-    /// Chain: every Nth step a key.
-    pub key: Option<usize>,
-    /// Chain: do not measure the deltas' files in full.
-    pub skip_full_size: bool,
-}
-
-/// What a `bitlens compress` command line asks for, once its options are checked.
-#[derive(Debug, Clone)]
-pub enum Run {
-    /// An Inshrinkerator search (paper 002).
-    Inshrink(InshrinkArgs),
-    /// A chain of checkpoints: the steps in order.
-    Chain(Vec<PathBuf>, CodecChoice, CompressOptions),
-    /// One checkpoint into a snapshot.
-    Snapshot(CodecChoice),
-}
-
-/// Checks which options go together and sorts the command into its [`Run`].
-pub fn plan(args: &Args) -> Result<Run> {
-    let Some(kind) = args.codec.kind() else {
-        if args.chain {
-            bail!("--codec inshrink does not make --chain chains: use its --base");
-        }
-        return Ok(Run::Inshrink(InshrinkArgs {
-            max_error: args.max_error,
-            eval_cmd: args.eval_cmd.clone(),
-            max_degradation: args.max_degradation,
-            base: args.base.clone(),
-            no_delta: args.no_delta,
-            optimizer: args.optimizer.clone(),
-            protect: args.protect_dtype.storage(),
-        }));
-    };
-    if args.max_error.is_some()
-        || args.eval_cmd.is_some()
-        || args.max_degradation.is_some()
-        || args.optimizer.is_some()
-        || args.no_delta
-    {
-        bail!(
-            "--max-error, --eval-cmd, --max-degradation, --optimizer and --no-delta \
-             apply to --codec inshrink"
-        );
-    }
-    let choice = CodecChoice {
-        kind,
-        mantissa_bits: args.mantissa_bits,
-        norm_block: args.norm_block,
-        clusters: args.clusters,
-    };
-    if args.chain {
-        if args.base.is_some() {
-            bail!("--chain takes its bases from the chain: no --base");
-        }
-        if args.json {
-            bail!("--chain does not take --json (`bitlens inspect CHAIN --json`)");
-        }
-        let options = CompressOptions {
-            key_every: args.key,
-            measure_full: !args.skip_full_size,
-        };
-        let steps = std::iter::once(args.input.clone())
-            .chain(args.more.iter().cloned())
-            .collect();
-        return Ok(Run::Chain(steps, choice, options));
-    }
-    if args.json && kind != CodecKind::Auto {
-        bail!("--json applies to --codec auto and --codec inshrink");
-    }
-    Ok(Run::Snapshot(choice))
-}
-
-/// Runs `bitlens compress`.
-pub fn run(args: &Args) -> Result<()> {
-    match plan(args)? {
-        Run::Inshrink(a) => {
-            crate::cmd::inshrink::compress(&args.input, &args.output, &a, args.json)
-        }
-        Run::Chain(steps, choice, options) => {
-            crate::cmd::chain::compress(&steps, &args.output, choice, &options)
-        }
-        Run::Snapshot(choice) => snapshot(
-            &args.input,
-            &args.output,
-            choice,
-            args.base.as_deref(),
-            args.json,
-        ),
+impl From<CodecName> for CompressCodec {
+    fn from(name: CodecName) -> CompressCodec {
+        name.kind()
+            .map_or(CompressCodec::Inshrink, CompressCodec::Container)
     }
 }
 
-/// One checkpoint into a snapshot, then the lines on stderr (and `auto`'s report).
-fn snapshot(
-    input: &Path,
-    output: &Path,
-    choice: CodecChoice,
-    base: Option<&Path>,
-    json: bool,
-) -> Result<()> {
+/// Runs `bitlens compress` (its options checked by `bitlens_engine::plan`), then prints what the
+/// run wrote.
+pub fn run(args: &CompressArgs) -> Result<()> {
     let started = Instant::now();
-    let c = bitlens_engine::compress(input, output, choice, base, &Terminal::default())?;
+    match bitlens_engine::plan::execute(args, &Terminal::default())? {
+        Outcome::Inshrink(report) => crate::cmd::inshrink::print(&report, args.json),
+        Outcome::Chain(report) => {
+            crate::cmd::chain::print_compressed(&report);
+            Ok(())
+        }
+        Outcome::Snapshot(c) => snapshot(&c, started, args.json),
+    }
+}
+
+/// The lines on stderr of a snapshot written (and `auto`'s report).
+fn snapshot(c: &Compressed, started: Instant, json: bool) -> Result<()> {
     summary("compressed", &c.totals, started);
     lossy_summary(&c.entries);
     if let Some(auto) = &c.auto {
@@ -265,96 +151,4 @@ pub fn summary(verb: &str, t: &Totals, started: Instant) {
         secs,
         raw as f64 / secs / 1e6
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cmd::inshrink::ProtectDtype;
-    use bitlens_inshrink::ProtectStorage;
-
-    fn args(codec: CodecName) -> Args {
-        Args {
-            input: "m.safetensors".into(),
-            output: "m.bls".into(),
-            codec,
-            mantissa_bits: None,
-            norm_block: 512,
-            clusters: 16,
-            base: None,
-            max_error: None,
-            eval_cmd: None,
-            max_degradation: None,
-            optimizer: None,
-            protect_dtype: ProtectDtype::Original,
-            no_delta: false,
-            json: false,
-            chain: false,
-            more: Vec::new(),
-            key: None,
-            skip_full_size: false,
-        }
-    }
-
-    fn refused(a: &Args) -> String {
-        plan(a).err().map(|e| e.to_string()).unwrap_or_default()
-    }
-
-    #[test]
-    fn a_codec_choice_carries_its_settings() {
-        let mut a = args(CodecName::Neuzip);
-        a.mantissa_bits = Some(3);
-        let Ok(Run::Snapshot(c)) = plan(&a) else {
-            panic!("not a snapshot run")
-        };
-        assert_eq!(
-            (c.kind, c.mantissa_bits, c.norm_block),
-            (CodecKind::Neuzip, Some(3), 512)
-        );
-    }
-
-    #[test]
-    fn inshrink_options_go_with_inshrink_only() {
-        let mut a = args(CodecName::Lmc);
-        a.max_error = Some(0.1);
-        assert!(refused(&a).contains("apply to --codec inshrink"));
-        a.codec = CodecName::Inshrink;
-        a.protect_dtype = ProtectDtype::Bf16;
-        let Ok(Run::Inshrink(i)) = plan(&a) else {
-            panic!("not an inshrink run")
-        };
-        assert_eq!((i.max_error, i.protect), (Some(0.1), ProtectStorage::Bf16));
-        a.chain = true;
-        assert!(refused(&a).contains("does not make --chain chains"));
-    }
-
-    #[test]
-    fn a_chain_takes_its_steps_in_order_and_no_base_or_json() {
-        let mut a = args(CodecName::Lmc);
-        a.chain = true;
-        a.more = vec!["b".into(), "c".into()];
-        a.key = Some(2);
-        let Ok(Run::Chain(steps, _, o)) = plan(&a) else {
-            panic!("not a chain run")
-        };
-        assert_eq!(
-            steps,
-            [PathBuf::from("m.safetensors"), "b".into(), "c".into()]
-        );
-        assert_eq!((o.key_every, o.measure_full), (Some(2), true));
-        a.base = Some("x".into());
-        assert!(refused(&a).contains("no --base"));
-        a.base = None;
-        a.json = true;
-        assert!(refused(&a).contains("does not take --json"));
-    }
-
-    #[test]
-    fn json_goes_with_auto_and_inshrink() {
-        let mut a = args(CodecName::Lmc);
-        a.json = true;
-        assert!(refused(&a).contains("--json applies to --codec auto"));
-        a.codec = CodecName::Auto;
-        assert!(matches!(plan(&a), Ok(Run::Snapshot(_))));
-    }
 }

@@ -1,13 +1,11 @@
-//! `bitlens compress --codec inshrink` (Inshrinkerator, paper 002): the engine's search
-//! (`bitlens_engine::inshrink`) and what it prints — a few lines on stderr, or the
+//! `bitlens compress --codec inshrink` (Inshrinkerator, paper 002): what the engine's search
+//! (`bitlens_engine::inshrink`) prints — a few lines on stderr, or the
 //! `bitlens_report::inshrink::CompressReport` JSON document on stdout.
 
 use crate::io::print_json;
 use anyhow::Result;
-use bitlens_engine::inshrink::Args;
 use bitlens_inshrink::ProtectStorage;
 use bitlens_report::inshrink::CompressReport;
-use std::path::Path;
 
 /// How protected values are stored (`--protect-dtype`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -28,13 +26,13 @@ impl ProtectDtype {
     }
 }
 
-/// Runs the search and prints its report.
-pub fn compress(input: &Path, output: &Path, args: &Args, json: bool) -> Result<()> {
-    let report = bitlens_engine::inshrink::compress(input, output, args)?;
+/// Prints the search's report: the JSON document on stdout with `json`, else a few lines on
+/// stderr.
+pub fn print(report: &CompressReport, json: bool) -> Result<()> {
     if json {
-        return print_json(&report);
+        return print_json(report);
     }
-    print_report(&report);
+    print_report(report);
     Ok(())
 }
 

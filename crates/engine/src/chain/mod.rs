@@ -22,10 +22,10 @@ pub(crate) use restore::{read_manifest, sizes_on_disk};
 
 use crate::bail;
 use crate::compress::compress as compress_snapshot;
-use crate::decompress::open_snapshot;
 use crate::error::{Context, Error, Result};
 use crate::output::write_output;
 use crate::progress::Progress;
+use crate::snapshots::open_snapshot;
 use bitlens_report::chain::{ChainReport, ChainsReport};
 use bitlens_snapshot::chain::{self, BaseLink, FileEntry, FileKind, Manifest, Step, MANIFEST_NAME};
 use bitlens_snapshot::report::chain_report;

@@ -3,9 +3,10 @@
 //! (memory stays at the container's frames whatever the checkpoint size).
 
 use crate::bail;
-use crate::decompress::{decompress as decompress_snapshot, open_snapshot};
+use crate::decompress::decompress as decompress_snapshot;
 use crate::error::{Context, Result};
 use crate::progress::Progress;
+use crate::snapshots::open_snapshot;
 use crate::source::Source;
 use bitlens_snapshot::chain::{self, FileEntry, Manifest, MANIFEST_NAME};
 use bitlens_snapshot::SnapshotReader;

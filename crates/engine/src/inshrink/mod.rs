@@ -23,9 +23,9 @@ pub use restore::decompress;
 
 use crate::bail;
 use crate::checkpoint::Checkpoint;
-use crate::decompress::open_snapshot;
 use crate::error::{Context, Error, Result};
 use crate::output::{write_output, CountingWriter};
+use crate::snapshots::open_snapshot;
 use crate::source::{is_url, Source};
 use bitlens_inshrink::report::{l2_proxy_quality, search_report};
 use bitlens_inshrink::search::Options;

@@ -3,9 +3,9 @@
 //! base given, and each base's base next to that base.
 
 use crate::bail;
-use crate::decompress::open_snapshot;
 use crate::error::{Context, Result};
 use crate::output::write_output;
+use crate::snapshots::open_snapshot;
 use crate::source::Source;
 use bitlens_snapshot::inshrink::{self as ins, Annex, Levels};
 use bitlens_snapshot::{SnapshotError, SnapshotReader};

@@ -9,6 +9,7 @@
 use super::pickle::{ObjId, Object, Pickle};
 use super::TorchError;
 use crate::format::{Data, ElementType, Entry, MetaValue};
+use crate::naming::{state_dict_child, state_dict_leaf};
 use crate::Dtype;
 use std::collections::{HashMap, HashSet};
 
@@ -229,23 +230,6 @@ struct Walker<'a> {
     storage_index: HashMap<String, usize>,
 }
 
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-/// A leaf at the root (`torch.save(tensor)`) is named `root`.
-fn leaf_name(path: &str) -> String {
-    if path.is_empty() {
-        "root".into()
-    } else {
-        path.to_string()
-    }
-}
-
 impl Walker<'_> {
     fn obj(&self, id: ObjId) -> &Object {
         self.p.get(id)
@@ -286,7 +270,7 @@ impl Walker<'_> {
                 self.on_path[id] = true;
                 for (k, v) in pairs {
                     let key = self.key(k, &path)?;
-                    self.walk(v, join(&path, &key), depth + 1)?;
+                    self.walk(v, state_dict_child(&path, &key), depth + 1)?;
                 }
                 self.on_path[id] = false;
             }
@@ -294,26 +278,26 @@ impl Walker<'_> {
                 let items = items.clone();
                 self.charge(items.len())?;
                 if let Some(values) = self.scalars(&items)? {
-                    let name = leaf_name(&path);
+                    let name = state_dict_leaf(&path);
                     self.claim(&name)?;
                     self.flat.metadata.push((name, MetaValue::Array(values)));
                     return Ok(());
                 }
                 self.on_path[id] = true;
                 for (i, v) in items.into_iter().enumerate() {
-                    self.walk(v, join(&path, &i.to_string()), depth + 1)?;
+                    self.walk(v, state_dict_child(&path, &i.to_string()), depth + 1)?;
                 }
                 self.on_path[id] = false;
             }
             Object::Call { .. } | Object::PersId(_) => {
-                let name = leaf_name(&path);
+                let name = state_dict_leaf(&path);
                 let t = self.tensor(id, &name, 0)?;
                 self.claim(&name)?;
                 self.flat.tensors.push(t);
             }
             Object::None => {}
             _ => {
-                let name = leaf_name(&path);
+                let name = state_dict_leaf(&path);
                 if let Some(v) = self.scalar(id)? {
                     self.claim(&name)?;
                     self.flat.metadata.push((name, v));

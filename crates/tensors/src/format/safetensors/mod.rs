@@ -2,10 +2,12 @@
 //! plus explicit rejection of duplicate names) read with two small reads ([`read_header`]), as a
 //! [`Layout`]: every tensor a [`Data::Range`] at its absolute offset (`8 + N + start`),
 //! `__metadata__` as string metadata in file order. Sharded checkpoints' index files
-//! (`*.safetensors.index.json`) are [`index`]'s.
+//! (`*.safetensors.index.json`) are [`index`]'s; writing a file as the reference writer does is
+//! [`write`](mod@write)'s.
 
 pub mod header;
 pub mod index;
+pub mod write;
 
 use super::{Data, ElementType, Entry, Format, Layout, MetaValue};
 use crate::source::{ReadAt, SourceError};
