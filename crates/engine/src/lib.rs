@@ -9,7 +9,9 @@
 //!   (checkpoints, `.bls` snapshots — [`snapshots`] —, chains), [`diff`], [`compress`] and
 //!   [`decompress`] (the container of LMC §4 with every codec of the papers), [`chain`] (LMC
 //!   §3.1's incremental snapshots), [`inshrink`] (paper 002), writing outputs safely
-//!   ([`output`]).
+//!   ([`output`]);
+//! - sidecars, a file's statistics computed once (`<file>.bitlens.json`): writing one, finding
+//!   and checking one next to a remote file ([`sidecar`]).
 //!
 //! I/O and threads live here, at the edge; the rules live in the core crates (tensors, stats,
 //! codecs, snapshot, inshrink). Errors are one [`Error`] whose variant is the class of the cause;
@@ -29,6 +31,7 @@ pub mod inshrink;
 pub mod inspect;
 pub mod output;
 pub mod progress;
+pub mod sidecar;
 pub mod snapshots;
 pub mod source;
 
@@ -37,6 +40,6 @@ pub use compress::{compress, Compressed, Totals};
 pub use decompress::decompress;
 pub use diff::diff;
 pub use error::{Context, Error, ErrorKind, Result};
-pub use inspect::{inspect, Inspection};
+pub use inspect::{inspect, inspect_with, Inspection, Sidecars};
 pub use progress::{Progress, Silent};
 pub use source::{FileSource, Source};
