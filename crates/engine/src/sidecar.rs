@@ -20,7 +20,9 @@ use crate::output::write_output;
 use crate::progress::Progress;
 use crate::source::{is_url, Source};
 use bitlens_report::inspect::FileReport;
-use bitlens_report::sidecar::{ignored_note, Fingerprint, Sidecar, SidecarError, MAX_BYTES};
+use bitlens_report::sidecar::{
+    ignored_note, statistics, Fingerprint, Sidecar, SidecarError, MAX_BYTES,
+};
 use bitlens_stats::TensorStats;
 use bitlens_tensors::{naming, ReadAt};
 use std::io::Write;
@@ -151,25 +153,20 @@ pub fn find_for(input: &str, given: Option<&str>) -> Result<Option<Found>> {
 
 /// Checks `found` against the file read — `src`, whose report without statistics (from its own
 /// header) is `expected` — and gives every tensor's statistics when the sidecar matches and has
-/// them all; else the note that says why it is ignored ([`ignored_note`]).
+/// them all (`bitlens_report::sidecar::statistics`); else the note that says why it is ignored
+/// ([`ignored_note`]).
 pub fn verify(
     found: &Found,
     src: &dyn ReadAt,
     expected: &FileReport,
 ) -> Result<Vec<TensorStats>, String> {
-    let ignored = |why: &dyn std::fmt::Display| ignored_note(&found.location, why);
-    let sidecar = found.sidecar.as_ref().map_err(|e| ignored(e))?;
-    let file = Fingerprint::read(src).map_err(|e| ignored(&format!("the file: {e}")))?;
-    sidecar.check(&file).map_err(|e| ignored(&e))?;
-    let stats = sidecar.stats_for(expected).map_err(|e| ignored(&e))?;
-    let missing = stats.iter().filter(|s| s.is_none()).count();
-    if missing > 0 {
-        return Err(ignored(&format!(
-            "it has no statistics of {missing} of its {} tensors",
-            stats.len()
-        )));
-    }
-    Ok(stats.into_iter().flatten().collect())
+    let file = Fingerprint::read(src).map_err(|e| e.to_string());
+    statistics(
+        &found.sidecar,
+        file.as_ref().map_err(Clone::clone),
+        expected,
+    )
+    .map_err(|why| ignored_note(&found.location, &why))
 }
 
 #[cfg(test)]

@@ -199,6 +199,29 @@ pub enum Mismatch {
     },
 }
 
+/// Why a reader ignores a sidecar (said in its [`ignored_note`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Ignored {
+    /// It is not a sidecar bitlens reads.
+    #[error(transparent)]
+    Malformed(#[from] SidecarError),
+    /// It describes another file.
+    #[error(transparent)]
+    Mismatch(#[from] Mismatch),
+    /// It lacks some tensors' statistics.
+    #[error("it has no statistics of {missing} of its {tensors} tensors")]
+    Incomplete {
+        /// Tensors without statistics.
+        missing: usize,
+        /// Its tensors.
+        tensors: usize,
+    },
+    /// The file's own header bytes could not be hashed.
+    #[error("the file's header could not be read: {0}")]
+    File(String),
+}
+
 impl Sidecar {
     /// The sidecar of the file named `file` (a path or URL: its last component is kept) with this
     /// fingerprint and `inspect --json` document.
@@ -329,14 +352,39 @@ impl Sidecar {
     }
 }
 
+/// Every tensor's statistics from `sidecar` (as read: maybe not a sidecar at all) for the file a
+/// reader reads — its `fingerprint` (or why it could not be taken) and its report without
+/// statistics from its own header, `expected` — when the sidecar matches the file ([`Sidecar::check`]),
+/// lists the same tensors ([`Sidecar::stats_for`]) and has every one's statistics; else why it is
+/// ignored. The CLI, the page and the embed decide by this one function.
+pub fn statistics(
+    sidecar: &Result<Sidecar, SidecarError>,
+    fingerprint: Result<&Fingerprint, String>,
+    expected: &FileReport,
+) -> Result<Vec<TensorStats>, Ignored> {
+    let sidecar = sidecar
+        .as_ref()
+        .map_err(|e| Ignored::Malformed(e.clone()))?;
+    sidecar.check(fingerprint.map_err(Ignored::File)?)?;
+    let stats = sidecar.stats_for(expected)?;
+    let missing = stats.iter().filter(|s| s.is_none()).count();
+    if missing > 0 {
+        return Err(Ignored::Incomplete {
+            missing,
+            tensors: stats.len(),
+        });
+    }
+    Ok(stats.into_iter().flatten().collect())
+}
+
 /// The note a reader gives when it shows a sidecar's statistics (`location`: the sidecar's path
 /// or URL).
 pub fn used_note(location: &str) -> String {
     format!("statistics from {location} (matches size and header)")
 }
 
-/// The note a reader gives when it ignores the sidecar at `location` (`why`: a [`Mismatch`], a
-/// [`SidecarError`], or why it could not be read); it then reads the file's tensors itself.
+/// The note a reader gives when it ignores the sidecar at `location` (`why`: an [`Ignored`], or
+/// why it could not be read); it then reads the file's tensors itself.
 pub fn ignored_note(location: &str, why: &dyn fmt::Display) -> String {
     format!("{location} ignored: {why}; statistics are computed from the file")
 }
@@ -499,5 +547,36 @@ mod tests {
         ));
         renamed.tensors.pop();
         assert!(s.stats_for(&renamed).is_err());
+
+        // The one decision: matching, complete, the file's own tensors.
+        let fp = Fingerprint::read(&bytes).unwrap();
+        assert_eq!(
+            statistics(&Ok(s.clone()), Ok(&fp), &expected)
+                .unwrap()
+                .len(),
+            2
+        );
+        let mut partial = s.clone();
+        let pending = &mut partial.report.files[0].tensors[1];
+        (pending.stats, pending.dtype) = (None, Some(Dtype::F32));
+        assert_eq!(
+            statistics(&Ok(partial), Ok(&fp), &expected),
+            Err(Ignored::Incomplete {
+                missing: 1,
+                tensors: 2
+            })
+        );
+        assert!(matches!(
+            statistics(&Err(SidecarError::BadHash), Ok(&fp), &expected),
+            Err(Ignored::Malformed(_))
+        ));
+        assert!(matches!(
+            statistics(&Ok(s.clone()), Err("gone".into()), &expected),
+            Err(Ignored::File(_))
+        ));
+        assert!(matches!(
+            statistics(&Ok(s), Ok(&fp), &renamed),
+            Err(Ignored::Malformed(SidecarError::OtherTensors { .. }))
+        ));
     }
 }
