@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
-import { ROOT, SHOTS, tempDir } from './fixtures.mjs';
+import { ROOT, SHOTS, countsAsError, tempDir } from './fixtures.mjs';
 
 const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 
@@ -41,7 +41,7 @@ export function useApp() {
     page.errors = [];
     page.on('pageerror', (e) => page.errors.push(e.message));
     page.on('console', (m) => {
-      if (m.type() === 'error') page.errors.push(m.text());
+      if (countsAsError(m)) page.errors.push(m.text());
     });
     await page.goto(isolated ? app.url : app.plainUrl);
     await page.waitForSelector('#file-input', { state: 'attached' });
