@@ -16,10 +16,20 @@ export const SHOTS = process.env.SCREENSHOTS ?? path.join(ROOT, 'target/e2e/scre
  * sidecar that is not there: the page looks for `<file>.bitlens.json` next to every remote file
  * (docs/EMBED.md), and a 404 for it is normal, yet Chromium logs every failed fetch.
  */
-export function countsAsError(m) {
+function countsAsError(m) {
   if (m.type() !== 'error') return false;
   const url = (m.location()?.url ?? '').split(/[?#]/)[0];
   return !(url.endsWith('.bitlens.json') && m.text().includes('404'));
+}
+
+/** Collects a page's uncaught exceptions and console errors in `page.errors`; returns the page. */
+export function collectErrors(page) {
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  page.on('console', (m) => {
+    if (countsAsError(m)) page.errors.push(m.text());
+  });
+  return page;
 }
 
 /** A fresh temporary directory. */

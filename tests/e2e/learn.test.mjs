@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { useApp } from './harness.mjs';
-import { ROOT, BITLENS, SHOTS, countsAsError, inspect, diff } from './fixtures.mjs';
+import { ROOT, BITLENS, SHOTS, collectErrors, inspect, diff } from './fixtures.mjs';
 
 const app = useApp();
 const TENSOR = 'encoder.layer.0.attention.self.key.weight';
@@ -38,11 +38,7 @@ function oneTensor(src, name, out) {
 /** A page of the app opened at `hash`, once the lesson has read its tensor. */
 async function openLesson(hash, ready) {
   const page = await app.context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (countsAsError(m)) page.errors.push(m.text());
-  });
+  collectErrors(page);
   await page.goto(`${app.url}${hash}`);
   await page.waitForSelector(ready, { timeout: 60_000 });
   return page;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { ROOT, WEIGHTS, SHOTS, BITLENS, countsAsError, inspect, diff, perturb, shardSet } from './fixtures.mjs';
+import { ROOT, WEIGHTS, SHOTS, BITLENS, collectErrors, inspect, diff, perturb, shardSet } from './fixtures.mjs';
 
 const BF16 = 'minilm-bf16.safetensors';
 const BIG = 'big-bf16.safetensors';
@@ -37,11 +37,7 @@ async function inspectUrl(url) {
 /** A page of the app opened with `query` (`?url=…`), console errors collected. */
 async function openWith(query, base = app.url) {
   const page = await app.context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (countsAsError(m)) page.errors.push(m.text());
-  });
+  collectErrors(page);
   await page.goto(base + query);
   return page;
 }

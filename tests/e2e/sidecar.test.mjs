@@ -16,7 +16,7 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
-import { BITLENS, ROOT, SHOTS, WEIGHTS, countsAsError, inspect, tempDir } from './fixtures.mjs';
+import { BITLENS, ROOT, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
 
 const DIST = path.join(ROOT, process.env.DIST ?? 'dist');
 const EMBED = path.join(DIST, 'embed');
@@ -59,15 +59,7 @@ after(async () => {
 const dataUrl = (name) => `${s.data.url}${name}`;
 
 /** A new page collecting console errors in `page.errors`. */
-async function newPage() {
-  const page = await s.context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (countsAsError(m)) page.errors.push(m.text());
-  });
-  return page;
-}
+const newPage = async () => collectErrors(await s.context.newPage());
 
 /** The example host page with the element's `src` and other attributes, mounted. */
 async function openHost(files, attrs = {}) {

@@ -9,37 +9,40 @@ import shutil
 import pytest
 
 from conftest import ROOT, run, run_json
-from test_remote import Handler, without_paths  # noqa: F401  (the server's handler)
+from test_remote import Handler, without_paths
+from test_remote import server as remote_server  # noqa: F401  (a fixture, used below)
 
 FIXTURES = ROOT / "tests" / "fixtures"
 USED = "(matches size and header)"
 
 
 class Logged(Handler):
-    """test_remote's handler, recording each GET's path and the body bytes served."""
+    """test_remote's handler, recording each GET's path and the length of the body it answered
+    (0 for an error)."""
+
+    def send_response(self, code, message=None):
+        self.status = code
+        super().send_response(code, message)
+
+    def send_header(self, keyword, value):
+        if keyword == "Content-Length" and 200 <= self.status < 300:
+            self.length = int(value)
+        super().send_header(keyword, value)
 
     def do_GET(self):
-        before = self.server.served
+        self.status, self.length = 0, 0
         super().do_GET()
         with self.server.lock:
-            self.server.log.append((self.path.split("/", 2)[2], self.server.served - before))
+            self.server.log.append((self.path.split("/", 2)[2], self.length))
 
 
 @pytest.fixture
-def server(tmp_path):
-    import http.server
-    import threading
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Logged)
-    srv.daemon_threads = True
-    srv.root, srv.lock, srv.served, srv.failed, srv.versions, srv.log = tmp_path, threading.Lock(), 0, {}, {}, []
-    srv.url = lambda name, mode="ok": f"http://127.0.0.1:{srv.server_address[1]}/{mode}/{name}"
-    srv.bytes_of = lambda name: sum(n for p, n in srv.log if p == name)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def server(remote_server):
+    """test_remote's server, its requests logged: `log` of (name, bytes), `bytes_of(name)`."""
+    remote_server.RequestHandlerClass = Logged
+    remote_server.log = []
+    remote_server.bytes_of = lambda name: sum(n for p, n in remote_server.log if p == name)
+    return remote_server
 
 
 def header_len(path):

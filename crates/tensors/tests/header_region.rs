@@ -1,7 +1,7 @@
 //! The header rule of sidecars (`format::header_region`) on a real file of every format (the
 //! committed fixtures written by gguf-py, torch and numpy, and a safetensors file): the region is
 //! what the format says it is, holds no tensor byte, and — read through a `Retaining` source after
-//! the layout was read — costs no read of the file.
+//! the layout was read — costs no read of the file; and the `Retaining` source itself.
 #![allow(clippy::unwrap_used)]
 
 use bitlens_tensors::format::{self, Data, Entry, HeaderRegion, Layout};
@@ -153,4 +153,45 @@ fn unknown_files_have_no_region() {
         format::header_region(&b"hello, world, this is text".to_vec()),
         Err(format::FormatError::Unknown { .. })
     ));
+}
+
+#[test]
+fn retained_bytes_are_read_once_and_gaps_alone_reach_the_source() {
+    let data: Vec<u8> = (0..=255).collect();
+    let src = Retaining::new(Counted(data.clone(), Cell::new(0)));
+    let mut a = [0u8; 16];
+    src.read_exact_at(10, &mut a).unwrap();
+    src.read_exact_at(40, &mut a).unwrap();
+    assert_eq!(src.inner().1.get(), 2);
+    // Inside what was read: no read of the source.
+    let mut b = [0u8; 6];
+    src.read_exact_at(12, &mut b).unwrap();
+    assert_eq!(b, [12, 13, 14, 15, 16, 17]);
+    assert_eq!(src.inner().1.get(), 2);
+    // Across both pieces: only the gap between them is read.
+    let mut c = vec![0u8; 60];
+    src.read_exact_at(5, &mut c).unwrap();
+    assert_eq!(c, data[5..65]);
+    assert_eq!(
+        src.inner().1.get(),
+        2 + 3,
+        "before, between and after the pieces"
+    );
+    src.read_exact_at(5, &mut c).unwrap();
+    assert_eq!(src.inner().1.get(), 5);
+    assert!(matches!(
+        src.read_exact_at(250, &mut c),
+        Err(SourceError::OutOfBounds { .. })
+    ));
+}
+
+#[test]
+fn past_the_budget_bytes_are_passed_on_not_kept() {
+    let data: Vec<u8> = (0..=255).collect();
+    let src = Retaining::with_budget(Counted(data, Cell::new(0)), 8);
+    let mut a = [0u8; 16];
+    src.read_exact_at(0, &mut a).unwrap();
+    src.read_exact_at(0, &mut a).unwrap();
+    assert_eq!(src.inner().1.get(), 2);
+    assert_eq!(a[15], 15);
 }

@@ -16,7 +16,7 @@ use bitlens_protocol::{Batch, EntryPair, FileRef, FlipSpan, JobResult, Results, 
 use bitlens_report::sidecar::Fingerprint;
 use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
 use bitlens_tensors::format::{self, Entry};
-use bitlens_tensors::source::Retaining;
+use bitlens_tensors::source::{Retaining, RETAIN_BYTES};
 
 /// Collects a task's progress and finished items and posts them as `Update`s.
 struct Reporter<'a, T> {
@@ -188,10 +188,12 @@ const ENTRY_READ_AHEAD: usize = 1 << 20;
 pub fn describe(file: FileRef<Js>) -> Result<JobResult, Failure> {
     // The readers read a header field by field: 64 KiB at a time serves them, and reads only a
     // few KiB more than what describes the tensors (not a 32 MiB window).
-    let src = Retaining::new(FileSource::open(file)?.read_ahead(DESCRIBE_READ_AHEAD));
+    let src = FileSource::open(file)?.read_ahead(DESCRIBE_READ_AHEAD);
     // Over HTTP every read is a request: a PyTorch zip's storages are located from its central
-    // directory instead of one request per local header (`Locate::Predict`).
-    let remote = matches!(src.inner(), FileSource::Url(_));
+    // directory instead of one request per local header (`Locate::Predict`). Only a remote file's
+    // reads are kept (a local one needs no fingerprint).
+    let remote = matches!(src, FileSource::Url(_));
+    let src = Retaining::with_budget(src, if remote { RETAIN_BYTES } else { 0 });
     let locate = if remote {
         format::zip::Locate::Predict
     } else {
