@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
-import { ROOT, SHOTS, WEIGHTS, inspect, tempDir } from './fixtures.mjs';
+import { ROOT, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
 
 const EMBED = path.join(ROOT, process.env.DIST ?? 'dist', 'embed');
 const EXAMPLES = path.join(ROOT, 'web/examples');
@@ -52,11 +52,7 @@ const dataUrl = (name) => `${s.data.url}${name}`;
  */
 async function openHost(files, attrs = {}, { beforeLoad } = {}) {
   const page = await s.context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(m.text());
-  });
+  collectErrors(page);
   if (beforeLoad) await beforeLoad(page);
   const q = new URLSearchParams({ embed: `http://127.0.0.1:${s.embed.address().port}/bitlens-embed.js` });
   for (const f of files) q.append('src', dataUrl(f));

@@ -11,6 +11,27 @@ export const BITLENS = process.env.BITLENS_BIN ?? path.join(ROOT, 'target/releas
 export const PYTHON = path.join(ROOT, '.venv/bin/python');
 export const SHOTS = process.env.SCREENSHOTS ?? path.join(ROOT, 'target/e2e/screenshots');
 
+/**
+ * True when a console message is one of the page's errors — not the browser's line about a
+ * sidecar that is not there: the page looks for `<file>.bitlens.json` next to every remote file
+ * (docs/EMBED.md), and a 404 for it is normal, yet Chromium logs every failed fetch.
+ */
+function countsAsError(m) {
+  if (m.type() !== 'error') return false;
+  const url = (m.location()?.url ?? '').split(/[?#]/)[0];
+  return !(url.endsWith('.bitlens.json') && m.text().includes('404'));
+}
+
+/** Collects a page's uncaught exceptions and console errors in `page.errors`; returns the page. */
+export function collectErrors(page) {
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  page.on('console', (m) => {
+    if (countsAsError(m)) page.errors.push(m.text());
+  });
+  return page;
+}
+
 /** A fresh temporary directory. */
 export function tempDir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-e2e-'));

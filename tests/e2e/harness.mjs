@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
-import { ROOT, SHOTS, tempDir } from './fixtures.mjs';
+import { ROOT, SHOTS, collectErrors, tempDir } from './fixtures.mjs';
 
 const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 
@@ -38,11 +38,7 @@ export function useApp() {
   /** A page of the app (cross-origin isolated unless `isolated: false`) with console errors collected in `page.errors`. */
   app.openApp = async ({ isolated = true } = {}) => {
     const page = await app.context.newPage();
-    page.errors = [];
-    page.on('pageerror', (e) => page.errors.push(e.message));
-    page.on('console', (m) => {
-      if (m.type() === 'error') page.errors.push(m.text());
-    });
+    collectErrors(page);
     await page.goto(isolated ? app.url : app.plainUrl);
     await page.waitForSelector('#file-input', { state: 'attached' });
     return page;

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { useApp } from './harness.mjs';
-import { ROOT, BITLENS, SHOTS, inspect, diff } from './fixtures.mjs';
+import { ROOT, BITLENS, SHOTS, collectErrors, inspect, diff } from './fixtures.mjs';
 
 const app = useApp();
 const TENSOR = 'encoder.layer.0.attention.self.key.weight';
@@ -38,11 +38,7 @@ function oneTensor(src, name, out) {
 /** A page of the app opened at `hash`, once the lesson has read its tensor. */
 async function openLesson(hash, ready) {
   const page = await app.context.newPage();
-  page.errors = [];
-  page.on('pageerror', (e) => page.errors.push(e.message));
-  page.on('console', (m) => {
-    if (m.type() === 'error') page.errors.push(m.text());
-  });
+  collectErrors(page);
   await page.goto(`${app.url}${hash}`);
   await page.waitForSelector(ready, { timeout: 60_000 });
   return page;
@@ -661,7 +657,8 @@ test('lessons on checkpoints opened by URL: the tensor read by a range request, 
     assert.deepEqual(await bars(page, 'grouping-bits'), [...ref.bit_set_ratio].reverse());
     assert.equal(Number(await page.getAttribute('#lesson-grouping', 'data-bytes')), ref.bytes);
     // Only the URL's file was read (the demo was not loaded), the lesson's tensor by its own range.
-    const paths = new Set(server.requests.map((r) => r.path));
+    // (Besides the file, the page looks for its sidecar next to it: none here.)
+    const paths = new Set(server.requests.map((r) => r.path).filter((p) => !p.endsWith('.bitlens.json')));
     assert.deepEqual([...paths], ['/minilm-demo-step0.safetensors']);
     const buf = fs.readFileSync(DEMO);
     const n = Number(buf.readBigUInt64LE(0));

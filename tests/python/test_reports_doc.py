@@ -70,6 +70,8 @@ def documents(weights, tmp_path_factory):
     docs["inspect inshrink"] = run_json("inspect", tmp / "i.bls", tmp / "i0.bls")
     run("compress", "--chain", small, "-o", tmp / "chain")
     docs["inspect chain"] = run_json("inspect", tmp / "chain")
+    run("sidecar", bf16, "--dir", tmp)
+    docs["sidecar"] = json.loads((tmp / "minilm-bf16.safetensors.bitlens.json").read_text())
     return docs
 
 

@@ -32,6 +32,7 @@
  * The options a view is mounted with (web/src/embed.rs `Options`).
  * @typedef {object} ViewOptions
  * @property {string[]} urls
+ * @property {string[]} stats
  * @property {string | null} tensor
  * @property {string | null} view
  * @property {number | null} autoStats
@@ -72,7 +73,7 @@ const errorText = (e) => (e instanceof Error ? e.message : String(e));
 
 /** The `<bitlens-view>` element. */
 export class BitlensView extends HTMLElement {
-  static observedAttributes = ['src', 'tensor', 'view', 'auto-stats', 'credentials'];
+  static observedAttributes = ['src', 'stats', 'tensor', 'view', 'auto-stats', 'credentials'];
 
   /** @type {ViewHandle | null} */
   #handle = null;
@@ -98,8 +99,11 @@ export class BitlensView extends HTMLElement {
   options() {
     const auto = this.getAttribute('auto-stats');
     const n = auto === null ? NaN : Number(auto);
+    /** @param {string} name */
+    const list = (name) => (this.getAttribute(name) ?? '').split(/\s+/).filter((u) => u !== '');
     return {
-      urls: (this.getAttribute('src') ?? '').split(/\s+/).filter((u) => u !== ''),
+      urls: list('src'),
+      stats: list('stats'),
       tensor: this.getAttribute('tensor'),
       view: this.getAttribute('view'),
       autoStats: Number.isFinite(n) && n >= 0 ? Math.floor(n) : null,

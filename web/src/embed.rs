@@ -9,7 +9,7 @@
 //! Options travel as JSON ([`Options`]); the app's [`ViewEvent`]s go to the element's callback as
 //! `(type, detail)` (`bitlens-load` / `bitlens-select` / `bitlens-error`, the detail a plain
 //! object), and [`ViewHandle::inspect`] returns the `bitlens inspect --json` document of what the
-//! view has loaded.
+//! view has loaded (a remote file's statistics from its sidecar when it matches the file).
 
 use crate::ui::app::{App, AppProps};
 use crate::ui::events::{ReportSlot, ViewEvent};
@@ -36,6 +36,8 @@ pub fn embedded() -> bool {
 pub struct Options {
     /// `src`: the URLs to open (several: checkpoints to compare).
     pub urls: Vec<String>,
+    /// `stats`: sidecar URLs, the `i`-th for the `i`-th of `urls` (else `<url>.bitlens.json`).
+    pub stats: Vec<String>,
     /// `tensor`: the tensor to select.
     pub tensor: Option<String>,
     /// `view`: `summary` | `table` | `detail` | `compare`.
@@ -57,6 +59,7 @@ impl Options {
 fn props(options: Options, events: &Callback<ViewEvent>, report: &ReportSlot) -> AppProps {
     AppProps {
         urls: Some(options.urls),
+        stats: options.stats,
         tensor: options.tensor,
         view: options.view,
         embed: true,

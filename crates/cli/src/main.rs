@@ -47,6 +47,27 @@ enum Command {
         /// Print one JSON document instead of the table.
         #[arg(long)]
         json: bool,
+        /// Read every tensor of a remote file even when a sidecar next to it (`<url>.bitlens.json`,
+        /// made by `bitlens sidecar`) matches the file's size and header.
+        #[arg(long)]
+        no_sidecar: bool,
+    },
+    /// Write each checkpoint file's statistics once into its sidecar, `<file>.bitlens.json`: the
+    /// `inspect --json` document of the file with its size and header hash, which `inspect URL`,
+    /// the page and the embed show without reading the tensors. A sidecar that already matches
+    /// its file is kept.
+    Sidecar {
+        /// Checkpoint files (any format `inspect` reads) or http(s) URLs of files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Write the sidecars under this directory: `DIR/<file name>.bitlens.json` for a file,
+        /// `DIR/<host>/<path>.bitlens.json` for a URL (required for URLs). Default: beside each
+        /// file.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write every sidecar again, even one that matches its file.
+        #[arg(long)]
+        force: bool,
     },
     /// Bit-flip ratio per bit position and changed fraction between two checkpoints (of any
     /// format `inspect` reads).
@@ -171,7 +192,12 @@ fn run(cli: Cli) -> Result<()> {
             .build_global()?;
     }
     match cli.command {
-        Command::Inspect { paths, json } => cmd::inspect::run(&paths, json),
+        Command::Inspect {
+            paths,
+            json,
+            no_sidecar,
+        } => cmd::inspect::run(&paths, json, no_sidecar),
+        Command::Sidecar { paths, dir, force } => cmd::sidecar::run(&paths, dir.as_deref(), force),
         Command::Diff { a, b, json } => cmd::diff::run(&a, &b, json),
         Command::Compress {
             input,

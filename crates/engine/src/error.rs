@@ -9,6 +9,7 @@
 use bitlens_inshrink::sketch::SketchError;
 use bitlens_inshrink::values::ValuesError;
 use bitlens_remote::{RangeError, RemoteError, UrlError};
+use bitlens_report::sidecar::SidecarError;
 use bitlens_snapshot::chain::ChainError;
 use bitlens_snapshot::inshrink::{AnnexError, InshrinkError};
 use bitlens_snapshot::{ChoiceError, SnapshotError};
@@ -318,7 +319,8 @@ format_errors!(
     CheckpointError,
     FormatError,
     StatsError,
-    ValuesError
+    ValuesError,
+    SidecarError
 );
 
 /// Errors of damaged snapshots and chains.

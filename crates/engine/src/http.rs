@@ -9,7 +9,8 @@
 //! it in `If-Range`: a file replaced between two requests answers `200`, refused as
 //! [`RangeError::Changed`] instead of mixing bytes of two versions. 5xx answers and network
 //! errors are retried [`TRIES`] times with backoff; at most [`IN_FLIGHT`] requests run at once.
-//! No cookies or credentials are sent; only `http` and `https` URLs are accepted. The client is
+//! A small document next to a file (a sidecar) is read with one plain `GET` ([`get_document`]),
+//! capped in size. No cookies or credentials are sent; only `http` and `https` URLs are accepted. The client is
 //! ureq with rustls (ring): pure Rust apart from ring's C, builds offline here, and https works
 //! with the bundled webpki roots.
 
@@ -240,6 +241,70 @@ fn retried<T>(
             }
         }
     }
+}
+
+/// What one `GET` of a small document (a sidecar) gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Document {
+    /// The server has none (HTTP 404).
+    Missing,
+    /// Its bytes.
+    Body(Vec<u8>),
+    /// It is larger than the limit (the length the server declared, or the limit + 1 when the
+    /// body ran past it); its body was not read (further).
+    TooLarge {
+        /// Its length, as far as known.
+        len: u64,
+    },
+}
+
+/// One attempt at a document of at most `max` bytes.
+fn get_once(url: &str, max: u64) -> Result<Document, RangeError> {
+    let _slot = Slot::take();
+    let mut response = agent()
+        .get(url)
+        .header("Accept-Encoding", "identity")
+        .call()
+        .map_err(|e| RangeError::Network {
+            message: format!("request failed: {e}"),
+        })?;
+    match response.status().as_u16() {
+        404 => return Ok(Document::Missing),
+        200..=299 => {}
+        code => return Err(RangeError::Status { code }),
+    }
+    let declared = response
+        .headers()
+        .get("Content-Length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(len) = declared.filter(|&n| n > max) {
+        return Ok(Document::TooLarge { len });
+    }
+    match response
+        .body_mut()
+        .with_config()
+        .limit(max.saturating_add(1))
+        .read_to_vec()
+    {
+        Ok(body) if body.len() as u64 > max => Ok(Document::TooLarge {
+            len: body.len() as u64,
+        }),
+        Ok(body) => Ok(Document::Body(body)),
+        Err(ureq::Error::BodyExceedsLimit(_)) => Ok(Document::TooLarge {
+            len: max.saturating_add(1),
+        }),
+        Err(e) => Err(RangeError::Network {
+            message: format!("cannot read the body: {e}"),
+        }),
+    }
+}
+
+/// Reads the small document at `url` (a sidecar) with one plain `GET` (no `Range`; retried on
+/// transient failures), refusing one of more than `max` bytes without reading it whole.
+pub fn get_document(url: &str, max: u64) -> Result<Document> {
+    bitlens_remote::check_url(url)?;
+    Ok(retried(url, || get_once(url, max)).map_err(|e| std::io::Error::other(failure(e)))?)
 }
 
 /// A [`RemoteError`] as the CLI says it (with the `--download-small` hint where it applies).

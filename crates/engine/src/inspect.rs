@@ -1,20 +1,41 @@
 //! `bitlens inspect`: per-tensor and whole-model statistics of checkpoints of any format bitlens
 //! reads (LMC §3's bit and byte-group analysis, `bitlens_stats`), and what `.bls` snapshots and
 //! chain directories say of themselves. [`inspect`] tells which of the three its inputs are;
-//! [`inspect_some`] measures only the tensors named.
+//! [`inspect_with`] can measure only the tensors named, and skip sidecars.
+//!
+//! A remote file's statistics come from its sidecar (`<url>.bitlens.json`, [`crate::sidecar`])
+//! when one is there and matches the file's size and header: no tensor byte is read, and the
+//! report is the one the statistics would have made. A sidecar that does not match is ignored
+//! with a note and the file is read as before; [`Sidecars::Skip`] does not look for them. Local
+//! files are always read: they are read at the disk's speed, and a report of a local file says
+//! what is in it now.
 
 use crate::analyze::file_stats;
 use crate::bail;
 use crate::chain;
-use crate::checkpoint::Model;
+use crate::checkpoint::{Model, ModelFile};
 use crate::error::Result;
 use crate::progress::Progress;
+use crate::sidecar;
 use crate::snapshots::{inspect_snapshots, is_snapshot};
+use crate::source::Source;
 use bitlens_report::chain::ChainsReport;
 use bitlens_report::inspect::{FileReport, InspectReport};
+use bitlens_report::sidecar::used_note;
 use bitlens_report::snapshot::SnapshotsReport;
+use bitlens_stats::TensorStats;
 use bitlens_tensors::format::Entry;
 use std::path::PathBuf;
+
+/// Whether `inspect` takes a remote file's statistics from its sidecar.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Sidecars {
+    /// Look for `<url>.bitlens.json` next to each remote file and use it when it matches.
+    #[default]
+    Use,
+    /// Read every file's tensors (`--no-sidecar`).
+    Skip,
+}
 
 /// What `inspect` made of its inputs: all checkpoints, all snapshots, or all chains.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,27 +49,25 @@ pub enum Inspection {
 }
 
 /// `bitlens inspect` over `inputs`: chain directories, snapshots (files or URLs), or checkpoints
-/// (files, indexes, directories, URLs) — one kind at a time.
+/// (files, indexes, directories, URLs) — one kind at a time; remote files' sidecars are used.
 pub fn inspect(inputs: &[PathBuf], progress: &dyn Progress) -> Result<Inspection> {
-    inspect_some(inputs, None, progress)
+    inspect_with(inputs, None, Sidecars::Use, progress)
 }
 
-/// [`inspect`], measuring only the `tensors` named (every tensor with `None`): the others are
+/// [`inspect`], measuring only the `tensors` named (every tensor with `None`: the others are
 /// listed without statistics and left out of the totals, as the report does for tensors the page
-/// has not measured yet. Naming tensors is for checkpoints only.
-pub fn inspect_some(
+/// has not measured yet; naming tensors is for checkpoints only), and taking remote files'
+/// statistics from their sidecars or not.
+pub fn inspect_with(
     inputs: &[PathBuf],
     tensors: Option<&[String]>,
+    sidecars: Sidecars,
     progress: &dyn Progress,
 ) -> Result<Inspection> {
-    let Some(tensors) = tensors else {
-        return inspect_any(inputs, progress);
-    };
-    let report = inspect_checkpoints_some(inputs, Some(tensors), progress)?;
-    Ok(Inspection::Checkpoints(report))
-}
-
-fn inspect_any(inputs: &[PathBuf], progress: &dyn Progress) -> Result<Inspection> {
+    if tensors.is_some() {
+        let report = inspect_checkpoints_with(inputs, tensors, sidecars, progress)?;
+        return Ok(Inspection::Checkpoints(report));
+    }
     let chains = inputs.iter().filter(|p| chain::is_chain(p)).count();
     if chains == inputs.len() {
         return Ok(Inspection::Chains(chain::inspect(inputs)?));
@@ -66,22 +85,24 @@ fn inspect_any(inputs: &[PathBuf], progress: &dyn Progress) -> Result<Inspection
     if snapshots > 0 {
         bail!("give either checkpoints or bitlens snapshots to inspect, not both");
     }
-    Ok(Inspection::Checkpoints(inspect_checkpoints(
-        inputs, progress,
+    Ok(Inspection::Checkpoints(inspect_checkpoints_with(
+        inputs, None, sidecars, progress,
     )?))
 }
 
 /// The statistics of every tensor of every checkpoint in `inputs` (a directory of GGUF / PyTorch
-/// files gives each file as a checkpoint), on the caller's rayon pool.
+/// files gives each file as a checkpoint), on the caller's rayon pool; every tensor is read.
 pub fn inspect_checkpoints(inputs: &[PathBuf], progress: &dyn Progress) -> Result<InspectReport> {
-    inspect_checkpoints_some(inputs, None, progress)
+    inspect_checkpoints_with(inputs, None, Sidecars::Skip, progress)
 }
 
-/// [`inspect_checkpoints`], measuring only the `tensors` named (all with `None`); a name that no
-/// checkpoint holds is refused before anything is read.
-fn inspect_checkpoints_some(
+/// [`inspect_checkpoints`], measuring only the `tensors` named (all with `None`; a name that no
+/// checkpoint holds is refused before anything is read), taking remote files' statistics from
+/// their sidecars or not.
+pub fn inspect_checkpoints_with(
     inputs: &[PathBuf],
     tensors: Option<&[String]>,
+    sidecars: Sidecars,
     progress: &dyn Progress,
 ) -> Result<InspectReport> {
     let mut checkpoints: Vec<Model> = Vec::new();
@@ -91,37 +112,84 @@ fn inspect_checkpoints_some(
     for c in &checkpoints {
         c.warn(progress);
     }
-    let entries = || {
-        checkpoints
-            .iter()
-            .flat_map(|c| &c.files)
-            .flat_map(|f| &f.layout.entries)
-    };
     let wanted = |e: &Entry| tensors.is_none_or(|names| names.contains(&e.name));
-    if let Some(missing) = tensors
-        .into_iter()
-        .flatten()
-        .find(|n| !entries().any(|e| &e.name == *n))
-    {
+    let files: Vec<&ModelFile> = checkpoints.iter().flat_map(|c| &c.files).collect();
+    if let Some(missing) = tensors.into_iter().flatten().find(|n| {
+        !files
+            .iter()
+            .any(|f| f.layout.entries.iter().any(|e| &e.name == *n))
+    }) {
         let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         bail!("no tensor `{missing}` in {}", shown.join(", "));
     }
-    let total: u64 = entries()
-        .filter(|e| wanted(e))
+    let known: Vec<Option<Vec<TensorStats>>> = files
+        .iter()
+        .map(|f| from_sidecar(f, sidecars, progress))
+        .collect();
+    let total: u64 = files
+        .iter()
+        .zip(&known)
+        .filter(|(_, k)| k.is_none())
+        .flat_map(|(f, _)| f.layout.entries.iter().filter(|e| wanted(e)))
         .map(bitlens_tensors::format::bytes::byte_len)
         .sum();
     progress.start(total, "inspect");
-    let mut files = Vec::new();
-    for file in checkpoints.iter().flat_map(|c| &c.files) {
-        let mut stats =
-            file_stats(&file.path, &file.source, &file.layout, &wanted, progress)?.into_iter();
-        let path = file.path.to_string_lossy().into_owned();
-        let mut next = |_| stats.next().flatten();
-        files.push(match &file.header {
-            Some(header) => FileReport::new(path, header, &mut next),
-            None => FileReport::from_layout(path, &file.layout, &mut next),
-        });
+    let mut reports = Vec::with_capacity(files.len());
+    for (file, known) in files.into_iter().zip(known) {
+        let stats = match known {
+            Some(stats) => (file.layout.entries.iter().zip(stats))
+                .map(|(e, s)| wanted(e).then_some(s))
+                .collect(),
+            None => file_stats(&file.path, &file.source, &file.layout, &wanted, progress)?,
+        };
+        reports.push(file_report(file, stats.into_iter()));
     }
     progress.finish();
-    Ok(InspectReport::new(files))
+    Ok(InspectReport::new(reports))
+}
+
+/// The report of `file` with these statistics of its tensors, in order.
+fn file_report(
+    file: &ModelFile,
+    mut stats: impl Iterator<Item = Option<TensorStats>>,
+) -> FileReport {
+    let path = file.path.to_string_lossy().into_owned();
+    match &file.header {
+        Some(header) => FileReport::new(path, header, |_| stats.next().flatten()),
+        None => FileReport::from_layout(path, &file.layout, |_| stats.next().flatten()),
+    }
+}
+
+/// The statistics of a remote `file` from its sidecar, when it has one that matches (said in a
+/// note); a sidecar that cannot be read or does not match is noted and ignored.
+fn from_sidecar(
+    file: &ModelFile,
+    sidecars: Sidecars,
+    progress: &dyn Progress,
+) -> Option<Vec<TensorStats>> {
+    if sidecars == Sidecars::Skip || !matches!(file.source, Source::Http(_)) {
+        return None;
+    }
+    let input = file.path.to_string_lossy();
+    let found = match sidecar::find_for(&input, None) {
+        Ok(found) => found?,
+        Err(e) => {
+            progress.note(&bitlens_report::sidecar::ignored_note(
+                &bitlens_tensors::naming::sidecar_name(&input),
+                &e,
+            ));
+            return None;
+        }
+    };
+    let expected = file_report(file, std::iter::empty());
+    match sidecar::verify(&found, &file.source, &expected) {
+        Ok(stats) => {
+            progress.note(&used_note(&found.location));
+            Some(stats)
+        }
+        Err(note) => {
+            progress.note(&note);
+            None
+        }
+    }
 }

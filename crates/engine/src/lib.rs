@@ -11,7 +11,9 @@
 //!   §3.1's incremental snapshots), [`inshrink`] (paper 002), writing outputs safely
 //!   ([`output`]); a `compress` request's options checked and run ([`plan`]);
 //! - a snapshot's or checkpoint's tensors as arrays, one at a time or all in one pass
-//!   ([`arrays`]: what the Python package's `safe_open` and `load_file` read).
+//!   ([`arrays`]: what the Python package's `safe_open` and `load_file` read);
+//! - sidecars, a file's statistics computed once (`<file>.bitlens.json`): writing one, finding
+//!   and checking one next to a remote file ([`sidecar`]).
 //!
 //! I/O and threads live here, at the edge; the rules live in the core crates (tensors, stats,
 //! codecs, snapshot, inshrink). Errors are one [`Error`] whose variant is the class of the cause;
@@ -33,6 +35,7 @@ pub mod inspect;
 pub mod output;
 pub mod plan;
 pub mod progress;
+pub mod sidecar;
 pub mod snapshots;
 pub mod source;
 
@@ -41,6 +44,6 @@ pub use compress::{compress, Compressed, Totals};
 pub use decompress::decompress;
 pub use diff::diff;
 pub use error::{Context, Error, ErrorKind, Result};
-pub use inspect::{inspect, Inspection};
+pub use inspect::{inspect, inspect_with, Inspection, Sidecars};
 pub use progress::{Progress, Silent};
 pub use source::{FileSource, Source};

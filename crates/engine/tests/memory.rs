@@ -1,12 +1,12 @@
 //! The engine's functions for callers that hold tensors in memory (the Python package): a
 //! safetensors image compressed without a file equals the file compressed from disk, tensors read
-//! back as arrays from the snapshot and from the file equal their bytes, and `inspect_some`
+//! back as arrays from the snapshot and from the file equal their bytes, and `inspect_with`
 //! measures only the tensors named.
 #![allow(clippy::unwrap_used)]
 
 use bitlens_engine::arrays::TensorFile;
 use bitlens_engine::compress::compress_image;
-use bitlens_engine::inspect::inspect_some;
+use bitlens_engine::inspect::{inspect_with, Sidecars};
 use bitlens_engine::{compress, ErrorKind, Inspection, Silent};
 use bitlens_snapshot::{CodecChoice, CodecKind};
 use bitlens_tensors::format::safetensors::write::{Image, TensorBytes};
@@ -187,15 +187,19 @@ fn tensors_read_back_as_arrays_from_the_snapshot_and_the_file() {
 }
 
 #[test]
-fn inspect_some_measures_only_the_tensors_named() {
+fn inspect_with_measures_only_the_tensors_named() {
     let dir = TempDir::new("inspect");
     let t = tensors();
     let file = dir.path("m.safetensors");
     std::fs::write(&file, file_of(&image(&t, &[]))).unwrap();
     let inputs = [file.clone()];
-    let Inspection::Checkpoints(r) =
-        inspect_some(&inputs, Some(&["layer.bias".to_owned()]), &Silent).unwrap()
-    else {
+    let Inspection::Checkpoints(r) = inspect_with(
+        &inputs,
+        Some(&["layer.bias".to_owned()]),
+        Sidecars::Skip,
+        &Silent,
+    )
+    .unwrap() else {
         panic!("not checkpoints")
     };
     let measured: Vec<&str> = r.files[0]
@@ -206,7 +210,7 @@ fn inspect_some_measures_only_the_tensors_named() {
         .collect();
     assert_eq!(measured, ["layer.bias"]);
     assert_eq!(r.summary.tensors, 1);
-    let e = inspect_some(&inputs, Some(&["nope".to_owned()]), &Silent).unwrap_err();
+    let e = inspect_with(&inputs, Some(&["nope".to_owned()]), Sidecars::Skip, &Silent).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Invalid);
     assert!(e.to_string().starts_with("no tensor `nope` in "), "{e}");
 }

@@ -5,7 +5,7 @@
 
 use crate::call::{document, run};
 use bitlens_engine::plan::{self, CompressArgs, Outcome};
-use bitlens_engine::Inspection;
+use bitlens_engine::{Inspection, Sidecars};
 use bitlens_report::transfer::DecompressedReport;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -20,17 +20,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// `bitlens inspect --json PATHS`, measuring only `tensors` when given.
+/// `bitlens inspect --json PATHS`, measuring only `tensors` when given; remote files' sidecars
+/// are used unless `sidecars` is false (`--no-sidecar`).
 #[pyfunction]
-#[pyo3(signature = (paths, tensors=None, threads=None))]
+#[pyo3(signature = (paths, tensors=None, threads=None, sidecars=true))]
 fn inspect<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     tensors: Option<Vec<String>>,
     threads: Option<usize>,
+    sidecars: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let sidecars = if sidecars {
+        Sidecars::Use
+    } else {
+        Sidecars::Skip
+    };
     let inspection = run(py, threads, |progress| {
-        bitlens_engine::inspect::inspect_some(&paths, tensors.as_deref(), progress)
+        bitlens_engine::inspect_with(&paths, tensors.as_deref(), sidecars, progress)
     })?;
     match &inspection {
         Inspection::Checkpoints(r) => document(py, r),

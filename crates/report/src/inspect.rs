@@ -15,14 +15,20 @@
 //! holds every metadata value (GGUF key/values of every type as JSON numbers, strings, booleans,
 //! arrays). A ggml block-quantized tensor's statistics carry `element_type` (`Q4_K`…), the
 //! dequantized values' statistics and the scales/codes summary ([`bitlens_stats::quant`]).
+//!
+//! The document reads back too (a sidecar holds one, `crate::sidecar`): a tensor's statistics are
+//! there when its object has more than its header fields and `dtype`, and the summaries are
+//! rebuilt from the tensors, as [`FileReport::new`] makes them (a summary's merge state, its byte
+//! histograms, is not in the JSON, and totals made from the tensors cannot disagree with them).
 
 use bitlens_stats::{Summary, TensorStats};
 use bitlens_tensors::format::{Data, ElementType, Format, Layout};
 use bitlens_tensors::{Dtype, Header};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One tensor in the report: its header entry and its statistics.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "TensorFields")]
 pub struct TensorReport {
     /// Tensor name.
     pub name: String,
@@ -42,7 +48,8 @@ pub struct TensorReport {
 }
 
 /// One file in the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "FileFields")]
 pub struct FileReport {
     /// Path of the file (for the page: its URL or the name it was given by).
     pub path: String,
@@ -66,7 +73,8 @@ pub struct FileReport {
 }
 
 /// The whole `inspect --json` document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "DocumentFields")]
 pub struct InspectReport {
     /// Every file of every input, in order.
     pub files: Vec<FileReport>,
@@ -189,6 +197,87 @@ impl InspectReport {
             summary.merge(&f.summary);
         }
         InspectReport { files, summary }
+    }
+}
+
+/// A tensor's object as read: its header fields, and every other key (`dtype` alone while its
+/// statistics are not computed, else the statistics).
+#[derive(Deserialize)]
+struct TensorFields {
+    name: String,
+    shape: Vec<u64>,
+    data_offsets: (u64, u64),
+    params: u64,
+    #[serde(flatten)]
+    rest: serde_json::Map<String, serde_json::Value>,
+}
+
+impl TryFrom<TensorFields> for TensorReport {
+    type Error = serde_json::Error;
+
+    fn try_from(t: TensorFields) -> Result<TensorReport, serde_json::Error> {
+        let pending = t.rest.len() == 1 && t.rest.contains_key("dtype");
+        let (dtype, stats) = if pending {
+            let dtype = t.rest.get("dtype").cloned().unwrap_or_default();
+            (Some(serde_json::from_value(dtype)?), None)
+        } else {
+            (None, Some(serde_json::from_value(t.rest.into())?))
+        };
+        Ok(TensorReport {
+            name: t.name,
+            shape: t.shape,
+            data_offsets: t.data_offsets,
+            params: t.params,
+            dtype,
+            stats,
+        })
+    }
+}
+
+/// A file's object as read (its `summary` is rebuilt from its tensors).
+#[derive(Deserialize)]
+struct FileFields {
+    path: String,
+    #[serde(default)]
+    format: Option<Format>,
+    #[serde(default)]
+    kind: Option<String>,
+    file_size: u64,
+    header_len: u64,
+    metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    tensors: Vec<TensorReport>,
+}
+
+impl From<FileFields> for FileReport {
+    fn from(f: FileFields) -> FileReport {
+        let mut summary = Summary::default();
+        for t in &f.tensors {
+            if let Some(s) = &t.stats {
+                summary.add(t.params, s);
+            }
+        }
+        FileReport {
+            path: f.path,
+            format: f.format,
+            kind: f.kind,
+            file_size: f.file_size,
+            header_len: f.header_len,
+            metadata: f.metadata,
+            tensors: f.tensors,
+            summary,
+        }
+    }
+}
+
+/// The document as read (its `summary` is rebuilt from its files).
+#[derive(Deserialize)]
+struct DocumentFields {
+    files: Vec<FileReport>,
+}
+
+impl From<DocumentFields> for InspectReport {
+    fn from(d: DocumentFields) -> InspectReport {
+        InspectReport::new(d.files)
     }
 }
 

@@ -12,6 +12,7 @@
 //! | Inshrinkerator search | [`inshrink::CompressReport`] | `bitlens compress --codec inshrink --json` |
 //! | codecs beside peers | [`bench::BenchReport`] | `bitlens bench --json` |
 //! | a compression / decompression | [`transfer::CompressedReport`], [`transfer::DecompressedReport`] | `bitlens.compress_file()`, `bitlens.decompress_file()` |
+//! | a file's precomputed statistics | [`sidecar::Sidecar`] | `bitlens sidecar` (`<file>.bitlens.json`) |
 //!
 //! Types only, with the constructors that need nothing but the format layer (a file's report from
 //! its parsed header or layout). The logic that fills the others stays in the crate that owns it:
@@ -27,6 +28,7 @@ pub mod codec;
 pub mod diff;
 pub mod inshrink;
 pub mod inspect;
+pub mod sidecar;
 pub mod snapshot;
 pub mod transfer;
 

@@ -1,8 +1,9 @@
 //! The file names bitlens recognises and gives, one rule each, for the CLI, the page and the Python
 //! package alike: the extensions of checkpoint files, the shard index's suffix, the snapshot
 //! extension, a snapshot's name for a checkpoint file and the file it restores, which file of
-//! a base checkpoint serves as a delta's base, and the dotted name of a value in a nested state
-//! dict. Pure string rules on `/`-separated names (no file system).
+//! a base checkpoint serves as a delta's base, the dotted name of a value in a nested state
+//! dict, and where a file's sidecar of precomputed statistics is. Pure string rules on
+//! `/`-separated names (no file system).
 
 /// Extensions (without the dot) of the checkpoint files bitlens reads: safetensors, GGUF, PyTorch
 /// (`.pt`, `.pth`, `.bin`, Lightning's `.ckpt`) and NumPy. The format itself is told by a file's
@@ -23,6 +24,9 @@ pub const SNAPSHOT_EXTENSION: &str = "bls";
 
 /// The suffix of a sharded checkpoint's index (`model.safetensors.index.json`).
 pub const SHARD_INDEX_SUFFIX: &str = ".safetensors.index.json";
+
+/// The suffix of a sidecar, a file's precomputed statistics (`model.safetensors.bitlens.json`).
+pub const SIDECAR_SUFFIX: &str = ".bitlens.json";
 
 /// The last component of a `/`- or `\`-separated path or URL path.
 pub fn file_name(path: &str) -> &str {
@@ -136,6 +140,14 @@ pub fn state_dict_leaf(path: &str) -> String {
     }
 }
 
+/// Where the sidecar of a file or URL is looked for: `<file>.bitlens.json` next to it (for a URL,
+/// the suffix goes before its query and fragment: `m.safetensors?x=1` →
+/// `m.safetensors.bitlens.json?x=1`).
+pub fn sidecar_name(file: &str) -> String {
+    let at = file.find(['?', '#']).unwrap_or(file.len());
+    format!("{}{SIDECAR_SUFFIX}{}", &file[..at], &file[at..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +208,18 @@ mod tests {
         assert!(is_snapshot_name("d/m.safetensors.bls") && !is_snapshot_name("bls"));
         assert!(is_shard_index_name("model.safetensors.index.json"));
         assert!(is_safetensors_name("https://h/m.safetensors?download=1"));
+    }
+
+    #[test]
+    fn a_sidecar_is_next_to_its_file() {
+        assert_eq!(
+            sidecar_name("run/model.safetensors"),
+            "run/model.safetensors.bitlens.json"
+        );
+        assert_eq!(
+            sidecar_name("https://h/m.gguf?download=true#x"),
+            "https://h/m.gguf.bitlens.json?download=true#x"
+        );
     }
 
     #[test]

@@ -1,9 +1,12 @@
-//! A platform-neutral random-access byte source, and reading a range of it in windows.
+//! A platform-neutral random-access byte source, reading a range of it in windows, and a source
+//! that keeps what was read through it ([`Retaining`]).
 //!
 //! Backends live at the edges: the CLI implements [`ReadAt`] for files, the web app for `Blob`s
 //! and HTTP range requests. Offsets are `u64` so 5–10 GB shards work on wasm32 too.
 
 use crate::format::safetensors::header::HeaderError;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 /// Why a read from a [`ReadAt`] source failed.
 #[derive(Debug, thiserror::Error)]
@@ -110,6 +113,142 @@ where
         pos += n as u64;
     }
     Ok(())
+}
+
+/// The first bytes of a file of known size, as a source (the page holds a header it read): reads
+/// inside them succeed, reads past them fail.
+pub struct Prefix<'a> {
+    /// The file's first bytes.
+    pub bytes: &'a [u8],
+    /// The whole file's size.
+    pub size: u64,
+}
+
+impl ReadAt for Prefix<'_> {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        check_bounds(offset, buf.len(), self.size)?;
+        self.bytes
+            .read_exact_at(offset, buf)
+            .map_err(|_| SourceError::Backend {
+                offset,
+                len: buf.len() as u64,
+                source: std::io::Error::other(format!(
+                    "only the first {} bytes were read",
+                    self.bytes.len()
+                )),
+            })
+    }
+}
+
+/// Bytes a [`Retaining`] source keeps at most by default (a safetensors header is at most
+/// 100 MB; a GGUF header with a large vocabulary a few MB).
+pub const RETAIN_BYTES: usize = 128 << 20;
+
+/// A source that keeps the bytes read through it (up to a budget), so reading them again costs no
+/// read of the inner source: a reader reads a file's header, then the header's bytes are hashed
+/// (a sidecar's fingerprint) without a second request for them. Reads of bytes not kept go to the
+/// inner source (only the parts not kept); once the budget is spent, new bytes are passed on
+/// without being kept.
+pub struct Retaining<R> {
+    inner: R,
+    kept: Mutex<Kept>,
+}
+
+/// The pieces a [`Retaining`] source kept, by offset.
+struct Kept {
+    pieces: BTreeMap<u64, Vec<u8>>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Kept {
+    /// Copies the kept bytes at `pos` into the front of `buf`: how many it copied (0: `pos` is not
+    /// kept).
+    fn copy(&self, pos: u64, buf: &mut [u8]) -> usize {
+        for (&start, piece) in self.pieces.range(..=pos).rev() {
+            let at = (pos - start) as usize;
+            if at < piece.len() {
+                let n = (piece.len() - at).min(buf.len());
+                buf[..n].copy_from_slice(&piece[at..at + n]);
+                return n;
+            }
+        }
+        0
+    }
+
+    /// The first kept offset after `pos`.
+    fn next_after(&self, pos: u64) -> Option<u64> {
+        self.pieces.range(pos + 1..).next().map(|(&s, _)| s)
+    }
+
+    /// Keeps `bytes` read at `pos`, within the budget.
+    fn keep(&mut self, pos: u64, bytes: &[u8]) {
+        if !bytes.is_empty() && self.bytes + bytes.len() <= self.budget {
+            self.bytes += bytes.len();
+            self.pieces.insert(pos, bytes.to_vec());
+        }
+    }
+}
+
+impl<R: ReadAt> Retaining<R> {
+    /// `inner`, keeping up to [`RETAIN_BYTES`] of what is read through it.
+    pub fn new(inner: R) -> Self {
+        Self::with_budget(inner, RETAIN_BYTES)
+    }
+
+    /// `inner`, keeping up to `budget` bytes of what is read through it.
+    pub fn with_budget(inner: R, budget: usize) -> Self {
+        Retaining {
+            inner,
+            kept: Mutex::new(Kept {
+                pieces: BTreeMap::new(),
+                bytes: 0,
+                budget,
+            }),
+        }
+    }
+
+    /// The inner source.
+    pub fn inner(&self) -> &R {
+        &self.inner
+    }
+}
+
+impl<R: ReadAt> ReadAt for Retaining<R> {
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
+        check_bounds(offset, buf.len(), self.size())?;
+        let mut done = 0;
+        while done < buf.len() {
+            let pos = offset + done as u64;
+            let (copied, next) = {
+                let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+                (kept.copy(pos, &mut buf[done..]), kept.next_after(pos))
+            };
+            if copied > 0 {
+                done += copied;
+                continue;
+            }
+            // A gap: read it up to the next kept piece.
+            let left = (buf.len() - done) as u64;
+            let n = next.map_or(left, |s| (s - pos).min(left)) as usize;
+            let gap = &mut buf[done..done + n];
+            self.inner.read_exact_at(pos, gap)?;
+            self.kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .keep(pos, gap);
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

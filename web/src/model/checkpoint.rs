@@ -235,6 +235,17 @@ impl Checkpoint {
         r.stats = Some(Rc::new(stats));
     }
 
+    /// Stores the statistics of every tensor of file `file`, in its layout order (a sidecar's),
+    /// and adds them to the summary.
+    pub fn set_file_stats(&mut self, file: usize, stats: Vec<TensorStats>) {
+        let rows: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| self.rows[i].file == file)
+            .collect();
+        for (row, s) in rows.into_iter().zip(stats) {
+            self.set_stats(row, s);
+        }
+    }
+
     /// Tensors, parameters and bytes per element type (each ggml block type apart), from the
     /// headers.
     pub fn dtype_mix(&self) -> Vec<DtypeMix> {

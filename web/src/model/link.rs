@@ -1,4 +1,4 @@
-//! The view state a link carries — `?url=A&url=B&tab=…&tensor=…&embed=1` — read from and written
+//! The view state a link carries — `?url=A&url=B&stats=…&tab=…&tensor=…&embed=1` — read from and written
 //! to query pairs ([`ViewState`]), and how a checkpoint URL reads as a path
 //! ([`url_path`], [`file_name`]) so remote checkpoints are grouped and labelled by the same rules
 //! as files.
@@ -8,6 +8,9 @@
 pub struct ViewState {
     /// Checkpoint URLs, in compare order.
     pub urls: Vec<String>,
+    /// Sidecar URLs (`stats=`): the `i`-th names the sidecar of the `i`-th checkpoint URL (else it
+    /// is looked for next to the file, `<url>.bitlens.json`).
+    pub stats: Vec<String>,
     /// The open view (`summary`, `tensors`, `detail`, `compare`, `codecs`).
     pub tab: Option<String>,
     /// The selected tensor.
@@ -24,6 +27,7 @@ impl ViewState {
             let v = v.trim().to_owned();
             match k.as_str() {
                 "url" if !v.is_empty() => s.urls.push(v),
+                "stats" if !v.is_empty() => s.stats.push(v),
                 "tab" if !v.is_empty() => s.tab = Some(v),
                 "tensor" if !v.is_empty() => s.tensor = Some(v),
                 "embed" => s.embed = matches!(v.as_str(), "1" | "true" | ""),
@@ -37,6 +41,7 @@ impl ViewState {
     pub fn to_pairs(&self) -> Vec<(&'static str, String)> {
         let mut out: Vec<(&'static str, String)> =
             self.urls.iter().map(|u| ("url", u.clone())).collect();
+        out.extend(self.stats.iter().map(|u| ("stats", u.clone())));
         if let Some(t) = &self.tab {
             out.push(("tab", t.clone()));
         }
@@ -80,10 +85,12 @@ mod tests {
             ("tab", "detail"),
             ("x", "y"),
             ("url", "http://h/b.safetensors"),
+            ("stats", "http://s/a.json"),
             ("tensor", "w.0"),
             ("embed", "1"),
         ]));
         assert_eq!(s.urls, ["http://h/a.safetensors", "http://h/b.safetensors"]);
+        assert_eq!(s.stats, ["http://s/a.json"]);
         assert_eq!(s.tab.as_deref(), Some("detail"));
         assert!(s.embed);
         let back = ViewState::from_pairs(s.to_pairs().into_iter().map(|(k, v)| (k.to_owned(), v)));

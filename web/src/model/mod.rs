@@ -13,6 +13,7 @@
 //! - [`link`]: the view state a link carries (`?url=…&tab=…&tensor=…`), URLs read as paths.
 //! - [`report`]: the loaded checkpoints as `bitlens inspect --json` reports them.
 //! - [`quant`]: code sizes and scale bins of a block-quantized tensor's Quantization view.
+//! - [`sidecar`]: whether a remote file's sidecar gives its statistics, or the note saying why not.
 
 pub mod bits;
 pub mod checkpoint;
@@ -26,4 +27,5 @@ pub mod plan;
 pub mod quant;
 pub mod report;
 pub mod scale;
+pub mod sidecar;
 pub mod table;

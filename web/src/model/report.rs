@@ -6,8 +6,22 @@
 //! The report types are `bitlens_report::inspect`'s, the ones the CLI writes, so the JSON is the
 //! CLI's; a tensor whose statistics are not computed yet has only its header fields and dtype.
 
-use crate::model::checkpoint::Checkpoint;
+use crate::model::checkpoint::{Checkpoint, FileInfo};
 pub use bitlens_report::inspect::{FileReport, InspectReport, TensorReport};
+use bitlens_stats::TensorStats;
+
+/// The report of one file at `location`, with the statistics `stats(i)` gives for its `i`-th
+/// tensor: from its safetensors header, or from its layout for other formats (as the CLI).
+pub fn file_report(
+    location: String,
+    file: &FileInfo,
+    stats: impl FnMut(usize) -> Option<TensorStats>,
+) -> FileReport {
+    match &file.header {
+        Some(header) => FileReport::new(location, header, stats),
+        None => FileReport::from_layout(location, &file.layout, stats),
+    }
+}
 
 /// The report of `checkpoints`; `location(checkpoint, file)` names a file (its URL for a remote
 /// file, else its path as given).
@@ -21,10 +35,7 @@ pub fn report<'a>(
             // Rows are each file's tensors in header (layout) order.
             let mut rows = c.rows.iter().filter(|r| r.file == fi);
             let stats = |_| rows.next().and_then(|r| r.stats.as_deref().cloned());
-            files.push(match &f.header {
-                Some(header) => FileReport::new(location(c, fi), header, stats),
-                None => FileReport::from_layout(location(c, fi), &f.layout, stats),
-            });
+            files.push(file_report(location(c, fi), f, stats));
         }
     }
     InspectReport::new(files)

@@ -1,7 +1,8 @@
 //! The root component: the app's state, the messages that change it, and the page layout.
 //!
 //! Flow: files arrive (picker, drop, demo) or URLs (`?url=`, the URL box, the [`AppProps`] of an
-//! embed) → [`loader::load`] / [`loader::load_urls`] read headers only → checkpoints and their
+//! embed) → [`loader::load`] / [`loader::load_urls`] read headers only (and remote files'
+//! sidecars, whose matching statistics fill the tables at once) → checkpoints and their
 //! tensor tables show at once → [`Jobs`] plans worker tasks for missing statistics (and flip
 //! statistics between consecutive checkpoints) → the [`Pool`] runs them and results fill the views.
 //! Remote checkpoints larger than [`AppProps::auto_stats`] wait for the visitor before whole-model
@@ -133,6 +134,7 @@ impl App {
         self.state.loading = false;
         self.state.errors.extend(outcome.errors);
         self.state.offers.extend(outcome.offers);
+        self.state.notes.extend(outcome.notes);
         let (panel, mut ctx) = self.codecs();
         let mut snapshots = panel.open(outcome.snapshots, outcome.snapshot_indexes, &mut ctx);
         for (name, file) in outcome.remote_snapshots {
@@ -206,8 +208,9 @@ impl App {
         self.state.detail = Some(name);
     }
 
-    /// Starts loading `urls` as checkpoints (appended in that order).
-    fn open_urls(&mut self, ctx: &Context<Self>, urls: Vec<String>) {
+    /// Starts loading `urls` as checkpoints (appended in that order); `stats[i]` names the sidecar
+    /// of `urls[i]` (else it is looked for next to the file).
+    fn open_urls(&mut self, ctx: &Context<Self>, urls: Vec<String>, stats: Vec<String>) {
         let urls: Vec<String> = urls
             .into_iter()
             .map(|u| u.trim().to_owned())
@@ -228,7 +231,10 @@ impl App {
         self.state.next_id += urls.len() as u32;
         let credentials = ctx.props().credentials;
         ctx.link().send_future(async move {
-            Msg::Loaded(loader::load_urls(urls, first_id, credentials).await, given)
+            Msg::Loaded(
+                loader::load_urls(urls, &stats, first_id, credentials).await,
+                given,
+            )
         });
     }
 
@@ -241,6 +247,7 @@ impl App {
         self.state.blobs.clear();
         self.state.urls.clear();
         self.state.other_urls.clear();
+        self.state.notes.clear();
         self.state.allowed.clear();
         self.state.comparisons.clear();
         self.state.active = None;
@@ -291,19 +298,25 @@ impl Component for App {
             app._hash =
                 views::learn::Listener::window("hashchange", move |_| link.send_message(Msg::Hash));
         }
-        let urls = props.urls.clone().unwrap_or(from_page.urls);
-        app.open_urls(ctx, urls);
+        let (urls, stats) = match &props.urls {
+            Some(urls) => (urls.clone(), props.stats.clone()),
+            None => (from_page.urls, from_page.stats),
+        };
+        app.state.stats.clone_from(&stats);
+        app.open_urls(ctx, urls, stats);
         app
     }
 
     fn changed(&mut self, ctx: &Context<Self>, old: &AppProps) -> bool {
         let props = ctx.props().clone();
-        if props.urls != old.urls {
+        if props.urls != old.urls || props.stats != old.stats {
             self.clear();
             // The new checkpoints open in the asked-for view, on the asked-for tensor.
             self.state.tab = props.view.as_deref().and_then(Tab::from_name);
             self.want_tensor = props.tensor.clone();
-            self.open_urls(ctx, props.urls.clone().unwrap_or_default());
+            self.state.stats.clone_from(&props.stats);
+            let urls = props.urls.clone().unwrap_or_default();
+            self.open_urls(ctx, urls, props.stats.clone());
         }
         if props.view != old.view {
             if let Some(t) = props.view.as_deref().and_then(Tab::from_name) {
@@ -371,7 +384,7 @@ impl Component for App {
                     }
                 });
             }
-            Msg::OpenUrls(urls) => self.open_urls(ctx, urls),
+            Msg::OpenUrls(urls) => self.open_urls(ctx, urls, Vec::new()),
             Msg::DownloadWhole(url) => {
                 self.state.offers.retain(|u| *u != url);
                 self.state.errors.retain(|e| e.file != url);
@@ -555,6 +568,7 @@ impl Component for App {
                     { views::chrome::header(link, s.loading, has_content) }
                 }
                 { views::chrome::errors(link, &s.errors, &s.offers) }
+                { views::chrome::notes(&s.notes) }
                 { views::chrome::progress(link, s.loading, s.table_ms, &self.jobs, self.pool.size()) }
                 if let Some(c) = waiting {
                     { views::chrome::stats_button(link, c) }

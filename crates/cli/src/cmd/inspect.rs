@@ -1,11 +1,12 @@
 //! `bitlens inspect`: the engine's inspection of checkpoints, snapshots or chains, printed as
 //! tables or one JSON document (`bitlens_report`: `InspectReport`, `SnapshotsReport`,
-//! `ChainsReport`).
+//! `ChainsReport`). A remote file's statistics come from its matching sidecar unless
+//! `--no-sidecar` (the engine says which on stderr).
 
 use crate::io::print_json;
 use crate::io::progress::Terminal;
 use anyhow::Result;
-use bitlens_engine::Inspection;
+use bitlens_engine::{Inspection, Sidecars};
 use bitlens_report::inspect::InspectReport;
 use bitlens_stats::format;
 use bitlens_stats::Summary;
@@ -14,9 +15,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// Runs `inspect` over the inputs and prints the table or JSON to stdout.
-pub fn run(inputs: &[PathBuf], json: bool) -> Result<()> {
+pub fn run(inputs: &[PathBuf], json: bool, no_sidecar: bool) -> Result<()> {
     let started = Instant::now();
-    match bitlens_engine::inspect(inputs, &Terminal::default())? {
+    let sidecars = if no_sidecar {
+        Sidecars::Skip
+    } else {
+        Sidecars::Use
+    };
+    match bitlens_engine::inspect_with(inputs, None, sidecars, &Terminal::default())? {
         Inspection::Chains(r) if json => print_json(&r),
         Inspection::Chains(r) => crate::cmd::chain::print_chains(&r),
         Inspection::Snapshots(r) if json => print_json(&r),

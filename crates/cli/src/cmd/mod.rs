@@ -7,4 +7,5 @@ pub mod decompress;
 pub mod diff;
 pub mod inshrink;
 pub mod inspect;
+pub mod sidecar;
 pub mod snapshot;

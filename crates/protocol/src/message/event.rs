@@ -3,6 +3,7 @@
 use crate::bins::BinsReport;
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
 use bitlens_lessons::lossy::Survey;
+use bitlens_report::sidecar::Fingerprint;
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::Layout;
 use serde::{Deserialize, Serialize};
@@ -104,8 +105,9 @@ pub enum JobResult {
     Roundtrip(Vec<RoundtripRow>),
     /// One tensor decoded from a snapshot (its file came as `Chunk`s and a `File` event).
     Tensor(Box<DecodedTensor>),
-    /// A checkpoint file's layout.
-    Layout(Box<Layout>),
+    /// A checkpoint file's layout, and for a remote file its fingerprint (size and header hash,
+    /// from the bytes read for the layout) that a sidecar is checked against.
+    Layout(Box<Layout>, Option<Box<Fingerprint>>),
     /// The lossy lesson's non-uniform against uniform bins.
     Bins(Box<BinsReport>),
     /// The lossy lesson's survey.

@@ -14,7 +14,8 @@
 //! - snapshot index, codec comparison: `Progress` (comparison: one per codec), then `Done` with
 //!   the result.
 //! - a checkpoint's layout (`Describe`: GGUF, PyTorch, NumPy, read from the bytes that describe
-//!   the tensors only): `Done` with [`JobResult::Layout`].
+//!   the tensors only): `Done` with [`JobResult::Layout`] (a remote file's with its sidecar
+//!   fingerprint).
 //! - statistics of tensors stored other than as a plain byte range (`EntryStats`: ggml
 //!   block-quantized, deflated `.npz` members, PyTorch views): as statistics, `Update`s then `Done`
 //!   with [`JobResult::Items`].

@@ -254,19 +254,22 @@ fn events_round_trip() {
             task: 3,
             seconds: 0.0,
             memory: 0,
-            result: JobResult::Layout(Box::new(Layout {
-                format: Format::Gguf,
-                kind: "GGUF v3".into(),
-                file_size: 1000,
-                entries: Vec::new(),
-                metadata: vec![
-                    ("general.name".into(), MetaValue::Str("tiny".into())),
-                    (
-                        "general.alignment".into(),
-                        MetaValue::Array(vec![MetaValue::UInt(32), MetaValue::Float(0.5)]),
-                    ),
-                ],
-            })),
+            result: JobResult::Layout(
+                Box::new(Layout {
+                    format: Format::Gguf,
+                    kind: "GGUF v3".into(),
+                    file_size: 1000,
+                    entries: Vec::new(),
+                    metadata: vec![
+                        ("general.name".into(), MetaValue::Str("tiny".into())),
+                        (
+                            "general.alignment".into(),
+                            MetaValue::Array(vec![MetaValue::UInt(32), MetaValue::Float(0.5)]),
+                        ),
+                    ],
+                }),
+                None,
+            ),
         },
         WorkerEvent::File {
             task: 4,

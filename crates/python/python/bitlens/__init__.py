@@ -63,7 +63,8 @@ def _optional_path(path: Optional[PathOrUrl]) -> Optional[str]:
 
 def inspect(path_or_url: Union[PathOrUrl, Sequence[PathOrUrl]], *,
             tensors: Optional[Iterable[str]] = None,
-            threads: Optional[int] = None) -> Union[InspectReport, SnapshotsReport, ChainsReport]:
+            threads: Optional[int] = None,
+            sidecars: bool = True) -> Union[InspectReport, SnapshotsReport, ChainsReport]:
     """Statistics of every tensor of a checkpoint: ``bitlens inspect --json`` as Python objects.
 
     ``path_or_url`` is a file of any format bitlens reads (safetensors, GGUF, PyTorch
@@ -77,12 +78,15 @@ def inspect(path_or_url: Union[PathOrUrl, Sequence[PathOrUrl]], *,
 
     ``tensors``: measure only these (the others are listed without statistics and left out of
     the totals; checkpoints only). ``threads``: worker threads (default: all cores).
+    ``sidecars``: take a URL's statistics from its ``<url>.bitlens.json`` when one is there and
+    matches the file's size and header bytes (as the CLI does; ``False`` is ``--no-sidecar``).
+    Local files are always read.
 
     >>> report = bitlens.inspect("model.safetensors")
     >>> report["files"][0]["tensors"][0]["byte_group_entropy"]
     """
     names = None if tensors is None else list(tensors)
-    return _bitlens.inspect(_paths(path_or_url), names, threads)
+    return _bitlens.inspect(_paths(path_or_url), names, threads, sidecars)
 
 
 def diff(a: PathOrUrl, b: PathOrUrl, *, threads: Optional[int] = None) -> DiffReport:

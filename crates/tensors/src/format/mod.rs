@@ -17,13 +17,15 @@
 //!
 //! And what is the same for every format: [`detect`] (which format a file is, module `detect`),
 //! [`open`] (detect, then read: module `open`), the [`Layout`] readers produce (module `layout`),
-//! [`bytes`] (a tensor's bytes in element order from any [`Data`]) and [`coalesce`] (many small
-//! reads as a few larger ones).
+//! [`bytes`] (a tensor's bytes in element order from any [`Data`]), [`coalesce`] (many small
+//! reads as a few larger ones) and [`header_region`] (the bytes that describe a file's tensors,
+//! which a sidecar's fingerprint covers: module `header_region`).
 
 pub mod bytes;
 pub mod coalesce;
 mod detect;
 pub mod gguf;
+mod header_region;
 mod layout;
 pub mod numpy;
 mod open;
@@ -32,6 +34,7 @@ pub mod safetensors;
 pub mod zip;
 
 pub use detect::{detect, Format, DETECT_BYTES};
+pub use header_region::{header_region, HeaderRegion};
 pub use layout::{Data, ElementType, Entry, GgmlType, Layout, MetaValue};
 pub use numpy::{npy, npz};
 pub use open::{open, open_with, FormatError};

@@ -13,8 +13,10 @@ use crate::error::Failure;
 use crate::source::FileSource;
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{Batch, EntryPair, FileRef, FlipSpan, JobResult, Results, StatsSpan};
+use bitlens_report::sidecar::Fingerprint;
 use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
 use bitlens_tensors::format::{self, Entry};
+use bitlens_tensors::source::{Retaining, RETAIN_BYTES};
 
 /// Collects a task's progress and finished items and posts them as `Update`s.
 struct Reporter<'a, T> {
@@ -180,19 +182,28 @@ const DESCRIBE_READ_AHEAD: usize = 64 << 10;
 const ENTRY_READ_AHEAD: usize = 1 << 20;
 
 /// The layout of a checkpoint file of any format, read synchronously (`FileReaderSync`, or range
-/// requests for a URL) from the bytes that describe its tensors.
+/// requests for a URL) from the bytes that describe its tensors; for a URL also its fingerprint
+/// (`bitlens_report::sidecar`), hashed from the bytes the reader read (kept by a [`Retaining`]
+/// source), so checking a sidecar costs no request.
 pub fn describe(file: FileRef<Js>) -> Result<JobResult, Failure> {
     // The readers read a header field by field: 64 KiB at a time serves them, and reads only a
     // few KiB more than what describes the tensors (not a 32 MiB window).
     let src = FileSource::open(file)?.read_ahead(DESCRIBE_READ_AHEAD);
     // Over HTTP every read is a request: a PyTorch zip's storages are located from its central
-    // directory instead of one request per local header (`Locate::Predict`).
-    let locate = match src {
-        FileSource::Url(_) => format::zip::Locate::Predict,
-        FileSource::Blob(_) => format::zip::Locate::Verify,
+    // directory instead of one request per local header (`Locate::Predict`). Only a remote file's
+    // reads are kept (a local one needs no fingerprint).
+    let remote = matches!(src, FileSource::Url(_));
+    let src = Retaining::with_budget(src, if remote { RETAIN_BYTES } else { 0 });
+    let locate = if remote {
+        format::zip::Locate::Predict
+    } else {
+        format::zip::Locate::Verify
     };
-    let layout = format::open_with(&src, locate).map_err(|e| src.named(e))?;
-    Ok(JobResult::Layout(Box::new(layout)))
+    let layout = format::open_with(&src, locate).map_err(|e| src.inner().named(e))?;
+    let fingerprint = remote
+        .then(|| Fingerprint::read(&src).ok().map(Box::new))
+        .flatten();
+    Ok(JobResult::Layout(Box::new(layout), fingerprint))
 }
 
 /// Statistics of `entries` of `file`, each streamed in element order through the CLI's per-tensor

@@ -29,10 +29,11 @@ impl App {
         }
     }
 
-    /// True when checkpoint `c` is remote, larger than `auto_stats`, and the visitor has not asked
-    /// for its whole-model statistics yet.
+    /// True when checkpoint `c` is remote, larger than `auto_stats`, lacks statistics (a matching
+    /// sidecar gives them all), and the visitor has not asked for its whole-model statistics yet.
     pub(super) fn waits(&self, c: &Checkpoint, auto_stats: u64) -> bool {
         self.state.is_remote(c.id)
+            && !c.complete()
             && c.file_bytes() > auto_stats
             && !self.state.allowed.contains(&c.id)
     }

@@ -21,6 +21,7 @@ impl App {
         urls.extend(s.other_urls.iter().cloned());
         ViewState {
             urls,
+            stats: s.stats.clone(),
             tab: s.tab.map(|t| t.name().to_owned()),
             tensor: s.detail.clone(),
             embed: self.embed,

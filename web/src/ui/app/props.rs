@@ -10,6 +10,11 @@ pub struct AppProps {
     /// URLs to open at start (several = checkpoints to compare). None: the app reads `?url=`.
     #[prop_or_default]
     pub urls: Option<Vec<String>>,
+    /// Sidecar URLs of the `urls` (the embed's `stats`), the `i`-th for the `i`-th URL; a URL
+    /// without one has its sidecar looked for next to it (`<url>.bitlens.json`). The app reads
+    /// `?stats=` when `urls` is None.
+    #[prop_or_default]
+    pub stats: Vec<String>,
     /// Tensor to select (Detail) once loaded; live: changing it selects that tensor.
     #[prop_or_default]
     pub tensor: Option<String>,

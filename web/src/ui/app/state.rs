@@ -28,6 +28,11 @@ pub struct State {
     pub allowed: HashSet<u32>,
     /// URLs whose server ignores `Range`, small enough to be read whole if the visitor asks.
     pub offers: Vec<String>,
+    /// The sidecar URLs given (the `stats` attribute or `stats=`), the `i`-th for the `i`-th URL
+    /// opened at start.
+    pub stats: Vec<String>,
+    /// Notes that are no errors: statistics taken from a sidecar, or a sidecar ignored and why.
+    pub notes: Vec<String>,
     /// The shard index file of each sharded checkpoint that came with one, by checkpoint id.
     pub indexes: HashMap<u32, (String, Blob)>,
     /// Consecutive checkpoints compared (`i` vs `i + 1`).

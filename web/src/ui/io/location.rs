@@ -1,4 +1,4 @@
-//! The page URL as view state: reading `?url=…&tab=…&tensor=…&embed=1` at start, and writing the
+//! The page URL as view state: reading `?url=…&stats=…&tab=…&tensor=…&embed=1` at start, and writing the
 //! current view back with `history.replaceState` (no new history entry, no reload) so a copied link
 //! reproduces it.
 
@@ -13,7 +13,7 @@ pub fn read() -> ViewState {
     let Ok(params) = UrlSearchParams::new_with_str(&search) else {
         return ViewState::default();
     };
-    let keys = ["url", "tab", "tensor", "embed"];
+    let keys = ["url", "stats", "tab", "tensor", "embed"];
     let mut pairs = Vec::new();
     for key in keys {
         for v in params.get_all(key).iter() {

@@ -1,11 +1,12 @@
 //! Reading remote files from the page with `fetch` and `Range` requests: a probe of the first 8
-//! bytes (the file size comes from its `Content-Range`), then the header (`bytes=0-(8+N-1)`), so
-//! a checkpoint's tensor table needs two small requests per file. Every answer is judged by
+//! bytes (the file size comes from its `Content-Range`), then the header (`bytes=0-(8+N-1)`,
+//! [`read_prefix`]), so a checkpoint's tensor table needs two small requests per file. Every answer is judged by
 //! [`bitlens_remote::check`] / [`bitlens_remote::check_body`]; transient failures are retried
 //! with [`bitlens_remote::backoff_ms`]; a `fetch` that fails before any answer (the browser tells
 //! a CORS refusal and an unreachable server apart to nobody) reads as such. Requests carry
 //! cookies only when `credentials` is on. A file whose server ignores `Range` may be read whole
-//! ([`download`]) when it is small, and only when the visitor asks.
+//! ([`download`]) when it is small, and only when the visitor asks. A small document next to a
+//! file (its sidecar) is read with one plain `GET`, capped in size ([`get_document`]).
 //!
 //! The requests are gloo-net's and the back-off is a gloo-timers sleep. A body is taken as an
 //! `ArrayBuffer` (or a `Blob`, for [`download`]) from the answer's `web_sys::Response`, which
@@ -176,17 +177,60 @@ pub async fn probe(url: &str, credentials: bool) -> Result<Probe, FetchError> {
     Ok(Probe { size, first8 })
 }
 
-/// The validated safetensors header of a probed file (one more request: the `8 + N` header bytes).
-pub async fn read_header(
+/// The `8 + N` header bytes of a probed safetensors file (one more request).
+pub async fn read_prefix(
     url: &str,
     probe: &Probe,
     credentials: bool,
-) -> Result<Header, FetchError> {
+) -> Result<Vec<u8>, FetchError> {
     let needed = Header::needed_prefix(probe.first8, probe.size)?;
     let (prefix, _) = read(url, 0, needed, Some(probe.size), credentials)
         .await
         .map_err(FetchError::Remote)?;
-    Ok(Header::parse(&prefix, probe.size)?)
+    Ok(prefix)
+}
+
+/// The small document at `url` (a sidecar), read with one plain `GET`: `None` for a 404; why not
+/// for another status, a failed `fetch`, or a document over `max` bytes (refused by its
+/// `Content-Length` before its body is read, else by its length).
+pub async fn get_document(
+    url: &str,
+    credentials: bool,
+    max: u64,
+) -> Result<Option<Vec<u8>>, String> {
+    let abort = AbortController::new().map_err(|e| js_error_text(&e))?;
+    let resp = send(request(url, credentials, None, &abort))
+        .await
+        .map_err(|e| e.to_string())?;
+    if resp.status() == 404 {
+        abort.abort();
+        return Ok(None);
+    }
+    let too_large = |len: u64| format!("{len} bytes, over the limit of {max}");
+    if !resp.ok() {
+        abort.abort();
+        let code = resp.status();
+        return Err(RangeError::Status { code }.to_string());
+    }
+    let declared = resp.headers().get("Content-Length");
+    if let Some(len) = declared.and_then(|v| v.trim().parse::<u64>().ok()) {
+        if len > max {
+            abort.abort();
+            return Err(too_large(len));
+        }
+    }
+    let body = web_sys::Response::from(resp)
+        .array_buffer()
+        .map_err(|e| js_error_text(&e))?;
+    let body: ArrayBuffer = JsFuture::from(body)
+        .await
+        .map_err(|e| js_error_text(&e))?
+        .unchecked_into();
+    let len = u64::from(body.byte_length());
+    if len > max {
+        return Err(too_large(len));
+    }
+    Ok(Some(Uint8Array::new(&body).to_vec()))
 }
 
 /// A small file read whole (no `Range`), for a server that ignores `Range`, when the visitor asks.

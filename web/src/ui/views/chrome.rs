@@ -122,6 +122,19 @@ fn main_memory() -> u64 {
     core::arch::wasm32::memory_size::<0>() as u64 * 65_536
 }
 
+/// Notes that are no errors (a remote file's statistics taken from its sidecar, or its sidecar
+/// ignored and why).
+pub fn notes(notes: &[String]) -> Html {
+    if notes.is_empty() {
+        return Html::default();
+    }
+    html! {
+        <section class="notes">
+            { for notes.iter().map(|n| html! { <p class="note sidecar-note">{ n }</p> }) }
+        </section>
+    }
+}
+
 /// The progress bar (bytes done / total) with Cancel, or the result line of the last run; and how
 /// long the last load took to show its tensor table (`table_ms`).
 pub fn progress(

@@ -74,8 +74,10 @@ fn header(what: impl Into<String>) -> TorchError {
     TorchError::BadLegacyHeader { what: what.into() }
 }
 
-/// Reads a legacy PyTorch checkpoint's tensor table.
-pub fn read_legacy(src: &dyn ReadAt) -> Result<Layout, TorchError> {
+/// Reads and checks the first four pickles of a legacy file (magic number, protocol version, sys
+/// info, the object pickle); returns the object pickle and the front, to read the storage keys
+/// after it.
+fn read_front(src: &dyn ReadAt) -> Result<(Front<'_>, Read), TorchError> {
     let mut front = Front {
         src,
         buf: Vec::new(),
@@ -105,6 +107,19 @@ pub fn read_legacy(src: &dyn ReadAt) -> Result<Layout, TorchError> {
         }
     }
     let main = front.pickle_at(sys.end, "main pickle")?;
+    Ok((front, main))
+}
+
+/// Where the five pickles of a legacy file end (the first storage's 8-byte element count follows):
+/// the bytes a reader reads before any storage.
+pub fn pickles_end(src: &dyn ReadAt) -> Result<u64, TorchError> {
+    let (mut front, main) = read_front(src)?;
+    Ok(front.pickle_at(main.end, "storage keys")?.end)
+}
+
+/// Reads a legacy PyTorch checkpoint's tensor table.
+pub fn read_legacy(src: &dyn ReadAt) -> Result<Layout, TorchError> {
+    let (mut front, main) = read_front(src)?;
     let flat = flatten(&main.pickle, main.len)?;
     let keys = front.pickle_at(main.end, "storage keys")?;
     let Object::List(key_ids) = keys.pickle.get(keys.pickle.root) else {

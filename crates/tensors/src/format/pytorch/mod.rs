@@ -20,7 +20,7 @@ use crate::format::Layout;
 use crate::source::{ReadAt, SourceError};
 use pickle::PickleError;
 
-pub use legacy::read_legacy;
+pub use legacy::{pickles_end, read_legacy};
 pub use objects::{BUDGET_PER_BYTE, BUDGET_SLACK, MAX_DEPTH};
 pub use zipped::{read_zip, read_zip_with};
 
