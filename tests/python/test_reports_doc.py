@@ -96,3 +96,19 @@ def test_the_documents_cover_the_gguf_and_inshrinkerator_fields(documents):
     for key in ["element_type", "dequantized", "quant", "code_entropy", "piece", "inshrink", "error",
                 "optimizer", "delta_tensors", "trend", "achieved_bytes"]:
         assert key in {k for _, k in keys}, key
+
+
+def test_the_catalogue_record_is_documented(weights, tmp_path):
+    """A catalogue run's record of a file (measured, with a snapshot) and of a failed one."""
+    from package_helpers import import_bitlens
+    bitlens = import_bitlens()
+    names = documented()
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\0" * 16)
+    for item in bitlens._bitlens.catalogue_files([weights / "minilm-bf16.safetensors", bad]):
+        record = bitlens._bitlens.catalogue_file(item["checkpoint"], item["file"], str(tmp_path),
+                                                 compress="lmc")
+        found = set()
+        keys_of(record, found)
+        missing = sorted(f"{p}.{k}" for p, k in found if k not in names)
+        assert not missing, f"catalogue fields missing from docs/REPORTS.md: {missing}"

@@ -32,13 +32,6 @@ fn check_index_len(len: u64, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// True when a path or URL names a `.safetensors` file.
-fn named_safetensors(path: &Path) -> bool {
-    let name = path.to_string_lossy();
-    let name = name.split(['?', '#']).next().unwrap_or_default();
-    name.ends_with(".safetensors")
-}
-
 /// Reads a file's layout: a safetensors file through its header (kept), any other format by its
 /// reader, told by the first bytes. A file named `*.safetensors` is always read as safetensors,
 /// so one that is not gets the safetensors rules' message ("not a safetensors file", "runs past
@@ -50,7 +43,7 @@ fn read_layout(path: &Path, src: &Source) -> Result<(Layout, Option<Header>)> {
     src.read_exact_at(0, &mut first)
         .with_context(|| path.display().to_string())?;
     let head = Head { src, first };
-    if named_safetensors(path)
+    if naming::is_safetensors_name(&path.to_string_lossy())
         || format::detect(&head.first, src.size()) == Some(format::Format::Safetensors)
     {
         let header = read_header(&head).with_context(|| path.display().to_string())?;
@@ -225,9 +218,9 @@ impl Model {
             {
                 let path = entry?.path();
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                if name.ends_with(".safetensors.index.json") {
+                if naming::is_shard_index_name(name) {
                     indexes.push(path);
-                } else if name.ends_with(".safetensors") && path.is_file() {
+                } else if naming::is_safetensors_name(name) && path.is_file() {
                     files.push(path);
                 } else if path.is_file() {
                     others.push(path);
@@ -288,26 +281,7 @@ impl Model {
     }
 
     fn open_index(index_path: &Path) -> Result<Model> {
-        let len = std::fs::metadata(index_path)
-            .with_context(|| format!("{}: cannot open", index_path.display()))?
-            .len();
-        // Checked before reading so a huge file is never loaded.
-        check_index_len(len, &index_path.display().to_string())?;
-        let bytes = std::fs::read(index_path)
-            .with_context(|| format!("{}: cannot read", index_path.display()))?;
-        let index = ShardIndex::parse(&bytes).with_context(|| index_path.display().to_string())?;
-        let dir = index_path.parent().unwrap_or(Path::new("."));
-        for shard in &index.shards {
-            let path = dir.join(shard);
-            if !path.is_file() {
-                bail!(
-                    "{}: shard `{shard}` not found (looked for {})",
-                    index_path.display(),
-                    path.display()
-                );
-            }
-        }
-        let files = index.shards.iter().map(|s| dir.join(s)).collect();
+        let (index, files) = read_index(index_path)?;
         Self::from_files(index_path, Some(index), files, false)
     }
 
@@ -411,4 +385,29 @@ impl Model {
             .map(format::bytes::byte_len)
             .sum()
     }
+}
+
+/// A local shard index, parsed, and its shard files (next to it), each checked to exist.
+pub(crate) fn read_index(index_path: &Path) -> Result<(ShardIndex, Vec<PathBuf>)> {
+    let len = std::fs::metadata(index_path)
+        .with_context(|| format!("{}: cannot open", index_path.display()))?
+        .len();
+    // Checked before reading so a huge file is never loaded.
+    check_index_len(len, &index_path.display().to_string())?;
+    let bytes = std::fs::read(index_path)
+        .with_context(|| format!("{}: cannot read", index_path.display()))?;
+    let index = ShardIndex::parse(&bytes).with_context(|| index_path.display().to_string())?;
+    let dir = index_path.parent().unwrap_or(Path::new("."));
+    for shard in &index.shards {
+        let path = dir.join(shard);
+        if !path.is_file() {
+            bail!(
+                "{}: shard `{shard}` not found (looked for {})",
+                index_path.display(),
+                path.display()
+            );
+        }
+    }
+    let files = index.shards.iter().map(|s| dir.join(s)).collect();
+    Ok((index, files))
 }

@@ -104,6 +104,20 @@ pub enum ErrorKind {
     Io,
 }
 
+impl ErrorKind {
+    /// Its name in records and tables: `usage`, `format`, `corrupt`, `remote` or `io` (the
+    /// Python package's `UsageError`, `FormatError`, `CorruptError`, `RemoteError`, `OSError`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Invalid => "usage",
+            ErrorKind::Format => "format",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::Remote => "remote",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
 impl Error {
     /// An [`Error::Invalid`] saying `message`.
     pub fn invalid(message: impl Into<String>) -> Error {

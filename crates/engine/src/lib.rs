@@ -13,7 +13,8 @@
 //! - a snapshot's or checkpoint's tensors as arrays, one at a time or all in one pass
 //!   ([`arrays`]: what the Python package's `safe_open` and `load_file` read);
 //! - sidecars, a file's statistics computed once (`<file>.bitlens.json`): writing one, finding
-//!   and checking one next to a remote file ([`sidecar`]).
+//!   and checking one next to a remote file ([`sidecar`]); a catalogue run's files and each
+//!   file's resumable record ([`catalogue`]).
 //!
 //! I/O and threads live here, at the edge; the rules live in the core crates (tensors, stats,
 //! codecs, snapshot, inshrink). Errors are one [`Error`] whose variant is the class of the cause;
@@ -23,6 +24,7 @@
 
 pub mod analyze;
 pub mod arrays;
+pub mod catalogue;
 pub mod chain;
 pub mod checkpoint;
 pub mod compress;

@@ -33,8 +33,8 @@ use std::path::{Component, Path, PathBuf};
 pub enum Written {
     /// It wrote this sidecar.
     Wrote(Box<Sidecar>),
-    /// The sidecar there matches the file already (size and header hash): it was kept.
-    Current,
+    /// The sidecar there matches the file already (size and header hash): it was kept (as read).
+    Current(Box<Sidecar>),
 }
 
 /// A sidecar found for a file, not yet checked against it.
@@ -56,9 +56,25 @@ pub fn output_path(input: &Path, dir: Option<&Path>) -> Result<PathBuf> {
         let Some(dir) = dir else {
             bail!("{name}: the sidecar of a URL is written under a directory (--dir DIR)");
         };
+        let out = mirror_path(input, dir)?;
+        return Ok(PathBuf::from(naming::sidecar_name(&out.to_string_lossy())));
+    }
+    Ok(match dir {
+        Some(dir) => dir.join(naming::sidecar_name(naming::file_name(&name))),
+        None => PathBuf::from(naming::sidecar_name(&name)),
+    })
+}
+
+/// Where a file computed from `input` goes under `dir` when inputs of the same name must not
+/// collide: `dir/<host>/<path>` for a URL (its query and fragment dropped, `:` in the host
+/// written `_`), `dir/<absolute path>` for a local file. Refused: a URL whose path has `..` or
+/// `.` components, which would name a file outside `dir`.
+pub fn mirror_path(input: &Path, dir: &Path) -> Result<PathBuf> {
+    let name = input.to_string_lossy();
+    let mut out = dir.to_path_buf();
+    if is_url(input)? {
         let rest = name.split_once("://").map_or(&*name, |(_, r)| r);
         let rest = &rest[..rest.find(['?', '#']).unwrap_or(rest.len())];
-        let mut out = dir.to_path_buf();
         for part in rest.split('/').filter(|p| !p.is_empty()) {
             let part = part.replace(':', "_");
             if matches!(
@@ -73,12 +89,20 @@ pub fn output_path(input: &Path, dir: Option<&Path>) -> Result<PathBuf> {
                 );
             }
         }
-        return Ok(PathBuf::from(naming::sidecar_name(&out.to_string_lossy())));
+        return Ok(out);
     }
-    Ok(match dir {
-        Some(dir) => dir.join(naming::sidecar_name(naming::file_name(&name))),
-        None => PathBuf::from(naming::sidecar_name(&name)),
-    })
+    let absolute = std::path::absolute(input)
+        .with_context(|| format!("{name}: cannot make the path absolute"))?;
+    for part in absolute.components() {
+        match part {
+            Component::Normal(p) => out.push(p),
+            Component::ParentDir => {
+                out.pop();
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
 
 /// Writes the sidecar of the checkpoint file `input` (a local file or a URL) to `out`: the file's
@@ -86,18 +110,49 @@ pub fn output_path(input: &Path, dir: Option<&Path>) -> Result<PathBuf> {
 /// already at `out` that matches the file is kept and nothing else is read. A directory, a shard
 /// index or a snapshot is refused: a sidecar describes one checkpoint file.
 pub fn write(input: &Path, out: &Path, resume: bool, progress: &dyn Progress) -> Result<Written> {
+    let fingerprint = fingerprint(input)?;
+    if resume {
+        if let Some(sidecar) = current(out, &fingerprint)? {
+            return Ok(Written::Current(Box::new(sidecar)));
+        }
+    }
+    let sidecar = measure(input, fingerprint, progress)?;
+    save(out, &sidecar)?;
+    Ok(Written::Wrote(Box::new(sidecar)))
+}
+
+/// The fingerprint of the checkpoint file `input` (its size and header hash); a directory is
+/// refused. A file whose header cannot be read fails with its reader's message, as `inspect`'s.
+pub fn fingerprint(input: &Path) -> Result<Fingerprint> {
     let name = input.display().to_string();
     if !is_url(input)? && input.is_dir() {
         bail!("{name}: a directory; a sidecar describes one checkpoint file (give its files)");
     }
-    let fingerprint = Fingerprint::read(&Source::open(input)?).context(&name)?;
-    if resume && out.is_file() {
-        if let Some(found) = find_for(&name, Some(&out.to_string_lossy()))? {
-            if found.sidecar.is_ok_and(|s| s.check(&fingerprint).is_ok()) {
-                return Ok(Written::Current);
-            }
-        }
+    Fingerprint::read(&Source::open(input)?)
+        .context(&name)
+        .or_else(|e| {
+            // The reader's own rules name what is wrong as `inspect` does (a file named
+            // `*.safetensors` is read as one even where its first bytes say nothing).
+            crate::checkpoint::Model::open_all(input)?;
+            Err(e)
+        })
+}
+
+/// The sidecar at `out` when there is one that matches the file of this `fingerprint`.
+pub fn current(out: &Path, fingerprint: &Fingerprint) -> Result<Option<Sidecar>> {
+    if !out.is_file() {
+        return Ok(None);
     }
+    let found = find_for(&out.to_string_lossy(), Some(&out.to_string_lossy()))?;
+    Ok(found
+        .and_then(|f| f.sidecar.ok())
+        .filter(|s| s.check(fingerprint).is_ok()))
+}
+
+/// The sidecar of the checkpoint file `input` whose `fingerprint` was read: its tensors read and
+/// measured.
+pub fn measure(input: &Path, fingerprint: Fingerprint, progress: &dyn Progress) -> Result<Sidecar> {
+    let name = input.display().to_string();
     let report = inspect_checkpoints(&[input.to_path_buf()], progress)?;
     if report.files.len() != 1 {
         bail!(
@@ -105,18 +160,21 @@ pub fn write(input: &Path, out: &Path, resume: bool, progress: &dyn Progress) ->
             report.files.len()
         );
     }
-    let sidecar = Sidecar::new(&name, fingerprint, report);
+    Ok(Sidecar::new(&name, fingerprint, report))
+}
+
+/// Writes `sidecar` to `out` (its directory made when missing; the file replaced at once).
+pub fn save(out: &Path, sidecar: &Sidecar) -> Result<()> {
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("{}: cannot create", parent.display()))?;
     }
     write_output(out, |w| {
-        serde_json::to_writer(&mut *w, &sidecar)
+        serde_json::to_writer(&mut *w, sidecar)
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(w))
             .with_context(|| format!("{}: write failed", out.display()))
-    })?;
-    Ok(Written::Wrote(Box::new(sidecar)))
+    })
 }
 
 /// Finds the sidecar of `input` (a path or URL): `given`, else `<input>.bitlens.json` next to it
@@ -218,7 +276,10 @@ mod tests {
             panic!("nothing written")
         };
         assert_eq!(sidecar.file, "m.safetensors");
-        assert_eq!(write(&file, &out, true, &Silent).unwrap(), Written::Current);
+        assert_eq!(
+            write(&file, &out, true, &Silent).unwrap(),
+            Written::Current(sidecar.clone())
+        );
         assert!(matches!(
             write(&file, &out, false, &Silent).unwrap(),
             Written::Wrote(_)

@@ -7,6 +7,7 @@
 //!   `bitlens_report` out, as the objects `json.loads` makes of the CLI's `--json` output.
 //! - [`arrays`]: `.bls` snapshots and checkpoints as NumPy arrays of bytes (`TensorFile`,
 //!   `save`), the checkpoint formats' own rules applied by the engine.
+//! - [`catalogue`]: the files of a catalogue run and one file's record (`bitlens.catalogue`).
 //! - [`call`]: every call into the engine, with the GIL released, on the caller's rayon pool or a
 //!   pool of `threads`, its warnings passed on as Python warnings.
 //! - [`errors`]: the engine's error classes as the package's exceptions, with the CLI's message.
@@ -15,6 +16,7 @@
 
 pub mod arrays;
 pub mod call;
+pub mod catalogue;
 pub mod commands;
 pub mod errors;
 
@@ -26,5 +28,6 @@ fn _bitlens(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     commands::register(m)?;
     arrays::register(m)?;
+    catalogue::register(m)?;
     Ok(())
 }

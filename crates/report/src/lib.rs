@@ -13,6 +13,7 @@
 //! | codecs beside peers | [`bench::BenchReport`] | `bitlens bench --json` |
 //! | a compression / decompression | [`transfer::CompressedReport`], [`transfer::DecompressedReport`] | `bitlens.compress_file()`, `bitlens.decompress_file()` |
 //! | a file's precomputed statistics | [`sidecar::Sidecar`] | `bitlens sidecar` (`<file>.bitlens.json`) |
+//! | a catalogue run's files and records | [`catalogue::CatalogueFile`], [`catalogue::FileRecord`] | `bitlens.catalogue_files()`, `bitlens.catalogue_file()` |
 //!
 //! Types only, with the constructors that need nothing but the format layer (a file's report from
 //! its parsed header or layout). The logic that fills the others stays in the crate that owns it:
@@ -23,6 +24,7 @@
 
 pub mod auto;
 pub mod bench;
+pub mod catalogue;
 pub mod chain;
 pub mod codec;
 pub mod diff;

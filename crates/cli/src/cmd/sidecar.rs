@@ -20,7 +20,7 @@ pub fn run(inputs: &[PathBuf], dir: Option<&Path>, force: bool) -> Result<()> {
             Ok((out, written))
         });
         match done {
-            Ok((out, Written::Current)) => eprintln!(
+            Ok((out, Written::Current(_))) => eprintln!(
                 "bitlens: {} matches {} (kept)",
                 out.display(),
                 input.display()
