@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh --smoke            each target for 10 s (the test suite does this)
 #   scripts/fuzz.sh --minutes N        each target for N minutes (FUZZING.md records a run of N ≥ 5)
 #   scripts/fuzz.sh --report FILE ...  also appends one Markdown table row per target to FILE
+#   scripts/fuzz.sh ... TARGET...      only these targets
 #   FUZZ_SECONDS=S scripts/fuzz.sh     each target for S seconds (default 300)
 #
 # The targets build against fuzz/Cargo.lock as committed: a lock that would have to change is an
@@ -15,12 +16,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/fuzz"
 seconds="${FUZZ_SECONDS:-300}"
 report=""
+targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) seconds=10 ;;
     --minutes) seconds=$(( ${2:?--minutes takes a number} * 60 )); shift ;;
     --report) report="$(realpath -m "${2:?--report takes a file}")"; shift ;;
-    *) echo "fuzz: unknown option $1" >&2; exit 2 ;;
+    -*) echo "fuzz: unknown option $1" >&2; exit 2 ;;
+    *) targets+=("$1") ;;
   esac
   shift
 done
@@ -32,7 +35,8 @@ fi
 # cargo-fuzz has no --locked: check the lock first, so a stale fuzz/Cargo.lock fails here.
 cargo +nightly metadata --locked --format-version 1 >/dev/null
 failed=0
-for target in $(cargo +nightly fuzz list); do
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo +nightly fuzz list)
+for target in "${targets[@]}"; do
   echo "fuzz: $target for ${seconds}s" >&2
   mkdir -p "corpus/$target"
   # Committed seeds (real snapshots made by the CLI: random bytes never pass the checksummed

@@ -275,7 +275,7 @@ test('a quantized GGUF tensor in Detail: scales, codes and dequantized values eq
   await page.close();
 });
 
-test('a folder of a GGUF, a .pt and an .npy named .bin (no safetensors): each is a checkpoint, equal to the CLI on the folder', { timeout: 120_000 }, async () => {
+test('a folder of a GGUF, a .pt and an .npy named .bin (no safetensors): each a checkpoint, the arrays one named by the folder, equal to the CLI on the folder', { timeout: 120_000 }, async () => {
   const dir = tempDir();
   const run = path.join(dir, 'exports');
   fs.mkdirSync(run);
@@ -289,11 +289,15 @@ test('a folder of a GGUF, a .pt and an .npy named .bin (no safetensors): each is
   await page.setInputFiles('#dir-input', run);
   await page.waitForSelector('.checkpoint >> nth=2');
   await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
+  // A folder's .npy files are one checkpoint named by the folder (as numpy.savez names an
+  // archive's members), each array named by its file's stem, as the CLI names them.
+  const checkpointOf = (f) => (f.format === 'npy' ? 'exports' : path.basename(f.path));
   const names = await page.$$eval('.checkpoint .name', (n) => n.map((x) => x.textContent));
-  assert.deepEqual([...names].sort(), ['mix.gguf', 'model.pt', 'weights.bin'], JSON.stringify(names));
+  assert.deepEqual([...names].sort(), ['exports', 'mix.gguf', 'model.pt'], JSON.stringify(names));
+  assert.deepEqual(ref.files.find((f) => f.format === 'npy').tensors.map((t) => t.name), ['weights']);
   assert.equal(await page.locator('.error').count(), 0);
   for (const f of ref.files) {
-    await page.click(`.checkpoint:has-text("${path.basename(f.path)}") button.select`);
+    await page.click(`.checkpoint:has-text("${checkpointOf(f)}") button.select`);
     await page.click('[data-tab=tensors]');
     const rows = await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
     assert.deepEqual(rows.map((r) => r.name), f.tensors.map((t) => t.name), f.path);
