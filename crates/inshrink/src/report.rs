@@ -95,7 +95,7 @@ mod tests {
     use crate::{Configuration, Metric};
 
     #[test]
-    fn settings_serialize_as_the_cli_prints_them() {
+    fn settings_convert_to_their_document() {
         let exact = serde_json::to_string(&SettingInfo::from(Setting::Exact)).unwrap();
         assert_eq!(exact, r#"{"exact":true}"#);
         let q = SettingInfo::from(Setting::Quantized(Configuration {
@@ -104,13 +104,14 @@ mod tests {
             metric: Metric::Magnitude,
             protect: 0.005,
         }));
-        assert_eq!(
-            serde_json::to_string(&q).unwrap(),
-            r#"{"exact":false,"bins":8,"prune":0.25,"protect":0.005,"metric":"magnitude"}"#
-        );
-        assert_eq!(
-            q.to_string(),
-            "8 bins, prune 25% by magnitude, protect 0.50%"
-        );
+        // The document's own form and text are bitlens_report's tests.
+        let expected = SettingInfo {
+            exact: false,
+            bins: Some(8),
+            prune: Some(0.25),
+            protect: Some(0.005),
+            metric: Some("magnitude".into()),
+        };
+        assert_eq!(q, expected);
     }
 }

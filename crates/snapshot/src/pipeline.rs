@@ -85,7 +85,7 @@ pub(crate) fn run<T: Slot, S: Slot, E: Send>(
     produce: &dyn Produce<T, S, E>,
     consume: &mut dyn FnMut(usize, &mut S) -> Result<(), E>,
 ) -> Result<(), E> {
-    let threads = crate::reader::rayon_threads();
+    let threads = rayon_threads();
     if threads <= 1 || bytes.len() <= 1 {
         if slots.is_empty() {
             slots.push(S::default());
@@ -273,6 +273,14 @@ fn run_parallel<T: Slot, S: Slot, E: Send>(
             .map(|c| c.into_inner().unwrap_or_else(PoisonError::into_inner)),
     );
     result
+}
+
+/// Threads of the current rayon pool (1 without feature `parallel`).
+pub(crate) fn rayon_threads() -> usize {
+    #[cfg(feature = "parallel")]
+    return rayon::current_num_threads();
+    #[cfg(not(feature = "parallel"))]
+    1
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 
 use crate::io::progress::Terminal;
 use anyhow::{bail, Result};
-use bitlens_engine::sidecar::{output_path, write, Written};
+use bitlens_engine::catalogue::{write, Written};
+use bitlens_engine::sidecar::output_path;
 use bitlens_stats::format;
 use std::path::{Path, PathBuf};
 

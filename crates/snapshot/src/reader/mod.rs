@@ -1,5 +1,6 @@
-//! Snapshot reader: opens the trailer and index, decodes one tensor or the whole original file,
-//! verifying every checksum, the stored header and (for deltas) the base.
+//! Snapshot reader: opens the trailer and index and checks the stored header against the index
+//! (LMC §4's container); [`decode`] decodes one tensor or the whole original file, verifying
+//! every checksum and (for deltas) the base.
 //!
 //! Allocation is bounded by the input: the index is read only after its length is checked against
 //! the file size, and a frame is decoded into at most [`crate::format::FRAME_BYTES`] of memory;
@@ -13,15 +14,11 @@
 //! in file order. `bitlens --threads 2 decompress big-bf16.bls -o /dev/null` (1.09 GB): 164 → 123
 //! ms (1.95× one thread; batches of one frame per thread before gave 1.44×).
 
-use crate::codec::Codec;
 use crate::error::SnapshotError;
-use crate::format::{
-    self, BaseRef, Entry, Frame, FLAG_DELTA, FLAG_LOSSY, STREAM_WINDOW, TRAILER_LEN,
-};
-use bitlens_codecs::StreamDecoder;
-use bitlens_tensors::{Header, ReadAt, TensorInfo};
+use crate::format::{self, BaseRef, Entry, FLAG_DELTA, FLAG_LOSSY, TRAILER_LEN};
+use bitlens_tensors::{Header, ReadAt};
 
-use xxhash_rust::xxh3::Xxh3;
+mod decode;
 
 /// A byte source the reader can use: [`ReadAt`], and `Sync` when frames decode in parallel.
 #[cfg(feature = "parallel")]
@@ -56,7 +53,7 @@ impl BaseSource<'_> {
 
 /// An opened snapshot.
 pub struct SnapshotReader<R: Source> {
-    src: R,
+    pub(super) src: R,
     /// Format flags (lossy, delta).
     pub flags: u32,
     /// The original file's first `8 + N` bytes.
@@ -86,7 +83,7 @@ pub struct Original {
     pub kind: String,
 }
 
-fn read_vec<R: ReadAt + ?Sized>(
+pub(super) fn read_vec<R: ReadAt + ?Sized>(
     src: &R,
     what: &'static str,
     offset: u64,
@@ -99,7 +96,7 @@ fn read_vec<R: ReadAt + ?Sized>(
 
 /// Reads `len` bytes at `offset` into `buf` (resized to `len`, capacity kept), after checking
 /// that they lie inside the source: allocation never exceeds the source's size.
-fn read_into<R: ReadAt + ?Sized>(
+pub(super) fn read_into<R: ReadAt + ?Sized>(
     src: &R,
     what: &'static str,
     offset: u64,
@@ -329,321 +326,6 @@ impl<R: Source> SnapshotReader<R> {
                 Ok(())
             }
         }
-    }
-
-    /// Decodes the tensors at `which` (index positions, in that order), passing their original bytes
-    /// to `sink` frame by frame; every checksum is verified before the last bytes of a tensor are
-    /// handed over.
-    pub fn decode_tensors(
-        &self,
-        which: &[usize],
-        base: Option<&BaseSource>,
-        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
-    ) -> Result<(), SnapshotError> {
-        self.check_base(base)?;
-        let mut work = Vec::new();
-        for &t in which {
-            let e = self
-                .entries
-                .get(t)
-                .ok_or_else(|| SnapshotError::Misuse(format!("no tensor #{t}")))?;
-            let base_tensor = match (e.delta, base) {
-                (true, Some(b)) => Some(self.base_tensor(e, b)?),
-                _ => None,
-            };
-            let mut offset = 0;
-            for fi in 0..e.frames.len() {
-                work.push(Work {
-                    tensor: t,
-                    frame: fi,
-                    offset,
-                    base_tensor,
-                });
-                offset += e.frames[fi].raw_len;
-            }
-        }
-        let work = &work[..];
-        let mut verifier = Verifier::default();
-        let mut pending: std::collections::VecDeque<usize> = which.iter().copied().collect();
-        let streamed = |w: &Work| {
-            let e = &self.entries[w.tensor];
-            matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
-        };
-        let raw_len = |w: &Work| self.entries[w.tensor].frames[w.frame].raw_len;
-        // Tensors with no frames (empty) are verified as soon as they come up.
-        let verify_empty = |pending: &mut std::collections::VecDeque<usize>,
-                            verifier: &mut Verifier|
-         -> Result<(), SnapshotError> {
-            while let Some(&t) = pending.front() {
-                if !self.entries[t].frames.is_empty() {
-                    break;
-                }
-                verifier.verify(&self.entries[t])?;
-                pending.pop_front();
-            }
-            Ok(())
-        };
-        let mut slots: Vec<Vec<FrameSlot>> = Vec::new();
-        let mut window = FrameSlot::default();
-        let mut done = 0;
-        while done < work.len() {
-            verify_empty(&mut pending, &mut verifier)?;
-            if streamed(&work[done]) {
-                let w = &work[done];
-                let last = w.frame + 1 == self.entries[w.tensor].frames.len();
-                self.stream_one(w, base, &mut window, &mut verifier, last, sink)?;
-                if last {
-                    pending.pop_front();
-                }
-                done += 1;
-                continue;
-            }
-            // The frames up to the next streamed one, as the pipeline's items.
-            let end = work[done..]
-                .iter()
-                .position(streamed)
-                .map_or(work.len(), |p| done + p);
-            let (items, bytes) = crate::pipeline::items(work[done..end].iter().map(raw_len));
-            let items = &items[..];
-            let work = &work[done..end];
-            crate::pipeline::run(
-                &bytes,
-                &mut slots,
-                &|i, payload: &mut Vec<u8>, slot: &mut Vec<FrameSlot>| {
-                    let frames = &work[items[i].clone()];
-                    if slot.len() < frames.len() {
-                        slot.resize_with(frames.len(), FrameSlot::default);
-                    }
-                    frames
-                        .iter()
-                        .zip(slot.iter_mut())
-                        .try_for_each(|(w, s)| self.decode_one(w, base, payload, s))
-                },
-                &mut |i, slot| {
-                    for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
-                        verify_empty(&mut pending, &mut verifier)?;
-                        let e = &self.entries[w.tensor];
-                        verifier.update(&s.out, w.base_tensor.map(|_| &s.base[..]));
-                        if w.frame + 1 == e.frames.len() {
-                            verifier.verify(e)?;
-                            pending.pop_front();
-                        }
-                        sink(&s.out)?;
-                    }
-                    Ok(())
-                },
-            )?;
-            done = end;
-        }
-        verify_empty(&mut pending, &mut verifier)
-    }
-
-    /// Writes the original file to `sink`: a safetensors file's header and every tensor, or every
-    /// piece of a file of another format (version 3), in file order.
-    pub fn decode_all(
-        &self,
-        base: Option<&BaseSource>,
-        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
-    ) -> Result<(), SnapshotError> {
-        self.check_base(base)?;
-        if self.original.is_none() {
-            sink(&self.prefix)?;
-        }
-        let all: Vec<usize> = (0..self.entries.len()).collect();
-        self.decode_tensors(&all, base, sink)
-    }
-
-    fn base_tensor<'b>(
-        &self,
-        e: &Entry,
-        base: &'b BaseSource,
-    ) -> Result<(u64, &'b TensorInfo), SnapshotError> {
-        let ours = self.header.tensor(&e.name).expect("index matches header");
-        let theirs = base
-            .header
-            .tensor(&e.name)
-            .ok_or_else(|| SnapshotError::WrongBase {
-                reason: format!("base has no tensor `{}`", e.name),
-            })?;
-        if theirs.dtype != ours.dtype || theirs.shape != ours.shape {
-            return Err(SnapshotError::WrongBase {
-                reason: format!(
-                    "base tensor `{}` is {} {:?}, the delta needs {} {:?}",
-                    e.name, theirs.dtype, theirs.shape, ours.dtype, ours.shape
-                ),
-            });
-        }
-        Ok((base.header.file_range(theirs).0, theirs))
-    }
-
-    /// Decodes one LMC frame window by window ([`STREAM_WINDOW`]): each window is XORed with its
-    /// base bytes (deltas), checksummed and handed to `sink`; with `last`, the tensor's checksums
-    /// are verified before its final window is handed over. `slot` holds the reused buffers.
-    fn stream_one(
-        &self,
-        w: &Work,
-        base: Option<&BaseSource>,
-        slot: &mut FrameSlot,
-        verifier: &mut Verifier,
-        last: bool,
-        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
-    ) -> Result<(), SnapshotError> {
-        let e = &self.entries[w.tensor];
-        let f = e.frames[w.frame];
-        let frame_error = |source: bitlens_codecs::DecodeError| SnapshotError::Frame {
-            tensor: e.name.clone(),
-            frame: w.frame,
-            offset: f.offset,
-            source: source.into(),
-        };
-        self.read_payload(&f, &mut slot.payload)?;
-        let mut dec =
-            StreamDecoder::new(&slot.payload, f.raw_len as usize, None).map_err(frame_error)?;
-        let mut off = 0u64;
-        while dec
-            .next_window(STREAM_WINDOW, &mut slot.out)
-            .map_err(frame_error)?
-        {
-            let n = slot.out.len() as u64;
-            let base_bytes = match (w.base_tensor, base) {
-                (Some((start, _)), Some(b)) => {
-                    read_into(
-                        b.src,
-                        "base tensor",
-                        start + w.offset + off,
-                        n,
-                        &mut slot.base,
-                    )?;
-                    for (o, b) in slot.out.iter_mut().zip(&slot.base) {
-                        *o ^= b;
-                    }
-                    Some(&slot.base[..])
-                }
-                _ => None,
-            };
-            verifier.update(&slot.out, base_bytes);
-            off += n;
-            if last && off == f.raw_len {
-                verifier.verify(e)?;
-            }
-            sink(&slot.out)?;
-        }
-        Ok(())
-    }
-
-    /// Reads frame `f`'s stored payload into `payload`.
-    fn read_payload(&self, f: &Frame, payload: &mut Vec<u8>) -> Result<(), SnapshotError> {
-        read_into(&self.src, "frame", f.offset, f.stored_len, payload)
-    }
-
-    /// Decodes one frame into its slot (the base bytes, for deltas, and the output), reading its
-    /// stored payload into `payload`.
-    fn decode_one(
-        &self,
-        w: &Work,
-        base: Option<&BaseSource>,
-        payload: &mut Vec<u8>,
-        slot: &mut FrameSlot,
-    ) -> Result<(), SnapshotError> {
-        let e = &self.entries[w.tensor];
-        let f = e.frames[w.frame];
-        self.read_payload(&f, payload)?;
-        let base_bytes = match (w.base_tensor, base) {
-            (Some((start, _)), Some(b)) => {
-                read_into(
-                    b.src,
-                    "base tensor",
-                    start + w.offset,
-                    f.raw_len,
-                    &mut slot.base,
-                )?;
-                Some(&slot.base[..])
-            }
-            _ => None,
-        };
-        e.codec
-            .decode_frame_into(payload, f.raw_len as usize, base_bytes, &mut slot.out)
-            .map_err(|source| SnapshotError::Frame {
-                tensor: e.name.clone(),
-                frame: w.frame,
-                offset: f.offset,
-                source,
-            })
-    }
-}
-
-/// Reused buffers for decoding one frame (and, [`SnapshotReader::stream_one`], its payload).
-#[derive(Default)]
-struct FrameSlot {
-    /// The stored payload (frames decoded window by window only).
-    payload: Vec<u8>,
-    /// The base tensor's bytes at the frame's position (deltas).
-    base: Vec<u8>,
-    /// The decoded original bytes.
-    out: Vec<u8>,
-}
-
-use crate::pipeline::Slot;
-
-impl Slot for FrameSlot {
-    fn trim(&mut self, keep: usize) {
-        for b in [&mut self.payload, &mut self.base, &mut self.out] {
-            b.trim(keep);
-        }
-    }
-}
-
-/// Threads of the current rayon pool (1 without feature `parallel`).
-pub(crate) fn rayon_threads() -> usize {
-    #[cfg(feature = "parallel")]
-    return rayon::current_num_threads();
-    #[cfg(not(feature = "parallel"))]
-    1
-}
-
-/// One frame to decode.
-#[derive(Clone, Copy)]
-struct Work<'b> {
-    tensor: usize,
-    frame: usize,
-    offset: u64,
-    base_tensor: Option<(u64, &'b TensorInfo)>,
-}
-
-/// Streaming checksums of the tensor being decoded and of its base.
-#[derive(Default)]
-struct Verifier {
-    out: Xxh3,
-    base: Xxh3,
-}
-
-impl Verifier {
-    fn update(&mut self, out: &[u8], base: Option<&[u8]>) {
-        self.out.update(out);
-        if let Some(b) = base {
-            self.base.update(b);
-        }
-    }
-
-    fn verify(&mut self, e: &Entry) -> Result<(), SnapshotError> {
-        let out = std::mem::take(&mut self.out).digest();
-        let base = std::mem::take(&mut self.base).digest();
-        if e.delta && base != e.base_checksum {
-            return Err(SnapshotError::WrongBase {
-                reason: format!(
-                    "base tensor `{}` has checksum {base:016x}, the delta was made against {:016x}",
-                    e.name, e.base_checksum
-                ),
-            });
-        }
-        if out != e.checksum {
-            return Err(SnapshotError::ChecksumMismatch {
-                tensor: e.name.clone(),
-                expected: e.checksum,
-                actual: out,
-            });
-        }
-        Ok(())
     }
 }
 
