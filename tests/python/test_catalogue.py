@@ -139,16 +139,17 @@ def rerun_does_no_work(catalogue, out, sources, rows, **kwargs):
     assert tables(out)[0] == rows
 
 
-def test_a_ray_run_on_two_cpus_equals_the_cli_and_resumes(sources, tmp_path):
+@pytest.mark.parametrize("engine", ["ray", "ray-data"])
+def test_a_ray_run_on_two_cpus_equals_the_cli_and_resumes(sources, tmp_path, engine):
     catalogue = bitlens_catalogue()
     ray = pytest.importorskip("ray") if os.environ.get("BITLENS_REQUIRE_PACKAGE") != "1" else __import__("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        out = tmp_path / "ray"
-        summary = catalogue.run([sources["dir"], sources["urls"]], out, engine="ray", progress=False)
-        assert summary.engine == "ray" and summary.workers == 2
+        out = tmp_path / engine
+        summary = catalogue.run([sources["dir"], sources["urls"]], out, engine=engine, progress=False)
+        assert summary.engine == engine and summary.workers == 2
         rows = check_against_cli(catalogue, out, sources, summary)
-        rerun_does_no_work(catalogue, out, sources, rows, engine="ray")
+        rerun_does_no_work(catalogue, out, sources, rows, engine=engine)
     finally:
         ray.shutdown()
 
@@ -216,4 +217,4 @@ def test_the_command_line(sources, tmp_path):
     assert proc.returncode == 2 and "nothing-here: cannot open" in proc.stderr
     proc = subprocess.run([*command, sources["dir"], "--out", tmp_path / "d", "--address", "x"],
                           capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 2 and "--address applies to --engine ray" in proc.stderr
+    assert proc.returncode == 2 and "--address applies to --engine ray and ray-data" in proc.stderr

@@ -2,15 +2,17 @@
 
 ::
 
-    python -m bitlens.catalogue SOURCES... --out DIR [--engine ray|local] [--address ADDR]
+    python -m bitlens.catalogue SOURCES... --out DIR [--engine ray|ray-data|local] [--address ADDR]
                                 [--workers N] [--in-flight N] [--compress CODEC] [--sidecars]
 
 SOURCES are checkpoint files, directories (walked: a shard set grouped by its
 ``*.safetensors.index.json``, a directory's ``.npy`` files one checkpoint, every other file named
 as a checkpoint on its own), shard index or file URLs, and text files (``*.txt``, ``*.urls``) of
-them, one per line. Each file is one task: ``--engine ray`` runs them through Ray Data on the
-cluster at ``--address`` (or a local one it starts with ``--workers`` CPUs), ``--engine local``
-on a pool of ``--workers`` processes. At most ``--in-flight`` tasks run at once.
+them, one per line. Each file is one task: ``--engine ray`` runs them as Ray tasks on the
+cluster at ``--address`` (or a local one it starts with ``--workers`` CPUs), ``--engine
+ray-data`` through Ray Data's ``map`` (one block and one task per file; its streaming executor
+costs ~0.1 s a task, BENCHMARKS.md), ``--engine local`` on a pool of ``--workers`` processes. At
+most ``--in-flight`` tasks are submitted at once.
 
 DIR receives:
 
@@ -44,7 +46,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from . import _bitlens
 
-__all__ = ["CatalogueSummary", "files_schema", "checkpoints_schema", "list_files", "process_file",
+#: The engines a run can use: Ray Core tasks, Ray Data, or a local process pool.
+ENGINES = ("ray", "ray-data", "local")
+
+__all__ = ["CatalogueSummary", "ENGINES", "files_schema", "checkpoints_schema", "list_files", "process_file",
            "run", "main"]
 
 
@@ -68,7 +73,7 @@ class CatalogueSummary:
     seconds: float
     #: Workers the run had (processes, or the Ray cluster's CPUs).
     workers: int
-    #: The engine: ``ray`` or ``local``.
+    #: The engine: ``ray``, ``ray-data`` or ``local``.
     engine: str
 
     @property
@@ -293,14 +298,34 @@ def _run_local(files: List[Dict[str, str]], task: Callable[[Dict[str, str]], Dic
                 yield future.result()
 
 
-def _ray_task(row: Dict[str, Any], out: str, sidecars: bool,
-              compress: Optional[str]) -> Dict[str, Any]:
+def _run_ray(files: List[Dict[str, str]], out: str, sidecars: bool, compress: Optional[str],
+             in_flight: int) -> Iterator[Dict[str, Any]]:
+    """Ray tasks, one per file (one CPU each), at most ``in_flight`` submitted at once."""
+    import ray
+    remote = ray.remote(num_cpus=1)(process_file)
+    pending: list = []
+    queue = iter(files)
+    while True:
+        for item in queue:
+            pending.append(remote.remote(item, out, sidecars, compress))
+            if len(pending) >= in_flight:
+                break
+        if not pending:
+            return
+        done, pending = ray.wait(pending, num_returns=1)
+        yield from ray.get(done)
+
+
+def _ray_data_task(row: Dict[str, Any], out: str, sidecars: bool,
+                   compress: Optional[str]) -> Dict[str, Any]:
     return process_file({"checkpoint": row["checkpoint"], "file": row["file"]}, out, sidecars,
                         compress)
 
 
-def _run_ray(files: List[Dict[str, str]], out: str, sidecars: bool, compress: Optional[str],
-             in_flight: int) -> Iterator[Dict[str, Any]]:
+def _run_ray_data(files: List[Dict[str, str]], out: str, sidecars: bool, compress: Optional[str],
+                  in_flight: int) -> Iterator[Dict[str, Any]]:
+    """Ray Data: the files as a dataset of one block each, mapped by one task per file, at most
+    ``in_flight`` at once."""
     import logging
     import ray.data
     # Our status line says what Ray Data's per-dataset log lines would.
@@ -308,9 +333,8 @@ def _run_ray(files: List[Dict[str, str]], out: str, sidecars: bool, compress: Op
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.execution_options.preserve_order = False
-    # One block per file: one task per checkpoint file, at most `in_flight` at once.
     dataset = ray.data.from_items(files, override_num_blocks=len(files)).map(
-        _ray_task, fn_kwargs={"out": out, "sidecars": sidecars, "compress": compress},
+        _ray_data_task, fn_kwargs={"out": out, "sidecars": sidecars, "compress": compress},
         num_cpus=1, compute=ray.data.TaskPoolStrategy(size=in_flight))
     yield from dataset.iter_rows()
 
@@ -331,8 +355,9 @@ def run(sources: Sequence[str], out: str, *, engine: str = "local", address: Opt
         compress: Optional[str] = None, sidecars: bool = False,
         progress: bool = True) -> CatalogueSummary:
     """Runs a catalogue over ``sources`` into ``out`` (see the module's doc) and returns what it
-    did. ``engine``: ``"ray"`` (Ray Data on the cluster at ``address``, or a local cluster of
-    ``workers`` CPUs started here) or ``"local"`` (``workers`` processes; default: the CPUs).
+    did. ``engine``: ``"ray"`` (one Ray task per file on the cluster at ``address``, or on a local
+    cluster of ``workers`` CPUs started here), ``"ray-data"`` (the same through Ray Data's
+    ``map``) or ``"local"`` (``workers`` processes; default: the CPUs).
     ``in_flight``: tasks running or queued at once (default: twice the workers).
     ``compress``: also write each file's ``.bls`` with this codec. ``sidecars``: write a local
     file's sidecar beside it. Errors: a source that does not exist or cannot be listed
@@ -340,13 +365,13 @@ def run(sources: Sequence[str], out: str, *, engine: str = "local", address: Opt
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if engine not in ("ray", "local"):
-        raise ValueError(f"engine {engine!r}: ray or local")
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: one of {', '.join(ENGINES)}")
     started = time.monotonic()
     out = os.path.abspath(os.fspath(out))
     os.makedirs(out, exist_ok=True)
     files = list_files(sources)
-    if engine == "ray":
+    if engine != "local":
         workers = _ray_workers(address, workers)
     else:
         workers = workers or os.cpu_count() or 1
@@ -356,6 +381,8 @@ def run(sources: Sequence[str], out: str, *, engine: str = "local", address: Opt
     if files:
         if engine == "ray":
             results = _run_ray(files, out, sidecars, compress, in_flight)
+        elif engine == "ray-data":
+            results = _run_ray_data(files, out, sidecars, compress, in_flight)
         else:
             from functools import partial
             task = partial(process_file, out=out, sidecars=sidecars, compress=compress)
@@ -394,8 +421,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="checkpoint files, directories, shard indexes, URLs, or text files "
                              "(*.txt, *.urls) listing them one per line")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--engine", choices=("ray", "local"), default="local",
-                        help="ray: Ray Data tasks on a cluster; local: a process pool (default)")
+    parser.add_argument("--engine", choices=ENGINES, default="local",
+                        help="ray: one Ray task per file on a cluster; ray-data: the same "
+                             "through Ray Data's map; local: a process pool (default)")
     parser.add_argument("--address", help="the Ray cluster to join (default: start a local one)")
     parser.add_argument("--workers", type=int,
                         help="processes (local), or CPUs of the local Ray cluster started "
@@ -410,8 +438,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "OUT/sidecars), where inspect, the page and the embed look")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
-    if args.address and args.engine != "ray":
-        parser.error("--address applies to --engine ray")
+    if args.address and args.engine == "local":
+        parser.error("--address applies to --engine ray and ray-data")
     try:
         summary = run(args.sources, args.out, engine=args.engine, address=args.address,
                       workers=args.workers, in_flight=args.in_flight, compress=args.compress,
