@@ -39,7 +39,7 @@
 
 use crate::inspect::{FileReport, InspectReport};
 use bitlens_stats::TensorStats;
-use bitlens_tensors::format::{header_region, FormatError, HeaderRegion};
+use bitlens_tensors::format::{header_region, safetensors_region, FormatError, HeaderRegion};
 use bitlens_tensors::source::{for_each_window, Retaining};
 use bitlens_tensors::ReadAt;
 use serde::{Deserialize, Serialize};
@@ -81,17 +81,26 @@ impl Fingerprint {
     pub fn read(src: &dyn ReadAt) -> Result<Fingerprint, FormatError> {
         let src = Retaining::new(src);
         let region = header_region(&src)?;
+        Self::hash(&src, region)
+    }
+
+    /// [`Fingerprint::read`] of a file known to be safetensors, by that format's rule alone
+    /// (`safetensors_region`): the page, which reads only safetensors headers itself, compiles no
+    /// other format's reader for it.
+    pub fn read_safetensors(src: &dyn ReadAt) -> Result<Fingerprint, FormatError> {
+        let mut first = [0u8; 8];
+        let n = src.size().min(8) as usize;
+        src.read_exact_at(0, &mut first[..n])?;
+        Self::hash(src, safetensors_region(&first[..n], src.size())?)
+    }
+
+    /// The fingerprint of `src` whose header bytes are `region`.
+    fn hash(src: &dyn ReadAt, region: HeaderRegion) -> Result<Fingerprint, FormatError> {
         let mut hash = Sha256::new();
-        for_each_window::<_, _, FormatError>(
-            &src,
-            region.offset,
-            region.end(),
-            HASH_WINDOW,
-            |w| {
-                hash.update(w);
-                Ok(())
-            },
-        )?;
+        for_each_window::<_, _, FormatError>(src, region.offset, region.end(), HASH_WINDOW, |w| {
+            hash.update(w);
+            Ok(())
+        })?;
         Ok(Fingerprint::of(src.size(), region, &hash.finalize()))
     }
 
@@ -424,6 +433,21 @@ mod tests {
             Fingerprint::read(&bytes).unwrap(),
             InspectReport::new(vec![report]),
         )
+    }
+
+    #[test]
+    fn the_page_fingerprints_a_safetensors_prefix_as_any_reader_does() {
+        let bytes = file();
+        let header = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let prefix = bitlens_tensors::source::Prefix {
+            bytes: &bytes[..header],
+            size: bytes.len() as u64,
+        };
+        assert_eq!(
+            Fingerprint::read_safetensors(&prefix).unwrap(),
+            Fingerprint::read(&bytes).unwrap()
+        );
+        assert!(Fingerprint::read_safetensors(&bytes[..4].to_vec()).is_err());
     }
 
     #[test]

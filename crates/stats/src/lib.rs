@@ -12,6 +12,7 @@
 //! - [`dequant_diff`]: how the dequantized values of two checkpoints of a quantized tensor differ
 //!   (changed fraction, largest / mean absolute difference, relative L2).
 //! - [`entry`]: one tensor of any format (or a pair of them, for a diff) streamed in element order.
+//! - [`tensor_stats`]: what the pass of one tensor produces ([`TensorStats`]) and its errors.
 //! - [`summary`]: whole-file / whole-model totals merged from per-tensor results.
 //! - [`entropy`]: the entropy arithmetic.
 //! - [`format`](mod@format): human-readable numbers for reports (CLI tables and the page).
@@ -27,6 +28,7 @@ pub mod flip;
 pub mod format;
 pub mod quant;
 pub mod summary;
+pub mod tensor_stats;
 mod values;
 
 pub use accumulator::{

@@ -47,6 +47,18 @@ impl HeaderRegion {
     }
 }
 
+/// The header region of a safetensors file of `size` bytes that starts with `first` (at least
+/// its first 8 bytes): [`header_region`]'s rule for safetensors alone, for a caller that knows
+/// the format and would not compile the other formats' readers (the page).
+pub fn safetensors_region(first: &[u8], size: u64) -> Result<HeaderRegion, FormatError> {
+    let first8 = first.first_chunk::<8>().copied().unwrap_or_default();
+    let len = Header::needed_prefix(first8, size).map_err(crate::SourceError::from)?;
+    Ok(HeaderRegion {
+        offset: 0,
+        len: len.min(size),
+    })
+}
+
 /// The bytes of the checkpoint file `src` that describe its tensors (see the module doc for each
 /// format's rule); an error when no reader knows the file, or its header breaks its format's
 /// rules where the region is found.
@@ -60,12 +72,7 @@ pub fn header_region(src: &dyn ReadAt) -> Result<HeaderRegion, FormatError> {
         len: len.min(size),
     };
     match detect(first, size) {
-        Some(Format::Safetensors) => {
-            let first8 = first.first_chunk::<8>().copied().unwrap_or_default();
-            Ok(leading(
-                Header::needed_prefix(first8, size).map_err(crate::SourceError::from)?,
-            ))
-        }
+        Some(Format::Safetensors) => safetensors_region(first, size),
         Some(Format::Gguf) => Ok(leading(gguf::read_file(src)?.data_start)),
         Some(Format::Npy) => {
             let mut preamble = vec![0u8; size.min(npy::PREAMBLE_LEN as u64) as usize];

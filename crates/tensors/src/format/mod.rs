@@ -34,7 +34,7 @@ pub mod safetensors;
 pub mod zip;
 
 pub use detect::{detect, Format, DETECT_BYTES};
-pub use header_region::{header_region, HeaderRegion};
+pub use header_region::{header_region, safetensors_region, HeaderRegion};
 pub use layout::{Data, ElementType, Entry, GgmlType, Layout, MetaValue};
 pub use numpy::{npy, npz};
 pub use open::{open, open_with, FormatError};

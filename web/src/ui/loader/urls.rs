@@ -57,7 +57,7 @@ async fn safetensors_file(
     .await;
     let prefix = prefix?;
     let file = FileInfo::safetensors(url_path(url), Header::parse(&prefix, probe.size)?);
-    let fingerprint = Fingerprint::read(&Prefix {
+    let fingerprint = Fingerprint::read_safetensors(&Prefix {
         bytes: &prefix,
         size: probe.size,
     })

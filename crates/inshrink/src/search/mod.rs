@@ -29,7 +29,12 @@ use crate::quantize::NonUniform;
 use crate::sketch::{Sketch, SketchError};
 use bitlens_tensors::Dtype;
 use std::collections::BTreeMap;
-use thiserror::Error;
+
+mod outcome;
+mod quality;
+
+pub use outcome::{GroupReport, SearchMode, SearchOutcome, SearchReport, TensorReport};
+pub use quality::{L2Budget, Quality, QualityError, Trial, Verdict};
 
 /// A neighbour's score must be below this fraction of the current metric's to switch metric.
 pub const METRIC_SWITCH: f64 = 0.9;
@@ -187,154 +192,6 @@ impl<'a> Prepared<'a> {
             .map(|i| self.quantize(i, plan.get(Group::of(self.kinds[i]))))
             .collect()
     }
-}
-
-/// A candidate the quality check judges: the whole checkpoint under `plan`.
-pub struct Trial<'t> {
-    /// The candidate plan.
-    pub plan: Plan,
-    /// The group whose setting this trial varies (the other is already accepted or exact).
-    pub changed: Group,
-    /// The checkpoint's tensors.
-    pub tensors: &'t [TensorInput<'t>],
-    /// Their layer types.
-    pub kinds: &'t [LayerKind],
-    /// Every tensor under `plan`; [`Quantized::restore`] gives its values.
-    pub quantized: &'t [Quantized],
-}
-
-impl Trial<'_> {
-    /// Tensor `i` as restored under the plan: raw little-endian bytes of its dtype (what an
-    /// evaluation command reads back from a candidate checkpoint).
-    pub fn restored_bytes(&self, i: usize) -> Vec<u8> {
-        self.quantized[i].restore_bytes()
-    }
-}
-
-/// The judgement of one trial.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Verdict {
-    /// Whether the trial meets the threshold.
-    pub accepted: bool,
-    /// Its quality score, lower is better (degradation, or the largest error).
-    pub score: f64,
-}
-
-/// A quality check that could not run (an evaluation command failed, say).
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("quality check failed: {0}")]
-pub struct QualityError(pub String);
-
-/// The quality threshold of the search.
-pub trait Quality {
-    /// A name for reports (e.g. "relative L2 ≤ 0.05", "eval-cmd degradation ≤ 1%").
-    fn name(&self) -> String;
-    /// Judges a trial.
-    fn check(&mut self, trial: &Trial<'_>) -> Result<Verdict, QualityError>;
-}
-
-/// The model-free proxy: every lossy tensor of the changed group has relative L2 error
-/// `‖w − ŵ‖ / ‖w‖` at most `max_error`. Score: the largest error.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct L2Budget {
-    /// The per-tensor budget.
-    pub max_error: f64,
-}
-
-impl Quality for L2Budget {
-    fn name(&self) -> String {
-        format!("per-tensor relative L2 error ≤ {}", self.max_error)
-    }
-
-    fn check(&mut self, trial: &Trial<'_>) -> Result<Verdict, QualityError> {
-        let mut worst = 0.0f64;
-        for (i, q) in trial.quantized.iter().enumerate() {
-            if Group::of(trial.kinds[i]) != trial.changed || q.setting == Setting::Exact {
-                continue;
-            }
-            worst = worst.max(relative_l2(trial.tensors[i].values, &q.restore()));
-            if worst > self.max_error {
-                return Ok(Verdict {
-                    accepted: false,
-                    score: worst,
-                });
-            }
-        }
-        Ok(Verdict {
-            accepted: true,
-            score: worst,
-        })
-    }
-}
-
-/// How a group's setting was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchMode {
-    /// The group has no tensors.
-    Empty,
-    /// Guided exhaustive search.
-    Exhaustive,
-    /// Delta-neighbourhood search around the previous setting.
-    Neighbourhood,
-    /// The neighbourhood had no passing configuration; exhaustive search ran.
-    NeighbourhoodThenExhaustive,
-}
-
-/// The outcome for one group.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GroupReport {
-    /// The group.
-    pub group: Group,
-    /// The chosen setting.
-    pub setting: Setting,
-    /// How it was found.
-    pub mode: SearchMode,
-    /// Quality checks run.
-    pub trials: usize,
-    /// The accepted trial's score (0 for exact).
-    pub score: f64,
-    /// The largest relative L2 error of the group's tensors under the chosen setting.
-    pub max_error: f64,
-}
-
-/// The outcome for one tensor.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TensorReport {
-    /// Tensor name.
-    pub name: String,
-    /// Layer type.
-    pub kind: LayerKind,
-    /// Its setting.
-    pub setting: Setting,
-    /// Relative L2 error of the restored tensor.
-    pub error: f64,
-    /// Estimated encoded bytes (full, not delta).
-    pub estimated_bytes: f64,
-    /// Original bytes.
-    pub original_bytes: u64,
-}
-
-/// What the search found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SearchReport {
-    /// The quality check's name.
-    pub quality: String,
-    /// The chosen plan.
-    pub plan: Plan,
-    /// Per group.
-    pub groups: Vec<GroupReport>,
-    /// Per tensor.
-    pub tensors: Vec<TensorReport>,
-}
-
-/// The plan, every tensor under it, and the report.
-pub struct SearchOutcome {
-    /// The chosen plan.
-    pub plan: Plan,
-    /// Every tensor under the plan, in input order.
-    pub quantized: Vec<Quantized>,
-    /// The report.
-    pub report: SearchReport,
 }
 
 /// Tensors of a group under one setting, by input index.
