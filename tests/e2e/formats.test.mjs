@@ -289,12 +289,13 @@ test('a folder of a GGUF, a .pt and an .npy named .bin (no safetensors): each a 
   await page.setInputFiles('#dir-input', run);
   await page.waitForSelector('.checkpoint >> nth=2');
   await page.waitForSelector('.progress[data-state=done]', { timeout: 60_000 });
-  // A folder's .npy files are one checkpoint named by the folder (as numpy.savez names an
-  // archive's members), each array named by its file's stem, as the CLI names them.
+  // A folder's .npy files are one checkpoint named by the folder, each array named as numpy.savez
+  // names an archive's member: its file name without `.npy` (`weights.bin` keeps its whole name),
+  // as the CLI names it.
   const checkpointOf = (f) => (f.format === 'npy' ? 'exports' : path.basename(f.path));
   const names = await page.$$eval('.checkpoint .name', (n) => n.map((x) => x.textContent));
   assert.deepEqual([...names].sort(), ['exports', 'mix.gguf', 'model.pt'], JSON.stringify(names));
-  assert.deepEqual(ref.files.find((f) => f.format === 'npy').tensors.map((t) => t.name), ['weights']);
+  assert.deepEqual(ref.files.find((f) => f.format === 'npy').tensors.map((t) => t.name), ['weights.bin']);
   assert.equal(await page.locator('.error').count(), 0);
   for (const f of ref.files) {
     await page.click(`.checkpoint:has-text("${checkpointOf(f)}") button.select`);
