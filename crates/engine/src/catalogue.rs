@@ -236,10 +236,7 @@ fn walk(dir: &Path, out: &mut Vec<CatalogueFile>) -> Result<()> {
         if !naming::is_checkpoint_name(&n) {
             continue;
         }
-        if Path::new(&n)
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
-        {
+        if naming::is_npy_name(&n) {
             arrays.push(file.clone());
         } else {
             out.push(one(&file.to_string_lossy()));

@@ -93,6 +93,12 @@ pub fn restored_name(snapshot: &str) -> String {
     }
 }
 
+/// True when a file name is a NumPy `.npy` file's (any case): a directory's `.npy` files are one
+/// checkpoint.
+pub fn is_npy_name(name: &str) -> bool {
+    extension(name).is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
 /// The name of the array a `.npy` file holds when the file is one of a directory of them (one
 /// checkpoint): its file stem, as `numpy.savez` names the members of an `.npz` (`w.npy` → `w`). A
 /// lone `.npy` file's array keeps the reader's name.
@@ -220,6 +226,12 @@ mod tests {
             sidecar_name("https://h/m.gguf?download=true#x"),
             "https://h/m.gguf.bitlens.json?download=true#x"
         );
+    }
+
+    #[test]
+    fn npy_files_are_told_by_their_extension_in_any_case() {
+        assert!(is_npy_name("run/w.npy") && is_npy_name("W.NPY"));
+        assert!(!is_npy_name("w.npz") && !is_npy_name(".npy") && !is_npy_name("npy"));
     }
 
     #[test]
