@@ -13,6 +13,9 @@
 //!   (changed fraction, largest / mean absolute difference, relative L2).
 //! - [`entry`]: one tensor of any format (or a pair of them, for a diff) streamed in element order.
 //! - [`tensor_stats`]: what the pass of one tensor produces ([`TensorStats`]) and its errors.
+//! - [`weightmap`]: a tensor's values as an image: the mean / min / max / zeros of each block of
+//!   a 2-D region, of its values, one bit, its exponents or its changes, read from that region's
+//!   bytes only; and a few values read exactly.
 //! - [`summary`]: whole-file / whole-model totals merged from per-tensor results.
 //! - [`entropy`]: the entropy arithmetic.
 //! - [`format`](mod@format): human-readable numbers for reports (CLI tables and the page).
@@ -30,6 +33,7 @@ pub mod quant;
 pub mod summary;
 pub mod tensor_stats;
 mod values;
+pub mod weightmap;
 
 pub use accumulator::{
     split_ranges, Accumulator, FloatStats, StatsError, TensorStats, BLOCK_LANES,
