@@ -13,6 +13,7 @@
 //! - [`link`]: the view state a link carries (`?url=…&tab=…&tensor=…`), URLs read as paths.
 //! - [`report`]: the loaded checkpoints as `bitlens inspect --json` reports them.
 //! - [`quant`]: code sizes and scale bins of a block-quantized tensor's Quantization view.
+//! - [`weightmap`]: the weight map's zoom, pan, pixels and colour scales.
 //! - [`sidecar`]: whether a remote file's sidecar gives its statistics, or the note saying why not.
 
 pub mod bits;
@@ -29,3 +30,4 @@ pub mod report;
 pub mod scale;
 pub mod sidecar;
 pub mod table;
+pub mod weightmap;

@@ -79,6 +79,8 @@ pub enum Msg {
     Filter(String),
     /// Open a tensor's detail.
     Detail(String),
+    /// Select a tensor, staying in the open view (the tensor pickers).
+    Pick(String),
     /// Show comparison `i`.
     Step(usize),
     /// Dismiss error `i`.
@@ -463,6 +465,10 @@ impl Component for App {
                 self.state.tab = Some(Tab::Detail);
                 self.schedule_shown();
             }
+            Msg::Pick(name) => {
+                self.select(name, &props);
+                self.schedule_shown();
+            }
             Msg::Step(i) => self.state.step = i,
             Msg::Dismiss(i) => {
                 if i < self.state.errors.len() {
@@ -605,6 +611,7 @@ impl Component for App {
                                 detail: s.detail.as_deref(),
                                 codecs,
                             }),
+                            Tab::Values => views::values::panel(link, &s.checkpoints, active, s.detail.as_deref(), &s.sources),
                             Tab::Compare => views::compare::view(link, &views::compare::Props {
                                 checkpoints: &s.checkpoints,
                                 comparisons: &s.comparisons,

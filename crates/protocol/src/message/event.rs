@@ -4,6 +4,7 @@ use crate::bins::BinsReport;
 use crate::result::{Compressed, DecodedTensor, RoundtripRow, SnapshotInfo};
 use bitlens_lessons::lossy::Survey;
 use bitlens_report::sidecar::Fingerprint;
+use bitlens_stats::weightmap::{Element, Tile};
 use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::Layout;
 use serde::{Deserialize, Serialize};
@@ -112,6 +113,10 @@ pub enum JobResult {
     Bins(Box<BinsReport>),
     /// The lossy lesson's survey.
     LossySurvey(Box<Survey>),
+    /// A weight map's cells.
+    WeightMap(Box<Tile>),
+    /// Lanes of a tensor, exactly.
+    Elements(Vec<Element>),
 }
 
 /// What a worker reports. `J` is how output chunks (`ArrayBuffer`s) travel.

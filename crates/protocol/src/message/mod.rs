@@ -27,6 +27,8 @@
 //!   the codec comparison.
 //! - the lossy lesson's non-uniform bins (`InshrinkBins`): `Done` with [`JobResult::Bins`]; its
 //!   survey of the lossy codecs (`LossySurvey`): `Done` with [`JobResult::LossySurvey`].
+//! - a weight map's cells (`WeightMap`): `Done` with [`JobResult::WeightMap`]; a few lanes read
+//!   exactly (`Elements`): `Done` with [`JobResult::Elements`].
 //!
 //! [`request`] holds what the page asks, [`event`] what the worker answers.
 

@@ -1,6 +1,7 @@
 //! What the page asks a worker ([`WorkerRequest`]) and the files and spans a request names.
 
 use crate::choice::{ComparedCodec, CompressOptions};
+use bitlens_stats::weightmap::{Layer, Window};
 use bitlens_tensors::format::Entry;
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
@@ -208,6 +209,35 @@ pub enum WorkerRequest<J> {
         /// The non-uniform quantizer's `β`, in [0, 1].
         balance: f64,
     },
+    /// A weight map of one tensor: the cells of `window` for `layer`
+    /// (`bitlens_stats::weightmap::weight_map`), read from the window's bytes only.
+    WeightMap {
+        /// Task id.
+        task: u32,
+        /// The file holding the tensor (a local file or a URL).
+        file: FileRef<J>,
+        /// The tensor.
+        entry: Entry,
+        /// For the changes layer: the tensor in the checkpoint it changed to.
+        other: Option<(FileRef<J>, Entry)>,
+        /// The region and block size.
+        window: Window,
+        /// What a cell aggregates.
+        layer: Layer,
+    },
+    /// A few lanes of one tensor read exactly (`bitlens_stats::weightmap::elements`).
+    Elements {
+        /// Task id.
+        task: u32,
+        /// The file holding the tensor (a local file or a URL).
+        file: FileRef<J>,
+        /// The tensor.
+        entry: Entry,
+        /// The first lane.
+        start: u64,
+        /// How many lanes (at most `bitlens_stats::weightmap::MAX_ELEMENTS`).
+        count: u64,
+    },
     /// The lossy lesson's survey: every lossy setting it offers encoded, decoded back and
     /// compared on the values of one tensor (`bitlens_lessons::lossy::survey`).
     LossySurvey {
@@ -240,7 +270,9 @@ impl<J> WorkerRequest<J> {
             | WorkerRequest::EntryFlips { task, .. }
             | WorkerRequest::RoundtripEntry { task, .. }
             | WorkerRequest::InshrinkBins { task, .. }
-            | WorkerRequest::LossySurvey { task, .. } => *task,
+            | WorkerRequest::LossySurvey { task, .. }
+            | WorkerRequest::WeightMap { task, .. }
+            | WorkerRequest::Elements { task, .. } => *task,
         }
     }
 }

@@ -170,6 +170,28 @@ fn requests_round_trip() {
             bytes: 1 << 10,
             dtype: Dtype::F32,
         },
+        WorkerRequest::WeightMap {
+            task: 14,
+            file: FileRef::Blob("a.safetensors".into()),
+            entry: map_entry(),
+            other: Some((FileRef::Blob("b.safetensors".into()), map_entry())),
+            window: bitlens_stats::weightmap::Window {
+                row0: 1,
+                col0: 2,
+                rows: 3,
+                cols: 4,
+                block_rows: 1,
+                block_cols: 2,
+            },
+            layer: bitlens_stats::weightmap::Layer::BitPlane { bit: 15 },
+        },
+        WorkerRequest::Elements {
+            task: 15,
+            file: FileRef::Blob("a.safetensors".into()),
+            entry: map_entry(),
+            start: 10,
+            count: 64,
+        },
     ];
     for (i, r) in requests.into_iter().enumerate() {
         assert_eq!(r.task(), i as u32 + 1);
@@ -344,6 +366,20 @@ fn events_round_trip() {
                 .unwrap(),
             )),
         },
+        WorkerEvent::Done {
+            task: 7,
+            seconds: 0.01,
+            memory: 1 << 20,
+            result: JobResult::WeightMap(Box::new(map_tile())),
+        },
+        WorkerEvent::Done {
+            task: 8,
+            seconds: 0.01,
+            memory: 1 << 20,
+            result: JobResult::Elements(
+                bitlens_stats::weightmap::elements(&map_file(), &map_entry(), 3, 2).unwrap(),
+            ),
+        },
         WorkerEvent::Failed {
             task: None,
             message: "unreadable request".into(),
@@ -368,4 +404,37 @@ fn events_round_trip() {
         mean_abs_diff: 0.75 / 63.0,
         relative_l2: None,
     });
+}
+
+/// A 4 × 8 bf16 tensor at offset 0 of [`map_file`].
+fn map_entry() -> bitlens_tensors::format::Entry {
+    bitlens_tensors::format::Entry {
+        name: "w".into(),
+        ty: bitlens_tensors::format::ElementType::Dtype(Dtype::BF16),
+        shape: vec![4, 8],
+        data: bitlens_tensors::format::Data::Range { offset: 0, len: 64 },
+    }
+}
+
+/// The bytes of [`map_entry`]: finite values only, so the tile compares equal after a round trip.
+fn map_file() -> Vec<u8> {
+    (0..32u16)
+        // bf16 is the top half of the f32 (exact for these small integers).
+        .flat_map(|i| (((f32::from(i) - 16.0).to_bits() >> 16) as u16).to_le_bytes())
+        .collect()
+}
+
+/// The whole map of [`map_entry`] in 2 × 2 blocks.
+fn map_tile() -> bitlens_stats::weightmap::Tile {
+    use bitlens_stats::weightmap::{weight_map, Grid, Layer, Window, LOCAL_GAP};
+    let window = Window::whole(Grid::of_shape(&[4, 8], 1), 8);
+    weight_map(
+        &map_file(),
+        &map_entry(),
+        None,
+        &window,
+        Layer::Values,
+        LOCAL_GAP,
+    )
+    .unwrap()
 }

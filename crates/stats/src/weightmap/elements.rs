@@ -22,8 +22,9 @@ pub struct Element {
     pub index: u64,
     /// Its value (NaN and ±Inf as they are).
     pub value: f64,
-    /// Its bit pattern as stored (a ggml block type: the dequantized f32's).
-    pub bits: u64,
+    /// Its bit pattern as stored (a ggml block type: the dequantized f32's), in hexadecimal with
+    /// `width / 4` digits (a string: a 64-bit pattern does not fit a JavaScript number).
+    pub hex: String,
     /// Bits in the pattern.
     pub width: u32,
 }
@@ -70,7 +71,7 @@ pub fn elements(
             Element {
                 index: i,
                 value: values[k],
-                bits: bits[k],
+                hex: format!("{:0digits$x}", bits[k], digits = width.div_ceil(4) as usize),
                 width,
             }
         })

@@ -165,7 +165,7 @@ impl Sampler {
                 lane_patterns(self.unit, bytes, &mut self.bits);
                 let (mantissa, width, bias) = match self.unit {
                     Unit::Plain(d) => exponent_field(d).unwrap_or((0, 0, 0)),
-                    _ => (1, 2, 1),
+                    _ => exponent_field(Dtype::F4).unwrap_or((0, 0, 0)),
                 };
                 let mask = (1u64 << width) - 1;
                 out.extend(
@@ -264,18 +264,13 @@ pub(crate) fn lane_patterns(unit: Unit, bytes: &[u8], out: &mut Vec<u64>) {
     }
 }
 
-/// (mantissa bits, exponent bits, bias) of a float dtype.
+/// (mantissa bits, exponent bits, bias) of a float dtype: the field widths of
+/// [`Dtype::float_layout`], the bias `2^(e−1) − 1` (one more for the "fnuz" 8-bit types; E8M0, a
+/// bare exponent, 127).
 pub(crate) fn exponent_field(dtype: Dtype) -> Option<(u32, u32, i64)> {
-    Some(match dtype {
-        Dtype::F64 => (52, 11, 1023),
-        Dtype::F32 => (23, 8, 127),
-        Dtype::F16 => (10, 5, 15),
-        Dtype::BF16 => (7, 8, 127),
-        Dtype::F8_E4M3 => (3, 4, 7),
-        Dtype::F8_E4M3FNUZ => (3, 4, 8),
-        Dtype::F8_E5M2 => (2, 5, 15),
-        Dtype::F8_E5M2FNUZ => (2, 5, 16),
-        Dtype::F8_E8M0 => (0, 8, 127),
-        _ => return None,
-    })
+    let layout = dtype.float_layout()?;
+    let e = layout.exponent_bits;
+    let fnuz = matches!(dtype, Dtype::F8_E4M3FNUZ | Dtype::F8_E5M2FNUZ);
+    let bias = (1i64 << (e - 1)) - 1 + i64::from(fnuz);
+    Some((layout.mantissa_bits, e, bias))
 }

@@ -26,6 +26,7 @@ mod tile;
 
 pub use elements::{elements, Element, MAX_ELEMENTS};
 pub use grid::{Grid, Window};
+pub use read::{LOCAL_GAP, REMOTE_GAP};
 pub use tile::{Cells, Tile};
 
 use bitlens_tensors::format::bytes::BytesError;
@@ -123,12 +124,15 @@ pub enum MapError {
 
 /// The tile of `window` of `entry` (read from `src`) for `layer`; [`Layer::Changes`] needs
 /// `other`, the same tensor in the checkpoint it changed to (same element type and shape).
+/// Rows that skip at most `gap` bytes between them are read in one stretch ([`LOCAL_GAP`],
+/// [`REMOTE_GAP`]), others row by row.
 pub fn weight_map(
     src: &dyn ReadAt,
     entry: &Entry,
     other: Option<(&dyn ReadAt, &Entry)>,
     window: &Window,
     layer: Layer,
+    gap: u64,
 ) -> Result<Tile, MapError> {
     let (unit, lanes_per_element) = Unit::of(entry.ty)?;
     unit.check(layer)?;
@@ -159,7 +163,7 @@ pub fn weight_map(
     let (mut samples, mut other_samples) = (Vec::new(), Vec::new());
     let (mut pat_a, mut pat_b, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
     let mut bytes_read = 0u64;
-    for (start, end) in spans(grid, window, unit, seekable) {
+    for (start, end) in spans(grid, window, unit, seekable, gap) {
         let first = a.read(start, end, &mut buf_a)?;
         bytes_read += buf_a.len() as u64;
         samples.clear();

@@ -14,21 +14,31 @@ use bitlens_tensors::ReadAt;
 /// Bytes per read, about.
 pub(crate) const PIECE: usize = 4 << 20;
 
-/// Skipped bytes between two rows' spans below which the rows are read as one stretch.
-const GAP: u64 = 256 << 10;
+/// Skipped bytes between two rows' spans below which a local file's rows are read as one
+/// stretch: one read of a browser `Blob` costs about as much as reading this many bytes more.
+pub const LOCAL_GAP: u64 = 256 << 10;
+
+/// The same for a file read by HTTP range requests, where a request's round trip costs more.
+pub const REMOTE_GAP: u64 = 4 << 20;
 
 /// The lane spans `[start, end)` covering `window` of `grid`, in increasing order, each of at
-/// most about [`PIECE`] bytes and, but for the last, whole units. `seekable`: the tensor is a
-/// plain byte range (else everything up to the region is streamed anyway, so the region is
-/// read as one stretch).
-pub(crate) fn spans(grid: Grid, window: &Window, unit: Unit, seekable: bool) -> Vec<(u64, u64)> {
+/// most about [`PIECE`] bytes and, but for the last, whole units. Rows are read in one stretch
+/// when they skip at most `gap` bytes between them, or when the tensor is not `seekable` (not a
+/// plain byte range: everything up to the region is streamed anyway).
+pub(crate) fn spans(
+    grid: Grid,
+    window: &Window,
+    unit: Unit,
+    seekable: bool,
+    gap: u64,
+) -> Vec<(u64, u64)> {
     if window.rows == 0 || window.cols == 0 {
         return Vec::new();
     }
     let lane_bytes = (unit.bytes() as u64).div_ceil(unit.lanes() as u64).max(1);
     let skipped = (grid.cols - window.cols) * lane_bytes;
     let first = window.row0 * grid.cols + window.col0;
-    let stretches: Vec<(u64, u64)> = if skipped <= GAP || !seekable {
+    let stretches: Vec<(u64, u64)> = if skipped <= gap || !seekable {
         let last = (window.row0 + window.rows - 1) * grid.cols + window.col0 + window.cols;
         vec![(first, last.min(grid.lanes))]
     } else {

@@ -187,13 +187,13 @@ proptest! {
             block_rows: blocks.0,
             block_cols: blocks.1,
         };
-        let tile = weight_map(&file, &entry, None, &window, Layer::Values).unwrap();
+        let tile = weight_map(&file, &entry, None, &window, Layer::Values, LOCAL_GAP).unwrap();
         let values = reference_values(&file, &entry);
         assert_matches(&tile, &values, |i| values[i] == 0.0);
 
         // Bit planes: the fraction of lanes with the bit set.
         let bit = (seed % u64::from(dt.bits())) as u8;
-        let plane = weight_map(&file, &entry, None, &window, Layer::BitPlane { bit }).unwrap();
+        let plane = weight_map(&file, &entry, None, &window, Layer::BitPlane { bit }, LOCAL_GAP).unwrap();
         let set: Vec<f32> = bytes
             .chunks_exact(w)
             .map(|c| {
@@ -214,7 +214,7 @@ fn the_whole_window_of_a_matrix_and_its_exact_elements() {
     let grid = Grid::of_shape(&entry.shape, 1);
     let window = Window::whole(grid, 20);
     assert_eq!((window.block_rows, window.block_cols), (3, 3));
-    let tile = weight_map(&file, &entry, None, &window, Layer::Values).unwrap();
+    let tile = weight_map(&file, &entry, None, &window, Layer::Values, LOCAL_GAP).unwrap();
     assert_matches(&tile, &values, |i| values[i] == 0.0);
     // Cell (0, 0): rows 0..3, columns 0..3.
     let v = &values;
@@ -229,7 +229,7 @@ fn the_whole_window_of_a_matrix_and_its_exact_elements() {
     let e = elements(&file, &entry, 61, 3).unwrap();
     assert_eq!(e.iter().map(|e| e.index).collect::<Vec<_>>(), [61, 62, 63]);
     assert_eq!(e[0].value, 0.25);
-    assert_eq!(e[0].bits, u64::from(0.25f32.to_bits()));
+    assert_eq!(e[0].hex, "3e800000");
     assert_eq!(e[0].width, 32);
     assert!(elements(&file, &entry, 120, 5).unwrap().is_empty());
     assert_eq!(elements(&file, &entry, 118, 5).unwrap().len(), 2);
@@ -251,12 +251,12 @@ fn exponents_are_unbiased_and_int_tensors_have_none() {
         block_rows: 1,
         block_cols: 1,
     };
-    let tile = weight_map(&file, &entry, None, &w, Layer::Exponent).unwrap();
+    let tile = weight_map(&file, &entry, None, &w, Layer::Exponent, LOCAL_GAP).unwrap();
     assert_eq!(tile.mean.0, [0.0, 1.0, -1.0, 10.0]);
     let (file, entry) = tensor(ElementType::Dtype(Dtype::I32), &[1, 1], &[0, 0, 0, 0]);
     let w1 = Window { cols: 1, ..w };
     assert!(matches!(
-        weight_map(&file, &entry, None, &w1, Layer::Exponent),
+        weight_map(&file, &entry, None, &w1, Layer::Exponent, LOCAL_GAP),
         Err(MapError::Layer { .. })
     ));
 }
@@ -276,7 +276,7 @@ fn changes_count_unchanged_bits_and_take_the_difference() {
         block_rows: 1,
         block_cols: 2,
     };
-    let tile = weight_map(&fa, &ea, Some((&fb, &eb)), &w, Layer::Changes).unwrap();
+    let tile = weight_map(&fa, &ea, Some((&fb, &eb)), &w, Layer::Changes, LOCAL_GAP).unwrap();
     // Row 0: 1→1 unchanged, +0→-0 changed (equal values, other bits).
     assert_eq!(tile.zeros.0[0], 0.5);
     assert_eq!(tile.mean.0[0], 0.0);
@@ -288,10 +288,10 @@ fn changes_count_unchanged_bits_and_take_the_difference() {
     assert_eq!(tile.bytes_read, 32);
     let (fc, ec) = tensor(ElementType::Dtype(Dtype::F32), &[4], &to_bytes(&b));
     assert!(matches!(
-        weight_map(&fa, &ea, Some((&fc, &ec)), &w, Layer::Changes),
+        weight_map(&fa, &ea, Some((&fc, &ec)), &w, Layer::Changes, LOCAL_GAP),
         Err(MapError::Pair(_))
     ));
-    assert!(weight_map(&fa, &ea, None, &w, Layer::Changes).is_err());
+    assert!(weight_map(&fa, &ea, None, &w, Layer::Changes, LOCAL_GAP).is_err());
 }
 
 #[test]
@@ -316,7 +316,7 @@ fn quantized_tensors_map_their_dequantized_values() {
             block_cols: 5,
         },
     ] {
-        let tile = weight_map(&file, &entry, None, &window, Layer::Values).unwrap();
+        let tile = weight_map(&file, &entry, None, &window, Layer::Values, LOCAL_GAP).unwrap();
         assert_matches(&tile, &values, |i| values[i] == 0.0);
     }
     let e = elements(&file, &entry, 70, 2).unwrap();
@@ -327,7 +327,8 @@ fn quantized_tensors_map_their_dequantized_values() {
             &entry,
             None,
             &Window::whole(grid, 10),
-            Layer::BitPlane { bit: 0 }
+            Layer::BitPlane { bit: 0 },
+            LOCAL_GAP
         ),
         Err(MapError::Layer { .. })
     ));
@@ -360,7 +361,7 @@ fn a_narrow_window_of_wide_rows_reads_only_its_columns() {
         block_rows: 1,
         block_cols: 1,
     };
-    let tile = weight_map(&src, &entry, None, &w, Layer::Values).unwrap();
+    let tile = weight_map(&src, &entry, None, &w, Layer::Values, LOCAL_GAP).unwrap();
     assert_eq!(src.1.get(), 20 * 500 * 2);
     assert_eq!(tile.bytes_read, 20 * 500 * 2);
     // A window over nearly whole rows reads them in one stretch.
@@ -373,7 +374,7 @@ fn a_narrow_window_of_wide_rows_reads_only_its_columns() {
         block_rows: 1,
         block_cols: 1000,
     };
-    weight_map(&src, &entry, None, &w, Layer::Values).unwrap();
+    weight_map(&src, &entry, None, &w, Layer::Values, LOCAL_GAP).unwrap();
     assert_eq!(src.1.get(), (2 * cols + cols - 10) * 2);
 }
 
@@ -389,11 +390,19 @@ fn bad_windows_and_truncated_files_are_errors_not_panics() {
         block_cols: 1,
     };
     assert!(matches!(
-        weight_map(&file, &entry, None, &w, Layer::Values),
+        weight_map(&file, &entry, None, &w, Layer::Values, LOCAL_GAP),
         Err(MapError::Window { .. })
     ));
     let w = Window { rows: 1, ..w };
-    assert!(weight_map(&file[..40].to_vec(), &entry, None, &w, Layer::Values).is_err());
+    assert!(weight_map(
+        &file[..40].to_vec(),
+        &entry,
+        None,
+        &w,
+        Layer::Values,
+        LOCAL_GAP
+    )
+    .is_err());
     let huge = Window {
         row0: 0,
         col0: 0,
@@ -404,7 +413,7 @@ fn bad_windows_and_truncated_files_are_errors_not_panics() {
     };
     let (f2, e2) = tensor(ElementType::Dtype(Dtype::F6_E2M3), &[4, 4], &[0; 12]);
     assert!(matches!(
-        weight_map(&f2, &e2, None, &huge, Layer::Values),
+        weight_map(&f2, &e2, None, &huge, Layer::Values, LOCAL_GAP),
         Err(MapError::Unsupported(_))
     ));
 }

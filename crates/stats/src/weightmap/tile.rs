@@ -145,42 +145,91 @@ impl CellAccumulator {
             if r >= w.row0 && r < w.row0 + w.rows {
                 let c_lo = c.max(w.col0);
                 let c_hi = (c + (stop - l)).min(w.col0 + w.cols);
-                let row_cells = ((r - w.row0) / w.block_rows) as usize * self.cell_cols;
-                let mut cc = c_lo;
-                while cc < c_hi {
-                    let cell_col = (cc - w.col0) / w.block_cols;
-                    let cell_end = c_hi.min(w.col0 + (cell_col + 1) * w.block_cols);
-                    let i0 = (r * cols + cc - first) as usize;
-                    let i1 = i0 + (cell_end - cc) as usize;
+                if c_lo < c_hi {
+                    let row_cells = ((r - w.row0) / w.block_rows) as usize * self.cell_cols;
+                    let i0 = (r * cols + c_lo - first) as usize;
+                    let i1 = i0 + (c_hi - c_lo) as usize;
                     let flags = unchanged.map(|u| &u[i0..i1]);
-                    self.fold(row_cells + cell_col as usize, &samples[i0..i1], flags);
-                    cc = cell_end;
+                    self.add_row(row_cells, c_lo - w.col0, &samples[i0..i1], flags);
                 }
             }
             l = stop;
         }
     }
 
-    /// Folds one cell's run of samples.
+    /// Folds one row's run of samples starting at column `col` of the window into the cells of
+    /// the cell row starting at cell `row_cells`.
+    fn add_row(&mut self, row_cells: usize, col: u64, run: &[f32], unchanged: Option<&[bool]>) {
+        let bc = self.window.block_cols as usize;
+        let first_cell = row_cells + (col / self.window.block_cols) as usize;
+        if bc == 1 && unchanged.is_none() {
+            // One lane per cell: fold each lane straight into its cell (zipped slices, so the
+            // loop has no bounds checks).
+            let end = first_cell + run.len();
+            let cells = self.sum[first_cell..end]
+                .iter_mut()
+                .zip(&mut self.min[first_cell..end])
+                .zip(&mut self.max[first_cell..end])
+                .zip(&mut self.finite[first_cell..end])
+                .zip(&mut self.zeros[first_cell..end])
+                .zip(&mut self.lanes[first_cell..end]);
+            for (&s, (((((sum, lo), hi), finite), zeros), lanes)) in run.iter().zip(cells) {
+                let fin = s.is_finite();
+                *sum += if fin { f64::from(s) } else { 0.0 };
+                *lo = lo.min(if fin { s } else { f32::INFINITY });
+                *hi = hi.max(if fin { s } else { f32::NEG_INFINITY });
+                *finite += u32::from(fin);
+                *zeros += u32::from(s == 0.0);
+                *lanes += 1;
+            }
+            return;
+        }
+        // The first cell may start mid-block; the others start at block boundaries.
+        let head = (bc - (col as usize % bc)).min(run.len());
+        let flags = |a: usize, b: usize| unchanged.map(|u| &u[a..b]);
+        self.fold(first_cell, &run[..head], flags(0, head));
+        for (k, piece) in run[head..].chunks(bc).enumerate() {
+            let at = head + k * bc;
+            self.fold(first_cell + 1 + k, piece, flags(at, at + piece.len()));
+        }
+    }
+
+    /// Folds one cell's run of samples: four lanes at a time into four partial sums, minima and
+    /// maxima (independent chains the processor overlaps), then the rest.
+    #[inline]
     fn fold(&mut self, cell: usize, run: &[f32], unchanged: Option<&[bool]>) {
-        let (mut sum, mut lo, mut hi, mut finite) = (0.0f64, self.min[cell], self.max[cell], 0u32);
-        for &s in run {
-            if s.is_finite() {
-                sum += f64::from(s);
-                lo = lo.min(s);
-                hi = hi.max(s);
-                finite += 1;
+        let mut sum = [0.0f64; 4];
+        let mut lo = [f32::INFINITY; 4];
+        let mut hi = [f32::NEG_INFINITY; 4];
+        let (mut finite, mut zeros) = (0u32, 0u32);
+        let mut quads = run.chunks_exact(4);
+        for q in &mut quads {
+            for j in 0..4 {
+                let s = q[j];
+                let fin = s.is_finite();
+                sum[j] += if fin { f64::from(s) } else { 0.0 };
+                lo[j] = lo[j].min(if fin { s } else { f32::INFINITY });
+                hi[j] = hi[j].max(if fin { s } else { f32::NEG_INFINITY });
+                finite += u32::from(fin);
+                zeros += u32::from(s == 0.0);
             }
         }
-        let zeros = match unchanged {
-            Some(u) => u.iter().filter(|&&b| b).count(),
-            None => run.iter().filter(|&&s| s == 0.0).count(),
-        };
-        self.sum[cell] += sum;
-        self.min[cell] = lo;
-        self.max[cell] = hi;
+        for &s in quads.remainder() {
+            let fin = s.is_finite();
+            sum[0] += if fin { f64::from(s) } else { 0.0 };
+            lo[0] = lo[0].min(if fin { s } else { f32::INFINITY });
+            hi[0] = hi[0].max(if fin { s } else { f32::NEG_INFINITY });
+            finite += u32::from(fin);
+            zeros += u32::from(s == 0.0);
+        }
+        if let Some(u) = unchanged {
+            zeros = u.iter().map(|&b| u32::from(b)).sum();
+        }
+        self.sum[cell] += (sum[0] + sum[1]) + (sum[2] + sum[3]);
+        self.min[cell] = self.min[cell].min(lo[0].min(lo[1]).min(lo[2].min(lo[3])));
+        self.max[cell] = self.max[cell].max(hi[0].max(hi[1]).max(hi[2].max(hi[3])));
         self.finite[cell] += finite;
-        self.zeros[cell] += zeros as u32;
+        self.zeros[cell] += zeros;
         self.lanes[cell] += run.len() as u32;
     }
 

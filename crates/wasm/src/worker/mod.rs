@@ -14,6 +14,8 @@
 //!   file, with `Range` requests.
 //! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
 //!   survey of the lossy codecs, and its non-uniform bins, `bitlens_inshrink`).
+//! - [`weightmap`]: a weight map's cells for a window of one tensor, and a few of its values
+//!   exactly, read from those bytes only.
 //! - [`opfs`]: a compress / decompress job's output file in the origin private file system.
 //! - [`post`]: where events go ([`post::Post`]: the page, or a test's list) and how often.
 
@@ -24,6 +26,7 @@ pub mod jobs;
 pub mod lesson;
 pub mod opfs;
 pub mod post;
+pub mod weightmap;
 pub mod windows;
 
 use crate::convert::{memory_bytes, now};
@@ -190,6 +193,21 @@ async fn dispatch(
             dtype,
             ..
         } => lesson::lossy_survey(file, offset, bytes, dtype),
+        WorkerRequest::WeightMap {
+            file,
+            entry,
+            other,
+            window,
+            layer,
+            ..
+        } => weightmap::weight_map(file, &entry, other, &window, layer),
+        WorkerRequest::Elements {
+            file,
+            entry,
+            start,
+            count,
+            ..
+        } => weightmap::elements(file, &entry, start, count),
     }
 }
 

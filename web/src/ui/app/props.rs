@@ -18,7 +18,7 @@ pub struct AppProps {
     /// Tensor to select (Detail) once loaded; live: changing it selects that tensor.
     #[prop_or_default]
     pub tensor: Option<String>,
-    /// View: "summary" | "table" | "detail" | "compare" (| "codecs"); live.
+    /// View: "summary" | "table" | "detail" | "values" | "compare" (| "codecs"); live.
     #[prop_or_default]
     pub view: Option<String>,
     /// Compact layout without the app chrome (embed, or `?embed=1`).
@@ -58,6 +58,8 @@ pub enum Tab {
     Tensors,
     /// One tensor's charts.
     Detail,
+    /// One tensor's values as a weight map.
+    Values,
     /// Checkpoint comparison.
     Compare,
     /// Compress checkpoints, decompress snapshots.
@@ -71,6 +73,7 @@ impl Tab {
             "summary" => Tab::Summary,
             "tensors" | "table" => Tab::Tensors,
             "detail" => Tab::Detail,
+            "values" => Tab::Values,
             "compare" => Tab::Compare,
             "codecs" => Tab::Codecs,
             _ => return None,
@@ -83,6 +86,7 @@ impl Tab {
             Tab::Summary => "summary",
             Tab::Tensors => "tensors",
             Tab::Detail => "detail",
+            Tab::Values => "values",
             Tab::Compare => "compare",
             Tab::Codecs => "codecs",
         }

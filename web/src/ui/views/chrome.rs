@@ -288,6 +288,7 @@ pub fn tabs(link: &Scope<App>, open: Tab, checkpoints: usize) -> Html {
             { tab(Tab::Summary, "Summary", true) }
             { tab(Tab::Tensors, "Tensors", true) }
             { tab(Tab::Detail, "Detail", true) }
+            { tab(Tab::Values, "Values", true) }
             { tab(Tab::Compare, "Compare", checkpoints >= 2) }
             { tab(Tab::Codecs, "Codecs", true) }
         </div>

@@ -293,6 +293,21 @@ fn bit_chart(st: &TensorStats, title: &str) -> Html {
     }
 }
 
+/// The select of checkpoint `c`'s tensors with `current` selected (Detail's and Values').
+pub fn tensor_picker(link: &Scope<App>, c: &Checkpoint, current: &str) -> Html {
+    let onchange = link.callback(|e: Event| {
+        let sel: HtmlSelectElement = e.target_unchecked_into();
+        Msg::Pick(sel.value())
+    });
+    html! {
+        <select id="tensor-select" {onchange}>
+            { for c.rows.iter().map(|t| html! {
+                <option value={t.name.clone()} selected={t.name == current} title={t.name.clone()}>{ &t.name }</option>
+            }) }
+        </select>
+    }
+}
+
 /// The detail of the selected tensor of the active checkpoint.
 pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
     let Some(c) = s.checkpoint else {
@@ -302,17 +317,7 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
         return html! { <p>{ "This checkpoint has no tensors." }</p> };
     };
     let r = &c.rows[ri];
-    let onchange = link.callback(|e: Event| {
-        let sel: HtmlSelectElement = e.target_unchecked_into();
-        Msg::Detail(sel.value())
-    });
-    let picker = html! {
-        <select id="tensor-select" {onchange}>
-            { for c.rows.iter().map(|t| html! {
-                <option value={t.name.clone()} selected={t.name == r.name}>{ &t.name }</option>
-            }) }
-        </select>
-    };
+    let picker = tensor_picker(link, c, &r.name);
     let body = match r.stats.as_deref() {
         None => {
             html! { <p class="note pending">{ "Statistics for this tensor are still being computed…" }</p> }
@@ -325,6 +330,8 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
                 <label>{ "Tensor " }{ picker }</label>
                 <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
                     r.type_name(), shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
+                <button id="detail-values" title="This tensor's values as a zoomable map"
+                    onclick={link.callback(|_| Msg::Tab(crate::ui::app::Tab::Values))}>{ "Values map" }</button>
             </div>
             { codec_section(on, s.codecs, c.id, r) }
             { body }

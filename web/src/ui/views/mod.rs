@@ -7,6 +7,7 @@
 //! - [`table`]: the sortable, filterable tensor table.
 //! - [`detail`]: one tensor's charts.
 //! - [`quant`]: a block-quantized tensor's scales and codes (part of its detail).
+//! - [`values`]: a tensor's values as a zoomable weight map, and its first values.
 //! - [`compare`]: flips between checkpoints.
 //! - [`codecs`]: compress checkpoints into snapshots, decompress snapshots.
 //! - [`learn`]: the teaching lessons (`#learn/float`, `#learn/huffman`, `#learn/ans`).
@@ -21,3 +22,4 @@ pub mod learn;
 pub mod quant;
 pub mod summary;
 pub mod table;
+pub mod values;

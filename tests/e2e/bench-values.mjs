@@ -1,0 +1,95 @@
+// The weight map's speed (a benchmark, not a test: it prints JSON lines and asserts nothing). The
+// app in headless Chromium is given FILE (a safetensors file; scripts/bench-web.sh makes one with
+// a 100.7 M-value bf16 matrix, tests/python/make_big_matrix.py), computes every tensor's
+// statistics, then opens the Values view on TENSOR: the time from the click to the map on screen
+// (the base tile of the whole tensor computed in the map's worker and drawn), and each zoom step
+// (+ button at the centre) until the map shows single values: the time from the click to the
+// picture of the new view drawn with the detail tile it needed. The floor beside it: the page
+// reading the tensor's bytes with `Blob.slice().arrayBuffer()` (no computation), in the same run.
+//
+//   node tests/e2e/bench-values.mjs FILE [TENSOR=big.weight]     (RUNS=3 by default)
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer } from './serve.mjs';
+import { launch } from './browser.mjs';
+import { ROOT } from './fixtures.mjs';
+
+const file = path.resolve(process.argv[2]);
+const tensor = process.argv[3] ?? 'big.weight';
+const runs = Number(process.env.RUNS ?? 3);
+const server = await startServer(path.join(ROOT, process.env.DIST ?? 'dist'), 0);
+const url = `http://127.0.0.1:${server.address().port}/`;
+
+/** The tensor's byte range in the file (from its safetensors header). */
+function range() {
+  const fd = fs.openSync(file, 'r');
+  const b = Buffer.alloc(8);
+  fs.readSync(fd, b, 0, 8, 0);
+  const n = Number(b.readBigUInt64LE(0));
+  const head = Buffer.alloc(n);
+  fs.readSync(fd, head, 0, n, 8);
+  fs.closeSync(fd);
+  const t = JSON.parse(head.toString('utf8'))[tensor];
+  return { start: 8 + n + t.data_offsets[0], end: 8 + n + t.data_offsets[1], shape: t.shape, dtype: t.dtype };
+}
+
+const r = range();
+const context = await launch();
+for (let run = 0; run < runs; run++) {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('.progress[data-state=done]', { timeout: 600_000 });
+  // The floor: the tensor's bytes read by the page, nothing computed.
+  const floorMs = await page.evaluate(async ({ start, end }) => {
+    const f = document.getElementById('file-input').files[0];
+    const t0 = performance.now();
+    const b = await f.slice(start, end).arrayBuffer();
+    if (b.byteLength !== end - start) throw new Error('short read');
+    return performance.now() - t0;
+  }, r);
+  await page.click('[data-tab=values]');
+  const t0 = Date.now();
+  await page.selectOption('#tensor-select', tensor);
+  await page.waitForSelector(`#values[data-tensor="${tensor}"] #values-map[data-ready="1"]`, { timeout: 600_000 });
+  const shownMs = Date.now() - t0;
+  const state = await page.$eval('#values-map', (c) => ({ ...c.dataset }));
+  const steps = [];
+  for (let i = 0; i < 40; i++) {
+    const before = await page.$eval('#values-map', (c) => ({ ...c.dataset }));
+    if (before.detailBlock === '1x1') break;
+    const s0 = Date.now();
+    await page.click('#values-zoom-in');
+    await page.waitForFunction(
+      (n) => {
+        const c = document.querySelector('#values-map');
+        return Number(c.dataset.draws) > n && c.dataset.detailPending === '0';
+      },
+      Number(before.draws),
+      { timeout: 60_000, polling: 5 },
+    );
+    const after = await page.$eval('#values-map', (c) => ({ ...c.dataset }));
+    steps.push({ ms: Date.now() - s0, zoom: Number(after.zoom), detail_block: after.detailBlock, detail_ms: Number(after.detailMs || 0) });
+  }
+  console.log(
+    JSON.stringify({
+      run,
+      tensor,
+      dtype: r.dtype,
+      shape: r.shape,
+      values: r.shape.reduce((a, b) => a * b, 1),
+      tensor_bytes: r.end - r.start,
+      floor_read_ms: Math.round(floorMs),
+      map_shown_ms: shownMs,
+      map_worker_ms: Number(state.baseMs),
+      base_block: state.baseBlock,
+      zoom_steps: steps.length,
+      zoom_max_ms: Math.max(...steps.map((s) => s.ms)),
+      zoom_median_ms: steps.map((s) => s.ms).sort((a, b) => a - b)[Math.floor(steps.length / 2)],
+      steps,
+    }),
+  );
+  await page.close();
+}
+await context.close();
+server.close();

@@ -1,0 +1,699 @@
+//! The Values view: a tensor's values as a zoomable, pannable weight map, and its first values.
+//!
+//! The map is computed in a worker of the view's own (`WorkerRequest::WeightMap`,
+//! `bitlens_stats::weightmap`) from the tensor's byte range only, so a 1 GB matrix is drawn
+//! without being held and a remote one reads only its own bytes: first a base tile of the whole
+//! tensor in at most [`BASE_CELLS`] cells, then, once the view is zoomed in past the base's
+//! blocks, a detail tile of what is on screen at screen resolution (the base, scaled up, shows
+//! until it comes). A pixel shows the aggregate of the cells under it (mean, absolute max,
+//! max − min or fraction of zeros) of a layer — the values (a ggml block type's dequantized), one
+//! bit plane, the exponents, or the changes from the previous checkpoint — on a diverging or
+//! sequential colour scale (linear, symmetric log or by quantile) with a legend
+//! ([`crate::model::weightmap`]). Hovering reads the lane under the pointer exactly
+//! (`WorkerRequest::Elements`): index, value and bits, beside the pixel's aggregate and the lanes
+//! it covers; the table of first values reads a range the visitor picks.
+//!
+//! - [`controls`]: the layer, aggregate, scale and zoom controls.
+//! - [`readout`]: the hover readout and the table of values.
+
+mod controls;
+mod readout;
+
+use crate::model::checkpoint::{Checkpoint, TensorRow};
+use crate::model::format::shape as shape_text;
+use crate::model::weightmap::colour::{rgb, Normalizer};
+use crate::model::weightmap::raster::{pixel_cells, raster};
+use crate::model::weightmap::viewport::Viewport;
+use crate::model::weightmap::{Aggregate, Quantity, Scale, BASE_CELLS};
+use crate::ui::app::App;
+use crate::ui::jobs::{entry_of, now, to_ref};
+use crate::ui::loader::Source;
+use crate::ui::worker::WorkerHandle;
+use bitlens_protocol::js::{Event as WorkerEvent, Request};
+use bitlens_protocol::JobResult;
+use bitlens_stats::weightmap::{Element, Grid, Layer, Tile, Window};
+use bitlens_tensors::format::{ElementType, Entry};
+use gloo_events::{EventListener, EventListenerOptions};
+use readout::Hover;
+use std::collections::HashMap;
+use std::rc::Rc;
+use wasm_bindgen::{Clamped, JsCast};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData, WheelEvent};
+use yew::html::Scope;
+use yew::prelude::*;
+
+/// Canvas height in pixels.
+const HEIGHT: u32 = 420;
+
+/// Zoom factor of one wheel notch or button press.
+const STEP: f64 = 1.25;
+
+/// One tensor in one checkpoint: where its file is and how the format describes it.
+#[derive(Clone, PartialEq)]
+pub struct TensorAt {
+    /// The file holding it.
+    pub file: Source,
+    /// The tensor.
+    pub entry: Entry,
+}
+
+/// The tensor in two consecutive checkpoints (same type and shape), for the changes layer:
+/// changes are `second − first`.
+#[derive(Clone, PartialEq)]
+pub struct Pair {
+    /// In the earlier checkpoint.
+    pub first: TensorAt,
+    /// In the later checkpoint.
+    pub second: TensorAt,
+    /// The two checkpoints' labels, `A → B`.
+    pub label: String,
+}
+
+/// Props of [`Values`].
+#[derive(Properties, PartialEq)]
+pub struct ValuesProps {
+    /// The tensor shown.
+    pub tensor: TensorAt,
+    /// The tensor in the shown checkpoint and the one before it (or after it, for the first).
+    #[prop_or_default]
+    pub pair: Option<Pair>,
+}
+
+/// Messages of [`Values`].
+pub enum Msg {
+    /// The worker reported.
+    Worker(WorkerEvent),
+    /// Another layer, aggregate or scale.
+    Layer(Layer),
+    /// Another aggregate.
+    Aggregate(Aggregate),
+    /// Another colour scale.
+    Scale(Scale),
+    /// Zoom by a factor about a canvas point (off the canvas: about its centre).
+    Zoom(f64, f64, f64),
+    /// Back to the whole tensor.
+    Fit,
+    /// Pointer pressed at a canvas point.
+    Press(f64, f64),
+    /// Pointer moved to a canvas point.
+    Move(f64, f64),
+    /// Pointer released.
+    Release,
+    /// Pointer left the canvas.
+    Leave,
+    /// The first-values range changed: (first lane, count).
+    Range(u64, u64),
+    /// The canvas's box is this wide.
+    Measured(u32),
+}
+
+/// What the view asked the worker and is waiting for, by task id.
+#[derive(Default)]
+struct Asked {
+    base: u32,
+    detail: u32,
+    hover: u32,
+    table: u32,
+    /// When the current base / detail request was posted (`performance.now()`).
+    base_at: f64,
+    detail_at: f64,
+}
+
+/// The view's state.
+pub struct Values {
+    worker: Option<WorkerHandle>,
+    next_task: u32,
+    asked: Asked,
+    layer: Layer,
+    aggregate: Aggregate,
+    scale: Scale,
+    grid: Grid,
+    viewport: Option<Viewport>,
+    base: Option<Rc<Tile>>,
+    detail: Option<Rc<Tile>>,
+    /// The detail window asked for and not yet answered.
+    detail_wanted: Option<Window>,
+    /// Where a drag started (canvas point) while the pointer is down.
+    drag: Option<(f64, f64)>,
+    hover: Option<Hover>,
+    first: (u64, u64),
+    table: Option<Vec<Element>>,
+    error: Option<String>,
+    /// Milliseconds the last base / detail tile took from request to drawn.
+    base_ms: Option<f64>,
+    detail_ms: Option<f64>,
+    /// Pictures drawn (the tests wait on it).
+    draws: u32,
+    /// The picture's scale, for the legend and the hover colour.
+    normalizer: Option<Normalizer>,
+    canvas: NodeRef,
+    _wheel: Option<EventListener>,
+}
+
+impl Values {
+    fn quantity(&self) -> Quantity {
+        Quantity {
+            layer: self.layer,
+            aggregate: self.aggregate,
+        }
+    }
+
+    /// The next task id.
+    fn task(&mut self) -> u32 {
+        self.next_task += 1;
+        self.next_task
+    }
+
+    /// Posts `request`, starting the worker if needed.
+    fn post(&mut self, ctx: &Context<Self>, request: Request) {
+        if self.worker.is_none() {
+            match WorkerHandle::spawn("worker.js", "map worker", ctx.link().callback(Msg::Worker)) {
+                Ok(w) => self.worker = Some(w),
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        if let Some(Err(e)) = self.worker.as_ref().map(|w| w.post(&request)) {
+            self.error = Some(e);
+        }
+    }
+
+    /// The tensor a layer reads (the changes layer: the previous checkpoint's, compared with this).
+    fn map_request(&mut self, ctx: &Context<Self>, window: Window) -> u32 {
+        let p = ctx.props();
+        let task = self.task();
+        let (file, entry, other) = match (self.layer, &p.pair) {
+            (Layer::Changes, Some(pair)) => (
+                to_ref(&pair.first.file),
+                pair.first.entry.clone(),
+                Some((to_ref(&pair.second.file), pair.second.entry.clone())),
+            ),
+            _ => (to_ref(&p.tensor.file), p.tensor.entry.clone(), None),
+        };
+        self.post(
+            ctx,
+            Request::WeightMap {
+                task,
+                file,
+                entry,
+                other,
+                window,
+                layer: self.layer,
+            },
+        );
+        task
+    }
+
+    /// Asks for the base tile of the current layer (dropping the tiles of the previous one),
+    /// once the canvas is measured (its blocks are shaped by the fitted view).
+    fn request_base(&mut self, ctx: &Context<Self>) {
+        self.base = None;
+        self.detail = None;
+        self.detail_wanted = None;
+        self.error = None;
+        let Some(v) = self.viewport else { return };
+        let window = v.base_window(BASE_CELLS);
+        self.asked.base_at = now();
+        self.asked.base = self.map_request(ctx, window);
+    }
+
+    /// Asks for a detail tile when the view needs one that neither the current detail tile nor
+    /// the one asked for covers.
+    fn request_detail(&mut self, ctx: &Context<Self>) {
+        let (Some(v), Some(base)) = (self.viewport, self.base.as_ref()) else {
+            return;
+        };
+        let Some(want) = v.detail_window(&base.window) else {
+            return;
+        };
+        let covers = |w: &Window| {
+            w.block_rows == want.block_rows
+                && w.block_cols == want.block_cols
+                && w.row0 <= want.row0
+                && w.col0 <= want.col0
+                && w.row0 + w.rows >= want.row0 + want.rows
+                && w.col0 + w.cols >= want.col0 + want.cols
+        };
+        if self.detail.as_ref().is_some_and(|d| covers(&d.window))
+            || self.detail_wanted.as_ref().is_some_and(covers)
+        {
+            return;
+        }
+        self.detail_wanted = Some(want);
+        self.asked.detail_at = now();
+        self.asked.detail = self.map_request(ctx, want);
+    }
+
+    /// Asks for lanes `start..start + count` (the hover's, or the table's).
+    fn request_lanes(&mut self, ctx: &Context<Self>, start: u64, count: u64) -> u32 {
+        let p = ctx.props();
+        let task = self.task();
+        let request = Request::Elements {
+            task,
+            file: to_ref(&p.tensor.file),
+            entry: p.tensor.entry.clone(),
+            start,
+            count,
+        };
+        self.post(ctx, request);
+        task
+    }
+
+    /// The tiles to draw from, finest first.
+    fn tiles(&self) -> Vec<&Tile> {
+        let fine = self.detail.as_deref().filter(|d| d.layer == self.layer);
+        fine.into_iter().chain(self.base.as_deref()).collect()
+    }
+
+    /// Draws the picture of the current view on the canvas.
+    fn draw(&mut self) {
+        let (Some(v), Some(canvas)) = (self.viewport, self.canvas.cast::<HtmlCanvasElement>())
+        else {
+            return;
+        };
+        let tiles = self.tiles();
+        if tiles.is_empty() {
+            return;
+        }
+        // Sized here, not in the markup: a re-render that set the size would clear the picture.
+        if canvas.width() != v.width || canvas.height() != v.height {
+            canvas.set_width(v.width);
+            canvas.set_height(v.height);
+        }
+        let q = self.quantity();
+        let values = raster(&v, &tiles, q);
+        let normalizer = Normalizer::new(&values, q, self.scale);
+        let pixels = normalizer.pixels(&values);
+        let drawn = canvas
+            .get_context("2d")
+            .ok()
+            .flatten()
+            .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+            .zip(
+                ImageData::new_with_u8_clamped_array_and_sh(Clamped(&pixels), v.width, v.height)
+                    .ok(),
+            )
+            .map(|(c, image)| c.put_image_data(&image, 0.0, 0.0));
+        if let Some(Err(e)) = drawn {
+            self.error = Some(crate::ui::io::blob::js_error_text(&e));
+        }
+        self.normalizer = Some(normalizer);
+        self.draws += 1;
+    }
+
+    /// The canvas's width: its box's, once laid out.
+    fn measure(&self) -> Option<u32> {
+        let canvas = self.canvas.cast::<HtmlCanvasElement>()?;
+        let w = canvas.parent_element()?.client_width();
+        (w > 0).then_some(w as u32)
+    }
+
+    /// The hover readout of canvas point (`x`, `y`).
+    fn hover_at(&mut self, ctx: &Context<Self>, x: f64, y: f64) {
+        let Some(v) = self.viewport else { return };
+        let Some((row, col)) = v.lane_at(x, y) else {
+            self.hover = None;
+            return;
+        };
+        let (px, py) = (x.floor().max(0.0) as u32, y.floor().max(0.0) as u32);
+        let tiles = self.tiles();
+        let q = self.quantity();
+        let cells = pixel_cells(&v, &tiles, px, py).map(|c| {
+            let tile = tiles[c.tile];
+            (
+                c.lanes(tile),
+                crate::model::weightmap::raster::combine(tile, q, c),
+            )
+        });
+        let colour = cells.and_then(|(_, value)| {
+            let t = self.normalizer.as_ref()?.position(value)?;
+            Some(rgb(t, self.normalizer.as_ref()?.diverging()))
+        });
+        let lane = self.grid.lane(row, col);
+        let task = match lane {
+            Some(l) => self.request_lanes(ctx, l, 1),
+            None => 0,
+        };
+        self.asked.hover = task;
+        self.hover = Some(Hover {
+            x: px,
+            y: py,
+            row,
+            col,
+            lane,
+            cells,
+            colour,
+            element: None,
+        });
+    }
+}
+
+impl Component for Values {
+    type Message = Msg;
+    type Properties = ValuesProps;
+
+    fn create(ctx: &Context<Self>) -> Self {
+        let p = ctx.props();
+        let mut me = Values {
+            worker: None,
+            next_task: 0,
+            asked: Asked::default(),
+            layer: Layer::Values,
+            aggregate: Aggregate::Mean,
+            scale: Scale::Linear,
+            grid: grid_of(&p.tensor.entry),
+            viewport: None,
+            base: None,
+            detail: None,
+            detail_wanted: None,
+            drag: None,
+            hover: None,
+            first: (0, 32),
+            table: None,
+            error: None,
+            base_ms: None,
+            detail_ms: None,
+            draws: 0,
+            normalizer: None,
+            canvas: NodeRef::default(),
+            _wheel: None,
+        };
+        me.asked.table = me.request_lanes(ctx, 0, 32);
+        me
+    }
+
+    fn changed(&mut self, ctx: &Context<Self>, old: &ValuesProps) -> bool {
+        let p = ctx.props();
+        if p.tensor != old.tensor {
+            // Start over on the new tensor, keeping the worker, the canvas and its listener.
+            self.grid = grid_of(&p.tensor.entry);
+            self.layer = Layer::Values;
+            self.hover = None;
+            self.first = (0, 32);
+            self.table = None;
+            self.base_ms = None;
+            self.detail_ms = None;
+            self.normalizer = None;
+            self.viewport = self
+                .measure()
+                .map(|w| Viewport::fit(self.grid.rows, self.grid.cols, w, HEIGHT));
+            self.request_base(ctx);
+            self.asked.table = self.request_lanes(ctx, 0, 32);
+        } else if p.pair != old.pair && self.layer == Layer::Changes {
+            self.layer = Layer::Values;
+            self.request_base(ctx);
+        }
+        true
+    }
+
+    fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        match msg {
+            Msg::Worker(event) => return self.on_worker(ctx, event),
+            Msg::Layer(layer) => {
+                if layer != self.layer {
+                    self.layer = layer;
+                    if matches!(layer, Layer::BitPlane { .. } | Layer::Exponent)
+                        && self.aggregate != Aggregate::Mean
+                    {
+                        self.aggregate = Aggregate::Mean;
+                    }
+                    self.request_base(ctx);
+                }
+            }
+            Msg::Aggregate(a) => {
+                self.aggregate = a;
+                self.draw();
+            }
+            Msg::Scale(s) => {
+                self.scale = s;
+                self.draw();
+            }
+            Msg::Zoom(factor, x, y) => {
+                if let Some(v) = self.viewport.as_mut() {
+                    // The buttons zoom about the centre (they send a point off the canvas).
+                    let (x, y) = if x < 0.0 || y < 0.0 {
+                        (f64::from(v.width) / 2.0, f64::from(v.height) / 2.0)
+                    } else {
+                        (x, y)
+                    };
+                    v.zoom(factor, x, y);
+                    self.draw();
+                    self.request_detail(ctx);
+                }
+            }
+            Msg::Fit => {
+                if let Some(v) = self.viewport.as_mut() {
+                    *v = Viewport::fit(v.rows, v.cols, v.width, v.height);
+                    self.draw();
+                }
+            }
+            Msg::Press(x, y) => self.drag = Some((x, y)),
+            Msg::Move(x, y) => {
+                if let Some((x0, y0)) = self.drag {
+                    if let Some(v) = self.viewport.as_mut() {
+                        v.pan(x - x0, y - y0);
+                        self.drag = Some((x, y));
+                        self.draw();
+                        self.request_detail(ctx);
+                    }
+                } else {
+                    self.hover_at(ctx, x, y);
+                }
+            }
+            Msg::Release => self.drag = None,
+            Msg::Leave => {
+                self.drag = None;
+                self.hover = None;
+            }
+            Msg::Measured(w) => {
+                self.viewport = Some(Viewport::fit(self.grid.rows, self.grid.cols, w, HEIGHT));
+                self.request_base(ctx);
+            }
+            Msg::Range(start, count) => {
+                let count = count.clamp(1, readout::MAX_ROWS);
+                self.first = (start, count);
+                self.table = None;
+                self.asked.table = self.request_lanes(ctx, start, count);
+            }
+        }
+        true
+    }
+
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
+        if first {
+            if let Some(canvas) = self.canvas.cast::<HtmlCanvasElement>() {
+                let link = ctx.link().clone();
+                self._wheel = Some(EventListener::new_with_options(
+                    &canvas,
+                    "wheel",
+                    EventListenerOptions::enable_prevent_default(),
+                    move |e| {
+                        let e = e.unchecked_ref::<WheelEvent>();
+                        e.prevent_default();
+                        let factor = if e.delta_y() < 0.0 { STEP } else { 1.0 / STEP };
+                        link.send_message(Msg::Zoom(
+                            factor,
+                            f64::from(e.offset_x()),
+                            f64::from(e.offset_y()),
+                        ));
+                    },
+                ));
+            }
+        }
+        if self.viewport.is_none() {
+            if let Some(w) = self.measure() {
+                ctx.link().send_message(Msg::Measured(w));
+            }
+        }
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        let p = ctx.props();
+        let link = ctx.link();
+        let e = &p.tensor.entry;
+        let point = |e: &PointerEvent| (f64::from(e.offset_x()), f64::from(e.offset_y()));
+        let onpointerdown = link.callback(move |e: PointerEvent| {
+            if let Some(t) = e.target_dyn_into::<web_sys::Element>() {
+                let _ = t.set_pointer_capture(e.pointer_id());
+            }
+            let (x, y) = point(&e);
+            Msg::Press(x, y)
+        });
+        let onpointermove = link.callback(move |e: PointerEvent| {
+            let (x, y) = point(&e);
+            Msg::Move(x, y)
+        });
+        let onpointerup = link.callback(|_: PointerEvent| Msg::Release);
+        let onpointerleave = link.callback(|_: PointerEvent| Msg::Leave);
+        let v = self.viewport;
+        let detail_block = self.detail.as_ref().map_or(String::new(), |d| {
+            format!("{}x{}", d.window.block_rows, d.window.block_cols)
+        });
+        html! {
+            <section class="values" id="values" data-tensor={e.name.clone()}>
+                <h2 class="values-title">
+                    <span class="tensor-name" title={e.name.clone()}>{ &e.name }</span>
+                    <span class="muted">{ format!(" · {} · shape {} · map {} × {}", type_name(e.ty), shape_text(&e.shape), self.grid.rows, self.grid.cols) }</span>
+                </h2>
+                { controls::view(link, self.layer, self.aggregate, self.scale, e.ty, p.pair.as_ref().map(|p| p.label.as_str())) }
+                if let Some(err) = &self.error {
+                    <p class="error-text" role="alert">{ err }</p>
+                }
+                <div class="values-stage">
+                    <canvas ref={self.canvas.clone()} id="values-map" class="values-map"
+                        role="img" aria-label={format!("weight map of {}: {}", e.name, self.quantity().label())}
+                        data-ready={u8::from(self.base.is_some() && self.draws > 0).to_string()}
+                        data-draws={self.draws.to_string()}
+                        data-rows={self.grid.rows.to_string()} data-cols={self.grid.cols.to_string()}
+                        data-row-scale={v.map_or(0.0, |v| v.row_scale).to_string()}
+                        data-col-scale={v.map_or(0.0, |v| v.col_scale).to_string()}
+                        data-zoom={v.map_or(1.0, |v| v.zoom_level()).to_string()}
+                        data-row0={v.map_or(0.0, |v| v.row0).to_string()}
+                        data-col0={v.map_or(0.0, |v| v.col0).to_string()}
+                        data-base-block={self.base.as_ref().map_or(String::new(), |b| format!("{}x{}", b.window.block_rows, b.window.block_cols))}
+                        data-detail-block={detail_block}
+                        data-detail-pending={u8::from(self.detail_wanted.is_some()).to_string()}
+                        data-base-ms={self.base_ms.map(|m| format!("{m:.1}")).unwrap_or_default()}
+                        data-detail-ms={self.detail_ms.map(|m| format!("{m:.1}")).unwrap_or_default()}
+                        data-bytes-read={(self.base.as_ref().map_or(0, |b| b.bytes_read) + self.detail.as_ref().map_or(0, |d| d.bytes_read)).to_string()}
+                        {onpointerdown} {onpointermove} {onpointerup} {onpointerleave} />
+                    if self.base.is_none() && self.error.is_none() {
+                        <p class="note values-wait" aria-live="polite">{ "Computing the map in a worker from the tensor's bytes…" }</p>
+                    }
+                </div>
+                { controls::legend(self.normalizer.as_ref(), &self.quantity()) }
+                { readout::hover(self.hover.as_ref(), self.quantity()) }
+                { readout::table(link, self.first, self.table.as_deref(), self.grid) }
+            </section>
+        }
+    }
+}
+
+impl Values {
+    /// Folds a worker event in.
+    fn on_worker(&mut self, ctx: &Context<Self>, event: WorkerEvent) -> bool {
+        match event {
+            WorkerEvent::Done {
+                task,
+                result: JobResult::WeightMap(tile),
+                ..
+            } => {
+                if task == self.asked.base {
+                    self.base = Some(Rc::new(*tile));
+                    self.draw();
+                    self.base_ms = Some(now() - self.asked.base_at);
+                    self.request_detail(ctx);
+                } else if task == self.asked.detail {
+                    self.detail = Some(Rc::new(*tile));
+                    self.detail_wanted = None;
+                    self.draw();
+                    self.detail_ms = Some(now() - self.asked.detail_at);
+                } else {
+                    return false;
+                }
+            }
+            WorkerEvent::Done {
+                task,
+                result: JobResult::Elements(lanes),
+                ..
+            } => {
+                if task == self.asked.hover {
+                    if let Some(h) = self.hover.as_mut() {
+                        h.element = lanes.into_iter().next();
+                    }
+                } else if task == self.asked.table {
+                    self.table = Some(lanes);
+                } else {
+                    return false;
+                }
+            }
+            WorkerEvent::Failed { task, message } => {
+                if task.is_none() {
+                    // A crashed worker does not answer again: the next request starts another.
+                    self.worker = None;
+                }
+                self.detail_wanted = None;
+                self.error = Some(message);
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The Values view of the active checkpoint's selected tensor (the largest when none), with the
+/// tensor picker; the changes layer pairs it with the checkpoint before (or, for the first, after).
+pub fn panel(
+    link: &Scope<App>,
+    checkpoints: &[Checkpoint],
+    active: Option<&Checkpoint>,
+    detail: Option<&str>,
+    sources: &HashMap<u32, Vec<Source>>,
+) -> Html {
+    let Some(c) = active else {
+        return html! { <p>{ "No checkpoint selected." }</p> };
+    };
+    let Some(row) = c.detail_row(detail).map(|i| &c.rows[i]) else {
+        return html! { <p>{ "This checkpoint has no tensors." }</p> };
+    };
+    let at = |c: &Checkpoint, row: &TensorRow| {
+        Some(TensorAt {
+            file: sources.get(&c.id)?.get(row.file)?.clone(),
+            entry: entry_of(row),
+        })
+    };
+    let Some(tensor) = at(c, row) else {
+        return html! { <p class="note">{ "This tensor's file is not readable here." }</p> };
+    };
+    let i = checkpoints.iter().position(|k| k.id == c.id).unwrap_or(0);
+    let other = if i > 0 {
+        checkpoints.get(i - 1)
+    } else {
+        checkpoints.get(1)
+    };
+    let pair = other.and_then(|o| {
+        let r = o.row_by_name(&row.name).map(|j| &o.rows[j])?;
+        if r.ty != row.ty || r.shape != row.shape {
+            return None;
+        }
+        let theirs = at(o, r)?;
+        let (first, second, a, b) = if i > 0 {
+            (theirs, tensor.clone(), &o.name, &c.name)
+        } else {
+            (tensor.clone(), theirs, &c.name, &o.name)
+        };
+        Some(Pair {
+            first,
+            second,
+            label: format!("{a} → {b}"),
+        })
+    });
+    html! {
+        <div class="values-panel" data-view="values">
+            <div class="detail-head">
+                <label>{ "Tensor " }{ crate::ui::views::detail::tensor_picker(link, c, &row.name) }</label>
+            </div>
+            <Values {tensor} {pair} />
+        </div>
+    }
+}
+
+/// The map's grid of a tensor (a complex value is two lanes).
+fn grid_of(entry: &Entry) -> Grid {
+    let lanes = if entry.ty == ElementType::Dtype(bitlens_tensors::Dtype::C64) {
+        2
+    } else {
+        1
+    };
+    Grid::of_shape(&entry.shape, lanes)
+}
+
+/// An element type's name (`BF16`, `Q4_K`).
+fn type_name(ty: ElementType) -> String {
+    match ty {
+        ElementType::Dtype(d) => d.name().to_string(),
+        ElementType::Ggml(g) => g.name().unwrap_or("ggml").to_string(),
+    }
+}
