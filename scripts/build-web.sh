@@ -97,7 +97,7 @@ build_embed() {
 {
   "name": "@bitlens/embed",
   "version": "$version",
-  "description": "<bitlens-view>: look inside safetensors checkpoints and bitlens snapshots by URL, in any page (WebAssembly, range reads)",
+  "description": "<bitlens-view>: look inside model checkpoints (safetensors, GGUF, PyTorch, NumPy) and bitlens snapshots by URL, in any page (WebAssembly, range reads)",
   "license": "MIT OR Apache-2.0",
   "type": "module",
   "main": "./bitlens-embed.js",

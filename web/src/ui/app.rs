@@ -619,7 +619,7 @@ impl Component for App {
                     </main>
                 }
                 if s.drag {
-                    <div class="drop-overlay">{ "Drop .safetensors files, an index.json with its shards, or folders" }</div>
+                    <div class="drop-overlay">{ "Drop checkpoint files (safetensors, GGUF, PyTorch, NumPy), an index.json with its shards, .bls snapshots, or folders" }</div>
                 }
             </div>
         }

@@ -68,7 +68,7 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
         <header class="top">
             <div class="brand">
                 <h1>{ "bitlens" }</h1>
-                <span class="tagline">{ "Look inside safetensors checkpoints — in your browser, nothing is uploaded." }</span>
+                <span class="tagline">{ "Look inside model checkpoints (safetensors, GGUF, PyTorch, NumPy) — in your browser, nothing is uploaded." }</span>
             </div>
             <div class="actions">
                 <label class="button" title="One or more checkpoint files (safetensors, GGUF, PyTorch, NumPy), a shard index with its shards, or .bls snapshots">
@@ -226,7 +226,7 @@ pub fn welcome(link: &Scope<App>, loading: bool) -> Html {
         <section class="welcome">
             <div class="dropzone">
                 <p class="big">{ "Drop checkpoints here" }</p>
-                <p>{ "One or more .safetensors files, a sharded checkpoint (its *.safetensors.index.json with the shards), or whole folders. Several checkpoints of one model are compared step by step." }</p>
+                <p>{ "One or more checkpoint files (.safetensors, .gguf, PyTorch .pt / .bin, NumPy .npy / .npz), a sharded checkpoint (its *.safetensors.index.json with the shards), bitlens .bls snapshots, or whole folders. Several checkpoints of one model are compared step by step." }</p>
                 <p>{ "Headers are read first, so the tensor table appears at once; the data is then streamed in 4 MiB windows through Web Workers running the bitlens core compiled to WebAssembly. Files never leave your machine." }</p>
                 <button id="demo-button-big" class="button primary" disabled={loading}
                         onclick={link.callback(|_| Msg::Demo)}>{ "Try the demo: three steps of a real MiniLM checkpoint" }</button>
