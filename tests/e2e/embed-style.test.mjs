@@ -87,12 +87,20 @@ async function show(page, attrs, selector) {
 
 /** Waits for the whole model's statistics (a settled view: its charts and numbers all there). */
 async function settled(page) {
-  await page.waitForFunction(async () => {
-    const r = await document.getElementById('view').inspect();
-    const done = r.files.length > 0 && r.files[0].tensors.every((t) => t.byte_entropy !== undefined);
-    return done && !document.getElementById('view').shadowRoot.querySelector('.pending');
-  }, null, { timeout: 120_000, polling: 250 });
-  await page.waitForTimeout(300);
+  for (let i = 0; i < 1200; i++) {
+    const done = await page.evaluate(async () => {
+      const view = document.getElementById('view');
+      const r = await view.inspect();
+      const all = r.files.length > 0 && r.files[0].tensors.every((t) => t.byte_entropy !== undefined);
+      return all && !view.shadowRoot.querySelector('.pending');
+    });
+    if (done) {
+      await page.waitForTimeout(300);
+      return;
+    }
+    await page.waitForTimeout(100);
+  }
+  throw new Error('the statistics never arrived');
 }
 
 /**
