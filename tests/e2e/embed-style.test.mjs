@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
-import { ROOT, SHOTS, WEIGHTS, collectErrors, tempDir } from './fixtures.mjs';
+import { ROOT, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
 
 const DIST = path.join(ROOT, process.env.DIST ?? 'dist');
 const EMBED = path.join(DIST, 'embed');
@@ -381,6 +381,19 @@ test('the app page follows the system theme', async () => {
   await page.close();
 });
 
+/** Polls `inspect()` until tensor `name` has its statistics; returns that tensor's entry. */
+async function tensorStats(page, name) {
+  for (let i = 0; i < 1200; i++) {
+    const t = await page.evaluate(async (name) => {
+      const r = await document.getElementById('view').inspect();
+      return r.files[0]?.tensors.find((t) => t.name === name && t.byte_entropy !== undefined) ?? null;
+    }, name);
+    if (t) return t;
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`no statistics for ${name}`);
+}
+
 /** Waits for a `bitlens-error` the host page logged; returns its detail. */
 async function errorEvent(page) {
   await page.waitForFunction(() => window.bitlensEvents.some((e) => e.type === 'bitlens-error'), null, { timeout: 60_000 });
@@ -397,7 +410,18 @@ test('a connection dropped mid-body is retried, then reported as such with the U
     let page = await openHost('', { 'auto-stats': '0' }, { data });
     const dropped = data.requests.filter((r) => r.path === `/${SMALL}` && r.dropped).length;
     assert.equal(dropped, 2, 'the first two answers were cut');
+    // The statistics workers' windows too: the first two cut mid-body, retried, and the tensor's
+    // statistics are the CLI's.
+    data.reset();
+    data.faults.drop = 2;
+    const name = 'embeddings.word_embeddings.weight';
+    await page.evaluate((name) => document.getElementById('view').setAttribute('tensor', name), name);
+    const got = await tensorStats(page, name);
+    const want = inspect(path.join(WEIGHTS, SMALL)).files[0].tensors.find((t) => t.name === name);
+    assert.deepEqual(got, want);
+    assert.equal(data.requests.filter((r) => r.dropped).length, 2, 'two windows were cut');
     assert.deepEqual(await page.evaluate(() => window.bitlensEvents.filter((e) => e.type === 'bitlens-error')), []);
+    data.faults.drop = 0;
     await page.close();
 
     // Always cut: an error that names the URL and says the connection broke, after three tries.
