@@ -257,6 +257,15 @@ test('hostile host CSS changes nothing inside the element; the documented custom
   await show(page, { view: 'detail', tensor: 'embeddings.word_embeddings.weight' }, '.chart');
   const accent = await styles(page, ['.chart .hover'], ['color']);
   assert.equal(accent['.chart .hover'].color, 'rgb(160, 20, 90)');
+  // The regions a page may style on purpose, by their part names.
+  await page.addStyleTag({ content: `bitlens-view::part(tabs) { border-bottom-color: rgb(1, 2, 3); }
+    bitlens-view::part(panel) { border-left-color: rgb(4, 5, 6); } bitlens-view::part(status) { outline: 1px solid rgb(7, 8, 9); }
+    bitlens-view::part(chart) { border-top: 1px solid rgb(10, 11, 12); }` });
+  const parts = await styles(page, ['.tabs', '.panel', '.progress', '.chart'], ['border-bottom-color', 'border-left-color', 'outline-color', 'border-top-color']);
+  assert.equal(parts['.tabs']['border-bottom-color'], 'rgb(1, 2, 3)');
+  assert.equal(parts['.panel']['border-left-color'], 'rgb(4, 5, 6)');
+  assert.equal(parts['.progress']['outline-color'], 'rgb(7, 8, 9)');
+  assert.equal(parts['.chart']['border-top-color'], 'rgb(10, 11, 12)');
   assert.deepEqual((await overlaps(page)).hits, []);
   await page.close();
 });
