@@ -80,16 +80,16 @@ build_threads() {
 }
 
 # dist/embed/: everything <bitlens-view> loads, found relative to bitlens-embed.js (docs/EMBED.md),
-# plus package.json and README.md. The stylesheet is the app's with its page-wide variables on the
-# element's shadow host instead of the document's root (`:root` matches nothing in a shadow tree).
+# plus package.json and README.md. The stylesheet is the app's as it is: its variables and base
+# text styles are on `:root` and on `.bitlens-root`, the element's node in its shadow root.
 build_embed() {
   local out=dist/embed version
   rm -rf "$out"
   mkdir -p "$out"
   cp web/embed/bitlens-embed.js dist/bitlens-web.js dist/bitlens-web_bg.wasm dist/bitlens-wasm.js \
     dist/bitlens-wasm_bg.wasm dist/worker.js dist/reader.js dist/builds.json "$out/"
-  sed 's/^:root {/:host {/' web/style.css > "$out/style.css"
-  grep -q '^:host {' "$out/style.css" || { say "web/style.css has no ':root {' rule to move to :host"; exit 1; }
+  cp web/style.css "$out/style.css"
+  grep -q '^:root, .bitlens-root {' "$out/style.css" || { say "web/style.css has no ':root, .bitlens-root {' rule for the element"; exit 1; }
   [ -d dist/threads ] && cp -r dist/threads "$out/threads"
   version="$(sed -n 's/^version = "\(.*\)"$/\1/p' web/Cargo.toml | head -1)"
   cp docs/EMBED.md "$out/README.md"
@@ -97,7 +97,7 @@ build_embed() {
 {
   "name": "@bitlens/embed",
   "version": "$version",
-  "description": "<bitlens-view>: look inside safetensors checkpoints and bitlens snapshots by URL, in any page (WebAssembly, range reads)",
+  "description": "<bitlens-view>: look inside model checkpoints (safetensors, GGUF, PyTorch, NumPy) and bitlens snapshots by URL, in any page (WebAssembly, range reads)",
   "license": "MIT OR Apache-2.0",
   "type": "module",
   "main": "./bitlens-embed.js",

@@ -6,8 +6,13 @@
 //   range: false  → ignores Range (200 with the whole body)
 //   cors: false   → sends no CORS headers (the browser refuses the answers)
 //   fail5xx: N    → answers the first N requests of each path with 503 (retries must cope)
+//   drop: N       → the first N GETs of each path get their status, headers and half their body,
+//                   then the connection is cut (a server or proxy dying mid-transfer)
+//   dropHead: N   → the first N GETs of each path get no answer at all: the connection is cut
+//                   (to the page, a network failure and a CORS refusal look the same)
+//   server.faults holds these counts and may be changed while it runs (a server that recovers).
 //
-//   const server = await startRangeServer(dir, { range, cors, fail5xx, port });
+//   const server = await startRangeServer(dir, { range, cors, fail5xx, drop, dropHead, port });
 //   server.url                 'http://127.0.0.1:PORT/'
 //   server.served(pathname?)   bytes sent (for one path, or all)
 //   server.requests            [{ method, path, range, status, bytes }]
@@ -37,10 +42,20 @@ function parseRange(header, size) {
 }
 
 /** Serves `dir` with Range and CORS on 127.0.0.1; resolves to the server (see the file comment). */
-export function startRangeServer(dir, { range = true, cors = true, fail5xx = 0, port = 0 } = {}) {
+export function startRangeServer(dir, { range = true, cors = true, fail5xx = 0, drop = 0, dropHead = 0, port = 0 } = {}) {
   const root = path.resolve(dir);
+  const faults = { fail5xx, drop, dropHead };
   const counts = new Map();
   const failures = new Map();
+  const drops = new Map();
+  /** True (and counted) while `path` is still owed a fault of `kind` (its first N GETs). */
+  const owed = (kind, pathname) => {
+    const key = `${kind} ${pathname}`;
+    const n = drops.get(key) ?? 0;
+    if (n >= faults[kind]) return false;
+    drops.set(key, n + 1);
+    return true;
+  };
   const requests = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
@@ -71,8 +86,13 @@ export function startRangeServer(dir, { range = true, cors = true, fail5xx = 0, 
         res.end(send(404, {}, 'not found'));
         return;
       }
+      if (req.method === 'GET' && owed('dropHead', pathname)) {
+        log.status = 'dropped before answering';
+        req.socket.destroy();
+        return;
+      }
       const failed = failures.get(pathname) ?? 0;
-      if (failed < fail5xx) {
+      if (failed < faults.fail5xx) {
         failures.set(pathname, failed + 1);
         res.end(send(503, {}, 'try again'));
         return;
@@ -99,6 +119,20 @@ export function startRangeServer(dir, { range = true, cors = true, fail5xx = 0, 
         res.end();
         return;
       }
+      if (req.method === 'GET' && length >= 2 && owed('drop', pathname)) {
+        // Status, headers and half the body on the wire, then the connection cut.
+        log.dropped = true;
+        const half = Math.floor(length / 2);
+        const buf = Buffer.alloc(half);
+        const fd = fs.openSync(file, 'r');
+        fs.readSync(fd, buf, 0, half, start);
+        fs.closeSync(fd);
+        log.bytes += half;
+        counts.set(pathname, (counts.get(pathname) ?? 0) + half);
+        res.flushHeaders();
+        res.write(buf, () => setTimeout(() => res.socket?.destroy(), 50));
+        return;
+      }
       const stream = fs.createReadStream(file, { start, end, highWaterMark: 1 << 20 });
       stream.on('data', (chunk) => {
         log.bytes += chunk.length;
@@ -112,11 +146,13 @@ export function startRangeServer(dir, { range = true, cors = true, fail5xx = 0, 
     server.listen(port, '127.0.0.1', () => {
       server.url = `http://127.0.0.1:${server.address().port}/`;
       server.requests = requests;
+      server.faults = faults;
       server.served = (pathname) =>
         pathname === undefined ? [...counts.values()].reduce((a, b) => a + b, 0) : counts.get(pathname) ?? 0;
       server.reset = () => {
         counts.clear();
         failures.clear();
+        drops.clear();
         requests.length = 0;
       };
       resolve(server);

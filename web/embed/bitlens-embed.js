@@ -37,18 +37,32 @@
  * @property {string | null} view
  * @property {number | null} autoStats
  * @property {boolean} credentials
+ * @property {'light' | 'dark' | 'auto'} theme
  */
 
 /** The directory of this script: the embed's files. */
 const BASE = new URL('./', import.meta.url);
 
-/** The element's own rules, before the app's stylesheet: reset what the page would pass on. */
+/**
+ * The element's own rules, before the app's stylesheet. The page's rules match the element itself
+ * (a page's `* { font-size: 31px !important }` too) but nothing inside its shadow root; what would
+ * reach inside is what the element inherits. So the root node inside resets every property at once
+ * (`all: initial`; `direction` and `unicode-bidi`, which `all` leaves, by name), and the app's
+ * stylesheet then sets the font, size, colours and line height there (web/style.css,
+ * `.bitlens-root`), from the documented custom properties (`--bitlens-font`, … : custom properties
+ * are not reset by `all`, so a host page sets them on the element on purpose) or their defaults.
+ */
 const HOST_STYLE = `
-:host { all: initial; display: block; box-sizing: border-box; overflow: auto; contain: content; }
+:host { display: block; box-sizing: border-box; overflow: auto; contain: content; }
 :host([hidden]) { display: none; }
-.bitlens-root { min-height: 100%; }
-.bitlens-root .app { min-height: 0; }
+.bitlens-root {
+  all: initial; direction: ltr; unicode-bidi: isolate;
+  display: block; box-sizing: border-box; height: 100%;
+}
 `;
+
+/** The themes an element takes (`theme` attribute); anything else is `auto`. */
+const THEMES = ['light', 'dark', 'auto'];
 
 /** @type {Promise<AppModule> | null} */
 let appModule = null;
@@ -73,7 +87,7 @@ const errorText = (e) => (e instanceof Error ? e.message : String(e));
 
 /** The `<bitlens-view>` element. */
 export class BitlensView extends HTMLElement {
-  static observedAttributes = ['src', 'stats', 'tensor', 'view', 'auto-stats', 'credentials'];
+  static observedAttributes = ['src', 'stats', 'tensor', 'view', 'auto-stats', 'credentials', 'theme'];
 
   /** @type {ViewHandle | null} */
   #handle = null;
@@ -101,6 +115,7 @@ export class BitlensView extends HTMLElement {
     const n = auto === null ? NaN : Number(auto);
     /** @param {string} name */
     const list = (name) => (this.getAttribute(name) ?? '').split(/\s+/).filter((u) => u !== '');
+    const theme = (this.getAttribute('theme') ?? '').trim().toLowerCase();
     return {
       urls: list('src'),
       stats: list('stats'),
@@ -108,6 +123,7 @@ export class BitlensView extends HTMLElement {
       view: this.getAttribute('view'),
       autoStats: Number.isFinite(n) && n >= 0 ? Math.floor(n) : null,
       credentials: this.hasAttribute('credentials'),
+      theme: /** @type {'light' | 'dark' | 'auto'} */ (THEMES.includes(theme) ? theme : 'auto'),
     };
   }
 

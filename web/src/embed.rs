@@ -10,6 +10,8 @@
 //! `(type, detail)` (`bitlens-load` / `bitlens-select` / `bitlens-error`, the detail a plain
 //! object), and [`ViewHandle::inspect`] returns the `bitlens inspect --json` document of what the
 //! view has loaded (a remote file's statistics from its sidecar when it matches the file).
+//! The element's `theme` is the root node's `data-theme` ([`Theme`]), which web/style.css turns
+//! into the root's `color-scheme`.
 
 use crate::ui::app::{App, AppProps};
 use crate::ui::events::{ReportSlot, ViewEvent};
@@ -46,6 +48,38 @@ pub struct Options {
     pub auto_stats: Option<u64>,
     /// `credentials`: send cookies with the requests.
     pub credentials: bool,
+    /// `theme`: light, dark, or the system's.
+    pub theme: Theme,
+}
+
+/// An element's colour theme (its `theme` attribute; anything else reads as [`Theme::Auto`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    /// Dark text on light backgrounds.
+    Light,
+    /// Light text on dark backgrounds.
+    Dark,
+    /// The visitor's system theme (`prefers-color-scheme`).
+    #[default]
+    #[serde(other)]
+    Auto,
+}
+
+impl Theme {
+    /// The root node's `data-theme`.
+    fn name(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+            Theme::Auto => "auto",
+        }
+    }
+
+    /// Puts the theme on the root node the view is mounted in.
+    fn apply(self, root: &Element) {
+        let _ = root.set_attribute("data-theme", self.name());
+    }
 }
 
 impl Options {
@@ -115,6 +149,7 @@ pub fn mount_view(
     on_event: js_sys::Function,
 ) -> Result<ViewHandle, JsError> {
     let options = Options::parse(options)?;
+    options.theme.apply(&root);
     let events = Callback::from(move |e: ViewEvent| {
         let _ = on_event.call2(
             &JsValue::NULL,
@@ -124,8 +159,10 @@ pub fn mount_view(
     });
     let report = ReportSlot::default();
     let app =
-        yew::Renderer::<App>::with_root_and_props(root, props(options, &events, &report)).render();
+        yew::Renderer::<App>::with_root_and_props(root.clone(), props(options, &events, &report))
+            .render();
     Ok(ViewHandle {
+        root,
         app: Some(app),
         events,
         report,
@@ -135,6 +172,7 @@ pub fn mount_view(
 /// A mounted view.
 #[wasm_bindgen]
 pub struct ViewHandle {
+    root: Element,
     app: Option<AppHandle<App>>,
     events: Callback<ViewEvent>,
     report: ReportSlot,
@@ -144,7 +182,9 @@ pub struct ViewHandle {
 impl ViewHandle {
     /// Sets every option at once (JSON, see [`Options`]); the view follows live.
     pub fn set(&mut self, options: &str) -> Result<(), JsError> {
-        let props = props(Options::parse(options)?, &self.events, &self.report);
+        let options = Options::parse(options)?;
+        options.theme.apply(&self.root);
+        let props = props(options, &self.events, &self.report);
         match self.app.as_mut() {
             Some(app) => {
                 app.update(props);

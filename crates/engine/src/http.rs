@@ -148,11 +148,10 @@ fn read_body(
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
-                return Err(RangeError::Network {
-                    message: format!(
-                        "body of bytes {start}-{} failed after {got} bytes: {e}",
-                        start + buf.len() as u64 - 1
-                    ),
+                return Err(RangeError::Dropped {
+                    start,
+                    want: buf.len() as u64,
+                    message: format!("after {got} bytes: {e}"),
                 })
             }
         }

@@ -17,5 +17,6 @@ pub mod url;
 pub use plan::{backoff_ms, requests, IN_FLIGHT, MAX_REQUEST, SMALL_FILE, TRIES};
 pub use range::{
     check, check_body, Answer, ContentRange, ContentRangeError, Head, RangeError, RemoteError,
+    NO_ANSWER,
 };
 pub use url::{check_url, is_url, join, UrlError};

@@ -187,20 +187,58 @@ pub enum RangeError {
         etag: String,
     },
     /// The request failed before any answer (connection, DNS, TLS, timeout; in a browser also a
-    /// CORS refusal, which it does not tell apart).
+    /// CORS refusal, which it does not tell apart: [`RangeError::no_answer`]).
     #[error("{message}")]
     Network {
         /// What the client said.
         message: String,
     },
+    /// The server answered (so, in a browser, its CORS headers allowed the page) and the
+    /// connection broke while the body was arriving.
+    #[error("the connection broke while bytes {start}-{} were arriving, after the server had answered (a network failure, not a refusal){}",
+        start.saturating_add(want.saturating_sub(1)), detail(message))]
+    Dropped {
+        /// First byte asked for.
+        start: u64,
+        /// Bytes asked for.
+        want: u64,
+        /// What the client said.
+        message: String,
+    },
+}
+
+/// What a browser says when a request gets no answer it may read: it does not tell a network
+/// failure from a refusal by CORS (both are the same `TypeError` to the page).
+pub const NO_ANSWER: &str = "no answer the page may read: a network failure (server down or \
+     unreachable, connection refused or dropped) or a CORS refusal (no Access-Control-Allow-Origin \
+     allowing this page) — the browser does not say which";
+
+/// ` (message)`, or nothing for an empty one.
+fn detail(message: &str) -> String {
+    if message.is_empty() {
+        String::new()
+    } else {
+        format!(" ({message})")
+    }
 }
 
 impl RangeError {
-    /// True for failures worth another attempt: 5xx, 408, 429, network errors, a short body.
+    /// A browser's request that failed before any answer ([`NO_ANSWER`]); `message`: what the
+    /// browser said (may be empty).
+    pub fn no_answer(message: &str) -> RangeError {
+        RangeError::Network {
+            message: format!("{NO_ANSWER}{}", detail(message)),
+        }
+    }
+
+    /// True for failures worth another attempt: 5xx, 408, 429, network errors, a short body, a
+    /// connection dropped mid-body.
     pub fn transient(&self) -> bool {
         match self {
             RangeError::Status { code } => *code >= 500 || *code == 408 || *code == 429,
-            RangeError::Network { .. } | RangeError::ShortBody { .. } => true,
+            RangeError::Network { .. }
+            | RangeError::ShortBody { .. }
+            | RangeError::Dropped { .. } => true,
             _ => false,
         }
     }
@@ -401,6 +439,30 @@ mod tests {
             Err(RangeError::Mismatch { .. })
         ));
         assert!(check_body(0, 9, 8).is_err());
+    }
+
+    #[test]
+    fn failures_say_what_is_known_of_them() {
+        let none = RangeError::no_answer("Failed to fetch");
+        assert!(none.transient());
+        let text = none.to_string();
+        assert!(
+            text.contains("network failure") && text.contains("CORS"),
+            "{text}"
+        );
+        assert!(text.ends_with("(Failed to fetch)"), "{text}");
+        assert!(!RangeError::no_answer("").to_string().ends_with(')'));
+        let dropped = RangeError::Dropped {
+            start: 100,
+            want: 50,
+            message: "network error".into(),
+        };
+        assert!(dropped.transient());
+        assert_eq!(
+            dropped.to_string(),
+            "the connection broke while bytes 100-149 were arriving, after the server had \
+             answered (a network failure, not a refusal) (network error)"
+        );
     }
 
     #[test]

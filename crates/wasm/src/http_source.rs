@@ -21,7 +21,7 @@
 
 use crate::convert::now;
 use crate::error::{js_text, Failure};
-use crate::worker::http::{range_header, NETWORK_MESSAGE};
+use crate::worker::http::range_header;
 use bitlens_protocol::RemoteFile;
 use bitlens_remote::{
     backoff_ms, check, check_body, check_url, requests, Head, RangeError, RemoteError, MAX_REQUEST,
@@ -116,12 +116,14 @@ impl HttpSource {
         xhr.set_response_type(XmlHttpRequestResponseType::Arraybuffer);
         xhr.set_request_header("Range", &range_header(start, len))
             .map_err(|e| network(js_text(&e)))?;
+        // A synchronous request that fails, before or during its body, throws or ends with
+        // status 0: the page cannot tell a network failure from a CORS refusal.
         if let Err(e) = xhr.send() {
-            return Err(network(format!("{NETWORK_MESSAGE} ({})", js_text(&e))));
+            return Err(RangeError::no_answer(&js_text(&e)));
         }
         let status = xhr.status().map_err(|e| network(js_text(&e)))?;
         if status == 0 {
-            return Err(network(NETWORK_MESSAGE.into()));
+            return Err(RangeError::no_answer(""));
         }
         let head = Head::read(status, |name| xhr.get_response_header(name).ok().flatten());
         check(&head.answer(), start, len, Some(self.size))?;

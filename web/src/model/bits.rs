@@ -30,14 +30,14 @@ impl BitRole {
         }
     }
 
-    /// Chart colour of the role.
+    /// Chart colour of the role: a CSS variable of web/style.css (a light and a dark value).
     pub fn color(self) -> &'static str {
         match self {
-            BitRole::Sign => "#d62728",
-            BitRole::Exponent => "#1f77b4",
-            BitRole::Mantissa => "#2ca02c",
-            BitRole::Integer => "#7f7f7f",
-            BitRole::Packed => "#9467bd",
+            BitRole::Sign => "var(--chart-sign)",
+            BitRole::Exponent => "var(--chart-exponent)",
+            BitRole::Mantissa => "var(--chart-mantissa)",
+            BitRole::Integer => "var(--chart-integer)",
+            BitRole::Packed => "var(--chart-packed)",
         }
     }
 }

@@ -14,13 +14,13 @@
 //! - `props`: [`AppProps`] and the [`Tab`]s; `state`: the [`State`] the views read.
 //! - `analysis`: comparisons, planning and feeding the worker pool, folding its results in.
 //! - `host`: the page link, the events and report for an embedding page.
+//! - `offers`: what an error line about a URL offers (read it whole, try it again).
 //! - [`codecs`]: the codec panel.
 
-use crate::model::link::file_name;
 use crate::model::table::SortKey;
 use crate::ui::events::ViewEvent;
+use crate::ui::io::demo;
 use crate::ui::io::files::{self, Dropped, Picked};
-use crate::ui::io::{demo, remote};
 use crate::ui::jobs::{mark, now, Jobs};
 use crate::ui::loader::{self, LoadError, Outcome};
 use crate::ui::pool::{Pool, PoolEvent};
@@ -33,6 +33,7 @@ use yew::prelude::*;
 mod analysis;
 pub mod codecs;
 mod host;
+mod offers;
 mod props;
 mod state;
 
@@ -55,6 +56,8 @@ pub enum Msg {
     OpenUrls(Vec<String>),
     /// Read a small file whole whose server ignores `Range` (the visitor asked).
     DownloadWhole(String),
+    /// Open a URL again that could not be opened (the visitor asked).
+    Retry(String),
     /// Compute the whole-model statistics of a large remote checkpoint (the visitor asked).
     AllowStats(u32),
     /// Something failed outside any file (demo fetch, drop walk).
@@ -387,27 +390,8 @@ impl Component for App {
                 });
             }
             Msg::OpenUrls(urls) => self.open_urls(ctx, urls, Vec::new()),
-            Msg::DownloadWhole(url) => {
-                self.state.offers.retain(|u| *u != url);
-                self.state.errors.retain(|e| e.file != url);
-                self.errors_told = self.errors_told.min(self.state.errors.len());
-                self.state.other_urls.retain(|u| *u != url);
-                self.state.loading = true;
-                let given = now();
-                let credentials = props.credentials;
-                ctx.link().send_future(async move {
-                    match remote::download(&url, credentials).await {
-                        Ok(blob) => Msg::Given(
-                            vec![Picked {
-                                path: file_name(&url),
-                                blob,
-                            }],
-                            given,
-                        ),
-                        Err(e) => Msg::Failed(e),
-                    }
-                });
-            }
+            Msg::DownloadWhole(url) => self.download_whole(ctx, url),
+            Msg::Retry(url) => self.retry(ctx, url),
             Msg::AllowStats(id) => {
                 self.state.allowed.insert(id);
                 self.schedule(props.auto_stats);
@@ -573,7 +557,7 @@ impl Component for App {
                 if !embed {
                     { views::chrome::header(link, s.loading, has_content) }
                 }
-                { views::chrome::errors(link, &s.errors, &s.offers) }
+                { views::chrome::errors(link, &s.errors, &s.offers, self.retryable()) }
                 { views::chrome::notes(&s.notes) }
                 { views::chrome::progress(link, s.loading, s.table_ms, &self.jobs, self.pool.size()) }
                 if let Some(c) = waiting {
@@ -598,7 +582,7 @@ impl Component for App {
                         { views::chrome::checkpoints(link, &s.checkpoints, s.active, !embed) }
                     }
                     { views::chrome::tabs(link, s.tab(), s.checkpoints.len()) }
-                    <main class="panel">
+                    <main class="panel" part="panel">
                         { match s.tab() {
                             Tab::Summary => views::summary::view(active),
                             Tab::Tensors => views::table::view(link, &views::table::Props {
@@ -626,7 +610,7 @@ impl Component for App {
                     </main>
                 }
                 if s.drag {
-                    <div class="drop-overlay">{ "Drop .safetensors files, an index.json with its shards, or folders" }</div>
+                    <div class="drop-overlay">{ "Drop checkpoint files (safetensors, GGUF, PyTorch, NumPy), an index.json with its shards, .bls snapshots, or folders" }</div>
                 }
             </div>
         }

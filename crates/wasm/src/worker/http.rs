@@ -2,7 +2,8 @@
 //! ([`HttpWindows`]): the next windows are already requested while the current one is processed
 //! ([`AHEAD`] in flight per reader, and the pool runs at most `hardwareConcurrency` workers, so the
 //! requests in flight stay bounded), every answer is judged by [`bitlens_remote::check`] /
-//! [`bitlens_remote::check_body`], transient failures (5xx, network, a short body) are retried
+//! [`bitlens_remote::check_body`], transient failures (5xx, network, a short body, a connection
+//! dropped mid-body) are retried
 //! [`TRIES`] times with [`backoff_ms`], and dropping the reader (the task ends, fails or is
 //! cancelled) aborts what is still in flight through its `AbortController`. Credentials (cookies)
 //! go with the requests only when the [`RemoteFile`] says so.
@@ -31,10 +32,6 @@ use web_sys::{AbortController, AbortSignal, RequestCredentials, RequestMode};
 
 /// Windows requested ahead of the one being processed, per reader (the current one included).
 pub const AHEAD: usize = 2;
-
-/// What a `fetch` that failed before any answer means in a browser.
-pub const NETWORK_MESSAGE: &str = "the browser could not read the URL: the server sent no CORS \
-     headers allowing this page (Access-Control-Allow-Origin) or is unreachable";
 
 /// What the server answered to a window's request: its status and headers, and for a 206 its
 /// whole body.
@@ -96,7 +93,7 @@ impl HttpWindows {
     fn request(&self, start: u64, len: u64) -> RemoteHandle<Result<Answer, RangeError>> {
         let signal = self.abort.as_ref().map(AbortController::signal);
         let request = range_request(&self.file, start, len, signal.as_ref());
-        spawn_now(fetch_window(request))
+        spawn_now(fetch_window(request, start, len))
     }
 
     /// Fills `out` with the next `out.len()` bytes (the window size, or what is left of the range).
@@ -191,9 +188,9 @@ fn range_request(
         .abort_signal(signal)
 }
 
-/// Sends `request` (from whatever global this runs in: a worker; also node in tests) and reads
-/// the answer's head and, for a 206, its body.
-async fn fetch_window(request: RequestBuilder) -> Result<Answer, RangeError> {
+/// Sends `request` for `len` bytes at `start` (from whatever global this runs in: a worker; also
+/// node in tests) and reads the answer's head and, for a 206, its body.
+async fn fetch_window(request: RequestBuilder, start: u64, len: u64) -> Result<Answer, RangeError> {
     let response = request.send().await.map_err(send_failed)?;
     let headers = response.headers();
     let head = Head::read(response.status(), |name| headers.get(name));
@@ -201,8 +198,12 @@ async fn fetch_window(request: RequestBuilder) -> Result<Answer, RangeError> {
         return Ok(Answer { head, body: None });
     }
     let response = web_sys::Response::from(response);
-    let body = response.array_buffer().map_err(|e| body_failed(&e))?;
-    let body = JsFuture::from(body).await.map_err(|e| body_failed(&e))?;
+    let body = response
+        .array_buffer()
+        .map_err(|e| body_failed(&e, start, len))?;
+    let body = JsFuture::from(body)
+        .await
+        .map_err(|e| body_failed(&e, start, len))?;
     Ok(Answer {
         head,
         body: body.dyn_into().ok(),
@@ -227,29 +228,34 @@ fn judge(
     Ok(Uint8Array::new(&body))
 }
 
-/// A failed request or body as a [`RangeError::Network`] (a CORS refusal and an unreachable server
-/// look the same to the page), or the abort it was: `name` and `message` of the JavaScript error.
-fn network(name: &str, message: &str) -> RangeError {
-    let message = if name == "AbortError" {
-        "the request was cancelled".to_owned()
-    } else {
-        format!("{NETWORK_MESSAGE} ({message})")
-    };
-    RangeError::Network { message }
+/// The abort of a request (the task ended or was cancelled), by the JavaScript error's `name`.
+fn cancelled(name: &str) -> Option<RangeError> {
+    (name == "AbortError").then(|| RangeError::Network {
+        message: "the request was cancelled".to_owned(),
+    })
 }
 
-/// A `fetch` that failed before any answer.
+/// A `fetch` that failed before any answer: a network failure or a CORS refusal, which look the
+/// same to the page ([`RangeError::no_answer`]), or the abort it was.
 fn send_failed(e: gloo_net::Error) -> RangeError {
     match e {
-        gloo_net::Error::JsError(e) => network(&e.name, &e.message),
-        other => network("", &other.to_string()),
+        gloo_net::Error::JsError(e) => {
+            cancelled(&e.name).unwrap_or_else(|| RangeError::no_answer(&e.message))
+        }
+        other => RangeError::no_answer(&other.to_string()),
     }
 }
 
-/// A body that could not be read to its end.
-fn body_failed(e: &JsValue) -> RangeError {
+/// A body of `len` bytes at `start` that could not be read to its end: the server had answered,
+/// so the connection broke ([`RangeError::Dropped`]), or the read was aborted.
+fn body_failed(e: &JsValue, start: u64, len: u64) -> RangeError {
     let name = js_sys::Reflect::get(e, &"name".into())
         .ok()
-        .and_then(|n| n.as_string());
-    network(name.as_deref().unwrap_or_default(), &js_text(e))
+        .and_then(|n| n.as_string())
+        .unwrap_or_default();
+    cancelled(&name).unwrap_or_else(|| RangeError::Dropped {
+        start,
+        want: len,
+        message: js_text(e),
+    })
 }

@@ -126,10 +126,10 @@ pub fn bar_chart(p: &BarProps) -> Html {
                     html! {
                         <g class="band" data-band={band.label.clone()}>
                             <rect x={x0.to_string()} y={TOP.to_string()} width={(x1 - x0).to_string()}
-                                  height={(h - BOTTOM - TOP).to_string()} fill={band.color.clone()}
+                                  height={(h - BOTTOM - TOP).to_string()} style={format!("fill:{}", band.color)}
                                   fill-opacity="0.08" />
                             <text class="band-label" x={((x0 + x1) / 2.0).to_string()} y={(TOP - 8.0).to_string()}
-                                  text-anchor="middle" fill={band.color.clone()}>{ &band.label }</text>
+                                  text-anchor="middle" style={format!("fill:{}", band.color)}>{ &band.label }</text>
                         </g>
                     }
                 }) }
@@ -160,7 +160,7 @@ pub fn bar_chart(p: &BarProps) -> Html {
                         <rect class="bar" x={x.to_string()} y={top.to_string()}
                               width={(slot - gap).max(0.5).to_string()}
                               height={(h - BOTTOM - top).max(0.0).to_string()}
-                              fill={b.color.clone()} data-value={b.value.to_string()}
+                              style={format!("fill:{}", b.color)} data-value={b.value.to_string()}
                               data-tip={tip.clone()}>
                             <title>{ tip }</title>
                         </rect>

@@ -70,7 +70,7 @@ pub fn figure(
 ) -> Html {
     let (onmouseover, onmouseleave, onmousemove) = svg_handlers;
     html! {
-        <figure class="chart" data-chart={id.to_owned()}>
+        <figure class="chart" part="chart" data-chart={id.to_owned()}>
             <figcaption>
                 <span class="chart-title">{ title }</span>
                 <span class="hover">{ hover.clone().unwrap_or_else(|| "hover for values".into()) }</span>

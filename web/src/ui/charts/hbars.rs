@@ -78,7 +78,7 @@ pub fn hbar_chart(p: &HBarProps) -> Html {
                                   fill="transparent" data-tip={tip.clone()} />
                             <rect class="bar" x={NAME_W.to_string()} y={(y + 2.0).to_string()}
                                   width={(x.map(r.value.min(x_max)) - NAME_W).max(0.0).to_string()}
-                                  height={(ROW_H - 4.0).to_string()} fill={p.color.to_string()}
+                                  height={(ROW_H - 4.0).to_string()} style={format!("fill:{}", p.color)}
                                   data-value={r.value.to_string()} data-tip={tip.clone()}>
                                 <title>{ tip }</title>
                             </rect>

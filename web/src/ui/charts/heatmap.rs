@@ -72,9 +72,9 @@ pub fn heatmap(p: &HeatmapProps) -> Html {
                     html! {
                         <g class="band" data-band={band.label.clone()}>
                             <line x1={(x0 + 1.0).to_string()} x2={(x1 - 1.0).to_string()} y1={(HEAD - 4.0).to_string()}
-                                  y2={(HEAD - 4.0).to_string()} stroke={band.color.clone()} stroke-width="3" />
+                                  y2={(HEAD - 4.0).to_string()} style={format!("stroke:{}", band.color)} stroke-width="3" />
                             <text class="band-label" x={((x0 + x1) / 2.0).to_string()} y={(HEAD - 9.0).to_string()}
-                                  text-anchor="middle" fill={band.color.clone()}>{ &band.label }</text>
+                                  text-anchor="middle" style={format!("fill:{}", band.color)}>{ &band.label }</text>
                         </g>
                     }
                 }) }

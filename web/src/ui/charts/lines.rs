@@ -176,12 +176,12 @@ pub fn line_chart(p: &LineProps) -> Html {
                     let dots = s.points.len() <= 40;
                     html! {
                         <g class="series" data-series={s.name.clone()} data-points={s.points.len().to_string()}>
-                            <polyline points={pts.join(" ")} fill="none" stroke={s.color.clone()} stroke-width="1.5" />
+                            <polyline points={pts.join(" ")} fill="none" style={format!("stroke:{}", s.color)} stroke-width="1.5" />
                             if dots {
                                 { for s.points.iter().map(|&(px, py)| html! {
                                     <circle cx={format!("{:.1}", x.map(px))}
                                             cy={format!("{:.1}", y.map(ty(py).clamp(y0.min(y1), y0.max(y1))))}
-                                            r="2.5" fill={s.color.clone()}>
+                                            r="2.5" style={format!("fill:{}", s.color)}>
                                         <title>{ format!("{}: {}", s.name, number(py, 3)) }</title>
                                     </circle>
                                 }) }

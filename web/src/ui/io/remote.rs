@@ -2,8 +2,10 @@
 //! bytes (the file size comes from its `Content-Range`), then the header (`bytes=0-(8+N-1)`,
 //! [`read_prefix`]), so a checkpoint's tensor table needs two small requests per file. Every answer is judged by
 //! [`bitlens_remote::check`] / [`bitlens_remote::check_body`]; transient failures are retried
-//! with [`bitlens_remote::backoff_ms`]; a `fetch` that fails before any answer (the browser tells
-//! a CORS refusal and an unreachable server apart to nobody) reads as such. Requests carry
+//! with [`bitlens_remote::backoff_ms`]; a `fetch` that fails before any answer says it was a
+//! network failure or a CORS refusal ([`RangeError::no_answer`]: the browser tells them apart to
+//! nobody), and a body cut off after the answer says the connection broke ([`RangeError::Dropped`],
+//! retried like a 5xx). Requests carry
 //! cookies only when `credentials` is on. A file whose server ignores `Range` may be read whole
 //! ([`download`]) when it is small, and only when the visitor asks. A small document next to a
 //! file (its sidecar) is read with one plain `GET`, capped in size ([`get_document`]).
@@ -21,10 +23,6 @@ use std::time::Duration;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Blob, RequestCredentials, RequestMode};
-
-/// What a failed `fetch` means in a browser.
-const NETWORK: &str = "the browser could not read the URL: the server sent no CORS headers \
-     allowing this page (Access-Control-Allow-Origin) or is unreachable";
 
 /// Why a remote file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -83,11 +81,12 @@ fn request(
     }
 }
 
-/// Sends `request`; a failure before any answer reads as [`NETWORK`].
+/// Sends `request`; a failure before any answer is [`RangeError::no_answer`].
 async fn send(request: RequestBuilder) -> Result<Response, RangeError> {
-    request.send().await.map_err(|e| RangeError::Network {
-        message: format!("{NETWORK} ({})", net_error_text(&e)),
-    })
+    request
+        .send()
+        .await
+        .map_err(|e| RangeError::no_answer(&net_error_text(&e)))
 }
 
 /// A gloo-net error as text: a JavaScript error's message, as [`js_error_text`] gives it.
@@ -129,8 +128,10 @@ async fn attempt(
         })?;
     let body: ArrayBuffer = JsFuture::from(body)
         .await
-        .map_err(|e| RangeError::Network {
-            message: format!("{NETWORK} ({})", js_error_text(&e)),
+        .map_err(|e| RangeError::Dropped {
+            start,
+            want: len,
+            message: js_error_text(&e),
         })?
         .unchecked_into();
     check_body(start, u64::from(body.byte_length()), len)?;

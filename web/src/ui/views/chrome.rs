@@ -1,7 +1,12 @@
 //! The page around the views: header with the open / demo buttons and the URL box, errors (with
-//! the offer to read a small file whole when its server ignores `Range`), the progress bar with
+//! the offer to read a small file whole when its server ignores `Range`, and Retry for a URL that
+//! could not be opened), the progress bar with
 //! Cancel, the button that starts a large remote checkpoint's statistics, the first-visit welcome
 //! panel, the list of loaded checkpoints, and the tabs.
+//!
+//! The main regions carry `part` names, so a page embedding `<bitlens-view>` can style them on
+//! purpose with `::part()` (docs/EMBED.md lists them): `header`, `errors`, `error`, `retry`,
+//! `notes`, `status`, `checkpoints`, `tabs`, `tab`, `panel` (the views add theirs).
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, count, mib, rate};
@@ -65,10 +70,10 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
     let demo = link.callback(|_| Msg::Demo);
     let clear = link.callback(|_| Msg::Clear);
     html! {
-        <header class="top">
+        <header class="top" part="header">
             <div class="brand">
                 <h1>{ "bitlens" }</h1>
-                <span class="tagline">{ "Look inside safetensors checkpoints — in your browser, nothing is uploaded." }</span>
+                <span class="tagline">{ "Look inside model checkpoints (safetensors, GGUF, PyTorch, NumPy) — in your browser, nothing is uploaded." }</span>
             </div>
             <div class="actions">
                 <label class="button" title="One or more checkpoint files (safetensors, GGUF, PyTorch, NumPy), a shard index with its shards, or .bls snapshots">
@@ -93,15 +98,21 @@ pub fn header(link: &Scope<App>, loading: bool, has_content: bool) -> Html {
 }
 
 /// One line per file that could not be loaded or analysed; `offers`: URLs that may be read whole
-/// (a small file whose server ignores `Range`), each with a button.
-pub fn errors(link: &Scope<App>, errors: &[LoadError], offers: &[String]) -> Html {
+/// (a small file whose server ignores `Range`), each with a button; `retries`: URLs that may be
+/// opened again, each with a Retry button.
+pub fn errors(
+    link: &Scope<App>,
+    errors: &[LoadError],
+    offers: &[String],
+    retries: &[String],
+) -> Html {
     if errors.is_empty() {
         return Html::default();
     }
     html! {
-        <section class="errors" role="alert">
+        <section class="errors" role="alert" part="errors">
             { for errors.iter().enumerate().map(|(i, e)| html! {
-                <div class="error" data-file={e.file.clone()}>
+                <div class="error" part="error" data-file={e.file.clone()}>
                     <strong class="error-file">{ &e.file }</strong>
                     <span class="error-reason">{ format!(": {}", e.reason) }</span>
                     if offers.contains(&e.file) {
@@ -109,6 +120,12 @@ pub fn errors(link: &Scope<App>, errors: &[LoadError], offers: &[String]) -> Htm
                             let url = e.file.clone();
                             link.callback(move |_| Msg::DownloadWhole(url.clone()))
                         }>{ "Download the whole file instead" }</button>
+                    }
+                    if retries.contains(&e.file) {
+                        <button class="button retry" part="retry" onclick={
+                            let url = e.file.clone();
+                            link.callback(move |_| Msg::Retry(url.clone()))
+                        }>{ "Retry" }</button>
                     }
                     <button class="dismiss" title="Dismiss" onclick={link.callback(move |_| Msg::Dismiss(i))}>{ "×" }</button>
                 </div>
@@ -129,7 +146,7 @@ pub fn notes(notes: &[String]) -> Html {
         return Html::default();
     }
     html! {
-        <section class="notes">
+        <section class="notes" part="notes">
             { for notes.iter().map(|n| html! { <p class="note sidecar-note">{ n }</p> }) }
         </section>
     }
@@ -148,10 +165,10 @@ pub fn progress(
         html! { <span class="timing" data-table-ms={format!("{ms:.1}")}>{ format!("Tensor table shown {ms:.0} ms after the files were given. ") }</span> }
     });
     if loading {
-        return html! { <section class="progress" data-state="loading"><span>{ "Reading headers…" }</span></section> };
+        return html! { <section class="progress" part="status" data-state="loading"><span>{ "Reading headers…" }</span></section> };
     }
     if jobs.total == 0 {
-        return html! { <section class="progress" data-state="idle">{ timing.unwrap_or_default() }</section> };
+        return html! { <section class="progress" part="status" data-state="idle">{ timing.unwrap_or_default() }</section> };
     }
     let fraction = if jobs.total == 0 {
         1.0
@@ -187,7 +204,7 @@ pub fn progress(
         ),
     };
     html! {
-        <section class="progress" data-state={state} data-done={jobs.done.to_string()}
+        <section class="progress" part="status" data-state={state} data-done={jobs.done.to_string()}
                  data-total={jobs.total.to_string()} data-seconds={format!("{secs:.4}")}
                  data-memory={jobs.memory_max.to_string()} data-main-memory={main_memory().to_string()}>
             <div class="bar" role="progressbar" aria-valuemin="0" aria-valuemax="100"
@@ -211,7 +228,7 @@ pub fn stats_button(link: &Scope<App>, c: &Checkpoint) -> Html {
     let id = c.id;
     let missing = c.rows.len() - c.done;
     html! {
-        <section class="stats-wait">
+        <section class="stats-wait" part="status">
             <span>{ format!("{} is remote and large: statistics of a tensor are computed when you select it; the whole model waits for you.", c.name) }</span>
             <button id="stats-all" class="button primary" onclick={link.callback(move |_| Msg::AllowStats(id))}>
                 { format!("Compute statistics for all {missing} tensors ({})", bytes(c.data_bytes())) }
@@ -226,7 +243,7 @@ pub fn welcome(link: &Scope<App>, loading: bool) -> Html {
         <section class="welcome">
             <div class="dropzone">
                 <p class="big">{ "Drop checkpoints here" }</p>
-                <p>{ "One or more .safetensors files, a sharded checkpoint (its *.safetensors.index.json with the shards), or whole folders. Several checkpoints of one model are compared step by step." }</p>
+                <p>{ "One or more checkpoint files (.safetensors, .gguf, PyTorch .pt / .bin, NumPy .npy / .npz), a sharded checkpoint (its *.safetensors.index.json with the shards), bitlens .bls snapshots, or whole folders. Several checkpoints of one model are compared step by step." }</p>
                 <p>{ "Headers are read first, so the tensor table appears at once; the data is then streamed in 4 MiB windows through Web Workers running the bitlens core compiled to WebAssembly. Files never leave your machine." }</p>
                 <button id="demo-button-big" class="button primary" disabled={loading}
                         onclick={link.callback(|_| Msg::Demo)}>{ "Try the demo: three steps of a real MiniLM checkpoint" }</button>
@@ -246,7 +263,7 @@ pub fn checkpoints(
 ) -> Html {
     let selected = active;
     html! {
-        <nav class="checkpoints">
+        <nav class="checkpoints" part="checkpoints">
             { for checkpoints.iter().enumerate().map(|(i, c)| {
                 let id = c.id;
                 let active = selected == Some(id);
@@ -259,7 +276,7 @@ pub fn checkpoints(
                     <div class={classes!("checkpoint", active.then_some("active"))} data-id={id.to_string()}>
                         <button class="select" onclick={link.callback(move |_| Msg::Select(id))}>
                             <span class="step">{ format!("#{}", i + 1) }</span>
-                            <span class="name">{ &c.name }</span>
+                            <span class="name" title={c.name.clone()}>{ &c.name }</span>
                             <span class="meta">{ format!("{} file{} · {} · {} params · {status}",
                                 c.files.len(), if c.files.len() == 1 { "" } else { "s" },
                                 bytes(c.file_bytes()), count(c.params())) }</span>
@@ -280,11 +297,12 @@ pub fn tabs(link: &Scope<App>, open: Tab, checkpoints: usize) -> Html {
         let current = open == t;
         html! {
             <button class={classes!("tab", current.then_some("current"))} data-tab={label.to_lowercase()}
+                    part={if current { "tab current-tab" } else { "tab" }} role="tab" aria-selected={current.to_string()}
                     disabled={!enabled} onclick={link.callback(move |_| Msg::Tab(t))}>{ label }</button>
         }
     };
     html! {
-        <div class="tabs" role="tablist">
+        <div class="tabs" role="tablist" part="tabs">
             { tab(Tab::Summary, "Summary", true) }
             { tab(Tab::Tensors, "Tensors", true) }
             { tab(Tab::Detail, "Detail", true) }

@@ -240,7 +240,7 @@ fn compress_result(r: &CompressRun) -> Html {
              data-mbps={format!("{:.1}", mbps(res.in_bytes, r.seconds))} data-preset={r.preset.id} data-lossy={res.lossy.to_string()}
              data-delta={res.delta.to_string()} data-memory={r.memory.to_string()}
              data-files={r.outputs.len().to_string()} data-build={build} data-threads={threads.to_string()}>
-            <div class="cards">
+            <div class="cards" part="cards">
                 <div class="card"><div class="card-label">{ "in" }</div><div class="card-value">{ bytes(res.in_bytes) }</div></div>
                 <div class="card"><div class="card-label">{ "out" }</div><div class="card-value">{ bytes(res.out_bytes) }</div></div>
                 <div class="card"><div class="card-label">{ "ratio (out / in)" }</div><div class="card-value">{ format!("{ratio:.4}") }</div></div>
@@ -265,7 +265,7 @@ fn compress_result(r: &CompressRun) -> Html {
             }
             if !lossy.is_empty() {
                 <h3>{ "Error of the lossy tensors" }</h3>
-                <div class="table-scroll">
+                <div class="table-scroll" part="table">
                 <table id="error-table">
                     <thead><tr><th>{ "tensor" }</th><th>{ "codec" }</th><th class="num">{ "ratio" }</th>
                         <th class="num">{ "MSE" }</th><th class="num">{ "max abs" }</th>

@@ -237,7 +237,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
         <section class="compare" data-view="compare" data-step={step.to_string()}>
             { selector }
             { progress.unwrap_or_default() }
-            <div class="cards">
+            <div class="cards" part="cards">
                 <div class="card" data-card="compared"><div class="card-label">{ "Tensors compared" }</div>
                     <div class="card-value">{ format!("{} of {}", sum.tensors, cmp.pairs.len()) }</div></div>
                 <div class="card" data-card="changed"><div class="card-label">{ "Values changed" }</div>
@@ -263,7 +263,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
             { dequantized_table(s, cmp) }
             if !changed.is_empty() {
                 <HBarChart id="changed-fraction" title="Fraction of values changed, per tensor"
-                           rows={Shared::new(changed)} x_label="values changed (fraction of the tensor's elements)" color="#d6604d" />
+                           rows={Shared::new(changed)} x_label="values changed (fraction of the tensor's elements)" color="var(--chart-5)" />
             }
         </section>
     }

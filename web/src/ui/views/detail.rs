@@ -167,7 +167,7 @@ fn value_chart(v: Option<&ValueStats>, of: Of) -> Html {
                 Bar {
                     label: number(a + width / 2.0, 2),
                     value: c as f64,
-                    color: "#8c6bb1".into(),
+                    color: "var(--chart-2)".into(),
                     tip: format!("[{}, {}): {} values ({})", number(a, 4), number(a + width, 4), count(c), percent(c as f64 / total as f64)),
                 }
             })
@@ -204,7 +204,7 @@ fn entropy_charts(st: &TensorStats, what: &str) -> Html {
         .map(|g| Bar {
             label: group_name(g),
             value: st.byte_group_entropy[g],
-            color: "#e08214".into(),
+            color: "var(--chart-3)".into(),
             tip: format!(
                 "{}: {} bits/byte",
                 group_name(g),
@@ -300,7 +300,7 @@ pub fn tensor_picker(link: &Scope<App>, c: &Checkpoint, current: &str) -> Html {
         Msg::Pick(sel.value())
     });
     html! {
-        <select id="tensor-select" {onchange}>
+        <select id="tensor-select" title={current.to_string()} {onchange}>
             { for c.rows.iter().map(|t| html! {
                 <option value={t.name.clone()} selected={t.name == current} title={t.name.clone()}>{ &t.name }</option>
             }) }
@@ -326,6 +326,7 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
     };
     html! {
         <section class="detail" data-view="detail" data-tensor={r.name.clone()}>
+            <h2 class="tensor-name" id="detail-name">{ &r.name }</h2>
             <div class="detail-head">
                 <label>{ "Tensor " }{ picker }</label>
                 <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
@@ -408,7 +409,7 @@ fn comparison(rows: &[RoundtripRow]) -> Html {
     html! {
         <div class="comparison">
             <HBarChart id="codec-ratio" title="Compressed size of this tensor (fraction of the original), per codec"
-                       rows={Shared::new(hrows)} x_label="compressed / original" color="#4a7bd0" />
+                       rows={Shared::new(hrows)} x_label="compressed / original" color="var(--chart-4)" />
             <table id="codec-comparison">
                 <thead><tr><th>{ "codec" }</th><th class="num">{ "ratio" }</th><th class="num">{ "saved" }</th>
                     <th>{ "compress MB/s" }</th><th>{ "decompress MB/s" }</th><th class="num">{ "max rel. error" }</th><th class="num">{ "MSE" }</th></tr></thead>

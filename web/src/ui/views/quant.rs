@@ -15,9 +15,9 @@ use bitlens_tensors::format::GgmlType;
 use yew::prelude::*;
 
 /// Colour of the scale histogram's bars.
-const SCALE_COLOR: &str = "#c2417a";
+const SCALE_COLOR: &str = "var(--chart-6)";
 /// Colour of the code histogram's bars.
-const CODE_COLOR: &str = "#2f8f83";
+const CODE_COLOR: &str = "var(--chart-7)";
 
 /// Bars of the used part of the log2 |scale| histogram.
 fn scale_bars(q: &QuantSummary, bins: &[ScaleBin]) -> Vec<Bar> {

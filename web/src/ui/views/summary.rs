@@ -45,7 +45,7 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
             .map(|m| Bar {
                 label: m.name.clone(),
                 value: m.bytes as f64 / 1e6,
-                color: "#6b8cae".into(),
+                color: "var(--chart-1)".into(),
                 tip: format!(
                     "{}: {} tensors, {} params, {}",
                     m.name,
@@ -60,7 +60,7 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
     html! {
         <section class="summary" data-view="summary">
             <h2>{ &c.name }</h2>
-            <div class="cards">
+            <div class="cards" part="cards">
                 { card("Files", c.files.len().to_string(), "files") }
                 { card("Tensors", c.rows.len().to_string(), "tensors") }
                 { card("Parameters", count(c.params()), "params") }

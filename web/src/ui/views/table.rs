@@ -73,7 +73,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                     if shown < order.len() { { format!(" (first {shown} shown)") } }
                 </span>
             </div>
-            <div class="table-scroll">
+            <div class="table-scroll" part="table">
             <table id="tensor-table">
                 <thead>
                     <tr>
