@@ -18,6 +18,7 @@
 //! bit-plane layer is LMC's bit set ratio resolved by position, the changes layer BitSnap's
 //! changed elements (§3.2) by position.
 
+mod accumulate;
 pub mod elements;
 pub mod grid;
 mod lanes;
@@ -29,6 +30,7 @@ pub use grid::{Grid, Window};
 pub use read::{LOCAL_GAP, REMOTE_GAP};
 pub use tile::{Cells, Tile};
 
+use accumulate::CellAccumulator;
 use bitlens_tensors::format::bytes::BytesError;
 use bitlens_tensors::format::gguf::DequantError;
 use bitlens_tensors::format::Entry;
@@ -36,7 +38,6 @@ use bitlens_tensors::{ReadAt, SourceError};
 use lanes::{Sampler, Unit};
 use read::{spans, LaneReader};
 use serde::{Deserialize, Serialize};
-use tile::CellAccumulator;
 
 /// Most cells one [`Tile`] may have (about 28 bytes each while it is computed).
 pub const MAX_CELLS: u64 = 1 << 22;

@@ -60,7 +60,12 @@ pub struct Normalizer {
     linear: f32,
     /// Quantile: the sorted values (diverging: magnitudes).
     sorted: Vec<f32>,
+    /// The ramp's colours at [`STEPS`] + 1 evenly spaced positions over its range.
+    lut: Vec<[u8; 3]>,
 }
+
+/// Steps of the colour table a picture is drawn with (finer than a screen tells apart).
+const STEPS: usize = 1024;
 
 impl Normalizer {
     /// The normalizer of `values` (the pixels shown) for `q` on `scale`.
@@ -90,6 +95,12 @@ impl Normalizer {
         } else {
             Vec::new()
         };
+        let lut = (0..=STEPS)
+            .map(|i| {
+                let u = i as f32 / STEPS as f32;
+                rgb(if diverging { u * 2.0 - 1.0 } else { u }, diverging)
+            })
+            .collect();
         Normalizer {
             scale,
             diverging,
@@ -97,7 +108,15 @@ impl Normalizer {
             hi,
             linear,
             sorted,
+            lut,
         }
+    }
+
+    /// The colour drawn for `v` (None for NaN): the ramp at its position, to 1/1024 of the range.
+    pub fn colour(&self, v: f32) -> Option<[u8; 3]> {
+        let t = self.position(v)?;
+        let u = if self.diverging { (t + 1.0) / 2.0 } else { t };
+        Some(self.lut[(u * STEPS as f32).round().clamp(0.0, STEPS as f32) as usize])
     }
 
     /// True when positions run from −1 to 1 around zero.
@@ -180,11 +199,8 @@ impl Normalizer {
     pub fn pixels(&self, values: &[f32]) -> Vec<u8> {
         let mut out = Vec::with_capacity(values.len() * 4);
         for &v in values {
-            match self.position(v) {
-                Some(t) => {
-                    let [r, g, b] = rgb(t, self.diverging);
-                    out.extend_from_slice(&[r, g, b, 255]);
-                }
+            match self.colour(v) {
+                Some([r, g, b]) => out.extend_from_slice(&[r, g, b, 255]),
                 None => out.extend_from_slice(&[0, 0, 0, 0]),
             }
         }

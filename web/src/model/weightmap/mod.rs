@@ -1,9 +1,11 @@
 //! The weight map's logic that needs no browser: what a pixel shows ([`Aggregate`] of a
 //! [`Layer`]'s cells, [`Quantity`]), where the view is ([`viewport::Viewport`]: zoom and pan
 //! over the tensor's grid, and the finer window to ask for once the map's base tile is too
-//! coarse), the pixels made from the tiles a worker computed ([`raster`]), and the colour scales
-//! with their legend ([`colour`]).
+//! coarse), the pixels made from the tiles a worker computed ([`raster`]), the colour scales
+//! with their legend ([`colour`]), and a window cut into row bands for several workers and the
+//! bands' tiles put back together ([`bands`]).
 
+pub mod bands;
 pub mod colour;
 pub mod raster;
 pub mod viewport;
@@ -12,7 +14,7 @@ use bitlens_stats::weightmap::{Layer, Tile};
 
 /// Most cells of the map's base tile: the whole tensor in blocks this fine is computed once, and
 /// zooming in is drawn from it until a pixel covers less than one of its blocks.
-pub const BASE_CELLS: u64 = 1 << 21;
+pub const BASE_CELLS: u64 = 1 << 20;
 
 /// What a pixel shows when it covers a block of values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

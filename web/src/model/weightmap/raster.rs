@@ -77,55 +77,179 @@ pub fn pixel_cells(v: &Viewport, tiles: &[&Tile], x: u32, y: u32) -> Option<Cell
     })
 }
 
-/// The quantity `q` over `cells` of `tile` combined (NaN when they hold no value).
+/// The quantity `q` over `cells` of `tile` combined (NaN when they hold no value): means weighted
+/// by their finite values, zero fractions by their lanes, extremes over every cell.
 pub fn combine(tile: &Tile, q: Quantity, cells: Cells) -> f32 {
-    let cols = tile.window.cell_cols();
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-    for r in cells.r0..cells.r1 {
-        for c in cells.c0..cells.c1 {
-            let i = (r * cols + c) as usize;
-            match q.aggregate {
-                Aggregate::Mean => {
-                    let f = f64::from(tile.finite.0[i]);
-                    if f > 0.0 {
-                        num += f64::from(tile.mean.0[i]) * f;
-                        den += f;
-                    }
+    let cols = tile.window.cell_cols() as usize;
+    let rows = cells.r0 as usize..cells.r1 as usize;
+    let span = |r: usize| r * cols + cells.c0 as usize..r * cols + cells.c1 as usize;
+    // Σ value·weight and Σ weight over the cells.
+    let weighted = |value: &[f32], weight: &[f32]| {
+        let (mut num, mut den) = (0.0f64, 0.0f64);
+        for r in rows.clone() {
+            for (&v, &w) in value[span(r)].iter().zip(&weight[span(r)]) {
+                if w > 0.0 {
+                    num += f64::from(v) * f64::from(w);
+                    den += f64::from(w);
                 }
-                Aggregate::Zeros => {
-                    let l = f64::from(tile.lanes.0[i]);
-                    if l > 0.0 {
-                        num += f64::from(tile.zeros.0[i]) * l;
-                        den += l;
+            }
+        }
+        (den > 0.0).then(|| (num / den) as f32)
+    };
+    // The smallest minimum and largest maximum of the cells holding finite values.
+    let extremes = || {
+        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+        for r in rows.clone() {
+            let s = span(r);
+            for ((&a, &b), &f) in tile.min.0[s.clone()]
+                .iter()
+                .zip(&tile.max.0[s.clone()])
+                .zip(&tile.finite.0[s])
+            {
+                if f > 0.0 {
+                    lo = lo.min(a);
+                    hi = hi.max(b);
+                }
+            }
+        }
+        (lo <= hi).then_some((lo, hi))
+    };
+    match q.aggregate {
+        Aggregate::Mean => weighted(&tile.mean.0, &tile.finite.0),
+        Aggregate::Zeros => weighted(&tile.zeros.0, &tile.lanes.0).map(|z| q.zeros_shown(z)),
+        Aggregate::AbsMax => extremes().map(|(lo, hi)| lo.abs().max(hi.abs())),
+        Aggregate::Range => extremes().map(|(lo, hi)| hi - lo),
+    }
+    .unwrap_or(f32::NAN)
+}
+
+/// The cells `[a, b)` under a pixel along one axis of a tile (None: the tile does not hold it).
+type Span = Option<(u64, u64)>;
+
+/// Per cell column of a tile, what the cells of some rows hold together: (Σ value·weight,
+/// Σ weight) for means and zero fractions, (smallest minimum, largest maximum) for extremes.
+struct Columns {
+    num: Vec<f64>,
+    den: Vec<f64>,
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+}
+
+impl Columns {
+    /// The columns `c0..c1` of cell rows `r0..r1` of `tile` for `q`.
+    fn of(tile: &Tile, q: Quantity, (r0, r1): (u64, u64), (c0, c1): (usize, usize)) -> Columns {
+        let n = c1 - c0;
+        let mut out = Columns {
+            num: vec![0.0; n],
+            den: vec![0.0; n],
+            lo: vec![f32::INFINITY; n],
+            hi: vec![f32::NEG_INFINITY; n],
+        };
+        let cols = tile.window.cell_cols() as usize;
+        for r in r0 as usize..r1 as usize {
+            let span = r * cols + c0..r * cols + c1;
+            match q.aggregate {
+                Aggregate::Mean | Aggregate::Zeros => {
+                    let (value, weight) = if q.aggregate == Aggregate::Mean {
+                        (&tile.mean.0[span.clone()], &tile.finite.0[span])
+                    } else {
+                        (&tile.zeros.0[span.clone()], &tile.lanes.0[span])
+                    };
+                    for (((&v, &w), num), den) in
+                        value.iter().zip(weight).zip(&mut out.num).zip(&mut out.den)
+                    {
+                        if w > 0.0 {
+                            *num += f64::from(v) * f64::from(w);
+                            *den += f64::from(w);
+                        }
                     }
                 }
                 Aggregate::AbsMax | Aggregate::Range => {
-                    if tile.finite.0[i] > 0.0 {
-                        lo = lo.min(tile.min.0[i]);
-                        hi = hi.max(tile.max.0[i]);
+                    let cells = tile.min.0[span.clone()]
+                        .iter()
+                        .zip(&tile.max.0[span.clone()])
+                        .zip(&tile.finite.0[span]);
+                    for (((&a, &b), &f), (lo, hi)) in cells.zip(out.lo.iter_mut().zip(&mut out.hi))
+                    {
+                        if f > 0.0 {
+                            *lo = lo.min(a);
+                            *hi = hi.max(b);
+                        }
                     }
                 }
             }
         }
+        out
     }
-    match q.aggregate {
-        Aggregate::Mean if den > 0.0 => (num / den) as f32,
-        Aggregate::Zeros if den > 0.0 => q.zeros_shown((num / den) as f32),
-        Aggregate::AbsMax if lo <= hi => lo.abs().max(hi.abs()),
-        Aggregate::Range if lo <= hi => hi - lo,
-        _ => f32::NAN,
+
+    /// The quantity over columns `a..b` (indices into these columns).
+    fn combine(&self, q: Quantity, a: usize, b: usize) -> f32 {
+        match q.aggregate {
+            Aggregate::Mean | Aggregate::Zeros => {
+                let den: f64 = self.den[a..b].iter().sum();
+                if den > 0.0 {
+                    let v = (self.num[a..b].iter().sum::<f64>() / den) as f32;
+                    if q.aggregate == Aggregate::Zeros {
+                        q.zeros_shown(v)
+                    } else {
+                        v
+                    }
+                } else {
+                    f32::NAN
+                }
+            }
+            Aggregate::AbsMax | Aggregate::Range => {
+                let lo = self.lo[a..b].iter().copied().fold(f32::INFINITY, f32::min);
+                let hi = self.hi[a..b]
+                    .iter()
+                    .copied()
+                    .fold(f32::NEG_INFINITY, f32::max);
+                match (lo <= hi, q.aggregate) {
+                    (false, _) => f32::NAN,
+                    (true, Aggregate::AbsMax) => lo.abs().max(hi.abs()),
+                    (true, _) => hi - lo,
+                }
+            }
+        }
     }
 }
 
-/// Every pixel's value, row-major (NaN: nothing there).
+/// Every pixel's value, row-major (NaN: nothing there): for each pixel, [`combine`] over the
+/// cells [`pixel_cells`] finds. Computed a pixel row at a time: the cell rows under it are folded
+/// per cell column once, then each pixel combines its columns.
 pub fn raster(v: &Viewport, tiles: &[&Tile], q: Quantity) -> Vec<f32> {
-    let mut out = Vec::with_capacity(v.width as usize * v.height as usize);
-    for y in 0..v.height {
-        for x in 0..v.width {
-            out.push(
-                pixel_cells(v, tiles, x, y).map_or(f32::NAN, |c| combine(tiles[c.tile], q, c)),
-            );
+    let (width, height) = (v.width as usize, v.height as usize);
+    let mut out = vec![f32::NAN; width * height];
+    let mut done = vec![false; width * height];
+    for tile in tiles {
+        let w = tile.window;
+        let xs: Vec<Span> = (0..v.width)
+            .map(|x| {
+                let (a, b) = pixel_axis(v.col0, v.col_scale, x, v.cols)?;
+                axis(a, b, w.col0, w.cols, w.block_cols)
+            })
+            .collect();
+        let Some(c_lo) = xs.iter().flatten().map(|s| s.0).min() else {
+            continue;
+        };
+        let c_hi = xs.iter().flatten().map(|s| s.1).max().unwrap_or(c_lo);
+        for y in 0..height {
+            let Some(rows) = pixel_axis(v.row0, v.row_scale, y as u32, v.rows)
+                .and_then(|(a, b)| axis(a, b, w.row0, w.rows, w.block_rows))
+            else {
+                continue;
+            };
+            if done[y * width..(y + 1) * width].iter().all(|&d| d) {
+                continue;
+            }
+            let columns = Columns::of(tile, q, rows, (c_lo as usize, c_hi as usize));
+            for (x, span) in xs.iter().enumerate() {
+                let i = y * width + x;
+                if let (Some((a, b)), false) = (span, done[i]) {
+                    out[i] = columns.combine(q, (a - c_lo) as usize, (b - c_lo) as usize);
+                    done[i] = true;
+                }
+            }
         }
     }
     out
@@ -218,6 +342,55 @@ mod tests {
                 }
                 assert!(seen > 300, "only {seen} pixels show lanes");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+    use crate::model::weightmap::colour::Normalizer;
+    use crate::model::weightmap::Scale;
+    use bitlens_stats::weightmap::{Cells, Grid, Layer};
+
+    #[test]
+    #[ignore]
+    fn raster_speed() {
+        let v0 = Viewport::fit(262144, 384, 1206, 420);
+        let w = v0.base_window(1 << 21);
+        let n = w.cells() as usize;
+        let c = |x: f32| Cells(vec![x; n]);
+        let tile = Tile {
+            grid: Grid::of_shape(&[262144, 384], 1),
+            window: w,
+            layer: Layer::Values,
+            mean: c(0.1),
+            min: c(-1.0),
+            max: c(1.0),
+            zeros: c(0.0),
+            finite: c(49.0),
+            lanes: c(49.0),
+            bytes_read: 0,
+        };
+        let q = Quantity {
+            layer: Layer::Values,
+            aggregate: Aggregate::Mean,
+        };
+        for zoom in [1.0, 4.0, 10.0] {
+            let mut v = v0;
+            v.zoom(zoom, 600.0, 200.0);
+            let t = std::time::Instant::now();
+            let px = raster(&v, &[&tile], q);
+            let r = t.elapsed();
+            let t = std::time::Instant::now();
+            let norm = Normalizer::new(&px, q, Scale::Linear);
+            let p = norm.pixels(&px);
+            println!(
+                "zoom {zoom}: raster {:?}, colour {:?} ({} px)",
+                r,
+                t.elapsed(),
+                p.len() / 4
+            );
         }
     }
 }

@@ -55,18 +55,21 @@ impl Viewport {
         v
     }
 
-    /// How far in the view is zoomed (1: the whole grid).
+    /// How far in the view is zoomed along its rows (1: the whole grid).
     pub fn zoom_level(&self) -> f64 {
         fit_axis(self.rows, self.height) / self.row_scale
     }
 
     /// True when the whole grid is shown.
     pub fn fitted(&self) -> bool {
-        self.zoom_level() <= 1.0 + 1e-9
+        self.row_scale >= fit_axis(self.rows, self.height) - 1e-12
+            && self.col_scale >= fit_axis(self.cols, self.width) - 1e-12
     }
 
-    /// Zooms in by `factor` (below 1: out) keeping the lane under pixel (`x`, `y`) there; never
-    /// out past the whole grid, never in past [`MAX_PIXELS_PER_LANE`] on the finer axis.
+    /// Zooms in by `factor` (below 1: out) keeping the lane under pixel (`x`, `y`) there. Each
+    /// axis stops on its own: never out past the whole grid, never in past
+    /// [`MAX_PIXELS_PER_LANE`] (so a tall matrix, its columns already wide, goes on zooming down
+    /// its rows until they are single lanes too).
     pub fn zoom(&mut self, factor: f64, x: f64, y: f64) {
         if !(factor.is_finite() && factor > 0.0) {
             return;
@@ -75,12 +78,11 @@ impl Viewport {
             self.row0 + y * self.row_scale,
             self.col0 + x * self.col_scale,
         );
-        let finest = self.row_scale.min(self.col_scale);
-        let most = finest * MAX_PIXELS_PER_LANE;
-        let level = (self.zoom_level() * factor).clamp(1.0, most.max(1.0) * self.zoom_level());
-        let fit = Viewport::fit(self.rows, self.cols, self.width, self.height);
-        self.row_scale = fit.row_scale / level;
-        self.col_scale = fit.col_scale / level;
+        let finest = 1.0 / MAX_PIXELS_PER_LANE;
+        let row_fit = fit_axis(self.rows, self.height);
+        let col_fit = fit_axis(self.cols, self.width);
+        self.row_scale = (self.row_scale / factor).clamp(finest.min(row_fit), row_fit);
+        self.col_scale = (self.col_scale / factor).clamp(finest.min(col_fit), col_fit);
         self.row0 = r - y * self.row_scale;
         self.col0 = c - x * self.col_scale;
         self.clamp();
@@ -206,12 +208,18 @@ mod tests {
         v.zoom(2.0, 400.0, 200.0);
         assert_eq!((v.row_scale, v.col_scale), (12.5, 3.125));
         assert_eq!(v.lane_at(400.0, 200.0), Some(under));
-        // Never out past the fit, never in past 32 pixels per lane on the finer axis.
+        // Never out past the fit, never in past 32 pixels per lane, each axis on its own.
         v.zoom(0.001, 0.0, 0.0);
         assert!(v.fitted());
         v.zoom(1e9, 0.0, 0.0);
-        assert!((v.col_scale - 1.0 / 32.0).abs() < 1e-12);
+        assert_eq!((v.row_scale, v.col_scale), (1.0 / 32.0, 1.0 / 32.0));
         assert!(v.row0 >= 0.0 && v.col0 >= 0.0);
+        // A tall matrix goes on down its rows once its columns are at their widest.
+        let mut tall = Viewport::fit(30522, 384, 1200, 420);
+        for _ in 0..40 {
+            tall.zoom(1.25, 600.0, 210.0);
+        }
+        assert!(tall.row_scale < 1.0 && tall.col_scale == 1.0 / 32.0);
     }
 
     #[test]

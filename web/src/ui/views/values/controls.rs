@@ -97,7 +97,7 @@ pub fn view(
                 <label class="control">{ "Bit " }
                     <input id="values-bit" type="number" min="0" max={top_bit.to_string()}
                         value={bit.to_string()} onchange={on_bit} />
-                    <span class="muted">{ format!(" (0 = least significant, {top_bit} = sign)") }</span>
+                    <span class="dim">{ format!(" (0 = least significant, {top_bit} = sign)") }</span>
                 </label>
             }
             <label class="control">{ "A pixel shows " }

@@ -15,31 +15,33 @@
 //!
 //! - [`controls`]: the layer, aggregate, scale and zoom controls.
 //! - [`readout`]: the hover readout and the table of values.
+//! - [`panel`]: the view of the app's selected tensor, paired with the checkpoint before it.
+//! - [`workers`]: the view's workers, each computing a band of a window.
 
 mod controls;
+mod panel;
 mod readout;
+mod workers;
 
-use crate::model::checkpoint::{Checkpoint, TensorRow};
+pub use panel::panel;
+
 use crate::model::format::shape as shape_text;
-use crate::model::weightmap::colour::{rgb, Normalizer};
+use crate::model::weightmap::colour::Normalizer;
 use crate::model::weightmap::raster::{pixel_cells, raster};
 use crate::model::weightmap::viewport::Viewport;
 use crate::model::weightmap::{Aggregate, Quantity, Scale, BASE_CELLS};
-use crate::ui::app::App;
-use crate::ui::jobs::{entry_of, now, to_ref};
+use crate::ui::jobs::{now, to_ref};
 use crate::ui::loader::Source;
-use crate::ui::worker::WorkerHandle;
-use bitlens_protocol::js::{Event as WorkerEvent, Request};
+use bitlens_protocol::js::Event as WorkerEvent;
 use bitlens_protocol::JobResult;
 use bitlens_stats::weightmap::{Element, Grid, Layer, Tile, Window};
 use bitlens_tensors::format::{ElementType, Entry};
 use gloo_events::{EventListener, EventListenerOptions};
 use readout::Hover;
-use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::{Clamped, JsCast};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData, WheelEvent};
-use yew::html::Scope;
+use workers::{MapJob, MapWorkers, Source as MapSource};
 use yew::prelude::*;
 
 /// Canvas height in pixels.
@@ -107,22 +109,22 @@ pub enum Msg {
     Measured(u32),
 }
 
-/// What the view asked the worker and is waiting for, by task id.
+/// What the view asked its workers and is waiting for.
 #[derive(Default)]
 struct Asked {
-    base: u32,
-    detail: u32,
+    /// The base tile.
+    base: Option<MapJob>,
+    /// The detail tile.
+    detail: Option<MapJob>,
+    /// The hover's lane (task id).
     hover: u32,
+    /// The table's lanes (task id).
     table: u32,
-    /// When the current base / detail request was posted (`performance.now()`).
-    base_at: f64,
-    detail_at: f64,
 }
 
 /// The view's state.
 pub struct Values {
-    worker: Option<WorkerHandle>,
-    next_task: u32,
+    workers: MapWorkers,
     asked: Asked,
     layer: Layer,
     aggregate: Aggregate,
@@ -131,8 +133,6 @@ pub struct Values {
     viewport: Option<Viewport>,
     base: Option<Rc<Tile>>,
     detail: Option<Rc<Tile>>,
-    /// The detail window asked for and not yet answered.
-    detail_wanted: Option<Window>,
     /// Where a drag started (canvas point) while the pointer is down.
     drag: Option<(f64, f64)>,
     hover: Option<Hover>,
@@ -142,6 +142,8 @@ pub struct Values {
     /// Milliseconds the last base / detail tile took from request to drawn.
     base_ms: Option<f64>,
     detail_ms: Option<f64>,
+    /// Milliseconds the slowest worker spent on the base tile's band.
+    base_worker_ms: Option<f64>,
     /// Pictures drawn (the tests wait on it).
     draws: u32,
     /// The picture's scale, for the legend and the hover colour.
@@ -158,52 +160,33 @@ impl Values {
         }
     }
 
-    /// The next task id.
-    fn task(&mut self) -> u32 {
-        self.next_task += 1;
-        self.next_task
+    /// What the current layer reads (the changes layer: the tensor in both checkpoints).
+    fn source(&self, ctx: &Context<Self>) -> MapSource {
+        let p = ctx.props();
+        match (self.layer, &p.pair) {
+            (Layer::Changes, Some(pair)) => MapSource {
+                file: to_ref(&pair.first.file),
+                entry: pair.first.entry.clone(),
+                other: Some((to_ref(&pair.second.file), pair.second.entry.clone())),
+            },
+            _ => MapSource {
+                file: to_ref(&p.tensor.file),
+                entry: p.tensor.entry.clone(),
+                other: None,
+            },
+        }
     }
 
-    /// Posts `request`, starting the worker if needed.
-    fn post(&mut self, ctx: &Context<Self>, request: Request) {
-        if self.worker.is_none() {
-            match WorkerHandle::spawn("worker.js", "map worker", ctx.link().callback(Msg::Worker)) {
-                Ok(w) => self.worker = Some(w),
-                Err(e) => {
-                    self.error = Some(e);
-                    return;
-                }
+    /// Asks the workers for `window` of the current layer.
+    fn map_request(&mut self, ctx: &Context<Self>, window: Window) -> Option<MapJob> {
+        let source = self.source(ctx);
+        match self.workers.map(&source, window, self.layer, now()) {
+            Ok(job) => Some(job),
+            Err(e) => {
+                self.error = Some(e);
+                None
             }
         }
-        if let Some(Err(e)) = self.worker.as_ref().map(|w| w.post(&request)) {
-            self.error = Some(e);
-        }
-    }
-
-    /// The tensor a layer reads (the changes layer: the previous checkpoint's, compared with this).
-    fn map_request(&mut self, ctx: &Context<Self>, window: Window) -> u32 {
-        let p = ctx.props();
-        let task = self.task();
-        let (file, entry, other) = match (self.layer, &p.pair) {
-            (Layer::Changes, Some(pair)) => (
-                to_ref(&pair.first.file),
-                pair.first.entry.clone(),
-                Some((to_ref(&pair.second.file), pair.second.entry.clone())),
-            ),
-            _ => (to_ref(&p.tensor.file), p.tensor.entry.clone(), None),
-        };
-        self.post(
-            ctx,
-            Request::WeightMap {
-                task,
-                file,
-                entry,
-                other,
-                window,
-                layer: self.layer,
-            },
-        );
-        task
     }
 
     /// Asks for the base tile of the current layer (dropping the tiles of the previous one),
@@ -211,11 +194,10 @@ impl Values {
     fn request_base(&mut self, ctx: &Context<Self>) {
         self.base = None;
         self.detail = None;
-        self.detail_wanted = None;
+        self.asked.detail = None;
         self.error = None;
         let Some(v) = self.viewport else { return };
         let window = v.base_window(BASE_CELLS);
-        self.asked.base_at = now();
         self.asked.base = self.map_request(ctx, window);
     }
 
@@ -237,28 +219,27 @@ impl Values {
                 && w.col0 + w.cols >= want.col0 + want.cols
         };
         if self.detail.as_ref().is_some_and(|d| covers(&d.window))
-            || self.detail_wanted.as_ref().is_some_and(covers)
+            || self
+                .asked
+                .detail
+                .as_ref()
+                .is_some_and(|j| covers(&j.window))
         {
             return;
         }
-        self.detail_wanted = Some(want);
-        self.asked.detail_at = now();
         self.asked.detail = self.map_request(ctx, want);
     }
 
     /// Asks for lanes `start..start + count` (the hover's, or the table's).
     fn request_lanes(&mut self, ctx: &Context<Self>, start: u64, count: u64) -> u32 {
         let p = ctx.props();
-        let task = self.task();
-        let request = Request::Elements {
-            task,
-            file: to_ref(&p.tensor.file),
-            entry: p.tensor.entry.clone(),
-            start,
-            count,
-        };
-        self.post(ctx, request);
-        task
+        let asked =
+            self.workers
+                .lanes(to_ref(&p.tensor.file), p.tensor.entry.clone(), start, count);
+        asked.unwrap_or_else(|e| {
+            self.error = Some(e);
+            0
+        })
     }
 
     /// The tiles to draw from, finest first.
@@ -327,10 +308,7 @@ impl Values {
                 crate::model::weightmap::raster::combine(tile, q, c),
             )
         });
-        let colour = cells.and_then(|(_, value)| {
-            let t = self.normalizer.as_ref()?.position(value)?;
-            Some(rgb(t, self.normalizer.as_ref()?.diverging()))
-        });
+        let colour = cells.and_then(|(_, value)| self.normalizer.as_ref()?.colour(value));
         let lane = self.grid.lane(row, col);
         let task = match lane {
             Some(l) => self.request_lanes(ctx, l, 1),
@@ -357,8 +335,7 @@ impl Component for Values {
     fn create(ctx: &Context<Self>) -> Self {
         let p = ctx.props();
         let mut me = Values {
-            worker: None,
-            next_task: 0,
+            workers: MapWorkers::new(ctx.link().callback(Msg::Worker)),
             asked: Asked::default(),
             layer: Layer::Values,
             aggregate: Aggregate::Mean,
@@ -367,7 +344,6 @@ impl Component for Values {
             viewport: None,
             base: None,
             detail: None,
-            detail_wanted: None,
             drag: None,
             hover: None,
             first: (0, 32),
@@ -375,11 +351,15 @@ impl Component for Values {
             error: None,
             base_ms: None,
             detail_ms: None,
+            base_worker_ms: None,
             draws: 0,
             normalizer: None,
             canvas: NodeRef::default(),
             _wheel: None,
         };
+        if let Err(e) = me.workers.warm() {
+            me.error = Some(e);
+        }
         me.asked.table = me.request_lanes(ctx, 0, 32);
         me
     }
@@ -535,7 +515,7 @@ impl Component for Values {
             <section class="values" id="values" data-tensor={e.name.clone()}>
                 <h2 class="values-title">
                     <span class="tensor-name" title={e.name.clone()}>{ &e.name }</span>
-                    <span class="muted">{ format!(" · {} · shape {} · map {} × {}", type_name(e.ty), shape_text(&e.shape), self.grid.rows, self.grid.cols) }</span>
+                    <span class="dim">{ format!(" · {} · shape {} · map {} × {}", type_name(e.ty), shape_text(&e.shape), self.grid.rows, self.grid.cols) }</span>
                 </h2>
                 { controls::view(link, self.layer, self.aggregate, self.scale, e.ty, p.pair.as_ref().map(|p| p.label.as_str())) }
                 if let Some(err) = &self.error {
@@ -554,8 +534,9 @@ impl Component for Values {
                         data-col0={v.map_or(0.0, |v| v.col0).to_string()}
                         data-base-block={self.base.as_ref().map_or(String::new(), |b| format!("{}x{}", b.window.block_rows, b.window.block_cols))}
                         data-detail-block={detail_block}
-                        data-detail-pending={u8::from(self.detail_wanted.is_some()).to_string()}
+                        data-detail-pending={u8::from(self.asked.detail.is_some()).to_string()}
                         data-base-ms={self.base_ms.map(|m| format!("{m:.1}")).unwrap_or_default()}
+                        data-base-worker-ms={self.base_worker_ms.map(|m| format!("{m:.1}")).unwrap_or_default()}
                         data-detail-ms={self.detail_ms.map(|m| format!("{m:.1}")).unwrap_or_default()}
                         data-bytes-read={(self.base.as_ref().map_or(0, |b| b.bytes_read) + self.detail.as_ref().map_or(0, |d| d.bytes_read)).to_string()}
                         {onpointerdown} {onpointermove} {onpointerup} {onpointerleave} />
@@ -577,19 +558,28 @@ impl Values {
         match event {
             WorkerEvent::Done {
                 task,
+                seconds,
                 result: JobResult::WeightMap(tile),
                 ..
             } => {
-                if task == self.asked.base {
-                    self.base = Some(Rc::new(*tile));
-                    self.draw();
-                    self.base_ms = Some(now() - self.asked.base_at);
-                    self.request_detail(ctx);
-                } else if task == self.asked.detail {
-                    self.detail = Some(Rc::new(*tile));
-                    self.detail_wanted = None;
-                    self.draw();
-                    self.detail_ms = Some(now() - self.asked.detail_at);
+                if let Some(job) = self.asked.base.as_mut().filter(|j| j.owns(task)) {
+                    let started = job.started;
+                    if let Some(whole) = job.take(task, *tile, seconds) {
+                        self.base_worker_ms = Some(job.worker_seconds * 1e3);
+                        self.asked.base = None;
+                        self.base = Some(Rc::new(whole));
+                        self.draw();
+                        self.base_ms = Some(now() - started);
+                        self.request_detail(ctx);
+                    }
+                } else if let Some(job) = self.asked.detail.as_mut().filter(|j| j.owns(task)) {
+                    let started = job.started;
+                    if let Some(whole) = job.take(task, *tile, seconds) {
+                        self.asked.detail = None;
+                        self.detail = Some(Rc::new(whole));
+                        self.draw();
+                        self.detail_ms = Some(now() - started);
+                    }
                 } else {
                     return false;
                 }
@@ -611,72 +601,15 @@ impl Values {
             }
             WorkerEvent::Failed { task, message } => {
                 if task.is_none() {
-                    // A crashed worker does not answer again: the next request starts another.
-                    self.worker = None;
+                    // A crashed worker does not answer again: the next request starts others.
+                    self.workers.crashed();
                 }
-                self.detail_wanted = None;
+                self.asked.detail = None;
                 self.error = Some(message);
             }
             _ => return false,
         }
         true
-    }
-}
-
-/// The Values view of the active checkpoint's selected tensor (the largest when none), with the
-/// tensor picker; the changes layer pairs it with the checkpoint before (or, for the first, after).
-pub fn panel(
-    link: &Scope<App>,
-    checkpoints: &[Checkpoint],
-    active: Option<&Checkpoint>,
-    detail: Option<&str>,
-    sources: &HashMap<u32, Vec<Source>>,
-) -> Html {
-    let Some(c) = active else {
-        return html! { <p>{ "No checkpoint selected." }</p> };
-    };
-    let Some(row) = c.detail_row(detail).map(|i| &c.rows[i]) else {
-        return html! { <p>{ "This checkpoint has no tensors." }</p> };
-    };
-    let at = |c: &Checkpoint, row: &TensorRow| {
-        Some(TensorAt {
-            file: sources.get(&c.id)?.get(row.file)?.clone(),
-            entry: entry_of(row),
-        })
-    };
-    let Some(tensor) = at(c, row) else {
-        return html! { <p class="note">{ "This tensor's file is not readable here." }</p> };
-    };
-    let i = checkpoints.iter().position(|k| k.id == c.id).unwrap_or(0);
-    let other = if i > 0 {
-        checkpoints.get(i - 1)
-    } else {
-        checkpoints.get(1)
-    };
-    let pair = other.and_then(|o| {
-        let r = o.row_by_name(&row.name).map(|j| &o.rows[j])?;
-        if r.ty != row.ty || r.shape != row.shape {
-            return None;
-        }
-        let theirs = at(o, r)?;
-        let (first, second, a, b) = if i > 0 {
-            (theirs, tensor.clone(), &o.name, &c.name)
-        } else {
-            (tensor.clone(), theirs, &c.name, &o.name)
-        };
-        Some(Pair {
-            first,
-            second,
-            label: format!("{a} → {b}"),
-        })
-    });
-    html! {
-        <div class="values-panel" data-view="values">
-            <div class="detail-head">
-                <label>{ "Tensor " }{ crate::ui::views::detail::tensor_picker(link, c, &row.name) }</label>
-            </div>
-            <Values {tensor} {pair} />
-        </div>
     }
 }
 

@@ -42,7 +42,7 @@ fn exact(v: f64) -> String {
 pub fn hover(h: Option<&Hover>, q: Quantity) -> Html {
     let Some(h) = h else {
         return html! {
-            <p class="values-hover muted" id="values-hover">{ "Point at the map for a value; drag to pan, wheel or + / − to zoom." }</p>
+            <p class="values-hover dim" id="values-hover">{ "Point at the map for a value; drag to pan, wheel or + / − to zoom." }</p>
         };
     };
     let (cells, agg) = match h.cells {
@@ -71,7 +71,7 @@ pub fn hover(h: Option<&Hover>, q: Quantity) -> Html {
                 <span class="values-exact">{ format!(" · value {} · bits 0x{}", exact(e.value), e.hex) }</span>
             }
             if let Some(v) = agg {
-                <span class="muted">{ format!(" · pixel: {} {} over rows × columns {cells}", q.aggregate.label(q.layer), number(f64::from(v), 6)) }</span>
+                <span class="dim">{ format!(" · pixel: {} {} over rows × columns {cells}", q.aggregate.label(q.layer), number(f64::from(v), 6)) }</span>
             }
         </p>
     }

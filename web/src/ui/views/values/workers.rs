@@ -1,0 +1,165 @@
+//! The Values view's workers: up to one per core (at most [`MAX_WORKERS`]), started when first
+//! needed. A map window is cut into bands of cell rows, one per worker
+//! ([`crate::model::weightmap::bands`]), computed at once and stacked back into one tile when
+//! the last band comes ([`MapJob`]); exact lanes (the hover, the table) go to the first worker.
+
+use crate::model::weightmap::bands::{split, stack};
+use crate::ui::worker::WorkerHandle;
+use bitlens_protocol::js::{Event, Js, Request};
+use bitlens_protocol::FileRef;
+use bitlens_stats::weightmap::{Layer, Tile, Window};
+use bitlens_tensors::format::Entry;
+use yew::Callback;
+
+/// Most workers a map uses.
+pub const MAX_WORKERS: usize = 4;
+
+/// What a map request reads: the tensor (and for the changes layer the one it changed to).
+pub struct Source {
+    /// The file holding the tensor.
+    pub file: FileRef<Js>,
+    /// The tensor.
+    pub entry: Entry,
+    /// The changes layer's second tensor.
+    pub other: Option<(FileRef<Js>, Entry)>,
+}
+
+/// A window being computed in bands.
+pub struct MapJob {
+    /// The window.
+    pub window: Window,
+    /// When it was asked for (`performance.now()`).
+    pub started: f64,
+    /// The longest a band took in its worker (seconds, as the worker reported).
+    pub worker_seconds: f64,
+    tasks: Vec<u32>,
+    parts: Vec<Option<Tile>>,
+}
+
+impl MapJob {
+    /// True when `task` is one of its bands.
+    pub fn owns(&self, task: u32) -> bool {
+        self.tasks.contains(&task)
+    }
+
+    /// Takes band `task`'s tile (`seconds` in its worker); once every band came, the whole
+    /// window's tile.
+    pub fn take(&mut self, task: u32, tile: Tile, seconds: f64) -> Option<Tile> {
+        let i = self.tasks.iter().position(|&t| t == task)?;
+        self.worker_seconds = self.worker_seconds.max(seconds);
+        self.parts[i] = Some(tile);
+        if self.parts.iter().all(Option::is_some) {
+            stack(self.parts.iter_mut().filter_map(Option::take).collect())
+        } else {
+            None
+        }
+    }
+}
+
+/// The view's workers.
+pub struct MapWorkers {
+    handles: Vec<WorkerHandle>,
+    size: usize,
+    next_task: u32,
+    events: Callback<Event>,
+}
+
+impl MapWorkers {
+    /// Workers reporting to `events`: as many as the machine has cores, at most [`MAX_WORKERS`].
+    pub fn new(events: Callback<Event>) -> MapWorkers {
+        let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+        MapWorkers {
+            handles: Vec::new(),
+            size: (cores as usize).clamp(1, MAX_WORKERS),
+            next_task: 0,
+            events,
+        }
+    }
+
+    /// Starts every worker now (a worker takes a moment to load its module: better while the
+    /// view is being laid out than on the first map).
+    pub fn warm(&mut self) -> Result<(), String> {
+        while self.handles.len() < self.size {
+            let w = WorkerHandle::spawn("worker.js", "map worker", self.events.clone())?;
+            self.handles.push(w);
+        }
+        Ok(())
+    }
+
+    /// Posts `request` to worker `i`, starting the workers up to it.
+    fn post(&mut self, i: usize, request: &Request) -> Result<(), String> {
+        while self.handles.len() <= i {
+            let w = WorkerHandle::spawn("worker.js", "map worker", self.events.clone())?;
+            self.handles.push(w);
+        }
+        self.handles[i].post(request)
+    }
+
+    /// The next task id.
+    fn task(&mut self) -> u32 {
+        self.next_task += 1;
+        self.next_task
+    }
+
+    /// Asks for `window` of `source` for `layer`, in bands.
+    pub fn map(
+        &mut self,
+        source: &Source,
+        window: Window,
+        layer: Layer,
+        started: f64,
+    ) -> Result<MapJob, String> {
+        let bands = split(&window, self.size);
+        let mut tasks = Vec::with_capacity(bands.len());
+        for (i, band) in bands.into_iter().enumerate() {
+            let task = self.task();
+            self.post(
+                i,
+                &Request::WeightMap {
+                    task,
+                    file: source.file.clone(),
+                    entry: source.entry.clone(),
+                    other: source.other.clone(),
+                    window: band,
+                    layer,
+                },
+            )?;
+            tasks.push(task);
+        }
+        Ok(MapJob {
+            window,
+            started,
+            worker_seconds: 0.0,
+            parts: tasks.iter().map(|_| None).collect(),
+            tasks,
+        })
+    }
+
+    /// Asks for lanes `start..start + count` of `entry` in `file`; returns the task id.
+    pub fn lanes(
+        &mut self,
+        file: FileRef<Js>,
+        entry: Entry,
+        start: u64,
+        count: u64,
+    ) -> Result<u32, String> {
+        let task = self.task();
+        self.post(
+            0,
+            &Request::Elements {
+                task,
+                file,
+                entry,
+                start,
+                count,
+            },
+        )?;
+        Ok(task)
+    }
+
+    /// Forgets the workers (one crashed: it will not answer again); the next request starts
+    /// new ones.
+    pub fn crashed(&mut self) {
+        self.handles.clear();
+    }
+}
