@@ -14,6 +14,7 @@
 //! - [`report`]: the loaded checkpoints as `bitlens inspect --json` reports them.
 //! - [`quant`]: code sizes and scale bins of a block-quantized tensor's Quantization view.
 //! - [`sidecar`]: whether a remote file's sidecar gives its statistics, or the note saying why not.
+//! - [`snapshot`]: a `.bls` snapshot as a checkpoint (tensors from its index, bytes decoded).
 
 pub mod bits;
 pub mod checkpoint;
@@ -28,4 +29,5 @@ pub mod quant;
 pub mod report;
 pub mod scale;
 pub mod sidecar;
+pub mod snapshot;
 pub mod table;
