@@ -162,7 +162,9 @@ impl ViewHandle {
         let report = self.report.0.borrow();
         let text = match report.as_ref() {
             Some(r) => serde_json::to_string(r),
-            None => serde_json::to_string(&ViewReport::new(InspectReport::new(Vec::new()), Vec::new())),
+            None => {
+                serde_json::to_string(&ViewReport::new(InspectReport::new(Vec::new()), Vec::new()))
+            }
         };
         text.map_err(|e| JsError::new(&format!("inspect: {e}")))
     }

@@ -54,8 +54,8 @@ mod tests {
 
     #[test]
     fn each_kind_alone_is_the_cli_document_and_both_carry_both_parts() {
-        let empty = serde_json::to_value(ViewReport::new(InspectReport::new(Vec::new()), vec![]))
-            .unwrap();
+        let empty =
+            serde_json::to_value(ViewReport::new(InspectReport::new(Vec::new()), vec![])).unwrap();
         assert_eq!(
             empty,
             serde_json::to_value(InspectReport::new(Vec::new())).unwrap()

@@ -33,6 +33,52 @@ impl Snapshot {
     }
 }
 
+/// Tensors and bytes stored with one codec (the Summary of a snapshot).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodecMix {
+    /// Codec name, as the index names it.
+    pub codec: String,
+    /// Tensors stored with it.
+    pub tensors: usize,
+    /// Their original bytes.
+    pub bytes: u64,
+    /// Their bytes in the snapshot.
+    pub stored_bytes: u64,
+    /// Some of them are lossy (their largest relative error is `max_rel`).
+    pub max_rel: Option<f64>,
+}
+
+impl Snapshot {
+    /// Tensors and bytes per codec, most stored bytes first.
+    pub fn codec_mix(&self) -> Vec<CodecMix> {
+        let mut mix: Vec<CodecMix> = Vec::new();
+        for t in &self.report.tensors {
+            let i = match mix.iter().position(|m| m.codec == t.codec) {
+                Some(i) => i,
+                None => {
+                    mix.push(CodecMix {
+                        codec: t.codec.clone(),
+                        tensors: 0,
+                        bytes: 0,
+                        stored_bytes: 0,
+                        max_rel: None,
+                    });
+                    mix.len() - 1
+                }
+            };
+            let m = &mut mix[i];
+            m.tensors += 1;
+            m.bytes += t.bytes;
+            m.stored_bytes += t.stored_bytes;
+            if let Some(e) = &t.error {
+                m.max_rel = Some(m.max_rel.map_or(e.max_rel, |x| x.max(e.max_rel)));
+            }
+        }
+        mix.sort_by_key(|m| std::cmp::Reverse(m.stored_bytes));
+        mix
+    }
+}
+
 /// The element-type name the layout of a snapshot says it is (the Summary's file table).
 pub const KIND: &str = "bitlens snapshot";
 
@@ -82,16 +128,14 @@ pub fn checkpoint(
     };
     let name = crate::model::link::file_name(location);
     let file = FileInfo::other(name.clone(), layout);
-    Some(
-        Checkpoint::new(id, name, vec![file], None).map(|mut c| {
-            c.snapshot = Some(Box::new(Snapshot {
-                snap,
-                report,
-                entries: info.entries.clone(),
-            }));
-            c
-        }),
-    )
+    Some(Checkpoint::new(id, name, vec![file], None).map(|mut c| {
+        c.snapshot = Some(Box::new(Snapshot {
+            snap,
+            report,
+            entries: info.entries.clone(),
+        }));
+        c
+    }))
 }
 
 /// The report of a snapshot checkpoint: its index as the CLI reports it, each decoded tensor with
@@ -177,13 +221,41 @@ mod tests {
         assert_eq!(c.files[0].layout.metadata.len(), 1);
         let s = c.snapshot.as_ref().unwrap();
         assert_eq!((s.snap, s.report.path.as_str()), (3, url));
-        assert!(report(&c).unwrap().tensors.iter().all(|t| t.statistics.is_none()));
+        assert!(report(&c)
+            .unwrap()
+            .tensors
+            .iter()
+            .all(|t| t.statistics.is_none()));
         let mut acc = bitlens_stats::Accumulator::new(Dtype::F32, 16);
         acc.update(&[0u8; 16]).unwrap();
         c.set_stats(1, acc.finish().unwrap());
         let r = report(&c).unwrap();
         assert!(r.tensors[0].statistics.is_none());
         assert_eq!(r.tensors[1].statistics.as_ref().unwrap().bytes, 16);
+    }
+
+    #[test]
+    fn codecs_are_summed_with_their_largest_error() {
+        let mut i = info();
+        let r = i.report.as_mut().unwrap();
+        r.tensors[1].codec = "lmc".into();
+        r.tensors[1].error = None;
+        r.tensors.push(tensor("c", Dtype::BF16, vec![8], 16));
+        r.tensors[2].error.as_mut().unwrap().max_rel = 0.7;
+        let c = checkpoint(1, 0, "m.bls", &i).unwrap().unwrap();
+        let mix = c.snapshot.unwrap().codec_mix();
+        assert_eq!(mix.len(), 2);
+        assert_eq!(
+            (
+                mix[0].codec.as_str(),
+                mix[0].tensors,
+                mix[0].bytes,
+                mix[0].stored_bytes
+            ),
+            ("neuzip-k3", 2, 28, 14)
+        );
+        assert_eq!(mix[0].max_rel, Some(0.7));
+        assert_eq!((mix[1].codec.as_str(), mix[1].max_rel), ("lmc", None));
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! [`reports`].
 //!
 //! The panel reads the app's checkpoints through a [`Ctx`] and reports problems into its error
-//! list.
+//! list; what the app must know of its jobs — a snapshot's index read, a tensor decoded — it
+//! leaves as [`News`] ([`CodecPanel::take_news`]): the app models each snapshot as a checkpoint
+//! whose rows get their statistics from the decoded tensors. [`CodecPanel::want_preview`] decodes
+//! the tensor the app shows, as soon as the codec worker is free.
 
 mod reports;
 pub mod runner;
@@ -62,6 +65,22 @@ pub enum CodecMsg {
     SortPreview(PreviewSort),
 }
 
+/// What the panel's jobs tell the app.
+#[derive(Debug, Clone, PartialEq)]
+pub enum News {
+    /// The index of snapshot `.0` was read (its `info` is set).
+    Index(u32),
+    /// A tensor of a snapshot was decoded: the statistics of its decoded bytes.
+    Decoded {
+        /// Snapshot id.
+        snap: u32,
+        /// Tensor name.
+        tensor: String,
+        /// Statistics of its decoded bytes.
+        stats: Box<bitlens_stats::TensorStats>,
+    },
+}
+
 /// What the panel reads of the app — the loaded checkpoints — and where it reports problems.
 pub struct Ctx<'a> {
     /// Loaded checkpoints.
@@ -95,6 +114,10 @@ pub struct CodecPanel {
     /// The output file being received from the codec worker: (job, file index, its chunks).
     building: Option<(u32, usize, BlobBuilder)>,
     next_snapshot: u32,
+    /// A tensor to decode (snapshot, tensor) once the codec worker is free.
+    pending_preview: Option<(u32, String)>,
+    /// What the app has not been told yet.
+    news: Vec<News>,
 }
 
 impl CodecPanel {
@@ -107,6 +130,8 @@ impl CodecPanel {
             compress_parts: Vec::new(),
             building: None,
             next_snapshot: 0,
+            pending_preview: None,
+            news: Vec::new(),
         }
     }
 
@@ -175,6 +200,62 @@ impl CodecPanel {
             }
         }
         true
+    }
+
+    /// What the jobs finished since the last call tell the app.
+    pub fn take_news(&mut self) -> Vec<News> {
+        std::mem::take(&mut self.news)
+    }
+
+    /// Decodes tensor `tensor` of snapshot `snap` for the app (the tensor it shows), now or once
+    /// the codec worker is free; nothing when it is being decoded, or was (its preview holds the
+    /// result or the error, which stays until the visitor asks again).
+    pub fn want_preview(&mut self, snap: u32, tensor: &str, ctx: &mut Ctx) {
+        let kind = JobKind::DecodeTensor {
+            snap,
+            tensor: tensor.to_owned(),
+        };
+        let tried = self
+            .state
+            .snapshots
+            .iter()
+            .find(|s| s.id == snap)
+            .and_then(|s| s.preview.as_ref())
+            .is_some_and(|p| p.tensor == tensor);
+        if tried || self.state.job.as_ref().is_some_and(|j| j.kind == kind) {
+            return;
+        }
+        if self.state.job.is_some() {
+            self.pending_preview = Some((snap, tensor.to_owned()));
+        } else {
+            self.start_preview(snap, tensor.to_owned(), ctx);
+        }
+    }
+
+    /// Forgets snapshot `snap` (its checkpoint was removed): its downloads, and its job if it runs.
+    pub fn remove_snapshot(&mut self, snap: u32, ctx: &mut Ctx) {
+        let running = self.state.job.as_ref().is_some_and(|j| match &j.kind {
+            JobKind::Info { snap: s } | JobKind::DecodeTensor { snap: s, .. } => *s == snap,
+            JobKind::Decompress { snaps } => snaps.contains(&snap),
+            JobKind::Compress { .. } | JobKind::Roundtrip { .. } => false,
+        });
+        if running {
+            self.runner.cancel();
+            self.drop_partial();
+            self.state.job = None;
+        }
+        self.pending_info.retain(|&s| s != snap);
+        if self.pending_preview.as_ref().is_some_and(|p| p.0 == snap) {
+            self.pending_preview = None;
+        }
+        if let Some(i) = self.state.snapshots.iter().position(|s| s.id == snap) {
+            let s = self.state.snapshots.remove(i);
+            let preview = s.preview.as_ref().and_then(|p| p.output.as_ref());
+            for o in s.output.iter().chain(preview) {
+                o.revoke();
+            }
+        }
+        self.next_info(ctx);
     }
 
     /// Starts the codec worker now, so it reports its build before the first job.
@@ -248,6 +329,8 @@ impl CodecPanel {
         self.drop_partial();
         self.state.job = None;
         self.pending_info.clear();
+        self.pending_preview = None;
+        self.news.clear();
         for s in self.state.snapshots.drain(..) {
             let preview = s.preview.as_ref().and_then(|p| p.output.as_ref());
             for o in s.output.iter().chain(preview) {
@@ -461,9 +544,16 @@ impl CodecPanel {
         self.start_job(ctx, kind, request, total, name);
     }
 
-    /// Starts reading the next pending snapshot index, if the worker is free.
+    /// Starts reading the next pending snapshot index, if the worker is free; with none, decodes
+    /// the tensor the app waits for ([`CodecPanel::want_preview`]).
     fn next_info(&mut self, ctx: &mut Ctx) {
         if self.state.job.is_some() {
+            return;
+        }
+        if self.pending_info.is_empty() {
+            if let Some((snap, tensor)) = self.pending_preview.take() {
+                self.start_preview(snap, tensor, ctx);
+            }
             return;
         }
         while let Some(snap) = self.pending_info.pop() {
