@@ -59,6 +59,11 @@ impl App {
             Some(Ok(c)) => {
                 self.state.next_id += 1;
                 self.state.checkpoints.push(c);
+                // A remote snapshot is a remote checkpoint of the view now (its link, the events).
+                if bitlens_remote::is_url(&location).unwrap_or(false) {
+                    self.state.other_urls.retain(|u| *u != location);
+                    self.state.urls.insert(id, location);
+                }
             }
         }
         relabel(&mut self.state.checkpoints);

@@ -88,16 +88,18 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         <th>{ "shape" }</th>
                         { header_cell(link, s, SortKey::Params, "params", true, "elements") }
                         { header_cell(link, s, SortKey::Bytes, "bytes", true, "bytes of data") }
+                        // A snapshot's index first: what a page hosting it shows.
+                        if snapshot.is_some() {
+                            <th data-col="codec" title="the codec the snapshot stores it with">{ "codec" }</th>
+                            <th class="num" data-col="stored" title="bytes of its frames in the snapshot">{ "stored" }</th>
+                            <th class="num" title="stored / original bytes in the snapshot; lossy tensors show their max relative error">{ "ratio" }</th>
+                        }
                         { header_cell(link, s, SortKey::Entropy, "byte-group entropy", false,
                             "order-0 entropy of each byte group, most significant first, bits/byte; sorts by the entropy of all bytes") }
                         { header_cell(link, s, SortKey::ExponentEntropy, "exp. entropy", true, "entropy of the exponent field, bits") }
                         { header_cell(link, s, SortKey::PredictedRatio, "predicted ratio", true,
                             "64 KiB block-entropy bound / original size (LMC §4.1)") }
-                        if snapshot.is_some() {
-                            <th data-col="codec" title="the codec the snapshot stores it with">{ "codec" }</th>
-                            <th class="num" data-col="stored" title="bytes of its frames in the snapshot">{ "stored" }</th>
-                            <th class="num" title="stored / original bytes in the snapshot; lossy tensors show their max relative error">{ "ratio" }</th>
-                        } else {
+                        if snapshot.is_none() {
                             <th class="num" title="compressed / original size of the last compression in the Codecs view; lossy tensors show their max relative error">{ "achieved ratio" }</th>
                         }
                     </tr>
@@ -129,6 +131,17 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         let bits_json = st.map(|s| serde_json::to_string(&s.bit_set_ratio).unwrap_or_default());
                         // The values' range (of a ggml block type: of its dequantized values).
                         let values = st.and_then(|s| s.values.as_ref().or_else(|| s.dequantized.as_ref()?.values.as_ref()));
+                        let ratio_cell = html! {
+                            <td class="num achieved" title={achieved_title}>{ achieved.map_or("–".into(), |e| format!("{:.3}", e.ratio)) }
+                                if let Some(er) = err {
+                                    <span class="err dim">{ format!(" ±{}", number(er.max_rel, 2)) }</span>
+                                }
+                                if let (Some(a), Some(e)) = (auto, achieved) {
+                                    <span class="auto dim" title={auto_title}>{ format!(" {} · predicted {}, achieved {}",
+                                        a.chosen, bytes(a.predicted_bytes), bytes(e.stored_bytes)) }</span>
+                                }
+                            </td>
+                        };
                         html! {
                             <tr class={classes!("row", st.is_none().then_some("pending"))} {onclick}
                                 data-name={r.name.clone()} data-dtype={r.type_name()}
@@ -158,22 +171,17 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                                 <td class="shape">{ shape(&r.shape) }</td>
                                 <td class="num">{ count(r.params) }</td>
                                 <td class="num">{ bytes(r.bytes) }</td>
-                                <td class="groups">{ st.map_or("…".into(), |s| groups(&s.byte_group_entropy)) }</td>
-                                <td class="num">{ st.map_or("…".into(), |s| s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))) }</td>
-                                <td class="num">{ st.map_or("…".into(), |s| format!("{:.3}", s.predicted_ratio)) }</td>
                                 if let (Some(_), Some(e)) = (snapshot, achieved) {
                                     <td class="codec">{ &e.codec }{ if e.delta { " (XOR delta)" } else { "" } }</td>
                                     <td class="num stored">{ bytes(e.stored_bytes) }</td>
+                                    { ratio_cell.clone() }
                                 }
-                                <td class="num achieved" title={achieved_title}>{ achieved.map_or("–".into(), |e| format!("{:.3}", e.ratio)) }
-                                    if let Some(er) = err {
-                                        <span class="err dim">{ format!(" ±{}", number(er.max_rel, 2)) }</span>
-                                    }
-                                    if let (Some(a), Some(e)) = (auto, achieved) {
-                                        <span class="auto dim" title={auto_title}>{ format!(" {} · predicted {}, achieved {}",
-                                            a.chosen, bytes(a.predicted_bytes), bytes(e.stored_bytes)) }</span>
-                                    }
-                                </td>
+                                <td class="groups">{ st.map_or("…".into(), |s| groups(&s.byte_group_entropy)) }</td>
+                                <td class="num">{ st.map_or("…".into(), |s| s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))) }</td>
+                                <td class="num">{ st.map_or("…".into(), |s| format!("{:.3}", s.predicted_ratio)) }</td>
+                                if snapshot.is_none() {
+                                    { ratio_cell }
+                                }
                             </tr>
                         }
                     }) }
