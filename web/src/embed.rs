@@ -16,6 +16,7 @@
 use crate::ui::app::{App, AppProps};
 use crate::ui::events::{ReportSlot, ViewEvent};
 use bitlens_report::inspect::InspectReport;
+use bitlens_report::view::ViewReport;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use web_sys::Element;
@@ -195,12 +196,15 @@ impl ViewHandle {
     }
 
     /// The `bitlens inspect --json` document of what the view has loaded (JSON text), with the
-    /// statistics computed so far.
+    /// statistics computed so far: checkpoints' `files` and `summary`, and `.bls` snapshots'
+    /// `snapshots` (each decoded tensor with its statistics); see [`ViewReport`].
     pub fn inspect(&self) -> Result<String, JsError> {
         let report = self.report.0.borrow();
         let text = match report.as_ref() {
             Some(r) => serde_json::to_string(r),
-            None => serde_json::to_string(&InspectReport::new(Vec::new())),
+            None => {
+                serde_json::to_string(&ViewReport::new(InspectReport::new(Vec::new()), Vec::new()))
+            }
         };
         text.map_err(|e| JsError::new(&format!("inspect: {e}")))
     }

@@ -34,5 +34,5 @@ pub use message::{
 };
 pub use result::{
     AutoInfo, Compressed, DecodedTensor, EntryInfo, ErrorReport, Roundtrip, RoundtripRow,
-    SnapshotInfo,
+    SnapshotInfo, SnapshotReport,
 };

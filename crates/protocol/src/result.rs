@@ -5,6 +5,7 @@
 
 pub use bitlens_report::auto::AutoInfo;
 pub use bitlens_report::inshrink::InshrinkInfo;
+pub use bitlens_report::snapshot::SnapshotReport;
 pub use bitlens_report::ErrorReport;
 use bitlens_stats::TensorStats;
 use serde::{Deserialize, Serialize};
@@ -92,6 +93,11 @@ pub struct SnapshotInfo {
     /// An Inshrinkerator snapshot's plan and achieved errors (as `bitlens inspect --json`).
     #[serde(default)]
     pub inshrink: Option<Box<InshrinkInfo>>,
+    /// What `bitlens inspect --json` says of the snapshot, made by the same function from the
+    /// same index (its `path` left empty: the page names the file). Each tensor's dtype and shape,
+    /// the metadata and frames are here only; the page models the snapshot as a checkpoint from it.
+    #[serde(default)]
+    pub report: Option<Box<SnapshotReport>>,
 }
 
 /// One codec compressing and decompressing one tensor, timed.

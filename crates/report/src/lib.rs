@@ -5,6 +5,7 @@
 //! | document | type | printed by |
 //! | --- | --- | --- |
 //! | checkpoint statistics | [`inspect::InspectReport`] | `bitlens inspect --json`, the embed's `inspect()` |
+//! | what an embed has loaded | [`view::ViewReport`] | the embed's `inspect()` (checkpoints and `.bls` snapshots) |
 //! | two checkpoints compared | [`diff::DiffReport`] | `bitlens diff --json` |
 //! | `.bls` snapshots | [`snapshot::SnapshotsReport`] | `bitlens inspect --json` on snapshots |
 //! | checkpoint chains | [`chain::ChainsReport`] | `bitlens inspect --json` on chain directories |
@@ -33,5 +34,6 @@ pub mod inspect;
 pub mod sidecar;
 pub mod snapshot;
 pub mod transfer;
+pub mod view;
 
 pub use codec::{CodecKind, ErrorReport, UnknownCodec};

@@ -2,10 +2,13 @@
 //! per snapshot its sizes and flags, and per tensor its codec, sizes, frames and — for lossy
 //! codecs — its error; an Inshrinkerator snapshot (paper 002) adds its plan and search.
 //!
-//! Types only: `bitlens_snapshot::report` fills them from an opened snapshot's index.
+//! Types only: `bitlens_snapshot::report` fills them from an opened snapshot's index. The page
+//! reports a snapshot it opened with the same types, adding the statistics of each tensor it
+//! decoded ([`SnapshotTensor::statistics`]; the CLI never sets them).
 
 use crate::codec::ErrorReport;
 use crate::inshrink::{InshrinkInfo, TensorPlan};
+use bitlens_stats::TensorStats;
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +43,11 @@ pub struct SnapshotTensor {
     /// type as the file names it (`F16`, `Q8_0`, …; empty for gaps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub piece: Option<(String, String)>,
+    /// The page only (the embed's `inspect()`): the statistics of the tensor's decoded bytes, once
+    /// it was decoded (previewed). `bitlens inspect --json` of a snapshot reads no tensor and
+    /// never writes this key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<TensorStats>,
 }
 
 /// One snapshot file.

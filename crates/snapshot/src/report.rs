@@ -9,6 +9,7 @@ use crate::inshrink::{read_inshrink_info, InshrinkError};
 use crate::reader::{SnapshotReader, Source};
 use bitlens_report::auto::{AutoFile, AutoInfo, AutoReport, AutoTensor, AutoTotals};
 use bitlens_report::chain::{ChainFile, ChainReport, ChainStep, ChainTotals, Trend};
+use bitlens_report::inshrink::InshrinkInfo;
 use bitlens_report::snapshot::{SnapshotReport, SnapshotTensor};
 use bitlens_report::transfer::{CompressedReport, CompressedTensor};
 
@@ -26,7 +27,20 @@ pub fn snapshot_report<R: Source>(
     size: u64,
     reader: &SnapshotReader<R>,
 ) -> Result<SnapshotReport, InshrinkError> {
-    let mut inshrink = read_inshrink_info(reader, true)?;
+    let inshrink = read_inshrink_info(reader, true)?;
+    Ok(report_of(path, size, reader, inshrink))
+}
+
+/// [`snapshot_report`] with the Inshrinkerator part already read (`read_inshrink_info`): with its
+/// streams, each inshrink tensor gets its plan, as `inspect` prints it; without (the page's
+/// remote snapshot, read by range: its index and annex only), the tensors have none and each
+/// group's `max_error` is its search's.
+pub fn report_of<R: Source>(
+    path: &str,
+    size: u64,
+    reader: &SnapshotReader<R>,
+    mut inshrink: Option<InshrinkInfo>,
+) -> SnapshotReport {
     let mut plans = inshrink
         .as_mut()
         .map(|i| std::mem::take(&mut i.tensors))
@@ -53,9 +67,10 @@ pub fn snapshot_report<R: Source>(
                 .piece
                 .as_ref()
                 .map(|p| (p.kind.name().to_owned(), p.ty.clone())),
+            statistics: None,
         })
         .collect();
-    Ok(SnapshotReport {
+    SnapshotReport {
         path: path.to_owned(),
         snapshot_size: size,
         original_size: reader.original_size(),
@@ -66,7 +81,7 @@ pub fn snapshot_report<R: Source>(
         tensors,
         original_format: reader.original.as_ref().map(|o| o.kind.clone()),
         inshrink,
-    })
+    }
 }
 
 /// What a compression of `input` into `output` wrote: the sizes, and every index entry's codec,

@@ -236,12 +236,15 @@ pub fn snapshot_info<R: bitlens_snapshot::Source>(
     info_of(&SnapshotReader::open(src)?, total, streams)
 }
 
-/// [`snapshot_info`] of an opened snapshot of `total` bytes.
+/// [`snapshot_info`] of an opened snapshot of `total` bytes, with what `bitlens inspect --json`
+/// says of it (`bitlens_snapshot::report::report_of`, from the same Inshrinkerator read).
 pub fn info_of<R: bitlens_snapshot::Source>(
     reader: &SnapshotReader<R>,
     total: u64,
     streams: bool,
 ) -> Result<SnapshotInfo, Failure> {
+    let inshrink = bitlens_snapshot::inshrink::read_inshrink_info(reader, streams)?;
+    let report = bitlens_snapshot::report::report_of("", total, reader, inshrink.clone());
     Ok(SnapshotInfo {
         size: total,
         original_size: reader.original_size(),
@@ -249,7 +252,8 @@ pub fn info_of<R: bitlens_snapshot::Source>(
         delta: reader.base.is_some(),
         base_file_size: reader.base.map(|b| b.file_size),
         entries: entries_info(&reader.entries, None),
-        inshrink: bitlens_snapshot::inshrink::read_inshrink_info(reader, streams)?.map(Box::new),
+        inshrink: inshrink.map(Box::new),
+        report: Some(Box::new(report)),
     })
 }
 

@@ -140,6 +140,9 @@ pub struct Checkpoint {
     pub summary: Rc<Summary>,
     /// Rows with statistics.
     pub done: usize,
+    /// For a `.bls` snapshot: its index, and that its tensors' bytes come from decoding them in
+    /// the codec worker (never from byte ranges of its file). `None` for a checkpoint.
+    pub snapshot: Option<Box<crate::model::snapshot::Snapshot>>,
 }
 
 impl Checkpoint {
@@ -193,6 +196,7 @@ impl Checkpoint {
             rows,
             summary: Rc::new(Summary::default()),
             done: 0,
+            snapshot: None,
         })
     }
 

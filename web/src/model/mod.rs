@@ -15,6 +15,7 @@
 //! - [`quant`]: code sizes and scale bins of a block-quantized tensor's Quantization view.
 //! - [`weightmap`]: the weight map's zoom, pan, pixels and colour scales.
 //! - [`sidecar`]: whether a remote file's sidecar gives its statistics, or the note saying why not.
+//! - [`snapshot`]: a `.bls` snapshot as a checkpoint (tensors from its index, bytes decoded).
 
 pub mod bits;
 pub mod checkpoint;
@@ -29,5 +30,6 @@ pub mod quant;
 pub mod report;
 pub mod scale;
 pub mod sidecar;
+pub mod snapshot;
 pub mod table;
 pub mod weightmap;

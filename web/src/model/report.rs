@@ -5,9 +5,13 @@
 //!
 //! The report types are `bitlens_report::inspect`'s, the ones the CLI writes, so the JSON is the
 //! CLI's; a tensor whose statistics are not computed yet has only its header fields and dtype.
+//! A `.bls` snapshot is reported as `bitlens inspect --json` reports snapshots (under `snapshots`,
+//! [`crate::model::snapshot::report`]), with the statistics of each tensor decoded so far; the
+//! document of both kinds is [`ViewReport`].
 
 use crate::model::checkpoint::{Checkpoint, FileInfo};
 pub use bitlens_report::inspect::{FileReport, InspectReport, TensorReport};
+pub use bitlens_report::view::ViewReport;
 use bitlens_stats::TensorStats;
 
 /// The report of one file at `location`, with the statistics `stats(i)` gives for its `i`-th
@@ -24,13 +28,19 @@ pub fn file_report(
 }
 
 /// The report of `checkpoints`; `location(checkpoint, file)` names a file (its URL for a remote
-/// file, else its path as given).
+/// file, else its path as given). Snapshots go under `snapshots`, checkpoints' files under
+/// `files`.
 pub fn report<'a>(
     checkpoints: &'a [Checkpoint],
     location: impl Fn(&'a Checkpoint, usize) -> String,
-) -> InspectReport {
+) -> ViewReport {
     let mut files = Vec::new();
+    let mut snapshots = Vec::new();
     for c in checkpoints {
+        if let Some(s) = crate::model::snapshot::report(c) {
+            snapshots.push(s);
+            continue;
+        }
         for (fi, f) in c.files.iter().enumerate() {
             // Rows are each file's tensors in header (layout) order.
             let mut rows = c.rows.iter().filter(|r| r.file == fi);
@@ -38,7 +48,7 @@ pub fn report<'a>(
             files.push(file_report(location(c, fi), f, stats));
         }
     }
-    InspectReport::new(files)
+    ViewReport::new(InspectReport::new(files), snapshots)
 }
 
 #[cfg(test)]
@@ -65,6 +75,8 @@ mod tests {
         let r = report(std::slice::from_ref(&c), |_, _| {
             "http://h/m.safetensors".into()
         });
+        assert!(r.snapshots.is_empty());
+        let r = r.checkpoints.unwrap();
         assert_eq!(r.files[0].path, "http://h/m.safetensors");
         assert_eq!(r.files[0].tensors[0].data_offsets, (0, 8));
         assert_eq!(r.files[0].tensors[1].data_offsets, (8, 12));

@@ -25,16 +25,17 @@ use crate::ui::jobs::{mark, now, Jobs};
 use crate::ui::loader::{self, LoadError, Outcome};
 use crate::ui::pool::{Pool, PoolEvent};
 use crate::ui::views;
-use bitlens_protocol::FileRef;
 use codecs::{CodecMsg, CodecPanel, Ctx};
-use web_sys::{Blob, DragEvent};
+use web_sys::DragEvent;
 use yew::prelude::*;
 
 mod analysis;
 pub mod codecs;
 mod host;
+mod load;
 mod offers;
 mod props;
+mod snapshots;
 mod state;
 
 pub use props::{AppProps, Tab};
@@ -131,135 +132,6 @@ impl App {
             errors: &mut s.errors,
         };
         (&mut self.codecs, ctx)
-    }
-
-    fn on_loaded(&mut self, outcome: Outcome, given: f64, props: &AppProps) {
-        // A tab asked for (`?tab=`, the `view` prop, or the visitor's) is kept.
-        let tab_given = self.state.tab.is_some();
-        self.state.loading = false;
-        self.state.errors.extend(outcome.errors);
-        self.state.offers.extend(outcome.offers);
-        self.state.notes.extend(outcome.notes);
-        let (panel, mut ctx) = self.codecs();
-        let mut snapshots = panel.open(outcome.snapshots, outcome.snapshot_indexes, &mut ctx);
-        for (name, file) in outcome.remote_snapshots {
-            let (panel, mut ctx) = self.codecs();
-            panel.open_remote(name, file, &mut ctx);
-            snapshots = true;
-        }
-        if snapshots && (self.state.tab.is_none() || self.state.checkpoints.is_empty()) {
-            self.state.tab = Some(Tab::Codecs);
-        }
-        let first_new = outcome.loaded.first().map(|l| l.checkpoint.id);
-        for l in outcome.loaded {
-            let id = l.checkpoint.id;
-            self.state.next_id = self.state.next_id.max(id + 1);
-            let blobs: Vec<Blob> = l
-                .sources
-                .iter()
-                .filter_map(|s| match s {
-                    FileRef::Blob(b) => Some(b.clone()),
-                    FileRef::Url(_) => None,
-                })
-                .collect();
-            if blobs.len() == l.sources.len() {
-                self.state.blobs.insert(id, blobs);
-            }
-            self.state.sources.insert(id, l.sources);
-            if let Some(url) = l.url {
-                self.state.other_urls.retain(|u| *u != url);
-                self.state.urls.insert(id, url);
-            }
-            if let Some(index) = l.index {
-                self.state.indexes.insert(id, index);
-            }
-            self.state.checkpoints.push(l.checkpoint);
-        }
-        crate::model::checkpoint::relabel(&mut self.state.checkpoints);
-        if let Some(id) = first_new {
-            if self.state.active.is_none() {
-                self.state.active = Some(id);
-            }
-            if self.state.tab.is_none() {
-                self.state.tab = Some(Tab::Tensors);
-            }
-            self.pending_table = Some(given);
-        }
-        if let Some(name) = self.want_tensor.clone() {
-            if self
-                .state
-                .active_checkpoint()
-                .and_then(|c| c.row_by_name(&name))
-                .is_some()
-            {
-                self.want_tensor = None;
-                self.select(name, props);
-                if !tab_given {
-                    self.state.tab = Some(Tab::Detail);
-                }
-            }
-        }
-        self.rebuild_comparisons();
-        self.schedule(props.auto_stats);
-    }
-
-    /// Selects tensor `name` for Detail: its statistics come next; the host hears of it.
-    fn select(&mut self, name: String, props: &AppProps) {
-        if self.state.detail.as_deref() != Some(name.as_str()) {
-            props.events.emit(ViewEvent::Select {
-                tensor: name.clone(),
-            });
-        }
-        self.state.detail = Some(name);
-    }
-
-    /// Starts loading `urls` as checkpoints (appended in that order); `stats[i]` names the sidecar
-    /// of `urls[i]` (else it is looked for next to the file).
-    fn open_urls(&mut self, ctx: &Context<Self>, urls: Vec<String>, stats: Vec<String>) {
-        let urls: Vec<String> = urls
-            .into_iter()
-            .map(|u| u.trim().to_owned())
-            .filter(|u| !u.is_empty())
-            .collect();
-        if urls.is_empty() {
-            return;
-        }
-        mark("bitlens:files-given");
-        let given = now();
-        self.state.loading = true;
-        for u in &urls {
-            if !self.state.other_urls.contains(u) {
-                self.state.other_urls.push(u.clone());
-            }
-        }
-        let first_id = self.state.next_id;
-        self.state.next_id += urls.len() as u32;
-        let credentials = ctx.props().credentials;
-        ctx.link().send_future(async move {
-            Msg::Loaded(
-                loader::load_urls(urls, &stats, first_id, credentials).await,
-                given,
-            )
-        });
-    }
-
-    /// Forgets every checkpoint, snapshot and task.
-    fn clear(&mut self) {
-        self.pool.cancel();
-        self.jobs = Jobs::default();
-        self.state.checkpoints.clear();
-        self.state.sources.clear();
-        self.state.blobs.clear();
-        self.state.urls.clear();
-        self.state.other_urls.clear();
-        self.state.notes.clear();
-        self.state.allowed.clear();
-        self.state.comparisons.clear();
-        self.state.active = None;
-        self.state.detail = None;
-        self.state.tab = None;
-        self.codecs.clear();
-        self.state.indexes.clear();
     }
 }
 
@@ -413,6 +285,7 @@ impl Component for App {
                 let was_running = self.jobs.running();
                 self.pool.cancel();
                 self.jobs.cancel();
+                self.forget_snapshot(id);
                 self.state.checkpoints.retain(|c| c.id != id);
                 crate::model::checkpoint::relabel(&mut self.state.checkpoints);
                 self.state.sources.remove(&id);
@@ -473,7 +346,13 @@ impl Component for App {
                     return true;
                 }
                 let (panel, ctx) = self.codecs();
-                return panel.update(msg, ctx);
+                let redraw = panel.update(msg, ctx);
+                let before = self.state.checkpoints.len();
+                self.on_codec_news(&props);
+                if self.state.checkpoints.len() != before {
+                    self.rebuild_comparisons();
+                }
+                return redraw;
             }
             Msg::Hash => {
                 let route = views::learn::Route::current();
@@ -581,7 +460,7 @@ impl Component for App {
                     if !embed || s.checkpoints.len() > 1 {
                         { views::chrome::checkpoints(link, &s.checkpoints, s.active, !embed) }
                     }
-                    { views::chrome::tabs(link, s.tab(), s.checkpoints.len()) }
+                    { views::chrome::tabs(link, s.tab(), s.checkpoints.iter().filter(|c| c.snapshot.is_none()).count()) }
                     <main class="panel" part="panel">
                         { match s.tab() {
                             Tab::Summary => views::summary::view(active),
@@ -605,6 +484,7 @@ impl Component for App {
                                 &s.checkpoints,
                                 active,
                                 codecs,
+                                embed,
                             )),
                         } }
                     </main>

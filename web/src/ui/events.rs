@@ -2,7 +2,7 @@
 //! (`bitlens-load`, `bitlens-select`, `bitlens-error`) whose `detail` is the event serialized; and
 //! the slot the app keeps filled with its `inspect()` report ([`ReportSlot`]).
 
-use crate::model::report::InspectReport;
+use crate::model::report::ViewReport;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -37,7 +37,7 @@ pub enum ViewEvent {
 /// Where the app leaves its latest report; compared by pointer, so a prop holding it never makes
 /// the app re-render.
 #[derive(Debug, Clone, Default)]
-pub struct ReportSlot(pub Rc<RefCell<Option<InspectReport>>>);
+pub struct ReportSlot(pub Rc<RefCell<Option<ViewReport>>>);
 
 impl PartialEq for ReportSlot {
     fn eq(&self, other: &Self) -> bool {

@@ -209,6 +209,32 @@ fn events_round_trip() {
         base_file_size: Some(20),
         entries: Vec::new(),
         inshrink: None,
+        report: Some(Box::new(crate::result::SnapshotReport {
+            path: String::new(),
+            snapshot_size: 10,
+            original_size: 20,
+            ratio: 0.5,
+            lossy: false,
+            delta: true,
+            metadata: Some(vec![("format".into(), "pt".into())]),
+            tensors: vec![bitlens_report::snapshot::SnapshotTensor {
+                name: "w".into(),
+                dtype: bitlens_tensors::Dtype::BF16,
+                shape: vec![2, 3],
+                codec: "lmc".into(),
+                delta: true,
+                bytes: 12,
+                stored_bytes: 6,
+                ratio: 0.5,
+                frames: 1,
+                error: None,
+                inshrink: None,
+                piece: None,
+                statistics: None,
+            }],
+            original_format: None,
+            inshrink: None,
+        })),
     };
     let events: Vec<WorkerEvent<String>> = vec![
         WorkerEvent::Ready(Build {

@@ -1,6 +1,7 @@
 //! The analysis of the root component: comparisons between consecutive checkpoints, planning the
 //! missing statistics into worker tasks (a selected tensor first; large remote checkpoints only
-//! when the visitor asks), feeding the pool, and folding its results into the state.
+//! when the visitor asks; a snapshot's shown tensor decoded by the codec panel), feeding the pool,
+//! and folding its results into the state.
 
 use super::{App, Tab};
 use crate::model::checkpoint::Checkpoint;
@@ -12,7 +13,14 @@ use bitlens_protocol::Results;
 
 impl App {
     pub(super) fn rebuild_comparisons(&mut self) {
-        let ids: Vec<u32> = self.state.checkpoints.iter().map(|c| c.id).collect();
+        // Snapshots have no byte ranges to compare: their tensors are decoded one at a time.
+        let ids: Vec<u32> = self
+            .state
+            .checkpoints
+            .iter()
+            .filter(|c| c.snapshot.is_none())
+            .map(|c| c.id)
+            .collect();
         let mut old: Vec<Comparison> = std::mem::take(&mut self.state.comparisons);
         for (a, b) in steps(&ids) {
             let cmp = match old.iter().position(|c| c.a == a && c.b == b) {
@@ -81,6 +89,8 @@ impl App {
                     self.jobs.plan_row(c, sources, row);
                 }
             }
+            // A snapshot's tensor is decoded by the codec panel instead.
+            self.decode_shown();
         }
         self.feed();
     }

@@ -4,13 +4,17 @@
 //! snapshots, read snapshot indexes, preview a remote snapshot (its index read by range, one chosen
 //! tensor decoded with its statistics: [`CodecPanel::open_remote`]), time codecs on a tensor — on
 //! top of the codec worker ([`runner::CodecRunner`]); the worker's reports are handled in
-//! [`reports`].
+//! [`reports`], the snapshot jobs (open, index, restore, decode one tensor) in [`snapshots`].
 //!
 //! The panel reads the app's checkpoints through a [`Ctx`] and reports problems into its error
-//! list.
+//! list; what the app must know of its jobs — a snapshot's index read, a tensor decoded — it
+//! leaves as [`News`] ([`CodecPanel::take_news`]): the app models each snapshot as a checkpoint
+//! whose rows get their statistics from the decoded tensors. [`CodecPanel::want_preview`] decodes
+//! the tensor the app shows, as soon as the codec worker is free.
 
 mod reports;
 pub mod runner;
+mod snapshots;
 pub mod state;
 
 pub use state::{
@@ -19,14 +23,12 @@ pub use state::{
 };
 
 use crate::model::checkpoint::Checkpoint;
-use crate::model::codec::{
-    base_file, comparison, options, preset_by_id, restored_name, Compressed,
-};
+use crate::model::codec::{base_file, comparison, options, preset_by_id, Compressed};
 use crate::ui::io::blob::BlobBuilder;
 use crate::ui::jobs::{entry_of, now};
 use crate::ui::loader::LoadError;
 use bitlens_protocol::js::{Event, Js, Request};
-use bitlens_protocol::{FileRef, JobFile, RemoteFile, WorkerRequest};
+use bitlens_protocol::{FileRef, JobFile, WorkerRequest};
 use runner::CodecRunner;
 use std::collections::{BTreeMap, HashMap};
 use web_sys::Blob;
@@ -62,6 +64,22 @@ pub enum CodecMsg {
     SortPreview(PreviewSort),
 }
 
+/// What the panel's jobs tell the app.
+#[derive(Debug, Clone, PartialEq)]
+pub enum News {
+    /// The index of snapshot `.0` was read (its `info` is set).
+    Index(u32),
+    /// A tensor of a snapshot was decoded: the statistics of its decoded bytes.
+    Decoded {
+        /// Snapshot id.
+        snap: u32,
+        /// Tensor name.
+        tensor: String,
+        /// Statistics of its decoded bytes.
+        stats: Box<bitlens_stats::TensorStats>,
+    },
+}
+
 /// What the panel reads of the app — the loaded checkpoints — and where it reports problems.
 pub struct Ctx<'a> {
     /// Loaded checkpoints.
@@ -95,6 +113,10 @@ pub struct CodecPanel {
     /// The output file being received from the codec worker: (job, file index, its chunks).
     building: Option<(u32, usize, BlobBuilder)>,
     next_snapshot: u32,
+    /// A tensor to decode (snapshot, tensor) once the codec worker is free.
+    pending_preview: Option<(u32, String)>,
+    /// What the app has not been told yet.
+    news: Vec<News>,
 }
 
 impl CodecPanel {
@@ -107,6 +129,8 @@ impl CodecPanel {
             compress_parts: Vec::new(),
             building: None,
             next_snapshot: 0,
+            pending_preview: None,
+            news: Vec::new(),
         }
     }
 
@@ -184,53 +208,6 @@ impl CodecPanel {
         }
     }
 
-    /// Opens snapshot files (path and data) and the shard indexes given with snapshot sets; true
-    /// when there was a snapshot.
-    pub fn open(
-        &mut self,
-        snapshots: Vec<(String, Blob)>,
-        indexes: Vec<(String, Blob)>,
-        ctx: &mut Ctx,
-    ) -> bool {
-        for (path, blob) in indexes {
-            let name = crate::model::codec::file_name(&path).to_owned();
-            self.state
-                .snapshot_indexes
-                .push(Output::new(&blob, name, 0.0, 0));
-        }
-        let any = !snapshots.is_empty();
-        for (name, blob) in snapshots {
-            self.add_snapshot(name, SnapshotSource::Blob(blob));
-        }
-        self.next_info(ctx);
-        any
-    }
-
-    /// Opens a snapshot on a server (the loader calls this for a URL whose first 8 bytes are
-    /// `BITLENS\0`): its index is read by range, then its tensors are listed and any one of them can
-    /// be decoded, fetching only that tensor's frames.
-    pub fn open_remote(&mut self, name: String, file: RemoteFile, ctx: &mut Ctx) {
-        self.add_snapshot(name, SnapshotSource::Url(file));
-        self.next_info(ctx);
-    }
-
-    /// Adds a snapshot whose index is still to be read.
-    fn add_snapshot(&mut self, name: String, source: SnapshotSource) {
-        let id = self.next_snapshot;
-        self.next_snapshot += 1;
-        self.state.snapshots.push(SnapshotFile {
-            id,
-            name,
-            source,
-            info: None,
-            base: None,
-            output: None,
-            error: None,
-            preview: None,
-        });
-        self.pending_info.insert(0, id);
-    }
-
     /// Forgets what belongs to a removed checkpoint.
     pub fn forget(&mut self, id: u32) {
         if let Some(r) = self.state.compressed.remove(&id) {
@@ -248,6 +225,8 @@ impl CodecPanel {
         self.drop_partial();
         self.state.job = None;
         self.pending_info.clear();
+        self.pending_preview = None;
+        self.news.clear();
         for s in self.state.snapshots.drain(..) {
             let preview = s.preview.as_ref().and_then(|p| p.output.as_ref());
             for o in s.output.iter().chain(preview) {
@@ -358,60 +337,6 @@ impl CodecPanel {
         self.start_job(ctx, JobKind::Compress { ckpt: id }, request, total, name);
     }
 
-    /// Decompresses the snapshots `snaps` (in that order) in one job.
-    fn start_decompress(&mut self, snaps: Vec<u32>, ctx: &mut Ctx) {
-        self.state.error = None;
-        let mut files = Vec::with_capacity(snaps.len());
-        let mut total = 0;
-        for &snap in &snaps {
-            let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
-                return;
-            };
-            let SnapshotSource::Blob(blob) = &s.source else {
-                let message =
-                    "a snapshot on a server is previewed tensor by tensor, not restored whole";
-                return self.codec_failed(ctx, s.name.clone(), message.into());
-            };
-            let (name, blob, base) = (s.name.clone(), blob.clone(), s.base);
-            total += s.info.as_ref().map_or(0, |i| i.original_size);
-            let base_blob = match base.map(|b| Self::base_blob(ctx, b, &restored_name(&name))) {
-                Some(Err(e)) => return self.codec_failed(ctx, name, e),
-                b => b.and_then(Result::ok),
-            };
-            files.push(JobFile {
-                blob: Js(blob.into()),
-                base: base_blob.map(|b| Js(b.into())),
-            });
-        }
-        for s in self
-            .state
-            .snapshots
-            .iter_mut()
-            .filter(|s| snaps.contains(&s.id))
-        {
-            s.error = None;
-        }
-        let name = self.snapshot_name(snaps.first().copied().unwrap_or(0));
-        let request = |task| WorkerRequest::Decompress { task, files, total };
-        let kind = JobKind::Decompress { snaps };
-        self.start_job(ctx, kind, request, total as f64, name);
-    }
-
-    /// Every snapshot that can be decompressed now (index read, base chosen for deltas).
-    fn ready_snapshots(&self) -> Vec<u32> {
-        self.state
-            .snapshots
-            .iter()
-            .filter(|s| {
-                s.remote().is_none()
-                    && s.info
-                        .as_ref()
-                        .is_some_and(|i| !i.delta || s.base.is_some())
-            })
-            .map(|s| s.id)
-            .collect()
-    }
-
     fn start_roundtrip(&mut self, tensor: String, ctx: &mut Ctx) {
         self.state.error = None;
         let Some(c) = ctx.active.and_then(|id| ctx.checkpoint(id)) else {
@@ -459,87 +384,5 @@ impl CodecPanel {
             };
         let kind = JobKind::Roundtrip { ckpt: id, tensor };
         self.start_job(ctx, kind, request, total, name);
-    }
-
-    /// Starts reading the next pending snapshot index, if the worker is free.
-    fn next_info(&mut self, ctx: &mut Ctx) {
-        if self.state.job.is_some() {
-            return;
-        }
-        while let Some(snap) = self.pending_info.pop() {
-            let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
-                continue;
-            };
-            let (name, file, total) = match &s.source {
-                SnapshotSource::Blob(b) => (
-                    s.name.clone(),
-                    FileRef::Blob(Js(b.clone().into())),
-                    b.size(),
-                ),
-                SnapshotSource::Url(r) => (s.name.clone(), FileRef::Url(r.clone()), r.size as f64),
-            };
-            let request = |task| WorkerRequest::SnapshotInfo { task, file };
-            self.start_job(ctx, JobKind::Info { snap }, request, total, name);
-            return;
-        }
-    }
-
-    /// Decodes tensor `tensor` of snapshot `snap` (with its chosen base, for a delta) for its
-    /// preview: statistics, charts and a one-tensor file to download.
-    fn start_preview(&mut self, snap: u32, tensor: String, ctx: &mut Ctx) {
-        self.state.error = None;
-        let Some(s) = self.state.snapshots.iter().find(|s| s.id == snap) else {
-            return;
-        };
-        let name = s.name.clone();
-        let file = match &s.source {
-            SnapshotSource::Blob(b) => FileRef::Blob(Js(b.clone().into())),
-            SnapshotSource::Url(r) => FileRef::Url(r.clone()),
-        };
-        let total = s
-            .info
-            .as_ref()
-            .and_then(|i| i.entries.iter().find(|e| e.name == tensor))
-            .map_or(0, |e| e.bytes);
-        let base = match s
-            .base
-            .map(|b| Self::base_blob(ctx, b, &restored_name(&name)))
-        {
-            Some(Err(e)) => return self.codec_failed(ctx, name, e),
-            b => b.and_then(Result::ok).map(|b| FileRef::Blob(Js(b.into()))),
-        };
-        let kind = JobKind::DecodeTensor {
-            snap,
-            tensor: tensor.clone(),
-        };
-        let preview = TensorPreview {
-            tensor: tensor.clone(),
-            result: None,
-            output: None,
-            error: None,
-        };
-        let request = |task| WorkerRequest::DecodeTensor {
-            task,
-            file,
-            tensor,
-            base,
-        };
-        self.start_job(ctx, kind.clone(), request, total as f64, name);
-        if self.state.job.as_ref().is_some_and(|j| j.kind == kind) {
-            if let Some(s) = self.state.snapshots.iter_mut().find(|s| s.id == snap) {
-                if let Some(o) = s.preview.as_ref().and_then(|p| p.output.as_ref()) {
-                    o.revoke();
-                }
-                s.preview = Some(preview);
-            }
-        }
-    }
-
-    fn snapshot_name(&self, snap: u32) -> String {
-        self.state
-            .snapshots
-            .iter()
-            .find(|s| s.id == snap)
-            .map_or("snapshot".into(), |s| s.name.clone())
     }
 }

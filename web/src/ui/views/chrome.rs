@@ -267,7 +267,9 @@ pub fn checkpoints(
             { for checkpoints.iter().enumerate().map(|(i, c)| {
                 let id = c.id;
                 let active = selected == Some(id);
-                let status = if c.complete() {
+                let status = if c.snapshot.is_some() {
+                    format!("snapshot · {}/{} tensors decoded", c.done, c.rows.len())
+                } else if c.complete() {
                     "analysed".to_owned()
                 } else {
                     format!("{}/{} tensors", c.done, c.rows.len())

@@ -4,7 +4,8 @@
 //! decompress opened snapshots, one or all (base choice for deltas, download of the original
 //! files, the typed error of a corrupt snapshot), and preview snapshots on a server tensor by
 //! tensor ([`preview`]). It says which build of the codec module runs (wasm threads or
-//! single-threaded, and why).
+//! single-threaded, and why). An embed shows no compress panel, and a snapshot (a checkpoint made
+//! from its index) is never offered for compression nor as a base.
 
 pub mod inshrink;
 pub mod preview;
@@ -47,6 +48,8 @@ pub struct Props<'a> {
     pub snapshot_indexes: &'a [Output],
     /// How remote snapshots' tensor lists are sorted.
     pub preview_sort: (PreviewSort, bool),
+    /// In an embed: no compress panel (a hub page shows what it hosts; compressing is the app's).
+    pub embed: bool,
 }
 
 impl<'a> Props<'a> {
@@ -55,6 +58,7 @@ impl<'a> Props<'a> {
         checkpoints: &'a [Checkpoint],
         active: Option<&'a Checkpoint>,
         panel: &'a CodecState,
+        embed: bool,
     ) -> Self {
         let id = active.map(|c| c.id);
         Props {
@@ -72,6 +76,7 @@ impl<'a> Props<'a> {
             snapshots: &panel.snapshots,
             snapshot_indexes: &panel.snapshot_indexes,
             preview_sort: panel.preview_sort,
+            embed,
         }
     }
 }
@@ -165,6 +170,9 @@ fn compress_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
     let Some(c) = s.active else {
         return html! { <p class="note">{ "Open a .safetensors checkpoint to compress it." }</p> };
     };
+    if c.snapshot.is_some() {
+        return html! { <p class="note" data-note="snapshot-active">{ format!("{} is a snapshot: it is restored below. Select a checkpoint to compress it.", c.name) }</p> };
+    }
     let id = c.id;
     let preset = s.preset;
     let on_preset = on.reform(|e: Event| {
@@ -195,7 +203,7 @@ fn compress_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
                 <label>{ "Base " }
                     <select id="base-select" onchange={on_base}>
                         <option value="" selected={s.base.is_none()}>{ "none (whole file)" }</option>
-                        { for s.checkpoints.iter().filter(|b| b.id != id).map(|b| html! {
+                        { for s.checkpoints.iter().filter(|b| b.id != id && b.snapshot.is_none()).map(|b| html! {
                             <option value={b.id.to_string()} selected={s.base == Some(b.id)}>
                                 { format!("XOR delta against {}", b.name) }</option>
                         }) }
@@ -320,7 +328,7 @@ pub fn base_select(on: &Callback<CodecMsg>, checkpoints: &[Checkpoint], f: &Snap
         <label>{ "Base " }
             <select class="snapshot-base" onchange={on_base}>
                 <option value="" selected={f.base.is_none()}>{ "choose a loaded checkpoint…" }</option>
-                { for checkpoints.iter().map(|c| html! {
+                { for checkpoints.iter().filter(|c| c.snapshot.is_none()).map(|c| html! {
                     <option value={c.id.to_string()} selected={f.base == Some(c.id)}>{ c.name.clone() }</option>
                 }) }
             </select>
@@ -415,7 +423,9 @@ fn snapshots_panel(on: &Callback<CodecMsg>, s: &Props) -> Html {
 pub fn view(on: &Callback<CodecMsg>, s: &Props) -> Html {
     html! {
         <section class="codecs" data-view="codecs">
-            { compress_panel(on, s) }
+            if !s.embed {
+                { compress_panel(on, s) }
+            }
             { snapshots_panel(on, s) }
         </section>
     }

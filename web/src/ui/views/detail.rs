@@ -1,7 +1,8 @@
 //! One tensor in detail: bit-position set ratios with sign / exponent / mantissa regions,
 //! sign / exponent / mantissa histograms with their entropies, the value histogram with min / max
 //! / mean / std, byte-group entropies, and the 64 KiB block entropy profile. On top: the tensor's
-//! codec override for compression, and a comparison of every codec on this tensor.
+//! codec override for compression, and a comparison of every codec on this tensor (for a tensor of
+//! a `.bls` snapshot: how it is stored and its decoding, [`crate::ui::views::snapshot::detail`]).
 //!
 //! A ggml block-quantized tensor (GGUF `Q4_K`, …) shows, in this order, its Quantization
 //! ([`crate::ui::views::quant`]: scales and codes), its dequantized values' histogram and
@@ -318,23 +319,35 @@ pub fn view(link: &Scope<App>, on: &Callback<CodecMsg>, s: &Props) -> Html {
     };
     let r = &c.rows[ri];
     let picker = tensor_picker(link, c, &r.name);
+    let snapshot = c.snapshot.as_deref();
     let body = match r.stats.as_deref() {
+        None if snapshot.is_some() => {
+            html! { <p class="note pending">{ "This tensor is being decoded from the snapshot (only its frames are read)…" }</p> }
+        }
         None => {
             html! { <p class="note pending">{ "Statistics for this tensor are still being computed…" }</p> }
         }
         Some(st) => stats_charts(st),
+    };
+    // A snapshot's tensor: how it is stored and its decoding, not a codec choice.
+    let codec = match snapshot {
+        Some(snap) => crate::ui::views::snapshot::detail(on, s.codecs, snap, ri),
+        None => codec_section(on, s.codecs, c.id, r),
     };
     html! {
         <section class="detail" data-view="detail" data-tensor={r.name.clone()}>
             <h2 class="tensor-name" id="detail-name">{ &r.name }</h2>
             <div class="detail-head">
                 <label>{ "Tensor " }{ picker }</label>
-                <span class="meta">{ format!("{} {} · {} params · {} · {} at byte {}",
-                    r.type_name(), shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path, r.offset) }</span>
-                <button id="detail-values" title="This tensor's values as a zoomable map"
-                    onclick={link.callback(|_| Msg::Tab(crate::ui::app::Tab::Values))}>{ "Values map" }</button>
+                <span class="meta">{ format!("{} {} · {} params · {} · {} {} {}",
+                    r.type_name(), shape(&r.shape), count(r.params), bytes(r.bytes), c.files[r.file].path,
+                    if snapshot.is_some() { "· original data offset" } else { "at byte" }, r.offset) }</span>
+                if snapshot.is_none() {
+                    <button id="detail-values" title="This tensor's values as a zoomable map"
+                        onclick={link.callback(|_| Msg::Tab(crate::ui::app::Tab::Values))}>{ "Values map" }</button>
+                }
             </div>
-            { codec_section(on, s.codecs, c.id, r) }
+            { codec }
             { body }
         </section>
     }

@@ -11,6 +11,7 @@
 //! - [`compare`]: flips between checkpoints.
 //! - [`codecs`]: compress checkpoints into snapshots, decompress snapshots.
 //! - [`learn`]: the teaching lessons (`#learn/float`, `#learn/huffman`, `#learn/ans`).
+//! - [`snapshot`]: what Summary and Detail add for a `.bls` snapshot (codecs, sizes, decoding).
 //! - [`bitcharts`]: bit-position bars and bands shared by detail, summary and compare.
 
 pub mod bitcharts;
@@ -20,6 +21,7 @@ pub mod compare;
 pub mod detail;
 pub mod learn;
 pub mod quant;
+pub mod snapshot;
 pub mod summary;
 pub mod table;
 pub mod values;

@@ -2,7 +2,8 @@
 //! entropy, the predicted compressed size (64 KiB block-entropy bound, LMC §4.1), and per dtype the
 //! bit-position set ratios and byte-group entropies — each ggml block type (`Q4_K`, `Q8_0`, …) as
 //! a group of its own, its stored bytes' bits and the entropy of all its quant codes
-//! ([`bitlens_stats::Summary::by_dtype`]).
+//! ([`bitlens_stats::Summary::by_dtype`]). A snapshot adds its sizes and bytes per codec
+//! ([`crate::ui::views::snapshot::summary`]).
 
 use crate::model::checkpoint::{meta_text, Checkpoint};
 use crate::model::format::{bytes, count, groups, number, percent};
@@ -73,6 +74,9 @@ pub fn view(checkpoint: Option<&Checkpoint>) -> Html {
                        if stats_ready { format!("{} ({} of the data){}", bytes(sum.predicted_bytes), percent(sum.predicted_ratio), partial.clone().unwrap_or_default()) } else { "computing…".into() },
                        "predicted") }
             </div>
+            if let Some(snap) = c.snapshot.as_deref() {
+                { crate::ui::views::snapshot::summary(c, snap) }
+            }
             <p class="note">{ "Predicted size: the order-0 entropy of each 64 KiB block of each byte group (LMC §4.1), i.e. what a block-adaptive entropy coder over byte-grouped data can reach." }</p>
             <h3>{ "Files" }</h3>
             <table class="files">

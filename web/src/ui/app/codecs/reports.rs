@@ -1,7 +1,7 @@
 //! The codec worker's reports: the build it runs, progress, output chunks folded into Blobs, each
 //! finished file of a compress / decompress / tensor-preview job, and the end (or failure) of a job.
 
-use super::{CodecPanel, CompressRun, Ctx, JobKind, Output, TensorPreview};
+use super::{CodecPanel, CompressRun, Ctx, JobKind, News, Output, TensorPreview};
 use crate::model::codec::{base_file, file_name, restored_name, snapshot_name, Compressed};
 use crate::ui::io::blob::BlobBuilder;
 use crate::ui::jobs::now;
@@ -274,6 +274,7 @@ impl CodecPanel {
                                 s.base = candidates.iter().find(|c| c.1 == size).map(|c| c.0);
                             }
                             s.info = Some(info);
+                            self.news.push(News::Index(snap));
                         }
                         _ => s.error = Some("the worker sent no snapshot index".into()),
                     }
@@ -281,6 +282,13 @@ impl CodecPanel {
             }
             (JobKind::Decompress { .. }, _) => {}
             (JobKind::DecodeTensor { snap, .. }, result) => {
+                if let JobResult::Tensor(t) = &result {
+                    self.news.push(News::Decoded {
+                        snap,
+                        tensor: t.name.clone(),
+                        stats: Box::new(t.stats.clone()),
+                    });
+                }
                 let Some(p) = self.preview(snap) else {
                     return;
                 };

@@ -23,6 +23,11 @@ pub fn panel(
     let Some(c) = active else {
         return html! { <p>{ "No checkpoint selected." }</p> };
     };
+    if c.snapshot.is_some() {
+        return html! {
+            <p class="note" id="values-snapshot">{ "A weight map reads a checkpoint's own bytes: restore this snapshot (Codecs → Decompress) and open the restored file to map its tensors; Detail shows a decoded tensor's statistics." }</p>
+        };
+    }
     let Some(row) = c.detail_row(detail).map(|i| &c.rows[i]) else {
         return html! { <p>{ "This checkpoint has no tensors." }</p> };
     };
