@@ -14,12 +14,23 @@
 # (speed, codec worker wasm memory). ONLY=codecs skips the statistics part and the 2.2 GB file.
 # (scripts/bench-peers.sh prints the page beside ZipNN and the CLI, round by round.)
 # The statistics part also opens the 1.09 GB file by URL from a local Range + CORS server
-# (tests/e2e/bench-remote.mjs: URL to tensor table, whole-file statistics throughput; JSON lines).
+# (tests/e2e/bench-remote.mjs: URL to tensor table, whole-file statistics throughput; JSON lines),
+# and times the weight map of a 100.7 M-value matrix (tests/e2e/bench-values.mjs; ONLY=values runs
+# just that part).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup-web.sh >/dev/null
 w=.cache/weights
+if [ "${ONLY:-}" = values ]; then
+  [ -s $w/big-matrix-bf16.safetensors ] ||
+    .venv/bin/python tests/python/make_big_matrix.py $w/minilm-bf16.safetensors $w/big-matrix-bf16.safetensors 262144
+  CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
+  cat $w/big-matrix-bf16.safetensors > /dev/null
+  echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  RUNS=${RUNS:-3} node tests/e2e/bench-values.mjs $w/big-matrix-bf16.safetensors big.weight
+  exit 0
+fi
 if [ "${ONLY:-}" != codecs ]; then
 [ -s $w/big-bf16.safetensors ] || .venv/bin/python tests/python/make_big_bf16.py $w/minilm-bf16.safetensors $w/big-bf16.safetensors
 [ -s $w/big2-bf16.safetensors ] || .venv/bin/python tests/python/make_big_bf16.py $w/minilm-bf16.safetensors $w/big2-bf16.safetensors $((2 << 30))
@@ -33,6 +44,12 @@ RUNS=${RUNS:-3} node tests/e2e/bench-remote.mjs $w/big-bf16.safetensors
 echo
 echo "== the embed: first render (script load to table) with a cold cache, download size"
 node tests/e2e/bench-embed.mjs $w/big-bf16.safetensors
+echo
+echo "== the weight map (Values) of a 100.7 M-value bf16 matrix: on screen, zoom steps, beside the page reading its bytes"
+[ -s $w/big-matrix-bf16.safetensors ] ||
+  .venv/bin/python tests/python/make_big_matrix.py $w/minilm-bf16.safetensors $w/big-matrix-bf16.safetensors 262144
+cat $w/big-matrix-bf16.safetensors > /dev/null
+RUNS=${RUNS:-3} node tests/e2e/bench-values.mjs $w/big-matrix-bf16.safetensors big.weight
 fi
 
 echo

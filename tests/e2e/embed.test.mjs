@@ -10,7 +10,8 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
-import { ROOT, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
+import { execFileSync } from 'node:child_process';
+import { ROOT, PYTHON, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
 
 const EMBED = path.join(ROOT, process.env.DIST ?? 'dist', 'embed');
 const EXAMPLES = path.join(ROOT, 'web/examples');
@@ -161,6 +162,39 @@ test('setting `tensor` computes that tensor statistics equal to the CLI from its
   assert.ok(served >= target.bytes, `served ${served} < the tensor's ${target.bytes} bytes`);
   assert.ok(served <= target.bytes + (1 << 20), `served ${served} bytes for a ${target.bytes}-byte tensor`);
   assert.ok(served < size / 10, `served ${served} bytes of ${size}`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('view="values" maps the tensor inside the element from its bytes alone; its hover value is the element', async () => {
+  const name = 'encoder.layer.2.attention.self.query.weight';
+  const page = await openHost([F32], { view: 'values', tensor: name });
+  const map = () => page.locator('#view').locator('#values-map');
+  await page.waitForFunction(() => document.querySelector('#view').shadowRoot.querySelector('#values-map[data-ready="1"]'), null, { timeout: 60_000 });
+  const box = await map().boundingBox();
+  await page.mouse.move(box.x + 120.5, box.y + 80.5);
+  await page.waitForFunction(() => (document.querySelector('#view').shadowRoot.querySelector('#values-hover').dataset.value ?? '') !== '');
+  const h = await page.evaluate(() => ({ ...document.querySelector('#view').shadowRoot.querySelector('#values-hover').dataset }));
+  const m = /^(\d+)\.\.(\d+) × (\d+)\.\.(\d+)$/.exec(h.cells);
+  const query = { file: path.join(WEIGHTS, F32), tensor: name, regions: [m.slice(1).map(Number)], lanes: [Number(h.lane)] };
+  const ref = JSON.parse(execFileSync(PYTHON, [path.join(ROOT, 'tests/python/weightmap_reference.py'), JSON.stringify(query)]));
+  assert.equal(Number(h.value), ref.lanes[0].value, 'the hover reads the element exactly');
+  assert.ok(Math.abs(Number(h.pixel) - ref.regions[0].mean) <= 1e-5 * Math.abs(ref.regions[0].mean), `pixel ${h.pixel} vs NumPy ${ref.regions[0].mean}`);
+  // Only the file's header and the tensor's bytes were fetched (its statistics and its map).
+  const served = s.data.requests.filter((r) => r.path === `/${F32}` && r.range);
+  const fd = fs.openSync(path.join(WEIGHTS, F32), 'r');
+  const b = Buffer.alloc(8);
+  fs.readSync(fd, b, 0, 8, 0);
+  const n = Number(b.readBigUInt64LE(0));
+  const hb = Buffer.alloc(n);
+  fs.readSync(fd, hb, 0, n, 8);
+  fs.closeSync(fd);
+  const [start, end] = JSON.parse(hb.toString('utf8'))[name].data_offsets.map((o) => o + 8 + n);
+  for (const r of served) {
+    const [, a, z] = /^bytes=(\d+)-(\d+)$/.exec(r.range).map(Number);
+    assert.ok(z < 8 + n || (a >= start && z < end), `fetched ${r.range} outside the header and ${name} (${start}..${end})`);
+  }
+  await page.screenshot({ path: path.join(SHOTS, 'embed-values.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.close();
 });
