@@ -190,6 +190,38 @@ test('bit planes, the dequantized changes between two checkpoints, and a bf16 te
   await bf.close();
 });
 
+test('a GGUF Q8_0 tensor is mapped by its dequantized values (gguf-py dequantizes the same)', async () => {
+  const dir = fs.mkdtempSync(path.join(app.tmp, 'values-gguf-'));
+  const file = path.join(dir, 'q8.gguf');
+  const write = `
+import sys, json, numpy as np, gguf
+rng = np.random.default_rng(5)
+q = rng.standard_normal((64, 256)).astype(np.float32)
+raw = gguf.quants.quantize(q, gguf.GGMLQuantizationType.Q8_0)
+w = gguf.GGUFWriter(sys.argv[1], 'llama')
+w.add_tensor('blk.q8', raw, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+np.save(sys.argv[1] + '.npy', gguf.quants.dequantize(raw, gguf.GGMLQuantizationType.Q8_0).astype(np.float32))
+`;
+  execFileSync(PYTHON, ['-c', write, file]);
+  const page = await app.openApp();
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('#tensor-table tbody tr');
+  await openValues(page, 'blk.q8');
+  const h = await hoverAt(page, 300, 200);
+  const check = `
+import sys, json, numpy as np
+v = np.load(sys.argv[1] + '.npy').astype(np.float64)
+a, b, c, d, lane = map(int, sys.argv[2:7])
+print(json.dumps({"value": float(v.reshape(-1)[lane]), "mean": float(v[a:b, c:d].mean())}))
+`;
+  const ref = JSON.parse(execFileSync(PYTHON, ['-c', check, file, ...h.region.map(String), h.lane]).toString());
+  assert.equal(Number(h.value), ref.value, 'the dequantized value under the pointer');
+  close(Number(h.pixel), ref.mean, 'the pixel mean of dequantized values');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 const remote = { dir: null, server: null };
 before(() => {
   remote.dir = fs.mkdtempSync(path.join(app.tmp ?? '/tmp', 'values-remote-'));
