@@ -2,7 +2,6 @@
 //! read here; a ggml block type's dequantized f32) and bit pattern — the weight map's hover
 //! readout and its table of first values.
 
-use super::grid::Grid;
 use super::lanes::{lane_patterns, Sampler, Unit};
 use super::read::LaneReader;
 use super::{Layer, MapError};
@@ -37,7 +36,7 @@ pub fn elements(
     count: u64,
 ) -> Result<Vec<Element>, MapError> {
     let (unit, lanes_per_element) = Unit::of(entry.ty)?;
-    let grid = Grid::of_shape(&entry.shape, lanes_per_element);
+    let grid = super::grid_of(entry, lanes_per_element)?;
     let end = start
         .saturating_add(count.min(MAX_ELEMENTS))
         .min(grid.lanes);

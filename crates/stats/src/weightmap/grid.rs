@@ -18,13 +18,21 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The grid of a tensor of `shape` with `lanes_per_element` lanes per element: 2-D and more
-    /// by the last dimension, a vector (or a scalar) wrapped into rows of ⌈√n⌉ lanes.
-    pub fn of_shape(shape: &[u64], lanes_per_element: u64) -> Grid {
-        let lanes = shape
+    /// The number of lanes of a tensor of `shape`, None when it does not fit a `u64`.
+    pub fn lanes_of(shape: &[u64], lanes_per_element: u64) -> Option<u64> {
+        if shape.contains(&0) || lanes_per_element == 0 {
+            return Some(0);
+        }
+        shape
             .iter()
             .try_fold(lanes_per_element, |n, &d| n.checked_mul(d))
-            .unwrap_or(u64::MAX);
+    }
+
+    /// The grid of a tensor of `shape` with `lanes_per_element` lanes per element: 2-D and more
+    /// by the last dimension, a vector (or a scalar) wrapped into rows of ⌈√n⌉ lanes. A shape
+    /// whose lane count overflows (see [`Grid::lanes_of`]) saturates.
+    pub fn of_shape(shape: &[u64], lanes_per_element: u64) -> Grid {
+        let lanes = Grid::lanes_of(shape, lanes_per_element).unwrap_or(u64::MAX);
         if lanes == 0 {
             return Grid {
                 rows: 0,
@@ -33,7 +41,7 @@ impl Grid {
             };
         }
         if shape.len() >= 2 {
-            let cols = shape[shape.len() - 1] * lanes_per_element;
+            let cols = shape[shape.len() - 1].saturating_mul(lanes_per_element);
             return Grid {
                 rows: lanes / cols,
                 cols,

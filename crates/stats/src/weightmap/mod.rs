@@ -112,6 +112,9 @@ pub enum MapError {
         /// The limit.
         max: u64,
     },
+    /// The shape has more values than a `u64` counts.
+    #[error("the shape {0:?} has more values than can be counted")]
+    Shape(Vec<u64>),
     /// The changes layer needs two tensors of one element type and shape.
     #[error("{0}")]
     Pair(String),
@@ -137,7 +140,7 @@ pub fn weight_map(
 ) -> Result<Tile, MapError> {
     let (unit, lanes_per_element) = Unit::of(entry.ty)?;
     unit.check(layer)?;
-    let grid = Grid::of_shape(&entry.shape, lanes_per_element);
+    let grid = grid_of(entry, lanes_per_element)?;
     window.check(grid, MAX_CELLS)?;
     let mut a = LaneReader::new(src, entry, unit)?;
     let mut b = match (layer, other) {
@@ -199,6 +202,13 @@ pub fn weight_map(
         }
     }
     Ok(cells.finish(layer, bytes_read))
+}
+
+/// The grid of `entry`, refused when its shape overflows.
+fn grid_of(entry: &Entry, lanes_per_element: u64) -> Result<Grid, MapError> {
+    Grid::lanes_of(&entry.shape, lanes_per_element)
+        .map(|_| Grid::of_shape(&entry.shape, lanes_per_element))
+        .ok_or_else(|| MapError::Shape(entry.shape.clone()))
 }
 
 #[cfg(test)]
