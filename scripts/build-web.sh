@@ -80,7 +80,8 @@ build_threads() {
 }
 
 # dist/embed/: everything <bitlens-view> loads, found relative to bitlens-embed.js (docs/EMBED.md),
-# plus package.json and README.md. The stylesheet is the app's as it is: its variables and base
+# plus package.json and README.md; its wasm modules without their name sections
+# (scripts/strip-wasm-names.mjs). The stylesheet is the app's as it is: its variables and base
 # text styles are on `:root` and on `.bitlens-root`, the element's node in its shadow root.
 build_embed() {
   local out=dist/embed version
@@ -91,6 +92,10 @@ build_embed() {
   cp web/style.css "$out/style.css"
   grep -q '^:root, .bitlens-root {' "$out/style.css" || { say "web/style.css has no ':root, .bitlens-root {' rule for the element"; exit 1; }
   [ -d dist/threads ] && cp -r dist/threads "$out/threads"
+  # What a hub ships goes without the wasm name sections (function names for stack traces, ~0.5 MB
+  # raw); the app's own build in dist/ keeps them.
+  node scripts/strip-wasm-names.mjs "$out"/bitlens-web_bg.wasm "$out"/bitlens-wasm_bg.wasm \
+    $([ -f "$out/threads/bitlens-wasm_bg.wasm" ] && echo "$out/threads/bitlens-wasm_bg.wasm")
   version="$(sed -n 's/^version = "\(.*\)"$/\1/p' web/Cargo.toml | head -1)"
   cp docs/EMBED.md "$out/README.md"
   cat > "$out/package.json" <<JSON
