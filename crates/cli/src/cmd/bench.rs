@@ -14,7 +14,7 @@
 //! all), then back to the identical file. They are the figures to set beside a whole-file
 //! compressor such as ZipNN (`scripts/bench-peers.sh`).
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
 use bitlens_engine::Checkpoint;
 use bitlens_report::bench::{BenchReport, BenchRow};
@@ -372,8 +372,34 @@ fn selected(filter: &[String], name: &str) -> bool {
     filter.is_empty() || filter.iter().any(|f| f == name)
 }
 
+/// The names `--codecs` accepts: `snapshot` and each candidate's (without its thread count or
+/// layout), in the order of the table.
+fn known_codecs() -> Vec<String> {
+    let mut names = vec!["snapshot".to_string()];
+    for c in candidates(&[]) {
+        let base = c.name.split(" (").next().unwrap_or(&c.name).to_string();
+        if !names.contains(&base) {
+            names.push(base);
+        }
+    }
+    names
+}
+
+/// Refuses a `--codecs` name no codec has (it would select nothing and print no rows).
+fn check_filter(filter: &[String]) -> Result<()> {
+    let known = known_codecs();
+    match filter.iter().find(|f| !known.contains(f)) {
+        Some(unknown) => bail!(
+            "unknown codec `{unknown}` in --codecs; known: {}",
+            known.join(", ")
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Runs the benchmark and prints the table (or JSON) to stdout.
 pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> Result<()> {
+    check_filter(filter)?;
     let mut samples = Vec::new();
     let mut files = Vec::new();
     for input in inputs {
@@ -475,7 +501,33 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::Passes;
+    use super::{check_filter, known_codecs, Passes};
+
+    /// Every name the help lists is known; a name no codec has is an error listing the known ones.
+    #[test]
+    fn codec_names_are_checked_and_the_error_lists_them() {
+        let known = known_codecs();
+        for name in [
+            "snapshot",
+            "lmc",
+            "neuzip",
+            "neuzip-k3",
+            "bitsnap-quant",
+            "zstd-19",
+            "lz4",
+            "bzip2",
+        ] {
+            assert!(known.iter().any(|k| k == name), "{name} in {known:?}");
+        }
+        check_filter(&["lmc".into(), "zstd-3".into()]).unwrap();
+        let err = check_filter(&["lmc".into(), "bg4-lz4x".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`bg4-lz4x`") && err.contains("zstd-19") && err.contains("snapshot"),
+            "{err}"
+        );
+    }
 
     /// Best and median speeds come from the fastest and the middle pass, computed by hand.
     #[test]
