@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
-import { ROOT } from './fixtures.mjs';
+import { ROOT, tensorRange } from './fixtures.mjs';
 
 const file = path.resolve(process.argv[2]);
 const tensor = process.argv[3] ?? 'big.weight';
@@ -20,20 +20,7 @@ const runs = Number(process.env.RUNS ?? 3);
 const server = await startServer(path.join(ROOT, process.env.DIST ?? 'dist'), 0);
 const url = `http://127.0.0.1:${server.address().port}/`;
 
-/** The tensor's byte range in the file (from its safetensors header). */
-function range() {
-  const fd = fs.openSync(file, 'r');
-  const b = Buffer.alloc(8);
-  fs.readSync(fd, b, 0, 8, 0);
-  const n = Number(b.readBigUInt64LE(0));
-  const head = Buffer.alloc(n);
-  fs.readSync(fd, head, 0, n, 8);
-  fs.closeSync(fd);
-  const t = JSON.parse(head.toString('utf8'))[tensor];
-  return { start: 8 + n + t.data_offsets[0], end: 8 + n + t.data_offsets[1], shape: t.shape, dtype: t.dtype };
-}
-
-const r = range();
+const r = tensorRange(file, tensor);
 const context = await launch();
 for (let run = 0; run < runs; run++) {
   const page = await context.newPage();

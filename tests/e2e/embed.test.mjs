@@ -11,7 +11,7 @@ import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
 import { execFileSync } from 'node:child_process';
-import { ROOT, PYTHON, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
+import { ROOT, PYTHON, SHOTS, WEIGHTS, collectErrors, inspect, tempDir, tensorRange } from './fixtures.mjs';
 
 const EMBED = path.join(ROOT, process.env.DIST ?? 'dist', 'embed');
 const EXAMPLES = path.join(ROOT, 'web/examples');
@@ -182,17 +182,10 @@ test('view="values" maps the tensor inside the element from its bytes alone; its
   assert.ok(Math.abs(Number(h.pixel) - ref.regions[0].mean) <= 1e-5 * Math.abs(ref.regions[0].mean), `pixel ${h.pixel} vs NumPy ${ref.regions[0].mean}`);
   // Only the file's header and the tensor's bytes were fetched (its statistics and its map).
   const served = s.data.requests.filter((r) => r.path === `/${F32}` && r.range);
-  const fd = fs.openSync(path.join(WEIGHTS, F32), 'r');
-  const b = Buffer.alloc(8);
-  fs.readSync(fd, b, 0, 8, 0);
-  const n = Number(b.readBigUInt64LE(0));
-  const hb = Buffer.alloc(n);
-  fs.readSync(fd, hb, 0, n, 8);
-  fs.closeSync(fd);
-  const [start, end] = JSON.parse(hb.toString('utf8'))[name].data_offsets.map((o) => o + 8 + n);
+  const { start, end, headerEnd } = tensorRange(path.join(WEIGHTS, F32), name);
   for (const r of served) {
     const [, a, z] = /^bytes=(\d+)-(\d+)$/.exec(r.range).map(Number);
-    assert.ok(z < 8 + n || (a >= start && z < end), `fetched ${r.range} outside the header and ${name} (${start}..${end})`);
+    assert.ok(z < headerEnd || (a >= start && z < end), `fetched ${r.range} outside the header and ${name} (${start}..${end})`);
   }
   await page.screenshot({ path: path.join(SHOTS, 'embed-values.png'), fullPage: true });
   assert.deepEqual(page.errors, []);

@@ -37,6 +37,23 @@ export function tempDir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-e2e-'));
 }
 
+/**
+ * Where tensor `name` lies in safetensors `file`, read from its header alone: absolute byte range
+ * `[start, end)`, the header's end, dtype and shape.
+ */
+export function tensorRange(file, name) {
+  const fd = fs.openSync(file, 'r');
+  const b = Buffer.alloc(8);
+  fs.readSync(fd, b, 0, 8, 0);
+  const n = Number(b.readBigUInt64LE(0));
+  const head = Buffer.alloc(n);
+  fs.readSync(fd, head, 0, n, 8);
+  fs.closeSync(fd);
+  const t = JSON.parse(head.toString('utf8'))[name];
+  const [start, end] = t.data_offsets.map((o) => o + 8 + n);
+  return { start, end, headerEnd: 8 + n, dtype: t.dtype, shape: t.shape };
+}
+
 /** `bitlens inspect --json FILE` parsed. */
 export function inspect(file) {
   return JSON.parse(execFileSync(BITLENS, ['inspect', '--json', file], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'ignore'] }));

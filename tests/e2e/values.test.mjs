@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { ROOT, PYTHON, SHOTS, WEIGHTS, perturb } from './fixtures.mjs';
+import { ROOT, PYTHON, SHOTS, WEIGHTS, perturb, tensorRange } from './fixtures.mjs';
 
 const app = useApp();
 const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
@@ -236,15 +236,7 @@ test('a remote 1 GiB tensor is mapped from its own bytes only', async () => {
   // 1 398 102 rows × 384 bf16 values: 1.07 GB in one tensor, between two small ones.
   execFileSync(PYTHON, [path.join(ROOT, 'tests/python/make_big_matrix.py'), BF16, file, '1398102']);
   remote.server = await startRangeServer(remote.dir);
-  const buf = Buffer.alloc(8);
-  const fd = fs.openSync(file, 'r');
-  fs.readSync(fd, buf, 0, 8, 0);
-  const n = Number(buf.readBigUInt64LE(0));
-  const head = Buffer.alloc(n);
-  fs.readSync(fd, head, 0, n, 8);
-  fs.closeSync(fd);
-  const info = JSON.parse(head.toString('utf8'))['big.weight'];
-  const [start, end] = info.data_offsets.map((o) => o + 8 + n);
+  const { start, end, headerEnd } = tensorRange(file, 'big.weight');
   assert.ok(end - start > 1 << 30);
 
   const page = await app.openApp();
@@ -260,9 +252,9 @@ test('a remote 1 GiB tensor is mapped from its own bytes only', async () => {
   assert.ok(reads.length > 0);
   for (const r of reads) {
     const [, a, b] = /^bytes=(\d+)-(\d+)$/.exec(r.range).map(Number);
-    const inHeader = b < 8 + n;
+    const inHeader = b < headerEnd;
     const inTensor = a >= start && b < end;
-    assert.ok(inHeader || inTensor, `read ${r.range} lies outside the header (0..${8 + n}) and big.weight (${start}..${end})`);
+    assert.ok(inHeader || inTensor, `read ${r.range} lies outside the header (0..${headerEnd}) and big.weight (${start}..${end})`);
   }
   await page.screenshot({ path: path.join(SHOTS, 'values-remote-1g.png'), fullPage: true });
   assert.deepEqual(page.errors, []);

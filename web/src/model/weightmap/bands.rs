@@ -67,24 +67,10 @@ pub fn stack(parts: Vec<Tile>) -> Option<Tile> {
 mod tests {
     use super::*;
     use bitlens_stats::weightmap::{weight_map, Layer, LOCAL_GAP};
-    use bitlens_tensors::format::{Data, ElementType, Entry};
-    use bitlens_tensors::Dtype;
 
     #[test]
     fn bands_computed_apart_stack_into_the_tile_of_the_whole() {
-        let (rows, cols) = (101u64, 37u64);
-        let bytes: Vec<u8> = (0..rows * cols)
-            .flat_map(|i| (((i * 37) % 101) as f32 - 50.0).to_le_bytes())
-            .collect();
-        let entry = Entry {
-            name: "w".into(),
-            ty: ElementType::Dtype(Dtype::F32),
-            shape: vec![rows, cols],
-            data: Data::Range {
-                offset: 0,
-                len: rows * cols * 4,
-            },
-        };
+        let (bytes, entry, _) = super::super::test_matrix(101, 37);
         let whole = Window {
             row0: 3,
             col0: 2,

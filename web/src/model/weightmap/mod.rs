@@ -157,6 +157,30 @@ impl Quantity {
     }
 }
 
+/// A `rows × cols` f32 matrix at offset 0 of its bytes, with zeros at every 13th value: (bytes,
+/// entry, values), for the tests of the map's modules.
+#[cfg(test)]
+pub(crate) fn test_matrix(
+    rows: u64,
+    cols: u64,
+) -> (Vec<u8>, bitlens_tensors::format::Entry, Vec<f32>) {
+    use bitlens_tensors::format::{Data, ElementType, Entry};
+    let values: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 64.0 * if i % 13 == 0 { 0.0 } else { 1.0 })
+        .collect();
+    let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let entry = Entry {
+        name: "w".into(),
+        ty: ElementType::Dtype(bitlens_tensors::Dtype::F32),
+        shape: vec![rows, cols],
+        data: Data::Range {
+            offset: 0,
+            len: rows * cols * 4,
+        },
+    };
+    (bytes, entry, values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -259,27 +259,6 @@ pub fn raster(v: &Viewport, tiles: &[&Tile], q: Quantity) -> Vec<f32> {
 mod tests {
     use super::*;
     use bitlens_stats::weightmap::{weight_map, Layer, LOCAL_GAP};
-    use bitlens_tensors::format::{Data, ElementType, Entry};
-    use bitlens_tensors::Dtype;
-
-    fn matrix(rows: u64, cols: u64) -> (Vec<u8>, Entry, Vec<f32>) {
-        let values: Vec<f32> = (0..rows * cols)
-            .map(|i| {
-                ((i * 7919 % 1000) as f32 - 500.0) / 64.0 * if i % 13 == 0 { 0.0 } else { 1.0 }
-            })
-            .collect();
-        let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let entry = Entry {
-            name: "w".into(),
-            ty: ElementType::Dtype(Dtype::F32),
-            shape: vec![rows, cols],
-            data: Data::Range {
-                offset: 0,
-                len: rows * cols * 4,
-            },
-        };
-        (bytes, entry, values)
-    }
 
     /// The aggregate over lanes `[a, b) × [c, d)` computed from the values themselves.
     fn direct(values: &[f32], cols: u64, (a, b, c, d): (u64, u64, u64, u64), q: Quantity) -> f32 {
@@ -300,7 +279,7 @@ mod tests {
 
     #[test]
     fn every_pixel_is_the_aggregate_of_the_lanes_of_its_cells() {
-        let (bytes, entry, values) = matrix(300, 200);
+        let (bytes, entry, values) = super::super::test_matrix(300, 200);
         let mut v = Viewport::fit(300, 200, 37, 23);
         let base = weight_map(
             &bytes,
