@@ -1,9 +1,9 @@
 //! The Values view: a tensor's values as a zoomable, pannable weight map, and its first values.
 //!
-//! The map is computed in a worker of the view's own (`WorkerRequest::WeightMap`,
-//! `bitlens_stats::weightmap`) from the tensor's byte range only, so a 1 GB matrix is drawn
-//! without being held and a remote one reads only its own bytes: first a base tile of the whole
-//! tensor in at most [`BASE_CELLS`] cells, then, once the view is zoomed in past the base's
+//! The map is computed in the view's own workers, one per core, each a band of cell rows
+//! (`WorkerRequest::WeightMap`, `bitlens_stats::weightmap`), from the tensor's byte range only, so
+//! a 1 GB matrix is drawn without being held and a remote one reads only its own bytes: first a
+//! base tile of the whole tensor in at most [`crate::model::weightmap::BASE_CELLS`] cells, then, once the view is zoomed in past the base's
 //! blocks, a detail tile of what is on screen at screen resolution (the base, scaled up, shows
 //! until it comes). A pixel shows the aggregate of the cells under it (mean, absolute max,
 //! max − min or fraction of zeros) of a layer — the values (a ggml block type's dequantized), one
