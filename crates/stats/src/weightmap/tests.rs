@@ -433,11 +433,24 @@ fn cells_cross_as_bytes_and_back() {
 fn windows_too_wide_for_column_slots_fold_each_run_into_its_cell() {
     let cols = (1u64 << 20) + 9;
     let values: Vec<f32> = (0..2 * cols)
-        .map(|i| if i % 1001 == 0 { f32::NAN } else { (i % 977) as f32 - 400.0 })
+        .map(|i| {
+            if i % 1001 == 0 {
+                f32::NAN
+            } else {
+                (i % 977) as f32 - 400.0
+            }
+        })
         .collect();
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     let (file, entry) = tensor(ElementType::Dtype(Dtype::F32), &[2, cols], &bytes);
-    let w = Window { row0: 0, col0: 3, rows: 2, cols: cols - 3, block_rows: 2, block_cols: 1000 };
+    let w = Window {
+        row0: 0,
+        col0: 3,
+        rows: 2,
+        cols: cols - 3,
+        block_rows: 2,
+        block_cols: 1000,
+    };
     let tile = weight_map(&file, &entry, None, &w, Layer::Values, LOCAL_GAP).unwrap();
     assert_matches(&tile, &values, |i| values[i] == 0.0);
 }
