@@ -4,7 +4,7 @@
 
 use crate::search::{GroupReport, SearchMode};
 use crate::{ProtectStorage, Setting};
-use bitlens_report::inshrink::{GroupSearch, QualityInfo, SearchReport, SettingInfo};
+use bitlens_report::inshrink::{GroupSearch, OwnSetting, QualityInfo, SearchReport, SettingInfo};
 
 impl From<Setting> for SettingInfo {
     fn from(s: Setting) -> Self {
@@ -86,6 +86,18 @@ pub fn search_report(
         protect_dtype: storage.name().into(),
         base: None,
         times: None,
+        own_settings: report
+            .tensors
+            .iter()
+            .filter_map(|t| {
+                t.own.map(|o| OwnSetting {
+                    name: t.name.clone(),
+                    setting: t.setting.into(),
+                    error: t.error,
+                    reason: o.reason().into(),
+                })
+            })
+            .collect(),
     }
 }
 

@@ -172,6 +172,24 @@ pub struct SearchReport {
     /// Seconds per phase.
     #[serde(default)]
     pub times: Option<SearchTimes>,
+    /// Tensors whose setting is not their group's, and why: decided on their own under a
+    /// per-tensor budget (more bins, or lossless), or stored lossless because their lossy code
+    /// was not smaller. Absent when there are none (and in snapshots written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_settings: Vec<OwnSetting>,
+}
+
+/// A tensor whose setting is not its group's (see [`SearchReport::own_settings`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnSetting {
+    /// Tensor name.
+    pub name: String,
+    /// Its setting (`exact`: coded by the lossless codec, LMC).
+    pub setting: SettingInfo,
+    /// Achieved relative L2 error (0 when lossless).
+    pub error: f64,
+    /// Why, in words.
+    pub reason: String,
 }
 
 /// One searched tensor of a compression: its layer type, group, setting and achieved error.
@@ -328,6 +346,7 @@ mod tests {
                 encode_seconds: None,
                 total_seconds: None,
             }),
+            own_settings: Vec::new(),
         };
         let stored = serde_json::to_string(&search).unwrap();
         assert_eq!(

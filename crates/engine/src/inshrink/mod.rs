@@ -32,7 +32,8 @@ use bitlens_inshrink::search::Options;
 use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality};
 use bitlens_inshrink::{ProtectStorage, TensorInput};
 use bitlens_report::inshrink::{
-    CompressReport, OptimizerInfo, QualityInfo, SearchBase, SearchTimes, TensorSearch,
+    CompressReport, OptimizerInfo, OwnSetting, QualityInfo, SearchBase, SearchTimes, SettingInfo,
+    TensorSearch,
 };
 use bitlens_snapshot::inshrink::{self as ins, Annex, TensorCode};
 use bitlens_tensors::{Dtype, ReadAt};
@@ -281,8 +282,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
     // Streams: deltas against the base's levels of the same tensor (same dtype and length).
     let t2 = Instant::now();
     let base_levels = prev.as_ref().filter(|_| !args.no_delta).map(|(l, _, _)| l);
-    let mut delta_tensors = 0;
-    let codes: Vec<Option<TensorCode>> = tensors
+    let mut codes: Vec<Option<TensorCode>> = tensors
         .iter()
         .enumerate()
         .map(|(i, (_, slot))| {
@@ -292,7 +292,6 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
                 let base = base_levels
                     .and_then(|l| l.get(name))
                     .filter(|b| b.dtype == q.dtype && b.levels.len() == q.levels.len());
-                delta_tensors += usize::from(base.is_some());
                 TensorCode {
                     quantized: q,
                     base,
@@ -304,7 +303,31 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
             })
         })
         .collect();
+    // Never larger than lossless: a tensor whose streams are not smaller than its LMC frames is
+    // stored by LMC (exact tensors always are, in `write_snapshot`).
+    let lossless_instead = ins::drop_larger(&shard.source, header, &mut codes)
+        .with_context(|| input.display().to_string())?;
+    // Exact tensors are written by LMC, never as a delta.
+    let delta_tensors = codes
+        .iter()
+        .flatten()
+        .filter(|c| c.base.is_some() && c.quantized.setting != bitlens_inshrink::Setting::Exact)
+        .count();
     let mut stored = search_report(&outcome.report, quality, storage);
+    for &(i, sizes) in &lossless_instead {
+        let name = &header.tensors[i].name;
+        stored.own_settings.retain(|o| &o.name != name);
+        stored.own_settings.push(OwnSetting {
+            name: name.clone(),
+            setting: SettingInfo::exact(),
+            error: 0.0,
+            reason: format!(
+                "its lossy code ({} bytes) was not smaller than its lossless one ({} bytes): \
+                 stored lossless",
+                sizes.lossy, sizes.lossless
+            ),
+        });
+    }
     stored.optimizer = args.optimizer.as_ref().map(|p| OptimizerInfo {
         path: p.clone(),
         matched,
@@ -359,12 +382,21 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
         .report
         .tensors
         .iter()
-        .map(|t| TensorSearch {
-            name: t.name.clone(),
-            layer: t.kind.name().to_owned(),
-            group: Group::of(t.kind).name().to_owned(),
-            setting: t.setting.into(),
-            error: t.error,
+        .map(|t| {
+            let lossless = lossless_instead
+                .iter()
+                .any(|&(i, _)| header.tensors[i].name == t.name);
+            TensorSearch {
+                name: t.name.clone(),
+                layer: t.kind.name().to_owned(),
+                group: Group::of(t.kind).name().to_owned(),
+                setting: if lossless {
+                    SettingInfo::exact()
+                } else {
+                    t.setting.into()
+                },
+                error: if lossless { 0.0 } else { t.error },
+            }
         })
         .collect();
     Ok(CompressReport {
