@@ -101,6 +101,22 @@ pub fn search_report(
     }
 }
 
+/// Records in `report` that tensor `name` is stored lossless (LMC) because its lossy code,
+/// `lossy` bytes, was not smaller than its lossless one, `lossless` bytes (replacing what the
+/// search said of it).
+pub fn record_lossless(report: &mut SearchReport, name: &str, lossy: u64, lossless: u64) {
+    report.own_settings.retain(|o| o.name != name);
+    report.own_settings.push(OwnSetting {
+        name: name.to_owned(),
+        setting: SettingInfo::exact(),
+        error: 0.0,
+        reason: format!(
+            "its lossy code ({lossy} bytes) was not smaller than its lossless one ({lossless} \
+             bytes): stored lossless"
+        ),
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,13 +27,12 @@ use crate::error::{Context, Error, Result};
 use crate::output::{write_output, CountingWriter};
 use crate::snapshots::open_snapshot;
 use crate::source::{is_url, Source};
-use bitlens_inshrink::report::{l2_proxy_quality, search_report};
+use bitlens_inshrink::report::{l2_proxy_quality, record_lossless, search_report};
 use bitlens_inshrink::search::Options;
 use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality};
 use bitlens_inshrink::{ProtectStorage, TensorInput};
 use bitlens_report::inshrink::{
-    CompressReport, OptimizerInfo, OwnSetting, QualityInfo, SearchBase, SearchTimes, SettingInfo,
-    TensorSearch,
+    CompressReport, OptimizerInfo, QualityInfo, SearchBase, SearchTimes, SettingInfo, TensorSearch,
 };
 use bitlens_snapshot::inshrink::{self as ins, Annex, TensorCode};
 use bitlens_tensors::{Dtype, ReadAt};
@@ -315,18 +314,12 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
         .count();
     let mut stored = search_report(&outcome.report, quality, storage);
     for &(i, sizes) in &lossless_instead {
-        let name = &header.tensors[i].name;
-        stored.own_settings.retain(|o| &o.name != name);
-        stored.own_settings.push(OwnSetting {
-            name: name.clone(),
-            setting: SettingInfo::exact(),
-            error: 0.0,
-            reason: format!(
-                "its lossy code ({} bytes) was not smaller than its lossless one ({} bytes): \
-                 stored lossless",
-                sizes.lossy, sizes.lossless
-            ),
-        });
+        record_lossless(
+            &mut stored,
+            &header.tensors[i].name,
+            sizes.lossy,
+            sizes.lossless,
+        );
     }
     stored.optimizer = args.optimizer.as_ref().map(|p| OptimizerInfo {
         path: p.clone(),
