@@ -223,6 +223,10 @@ pub struct CompressReport {
     pub ratio: f64,
     /// Every searched tensor, in file order.
     pub tensors: Vec<TensorSearch>,
+    /// Whether the file written is the plain lossless (LMC) snapshot, with no annex: the lossy
+    /// one was not smaller (nothing, or too little, met the budget on the grid).
+    #[serde(default)]
+    pub lossless_file: bool,
 }
 
 /// One group of the plan: its setting, the largest achieved error of its tensors, and the search
@@ -359,10 +363,13 @@ mod tests {
             output_bytes: 5,
             ratio: 0.5,
             tensors: Vec::new(),
+            lossless_file: false,
         };
         let json = serde_json::to_string(&report).unwrap();
         assert!(json.starts_with(&stored[..stored.len() - 1]), "{json}");
-        assert!(json.ends_with(r#","input_bytes":10,"output_bytes":5,"ratio":0.5,"tensors":[]}"#));
+        assert!(json.ends_with(
+            r#","input_bytes":10,"output_bytes":5,"ratio":0.5,"tensors":[],"lossless_file":false}"#
+        ));
         let back: CompressReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, report);
     }

@@ -59,6 +59,12 @@ fn print_report(report: &CompressReport) {
             lossless
         );
     }
+    if report.lossless_file {
+        eprintln!(
+            "  the lossy snapshot was not smaller than the lossless one: wrote the plain LMC \
+             snapshot (lossless, no plan)"
+        );
+    }
     if let Some(b) = s.base.as_ref().filter(|b| b.delta_tensors > 0) {
         eprintln!("  delta against {} ({} tensors)", b.name, b.delta_tensors);
     }

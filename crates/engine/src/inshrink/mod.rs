@@ -38,6 +38,7 @@ use bitlens_snapshot::inshrink::{self as ins, Annex, TensorCode};
 use bitlens_tensors::{Dtype, ReadAt};
 use eval::{run_eval, EvalCommand};
 use restore::chain_levels;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -355,14 +356,42 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
         report: serde_json::to_string(&stored)
             .map_err(|e| Error::invalid(format!("the search report does not serialize: {e}")))?,
     };
+    // The lossy snapshot in memory (the search already holds every value), then the lossless
+    // one's size: when the annex and the little the lossy codes saved do not pay for each other,
+    // the file is the plain LMC snapshot, so a lossy snapshot is never larger than the lossless.
+    let (lossy, _) = ins::write_snapshot(&shard.source, header, &codes, &annex, Vec::new())
+        .with_context(|| input.display().to_string())?;
+    let lmc = |t: &bitlens_tensors::TensorInfo| {
+        bitlens_snapshot::Codec::lmc_for_width(t.dtype.lane_bytes())
+    };
+    let mut counter = CountingWriter {
+        inner: std::io::sink(),
+        count: 0,
+    };
+    bitlens_snapshot::compress(&shard.source, header, None, &lmc, &mut counter, &mut |_| {})
+        .with_context(|| input.display().to_string())?;
+    let lossless_file = counter.count <= lossy.len() as u64;
     let mut written = 0u64;
     write_output(output, |out| {
         let mut counter = CountingWriter {
             inner: out,
             count: 0,
         };
-        ins::write_snapshot(&shard.source, header, &codes, &annex, &mut counter)
+        if lossless_file {
+            bitlens_snapshot::compress(
+                &shard.source,
+                header,
+                None,
+                &lmc,
+                &mut counter,
+                &mut |_| {},
+            )
             .with_context(|| input.display().to_string())?;
+        } else {
+            counter
+                .write_all(&lossy)
+                .with_context(|| format!("{}: write failed", output.display()))?;
+        }
         written = counter.count;
         Ok(())
     })?;
@@ -393,6 +422,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
         })
         .collect();
     Ok(CompressReport {
+        lossless_file,
         search: stored,
         input_bytes: header.file_size,
         output_bytes: written,
