@@ -147,7 +147,10 @@ class Bench:
                 "ratio_full": rep["input_bytes"] / full_bytes,
                 "settings": {k: g["setting"] for k, g in groups.items()},
                 "max_error": {k: g["max_error"] for k, g in groups.items()},
-                "tensor_errors": {t["name"]: t["error"] for t in rep["tensors"]},
+                # Tensors on their group's setting (those with their own — more bins, or stored
+                # lossless, issue 29 — are not what the example re-quantizes under the plan).
+                "tensor_errors": {t["name"]: t["error"] for t in rep["tensors"]
+                                  if t["name"] not in {o["name"] for o in rep.get("own_settings", [])}},
                 "numpy_errors": relative_errors(model, restored),
                 "loss": loss0, "accuracy": acc0, "restored_loss": loss1, "restored_accuracy": acc1,
                 "degradation": (loss1 - loss0) / loss0,

@@ -105,11 +105,15 @@ enum Command {
         #[arg(long)]
         base: Option<PathBuf>,
         /// Inshrink: the model-free quality threshold, every lossy tensor's relative L2 error
-        /// ‖w − ŵ‖ / ‖w‖ at most this.
+        /// ‖w − ŵ‖ / ‖w‖ at most this. Stricter than the paper's loss threshold: a tensor that
+        /// misses it at its group's setting gets more bins on its own (beyond the paper's 32, up
+        /// to 253) or is stored lossless (LMC); a tensor is never stored larger than by LMC.
         #[arg(long)]
         max_error: Option<f64>,
         /// Inshrink: the evaluation command run on every candidate (`{}` is replaced by the path
         /// of a safetensors file of the original dtypes); the loss is the last number it prints.
+        /// Searches the paper's grid (4–32 bins) per layer group; a group nothing passes for is
+        /// stored lossless (LMC).
         #[arg(long)]
         eval_cmd: Option<String>,
         /// Inshrink with --eval-cmd: accept when (loss − original loss) / original loss ≤ this.

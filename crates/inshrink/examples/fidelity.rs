@@ -171,7 +171,7 @@ fn delta_cmd(list: &str, max_error: f64) {
                 let pe = encode(q, meta, Some(b), true).unwrap();
                 let d = delta::cyclic_delta(&b.levels, b.level_count(), &q.levels, q.level_count());
                 let (mut rle_section, mut he_section) = (Vec::new(), Vec::new());
-                delta::encode_symbols(&d, &mut rle_section);
+                delta::encode_symbols(&d, b.level_count().max(q.level_count()), &mut rle_section);
                 delta::encode_bytes(&d, &mut he_section);
                 let he = rle.len() - rle_section.len() + he_section.len();
                 variants[0] += he as u64;

@@ -21,12 +21,27 @@
 //!
 //! Section layout: `LEB128 R` (run-length bytes), then per block a kind byte (0 raw, 2 Huffman)
 //! and its body ([`bitlens_codecs::huffman::encode_plain`]).
+//!
+//! **Wide levels**: run-length coding needs the top bit, so it only holds symbols below 128.
+//! When the level count (for a delta, the larger of base's and current's) exceeds
+//! [`RLE_LEVELS`] — a budget that needed more than 126 bins — the section holds the symbols
+//! themselves as its bytes (no run lengths; rearranged deltas are the groups concatenated). The
+//! level counts in the stream header say which form a section has, so no flag is needed.
 
 use crate::stream::DecodeError;
 use bitlens_codecs::huffman::{
     build_lengths, decode_plain, encode_plain, write_table, DecodeScratch, EncodeScratch,
     DEFAULT_CODE_LIMIT,
 };
+
+/// Largest level count whose sections are run-length coded; above it, symbols are coded as
+/// plain bytes (see the module doc's "wide levels").
+pub const RLE_LEVELS: u8 = 128;
+
+/// Whether sections of `levels` levels are coded without run lengths.
+pub fn is_wide(levels: u8) -> bool {
+    levels > RLE_LEVELS
+}
 
 /// Largest run-length byte count coded under one Huffman table.
 pub const BLOCK: usize = 1 << 20;
@@ -242,11 +257,35 @@ pub(crate) fn get_varint(
     })
 }
 
-/// Appends a section coding `symbols` (each `< 128`): run-length, then Huffman per block.
-pub fn encode_symbols(symbols: &[u8], out: &mut Vec<u8>) {
+/// Appends a section coding `symbols` (each below `levels`): run-length (plain bytes when
+/// [`is_wide`]), then Huffman per block.
+pub fn encode_symbols(symbols: &[u8], levels: u8, out: &mut Vec<u8>) {
+    if is_wide(levels) {
+        encode_bytes(symbols, out);
+        return;
+    }
     let mut rle = Vec::new();
     rle_encode(symbols, &mut rle);
     encode_bytes(&rle, out);
+}
+
+/// Checks plain (wide) symbol bytes: exactly `n`, each below `levels`.
+fn check_plain(bytes: Vec<u8>, n: usize, levels: u8) -> Result<Vec<u8>, DecodeError> {
+    if bytes.len() != n {
+        return Err(DecodeError::LengthMismatch {
+            what: "plain level symbols",
+            expected: n as u64,
+            actual: bytes.len() as u64,
+        });
+    }
+    if let Some(i) = bytes.iter().position(|&s| s >= levels) {
+        return Err(DecodeError::BadLevel {
+            index: i as u64,
+            level: bytes[i],
+            levels,
+        });
+    }
+    Ok(bytes)
 }
 
 /// Appends a section holding run-length bytes `rle`: their count, then Huffman (or raw) blocks.
@@ -286,6 +325,9 @@ pub fn decode_symbols(
 ) -> Result<Vec<u8>, DecodeError> {
     let section = *pos as u64;
     let rle = decode_bytes(data, pos)?;
+    if is_wide(levels) {
+        return check_plain(rle, n, levels);
+    }
     rle_decode(&rle, n, levels, section)
 }
 
@@ -372,14 +414,22 @@ pub fn encode_delta(
     out: &mut Vec<u8>,
 ) {
     let d = cyclic_delta(base, base_levels, cur, cur_levels);
-    if rearranged {
+    let m = base_levels.max(cur_levels);
+    if is_wide(m) {
+        let plain: Vec<u8> = if rearranged {
+            rearrange(base, &d).concat()
+        } else {
+            d
+        };
+        encode_bytes(&plain, out);
+    } else if rearranged {
         let mut rle = Vec::new();
         for g in rearrange(base, &d) {
             rle_encode(&g, &mut rle);
         }
         encode_bytes(&rle, out);
     } else {
-        encode_symbols(&d, out);
+        encode_symbols(&d, m, out);
     }
 }
 
@@ -393,7 +443,25 @@ pub fn decode_delta(
     rearranged: bool,
 ) -> Result<Vec<u8>, DecodeError> {
     let m = base_levels.max(cur_levels);
-    let d = if rearranged {
+    let d = if is_wide(m) {
+        let plain = check_plain(decode_bytes(data, pos)?, base.len(), m)?;
+        if rearranged {
+            let mut groups: Vec<Vec<u8>> = vec![Vec::new(); 256];
+            let mut sizes = [0usize; 256];
+            for &b in base {
+                sizes[usize::from(b)] += 1;
+            }
+            let mut rest = plain.as_slice();
+            for (g, &n) in groups.iter_mut().zip(&sizes) {
+                let (head, tail) = rest.split_at(n);
+                *g = head.to_vec();
+                rest = tail;
+            }
+            restore_order(base, &groups)
+        } else {
+            plain
+        }
+    } else if rearranged {
         let mut sizes = vec![0usize; 256];
         for &b in base {
             sizes[usize::from(b)] += 1;
@@ -429,7 +497,7 @@ mod tests {
         /// rearrangement, through run-length and Huffman coding.
         #[test]
         fn delta_round_trips(
-            lb in 2u8..40, lc in 2u8..40,
+            lb in prop_oneof![2u8..40, 100u8..=255], lc in prop_oneof![2u8..40, 100u8..=255],
             pairs in prop::collection::vec((any::<u8>(), any::<u8>(), any::<bool>()), 0..3000),
             rearranged in any::<bool>(),
         ) {
@@ -445,12 +513,13 @@ mod tests {
             prop_assert_eq!(pos, out.len());
         }
 
-        /// Run-length + Huffman sections round-trip any symbols below 128.
+        /// Run-length + Huffman sections round-trip any symbols below 128, plain (wide) ones any
+        /// symbols below 255.
         #[test]
-        fn symbols_round_trip(sym in prop::collection::vec(0u8..5, 0..5000), hi in 5u8..128) {
+        fn symbols_round_trip(sym in prop::collection::vec(0u8..5, 0..5000), hi in 5u8..=255) {
             let s: Vec<u8> = sym.iter().map(|&x| if x == 4 { hi - 1 } else { x }).collect();
             let mut out = Vec::new();
-            encode_symbols(&s, &mut out);
+            encode_symbols(&s, hi, &mut out);
             let mut pos = 0;
             prop_assert_eq!(decode_symbols(&out, &mut pos, s.len(), hi).unwrap(), s);
         }

@@ -4,7 +4,7 @@
 
 use crate::search::{GroupReport, SearchMode};
 use crate::{ProtectStorage, Setting};
-use bitlens_report::inshrink::{GroupSearch, QualityInfo, SearchReport, SettingInfo};
+use bitlens_report::inshrink::{GroupSearch, OwnSetting, QualityInfo, SearchReport, SettingInfo};
 
 impl From<Setting> for SettingInfo {
     fn from(s: Setting) -> Self {
@@ -86,7 +86,35 @@ pub fn search_report(
         protect_dtype: storage.name().into(),
         base: None,
         times: None,
+        own_settings: report
+            .tensors
+            .iter()
+            .filter_map(|t| {
+                t.own.map(|o| OwnSetting {
+                    name: t.name.clone(),
+                    setting: t.setting.into(),
+                    error: t.error,
+                    reason: o.reason().into(),
+                })
+            })
+            .collect(),
     }
+}
+
+/// Records in `report` that tensor `name` is stored lossless (LMC) because its lossy code,
+/// `lossy` bytes, was not smaller than its lossless one, `lossless` bytes (replacing what the
+/// search said of it).
+pub fn record_lossless(report: &mut SearchReport, name: &str, lossy: u64, lossless: u64) {
+    report.own_settings.retain(|o| o.name != name);
+    report.own_settings.push(OwnSetting {
+        name: name.to_owned(),
+        setting: SettingInfo::exact(),
+        error: 0.0,
+        reason: format!(
+            "its lossy code ({lossy} bytes) was not smaller than its lossless one ({lossless} \
+             bytes): stored lossless"
+        ),
+    });
 }
 
 #[cfg(test)]

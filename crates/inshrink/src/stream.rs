@@ -17,7 +17,7 @@
 //! 16      4     protect fraction f32 ┘
 //! 20      4     achieved relative L2 error f32 (informational)
 //! 24      8     element count u64
-//! 32      1     k = codebook length (≤ 125), then k × f32 centroids, strictly ascending, finite
+//! 32      1     k = codebook length (≤ 253), then k × f32 centroids, strictly ascending, finite
 //! …       1     (delta only) level count of the base
 //! …       var   LEB128 protected count, then that many values in the storage dtype
 //! …       var   levels: full: one symbol section ([`crate::delta::encode_symbols`]) of the
@@ -296,7 +296,7 @@ pub fn encode(
             rearranged,
             &mut out,
         ),
-        None => delta::encode_symbols(&q.levels, &mut out),
+        None => delta::encode_symbols(&q.levels, q.level_count(), &mut out),
     }
     Ok(out)
 }

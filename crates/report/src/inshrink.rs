@@ -172,6 +172,24 @@ pub struct SearchReport {
     /// Seconds per phase.
     #[serde(default)]
     pub times: Option<SearchTimes>,
+    /// Tensors whose setting is not their group's, and why: decided on their own under a
+    /// per-tensor budget (more bins, or lossless), or stored lossless because their lossy code
+    /// was not smaller. Absent when there are none (and in snapshots written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_settings: Vec<OwnSetting>,
+}
+
+/// A tensor whose setting is not its group's (see [`SearchReport::own_settings`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OwnSetting {
+    /// Tensor name.
+    pub name: String,
+    /// Its setting (`exact`: coded by the lossless codec, LMC).
+    pub setting: SettingInfo,
+    /// Achieved relative L2 error (0 when lossless).
+    pub error: f64,
+    /// Why, in words.
+    pub reason: String,
 }
 
 /// One searched tensor of a compression: its layer type, group, setting and achieved error.
@@ -205,6 +223,10 @@ pub struct CompressReport {
     pub ratio: f64,
     /// Every searched tensor, in file order.
     pub tensors: Vec<TensorSearch>,
+    /// Whether the file written is the plain lossless (LMC) snapshot, with no annex: the lossy
+    /// one was not smaller (nothing, or too little, met the budget on the grid).
+    #[serde(default)]
+    pub lossless_file: bool,
 }
 
 /// One group of the plan: its setting, the largest achieved error of its tensors, and the search
@@ -328,6 +350,7 @@ mod tests {
                 encode_seconds: None,
                 total_seconds: None,
             }),
+            own_settings: Vec::new(),
         };
         let stored = serde_json::to_string(&search).unwrap();
         assert_eq!(
@@ -340,10 +363,13 @@ mod tests {
             output_bytes: 5,
             ratio: 0.5,
             tensors: Vec::new(),
+            lossless_file: false,
         };
         let json = serde_json::to_string(&report).unwrap();
         assert!(json.starts_with(&stored[..stored.len() - 1]), "{json}");
-        assert!(json.ends_with(r#","input_bytes":10,"output_bytes":5,"ratio":0.5,"tensors":[]}"#));
+        assert!(json.ends_with(
+            r#","input_bytes":10,"output_bytes":5,"ratio":0.5,"tensors":[],"lossless_file":false}"#
+        ));
         let back: CompressReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, report);
     }

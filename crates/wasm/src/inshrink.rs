@@ -9,15 +9,21 @@
 //! checkpoint), so they are read whole, as f32, into wasm memory; the snapshot is then written
 //! from the file again, frame by frame, in chunks. Chains (`--base PREV.bls`), the user's
 //! evaluation (`--eval-cmd`) and optimizer state (`--optimizer`) are the CLI's.
+//!
+//! As in the CLI, a tensor that misses the budget at its group's setting gets more bins on its
+//! own (up to 253) or is stored lossless, and no tensor is stored larger than by LMC: the
+//! report's `own_settings` lists them with the reason, which the page shows.
 
 use crate::convert::now;
 use crate::error::Failure;
 use crate::sink::ChunkSink;
 use crate::snapshot::{finished, is_safetensors, OnChunk};
 use crate::source::JsSource;
-use bitlens_inshrink::report::{l2_proxy_quality, search_report};
+use bitlens_inshrink::report::{l2_proxy_quality, record_lossless, search_report};
 use bitlens_inshrink::search::Options;
-use bitlens_inshrink::{search, values, L2Budget, Meta, Prepared, ProtectStorage, TensorInput};
+use bitlens_inshrink::{
+    search, values, L2Budget, Meta, Prepared, ProtectStorage, Setting, TensorInput,
+};
 use bitlens_protocol::inshrink::InshrinkOptions;
 use bitlens_protocol::{CompressOptions, Compressed};
 use bitlens_report::inshrink::SearchTimes;
@@ -102,36 +108,53 @@ pub fn compress_inshrink(
     let outcome = search(&prep, &mut quality, None).map_err(|e| Failure(e.0))?;
     let t3 = now();
     let mut codes: Vec<Option<TensorCode>> = (0..header.tensors.len()).map(|_| None).collect();
-    let mut summaries = Vec::with_capacity(searched.len());
     for (k, &i) in searched.iter().enumerate() {
-        let q = &outcome.quantized[k];
-        let meta = Meta {
-            layer: prep.kind(k),
-            error: outcome.report.tensors[k].error as f32,
-        };
-        // What the stream headers will say (`bitlens_snapshot::inshrink::stream_summary`).
-        summaries.push((
-            header.tensors[i].name.clone(),
-            StreamSummary {
-                layer: meta.layer,
-                setting: q.setting,
-                error: meta.error,
-                protected: q.protected.len() as u64,
-                bins: q.codebook.len(),
-                delta: false,
-            },
-        ));
         codes[i] = Some(TensorCode {
-            quantized: q,
+            quantized: &outcome.quantized[k],
             base: None,
-            meta,
+            meta: Meta {
+                layer: prep.kind(k),
+                error: outcome.report.tensors[k].error as f32,
+            },
         });
     }
+    // As the CLI: exact tensors and lossy codes not smaller than LMC's are stored by LMC.
+    let dropped = ins::drop_larger(src, &header, &mut codes)?;
+    // What the stream headers will say (`bitlens_snapshot::inshrink::stream_summary`): only
+    // tensors still written as streams.
+    let summaries = codes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = c
+                .as_ref()
+                .filter(|c| c.quantized.setting != Setting::Exact)?;
+            Some((
+                header.tensors[i].name.clone(),
+                StreamSummary {
+                    layer: c.meta.layer,
+                    setting: c.quantized.setting,
+                    error: c.meta.error,
+                    protected: c.quantized.protected.len() as u64,
+                    bins: c.quantized.codebook.len(),
+                    delta: false,
+                },
+            ))
+        })
+        .collect();
     let mut report = search_report(
         &outcome.report,
         l2_proxy_quality(budget.max_error, &outcome.report),
         storage,
     );
+    for (i, sizes) in dropped {
+        record_lossless(
+            &mut report,
+            &header.tensors[i].name,
+            sizes.lossy,
+            sizes.lossless,
+        );
+    }
     report.times = Some(SearchTimes {
         read_seconds: (t1 - t0) / 1e3,
         prepare_seconds: (t2 - t1) / 1e3,

@@ -49,6 +49,22 @@ fn print_report(report: &CompressReport) {
             g.group, g.setting, g.mode, g.trials, g.max_error
         );
     }
+    if !s.own_settings.is_empty() {
+        let lossless = s.own_settings.iter().filter(|o| o.setting.exact).count();
+        eprintln!(
+            "  {} tensors on their own setting: {} with more bins, {} stored lossless (LMC); \
+             `bitlens inspect` lists them and why",
+            s.own_settings.len(),
+            s.own_settings.len() - lossless,
+            lossless
+        );
+    }
+    if report.lossless_file {
+        eprintln!(
+            "  the lossy snapshot was not smaller than the lossless one: wrote the plain LMC \
+             snapshot (lossless, no plan)"
+        );
+    }
     if let Some(b) = s.base.as_ref().filter(|b| b.delta_tensors > 0) {
         eprintln!("  delta against {} ({} tensors)", b.name, b.delta_tensors);
     }

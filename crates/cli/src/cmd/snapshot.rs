@@ -116,7 +116,8 @@ fn print_inshrink(out: &mut impl Write, info: &InshrinkInfo) -> Result<()> {
             g.group,
             g.setting,
             if search.is_some_and(|s| s.exact_fallback) {
-                " (nothing on the grid passed: exact fallback)"
+                " (nothing on the grid passed for the whole group: exact fallback, stored \
+                 lossless unless a tensor has its own setting below)"
             } else {
                 ""
             },
@@ -126,6 +127,23 @@ fn print_inshrink(out: &mut impl Write, info: &InshrinkInfo) -> Result<()> {
                 None => String::new(),
             }
         )?;
+    }
+    let own = info
+        .report
+        .as_ref()
+        .map_or(&[][..], |r| &r.own_settings[..]);
+    if !own.is_empty() {
+        writeln!(out, "  {} tensors not at their group's setting:", own.len())?;
+        for o in own {
+            writeln!(
+                out,
+                "    {:<44} {} (rel L2 {:.4}): {}",
+                format::name(&o.name, 44),
+                o.setting,
+                o.error,
+                o.reason
+            )?;
+        }
     }
     if let Some(b) = &info.base {
         writeln!(

@@ -27,17 +27,18 @@ use crate::error::{Context, Error, Result};
 use crate::output::{write_output, CountingWriter};
 use crate::snapshots::open_snapshot;
 use crate::source::{is_url, Source};
-use bitlens_inshrink::report::{l2_proxy_quality, search_report};
+use bitlens_inshrink::report::{l2_proxy_quality, record_lossless, search_report};
 use bitlens_inshrink::search::Options;
 use bitlens_inshrink::{search, values, Group, L2Budget, Meta, Prepared, Quality};
 use bitlens_inshrink::{ProtectStorage, TensorInput};
 use bitlens_report::inshrink::{
-    CompressReport, OptimizerInfo, QualityInfo, SearchBase, SearchTimes, TensorSearch,
+    CompressReport, OptimizerInfo, QualityInfo, SearchBase, SearchTimes, SettingInfo, TensorSearch,
 };
 use bitlens_snapshot::inshrink::{self as ins, Annex, TensorCode};
 use bitlens_tensors::{Dtype, ReadAt};
 use eval::{run_eval, EvalCommand};
 use restore::chain_levels;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -281,8 +282,7 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
     // Streams: deltas against the base's levels of the same tensor (same dtype and length).
     let t2 = Instant::now();
     let base_levels = prev.as_ref().filter(|_| !args.no_delta).map(|(l, _, _)| l);
-    let mut delta_tensors = 0;
-    let codes: Vec<Option<TensorCode>> = tensors
+    let mut codes: Vec<Option<TensorCode>> = tensors
         .iter()
         .enumerate()
         .map(|(i, (_, slot))| {
@@ -292,7 +292,6 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
                 let base = base_levels
                     .and_then(|l| l.get(name))
                     .filter(|b| b.dtype == q.dtype && b.levels.len() == q.levels.len());
-                delta_tensors += usize::from(base.is_some());
                 TensorCode {
                     quantized: q,
                     base,
@@ -304,7 +303,25 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
             })
         })
         .collect();
+    // Never larger than lossless: a tensor whose streams are not smaller than its LMC frames is
+    // stored by LMC (exact tensors always are, in `write_snapshot`).
+    let lossless_instead = ins::drop_larger(&shard.source, header, &mut codes)
+        .with_context(|| input.display().to_string())?;
+    // Exact tensors are written by LMC, never as a delta.
+    let delta_tensors = codes
+        .iter()
+        .flatten()
+        .filter(|c| c.base.is_some() && c.quantized.setting != bitlens_inshrink::Setting::Exact)
+        .count();
     let mut stored = search_report(&outcome.report, quality, storage);
+    for &(i, sizes) in &lossless_instead {
+        record_lossless(
+            &mut stored,
+            &header.tensors[i].name,
+            sizes.lossy,
+            sizes.lossless,
+        );
+    }
     stored.optimizer = args.optimizer.as_ref().map(|p| OptimizerInfo {
         path: p.clone(),
         matched,
@@ -339,14 +356,42 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
         report: serde_json::to_string(&stored)
             .map_err(|e| Error::invalid(format!("the search report does not serialize: {e}")))?,
     };
+    // The lossy snapshot in memory (the search already holds every value), then the lossless
+    // one's size: when the annex and the little the lossy codes saved do not pay for each other,
+    // the file is the plain LMC snapshot, so a lossy snapshot is never larger than the lossless.
+    let (lossy, _) = ins::write_snapshot(&shard.source, header, &codes, &annex, Vec::new())
+        .with_context(|| input.display().to_string())?;
+    let lmc = |t: &bitlens_tensors::TensorInfo| {
+        bitlens_snapshot::Codec::lmc_for_width(t.dtype.lane_bytes())
+    };
+    let mut counter = CountingWriter {
+        inner: std::io::sink(),
+        count: 0,
+    };
+    bitlens_snapshot::compress(&shard.source, header, None, &lmc, &mut counter, &mut |_| {})
+        .with_context(|| input.display().to_string())?;
+    let lossless_file = counter.count <= lossy.len() as u64;
     let mut written = 0u64;
     write_output(output, |out| {
         let mut counter = CountingWriter {
             inner: out,
             count: 0,
         };
-        ins::write_snapshot(&shard.source, header, &codes, &annex, &mut counter)
+        if lossless_file {
+            bitlens_snapshot::compress(
+                &shard.source,
+                header,
+                None,
+                &lmc,
+                &mut counter,
+                &mut |_| {},
+            )
             .with_context(|| input.display().to_string())?;
+        } else {
+            counter
+                .write_all(&lossy)
+                .with_context(|| format!("{}: write failed", output.display()))?;
+        }
         written = counter.count;
         Ok(())
     })?;
@@ -359,15 +404,25 @@ pub fn compress(input: &Path, output: &Path, args: &Args) -> Result<CompressRepo
         .report
         .tensors
         .iter()
-        .map(|t| TensorSearch {
-            name: t.name.clone(),
-            layer: t.kind.name().to_owned(),
-            group: Group::of(t.kind).name().to_owned(),
-            setting: t.setting.into(),
-            error: t.error,
+        .map(|t| {
+            let lossless = lossless_instead
+                .iter()
+                .any(|&(i, _)| header.tensors[i].name == t.name);
+            TensorSearch {
+                name: t.name.clone(),
+                layer: t.kind.name().to_owned(),
+                group: Group::of(t.kind).name().to_owned(),
+                setting: if lossless {
+                    SettingInfo::exact()
+                } else {
+                    t.setting.into()
+                },
+                error: if lossless { 0.0 } else { t.error },
+            }
         })
         .collect();
     Ok(CompressReport {
+        lossless_file,
         search: stored,
         input_bytes: header.file_size,
         output_bytes: written,

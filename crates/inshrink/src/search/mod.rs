@@ -17,7 +17,10 @@
 //!   (the paper's early exit). If none passes, the exhaustive search runs.
 //!
 //! When nothing on the grid passes, the group is stored exactly, so an accepted result never
-//! violates the check. The check is a [`Quality`] callback: the CLI runs the user's evaluation
+//! violates the check. Under a per-tensor budget ([`Quality::tensor_budget`], the model-free
+//! `--max-error`), each tensor is then decided on its own ([`refine`]): one that misses the budget
+//! at its group's setting (or whose group went exact) gets more bins, beyond the paper's grid up
+//! to 253, or exact storage, without changing the group's other tensors. The check is a [`Quality`] callback: the CLI runs the user's evaluation
 //! command on the restored checkpoint; [`L2Budget`] is the model-free proxy (every lossy tensor's
 //! relative L2 error within a budget).
 
@@ -32,6 +35,7 @@ use std::collections::BTreeMap;
 
 mod outcome;
 mod quality;
+pub mod refine;
 
 pub use outcome::{GroupReport, SearchMode, SearchOutcome, SearchReport, TensorReport};
 pub use quality::{L2Budget, Quality, QualityError, Trial, Verdict};
@@ -384,6 +388,8 @@ pub fn search(
 ) -> Result<SearchOutcome, QualityError> {
     let mut plan = Plan::EXACT;
     let mut current = prep.apply(&plan);
+    let budget = quality.tensor_budget();
+    let mut overrides: Vec<Option<refine::Override>> = vec![None; prep.tensors.len()];
     let mut groups = Vec::new();
     for group in [Group::Main, Group::Embedding] {
         if prep.members(group).next().is_none() {
@@ -426,7 +432,15 @@ pub fn search(
         let trials = gs.trials;
         current = gs.current;
         for i in prep.members(group) {
-            current[i] = prep.quantize(i, setting);
+            let q = prep.quantize(i, setting);
+            current[i] = match budget {
+                Some(b) => {
+                    let (q, why) = refine::refine(prep, i, q, b);
+                    overrides[i] = why;
+                    q
+                }
+                None => q,
+            };
         }
         plan = plan.with(group, setting);
         groups.push(GroupReport {
@@ -451,6 +465,7 @@ pub fn search(
                 estimated_bytes: q.estimated_bytes(),
                 original_bytes: (t.values.len() * crate::values::width(t.dtype).unwrap_or(4))
                     as u64,
+                own: overrides[i],
             }
         })
         .collect::<Vec<TensorReport>>();

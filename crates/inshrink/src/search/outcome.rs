@@ -50,6 +50,9 @@ pub struct TensorReport {
     pub estimated_bytes: f64,
     /// Original bytes.
     pub original_bytes: u64,
+    /// Why its setting differs from its group's, when it was decided on its own (per-tensor
+    /// budgets only, [`super::refine`]).
+    pub own: Option<super::refine::Override>,
 }
 
 /// What the search found.

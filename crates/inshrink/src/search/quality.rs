@@ -50,6 +50,13 @@ pub trait Quality {
     fn name(&self) -> String;
     /// Judges a trial.
     fn check(&mut self, trial: &Trial<'_>) -> Result<Verdict, QualityError>;
+    /// A budget every lossy tensor must meet on its own (relative L2 error), when the check is
+    /// one: then a tensor that misses it under its group's setting is given more bins (up to
+    /// [`crate::config::MAX_BINS`]) or stored exactly on its own, instead of the group going
+    /// exact. `None` (the default, and the paper's `--eval-cmd`): the group's setting stands.
+    fn tensor_budget(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The model-free proxy: every lossy tensor of the changed group has relative L2 error
@@ -63,6 +70,10 @@ pub struct L2Budget {
 impl Quality for L2Budget {
     fn name(&self) -> String {
         format!("per-tensor relative L2 error ≤ {}", self.max_error)
+    }
+
+    fn tensor_budget(&self) -> Option<f64> {
+        Some(self.max_error)
     }
 
     fn check(&mut self, trial: &Trial<'_>) -> Result<Verdict, QualityError> {

@@ -7,7 +7,8 @@
 //!   `bitlens_inshrink::stream` of elements `[k·E, (k+1)·E)` (`E` = frame bytes / element width):
 //!   the tensor's codebook, the protected values of those elements and their levels — full, or a
 //!   delta against the same elements' levels in the previous snapshot of the chain. Other tensors
-//!   are LMC (lossless), as with every float-only codec.
+//!   are LMC (lossless), as with every float-only codec, and so are float tensors the search left
+//!   exact: an exact stream would be the raw values plus a header.
 //! * The snapshot is container version 4: its preamble carries an [`Annex`] with the plan (what
 //!   the next checkpoint's delta-neighbourhood search starts from), how protected values are
 //!   stored, the link to the base snapshot when some stream is a delta ([`ChainLink`]: the base's
@@ -33,7 +34,7 @@ mod write;
 pub use annex::{link_to, Annex, AnnexError, ChainLink, ANNEX_MAGIC, ANNEX_VERSION, MAX_NAME};
 pub use info::{inshrink_info, read_inshrink_info};
 pub use read::{decode_all, decode_full, decode_levels, stream_summary, Levels, StreamSummary};
-pub use write::{encode_exact, write_snapshot, TensorCode};
+pub use write::{code_sizes, drop_larger, encode_exact, write_snapshot, CodeSizes, TensorCode};
 
 use crate::error::SnapshotError;
 use bitlens_inshrink::stream::{DecodeError, EncodeError};

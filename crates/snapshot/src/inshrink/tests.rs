@@ -206,3 +206,77 @@ fn annexes_round_trip_and_bad_ones_are_typed_errors() {
         })
     ));
 }
+
+/// Gaussian-like values (Box–Muller over a SplitMix sequence) with a few large outliers.
+fn gaussian(seed: u64, n: usize, scale: f32) -> Vec<f32> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|i| {
+            let (u, v) = (next().max(1e-12), next());
+            let g = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
+            let outlier = if i % 997 == 3 { 8.0 } else { 1.0 };
+            (g * outlier) as f32 * scale
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    /// For random budgets and tensors, a snapshot written as the CLI writes it (search, then
+    /// lossy codes not smaller than LMC dropped) restores every tensor within the budget, and no
+    /// tensor is stored larger than in the lossless (LMC) snapshot of the same file.
+    #[test]
+    fn budget_met_and_never_larger_than_lossless(
+        seed in proptest::prelude::any::<u64>(),
+        budget in proptest::prop_oneof![proptest::strategy::Just(0.001f64), 0.002f64..0.3],
+        sizes in proptest::collection::vec(16usize..6000, 3),
+        constant in proptest::prelude::any::<bool>(),
+    ) {
+        let a = gaussian(seed, sizes[0], 0.02);
+        let b = gaussian(seed ^ 1, sizes[1], 0.05);
+        let c: Vec<f32> = if constant { vec![1.0; sizes[2]] } else { gaussian(seed ^ 2, sizes[2], 1.0) };
+        let names = ["layers.0.mlp.fc.weight", "embed_tokens.weight", "layers.0.norm.weight"];
+        let file = safetensors(&[(names[0], &a), (names[1], &b), (names[2], &c)]);
+        let header = Header::parse(&file, file.len() as u64).unwrap();
+        let vals = [a, b, c];
+        let inputs = names.iter().zip(&vals).map(|(n, v)| TensorInput {
+            name: n,
+            dtype: Dtype::F32,
+            values: v,
+            second_moment: None,
+        }).collect();
+        let prep = Prepared::new(inputs, Options::default()).unwrap();
+        let out = search(&prep, &mut L2Budget { max_error: budget }, None).unwrap();
+        let mut codes: Vec<Option<TensorCode>> = out.quantized.iter().enumerate().map(|(k, q)| Some(TensorCode {
+            quantized: q,
+            base: None,
+            meta: Meta { layer: LayerKind::classify(names[k]), error: 0.0 },
+        })).collect();
+        let src: &dyn Source = &file;
+        drop_larger(src, &header, &mut codes).unwrap();
+        let annex = Annex { plan: out.plan, storage: ProtectStorage::Original, base: None, report: "{}".into() };
+        let (lossy, entries) = write_snapshot(src, &header, &codes, &annex, Vec::new()).unwrap();
+        let lmc = |t: &bitlens_tensors::TensorInfo| crate::codec::Codec::lmc_for_width(t.dtype.lane_bytes());
+        let (_, lossless) = crate::compress::compress(src, &header, None, &lmc, Vec::new(), &mut |_| {}).unwrap();
+        for (e, l) in entries.iter().zip(&lossless) {
+            proptest::prop_assert!(e.stored_len() <= l.stored_len(), "{}: {} > {} bytes", e.name, e.stored_len(), l.stored_len());
+        }
+        let r = SnapshotReader::open(lossy).unwrap();
+        let levels = decode_levels(&r, None).unwrap();
+        let mut restored = Vec::new();
+        decode_all(&r, &levels, &mut |b| { restored.extend_from_slice(b); Ok(()) }).unwrap();
+        for (t, v) in header.tensors.iter().zip(&vals) {
+            let (x, y) = header.file_range(t);
+            let got = values::to_f32(&restored[x as usize..y as usize], Dtype::F32).unwrap();
+            let err = bitlens_inshrink::levels::relative_l2(v, &got);
+            proptest::prop_assert!(err <= budget, "{}: error {} > budget {}", t.name, err, budget);
+        }
+    }
+}

@@ -1,5 +1,8 @@
 //! Writing a searched checkpoint (paper 002 §4.4, §6): each float tensor's frames as
-//! Inshrinkerator streams, full or as deltas of the base's levels; other tensors as LMC.
+//! Inshrinkerator streams, full or as deltas of the base's levels; other tensors, and float
+//! tensors the search left exact, as LMC (lossless) — never an exact stream, which is the raw
+//! values plus a header and so larger than the input. [`code_sizes`] tells a compressor whether a
+//! tensor's streams are smaller than its lossless code at all.
 
 use super::{Annex, InshrinkError};
 use crate::codec::{format_dtype, Codec};
@@ -73,8 +76,13 @@ pub fn write_snapshot<W: Write>(
         ))
         .into());
     }
+    // An exact tensor is coded losslessly by LMC: same values, fewer bytes.
+    let codes: Vec<Option<&TensorCode>> = codes
+        .iter()
+        .map(|c| c.as_ref().filter(|c| c.quantized.setting != Setting::Exact))
+        .collect();
     let mut plans = Vec::with_capacity(codes.len());
-    for (t, code) in header.tensors.iter().zip(codes) {
+    for (t, code) in header.tensors.iter().zip(&codes) {
         let codec = match code.as_ref().and_then(|c| format_of(c.quantized)) {
             Some(format) if code.as_ref().is_some_and(|c| c.quantized.dtype == t.dtype) => {
                 Codec::Inshrink { format }
@@ -100,7 +108,7 @@ pub fn write_snapshot<W: Write>(
         .map_err(SnapshotError::from)?;
     let mut writer = SnapshotWriter::new_with_annex(out, &prefix, plans, &annex.to_bytes())?;
     let mut raw = Vec::new();
-    for (i, (t, code)) in header.tensors.iter().zip(codes).enumerate() {
+    for (i, (t, code)) in header.tensors.iter().zip(&codes).enumerate() {
         let (start, end) = header.file_range(t);
         let mut pos = start;
         while pos < end {
@@ -147,6 +155,87 @@ pub fn write_snapshot<W: Write>(
         }
     }
     Ok(writer.finish()?)
+}
+
+/// The bytes of tensor `i` of `src` under its code, in streams, and under LMC (lossless).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeSizes {
+    /// Its Inshrinkerator streams, all frames.
+    pub lossy: u64,
+    /// Its LMC frames.
+    pub lossless: u64,
+}
+
+/// Encodes tensor `i` of `src` (header `header`) both ways, frame by frame as
+/// [`write_snapshot`] would, and returns the payload sizes: a compressor keeps the streams only
+/// when they are smaller, so a lossy snapshot is never larger than the lossless one.
+pub fn code_sizes(
+    src: &dyn Source,
+    header: &Header,
+    i: usize,
+    code: &TensorCode,
+) -> Result<CodeSizes, InshrinkError> {
+    let t = &header.tensors[i];
+    let lmc = Codec::lmc_for_width(t.dtype.lane_bytes());
+    let w = width(format_of(code.quantized).unwrap_or(FloatFormat::F32));
+    let (start, end) = header.file_range(t);
+    let mut sizes = CodeSizes {
+        lossy: 0,
+        lossless: 0,
+    };
+    let (mut raw, mut out) = (Vec::new(), Vec::new());
+    let mut pos = start;
+    while pos < end {
+        let n = (end - pos).min(FRAME_BYTES as u64) as usize;
+        raw.resize(n, 0);
+        src.read_exact_at(pos, &mut raw)
+            .map_err(SnapshotError::from)?;
+        out.clear();
+        lmc.encode_frame(&raw, None, &mut out);
+        sizes.lossless += out.len() as u64;
+        let (a, b) = (
+            ((pos - start) as usize) / w,
+            ((pos - start) as usize + n) / w,
+        );
+        let b = b.min(code.quantized.levels.len());
+        let part = chunk(code.quantized, a.min(b), b);
+        let base = code
+            .base
+            .map(|q| chunk(q, a.min(q.levels.len()), b.min(q.levels.len())));
+        let payload = stream::encode(&part, &code.meta, base.as_ref(), true).map_err(|source| {
+            InshrinkError::Encode {
+                tensor: t.name.clone(),
+                source,
+            }
+        })?;
+        sizes.lossy += payload.len() as u64;
+        pos += n as u64;
+    }
+    Ok(sizes)
+}
+
+/// Replaces by `None` (LMC, lossless) every lossy code of `codes` whose streams are not smaller
+/// than the tensor's LMC frames ([`code_sizes`]), and returns those tensors with their sizes:
+/// after it, no tensor of a snapshot [`write_snapshot`] writes is larger than it would be in the
+/// lossless snapshot of the same file.
+pub fn drop_larger(
+    src: &dyn Source,
+    header: &Header,
+    codes: &mut [Option<TensorCode>],
+) -> Result<Vec<(usize, CodeSizes)>, InshrinkError> {
+    let mut dropped = Vec::new();
+    for (i, code) in codes.iter_mut().enumerate() {
+        let Some(c) = code else { continue };
+        if c.quantized.setting == Setting::Exact {
+            continue;
+        }
+        let sizes = code_sizes(src, header, i, c)?;
+        if sizes.lossy >= sizes.lossless {
+            dropped.push((i, sizes));
+            *code = None;
+        }
+    }
+    Ok(dropped)
 }
 
 /// Encodes raw elements as an exact stream (every element protected): what a frame of codec 5

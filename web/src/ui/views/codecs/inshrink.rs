@@ -28,7 +28,38 @@ pub fn budget_input(on: &Callback<CodecMsg>, max_error: f64) -> Html {
 /// What the preset does, in a note.
 pub fn about() -> Html {
     html! {
-        <p class="note" id="inshrink-about">{ "Inshrinkerator (paper 002) reads every float tensor whole into the worker, ranks its values by magnitude, prunes, protects and quantizes them with non-uniform bins, and searches one configuration for the embeddings and one for all other layers (bins 4–32, prune 0–50 %, protect 0.05–1 %), keeping the smallest snapshot whose every tensor meets the error budget; a group no configuration satisfies is stored exactly. The budget is a model-free proxy, not the model's loss: the CLI also takes your own evaluation (--eval-cmd, --max-degradation), optimizer state for sensitivity ranking (--optimizer) and chains of deltas against the previous snapshot (--base PREV.bls). Other tensors are stored with LMC, losslessly. The snapshot is what bitlens compress --codec inshrink writes, and bitlens decompress restores it." }</p>
+        <p class="note" id="inshrink-about">{ "Inshrinkerator (paper 002) reads every float tensor whole into the worker, ranks its values by magnitude, prunes, protects and quantizes them with non-uniform bins, and searches one configuration for the embeddings and one for all other layers (bins 4–32, prune 0–50 %, protect 0.05–1 %), keeping the smallest snapshot whose every tensor meets the error budget. A per-tensor budget is stricter than the paper's loss threshold (32 bins leave about 5 % error on Gaussian-like matrices), so a tensor that misses it at its group's setting gets more bins on its own, up to 253 (codes still one byte), or is stored lossless; a tensor is never stored larger than LMC stores it. The budget is a model-free proxy, not the model's loss: the CLI also takes your own evaluation (--eval-cmd, --max-degradation), optimizer state for sensitivity ranking (--optimizer) and chains of deltas against the previous snapshot (--base PREV.bls). Other tensors are stored with LMC, losslessly. The snapshot is what bitlens compress --codec inshrink writes, and bitlens decompress restores it." }</p>
+    }
+}
+
+/// The tensors the budget moved off their group's setting (more bins, or lossless), and why.
+fn own_settings(i: &InshrinkInfo) -> Html {
+    let own = i.report.as_ref().map_or(&[][..], |r| &r.own_settings[..]);
+    if own.is_empty() {
+        return Html::default();
+    }
+    let lossless = own.iter().filter(|o| o.setting.exact).count();
+    html! {
+        <>
+        <p class="note" id="inshrink-own" data-more-bins={(own.len() - lossless).to_string()}
+           data-lossless={lossless.to_string()}>
+            { format!("The budget forced {} tensors off their group's setting: {} got more bins on their own, {} were stored lossless (LMC).",
+                own.len(), own.len() - lossless, lossless) }
+        </p>
+        <div class="table-scroll">
+        <table class="inshrink-own">
+            <thead><tr><th>{ "tensor" }</th><th>{ "setting" }</th><th class="num">{ "relative L2 error" }</th><th>{ "why" }</th></tr></thead>
+            <tbody>
+                { for own.iter().map(|o| html! {
+                    <tr data-name={o.name.clone()} data-exact={o.setting.exact.to_string()}>
+                        <td class="name">{ &o.name }</td><td>{ o.setting.to_string() }</td>
+                        <td class="num">{ number(o.error, 4) }</td><td>{ &o.reason }</td>
+                    </tr>
+                }) }
+            </tbody>
+        </table>
+        </div>
+        </>
     }
 }
 
@@ -66,7 +97,7 @@ pub fn plan(i: &InshrinkInfo) -> Html {
                                 data-protect={s.protect.map(|p| p.to_string())} data-metric={s.metric.clone()}
                                 data-fallback={fallback.to_string()} data-max-error={g.max_error.to_string()}>
                                 <td>{ &g.group }</td>
-                                <td>{ if fallback { "exact (fallback: no configuration met the budget)".to_owned() } else { s.to_string() } }</td>
+                                <td>{ if fallback { "exact (fallback: no configuration met the budget for the whole group; tensors below may have their own)".to_owned() } else { s.to_string() } }</td>
                                 <td class="num">{ s.bins.map_or("—".into(), |b| b.to_string()) }</td>
                                 <td class="num">{ s.prune.map_or("—".into(), |p| format!("{:.1} %", f64::from(p) * 100.0)) }</td>
                                 <td>{ s.metric.clone().unwrap_or_else(|| "—".into()) }</td>
@@ -79,6 +110,7 @@ pub fn plan(i: &InshrinkInfo) -> Html {
                 </tbody>
             </table>
             </div>
+            { own_settings(i) }
             if rows.is_empty() {
                 <p class="note">{ "Per-tensor errors are in the tensors' streams, which are not fetched for a snapshot on a server; the group errors are the search's." }</p>
             } else {
