@@ -165,8 +165,11 @@ fn delta_cmd(list: &str, max_error: f64) {
         // The three delta variants of §9.3, each a whole stream (header, codebook, protected
         // values and the level section).
         let mut variants = [0u64; 3];
+        // Each tensor's PE stream, by name (the CLI may store a tensor whose lossy stream is not
+        // smaller than its LMC frames by LMC instead; a caller compares tensor by tensor).
+        let mut pe_tensors = String::new();
         if let Some(prev) = &previous {
-            for ((q, b), meta) in quantized.iter().zip(prev).zip(&metas) {
+            for (k, ((q, b), meta)) in quantized.iter().zip(prev).zip(&metas).enumerate() {
                 let rle = encode(q, meta, Some(b), false).unwrap();
                 let pe = encode(q, meta, Some(b), true).unwrap();
                 let d = delta::cyclic_delta(&b.levels, b.level_count(), &q.levels, q.level_count());
@@ -177,6 +180,13 @@ fn delta_cmd(list: &str, max_error: f64) {
                 variants[0] += he as u64;
                 variants[1] += rle.len() as u64;
                 variants[2] += pe.len() as u64;
+                let name = &prep.tensors()[k].name;
+                let _ = write!(
+                    pe_tensors,
+                    "{}\"{name}\":{}",
+                    if k == 0 { "" } else { "," },
+                    pe.len()
+                );
             }
         }
         let mut errors = String::new();
@@ -211,7 +221,7 @@ fn delta_cmd(list: &str, max_error: f64) {
         });
         println!(
             "{{\"model\":\"{}\",\"original_bytes\":{original},\"full_bytes\":{full},\
-             \"delta_bytes\":{{\"he\":{},\"rle\":{},\"pe\":{}}},\"has_base\":{},\
+             \"delta_bytes\":{{\"he\":{},\"rle\":{},\"pe\":{}}},\"pe_tensors\":{{{pe_tensors}}},\"has_base\":{},\
              \"changed_levels\":{migrated},\"compress_cpu_seconds\":{compress_s},\
              \"errors\":{{{errors}}},\"proxy_search\":{{\"max_error\":{max_error},\
              \"cpu_seconds\":{search_s},\"trials\":{trials},\"main\":{},\"embedding\":{}}}}}",
