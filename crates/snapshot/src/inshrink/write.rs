@@ -54,6 +54,27 @@ pub struct TensorCode<'a> {
     pub meta: Meta,
 }
 
+/// Elements `a..b` of `code` (one frame's worth) and their stream: the levels of that range, as a
+/// delta against the base's same range when the code has a base. `b` must not pass the levels.
+fn frame_stream(
+    code: &TensorCode,
+    tensor: &str,
+    a: usize,
+    b: usize,
+) -> Result<(Quantized, Vec<u8>), InshrinkError> {
+    let part = chunk(code.quantized, a, b);
+    let base = code
+        .base
+        .map(|q| chunk(q, a.min(q.levels.len()), b.min(q.levels.len())));
+    let payload = stream::encode(&part, &code.meta, base.as_ref(), true).map_err(|source| {
+        InshrinkError::Encode {
+            tensor: tensor.to_string(),
+            source,
+        }
+    })?;
+    Ok((part, payload))
+}
+
 /// The float format of an inshrink-able dtype.
 fn format_of(q: &Quantized) -> Option<FloatFormat> {
     crate::choice::float_format(q.dtype)
@@ -132,17 +153,7 @@ pub fn write_snapshot<W: Write>(
                         ))
                         .into());
                     }
-                    let part = chunk(c.quantized, a, b);
-                    let base = c
-                        .base
-                        .map(|q| chunk(q, a.min(q.levels.len()), b.min(q.levels.len())));
-                    let payload =
-                        stream::encode(&part, &c.meta, base.as_ref(), true).map_err(|source| {
-                            InshrinkError::Encode {
-                                tensor: t.name.clone(),
-                                source,
-                            }
-                        })?;
+                    let (part, payload) = frame_stream(c, &t.name, a, b)?;
                     writer.write_encoded(i, &raw, &payload, &part.restore_bytes())?;
                 }
                 None => writer.write_frames(&[FrameJob {
@@ -198,16 +209,7 @@ pub fn code_sizes(
             ((pos - start) as usize + n) / w,
         );
         let b = b.min(code.quantized.levels.len());
-        let part = chunk(code.quantized, a.min(b), b);
-        let base = code
-            .base
-            .map(|q| chunk(q, a.min(q.levels.len()), b.min(q.levels.len())));
-        let payload = stream::encode(&part, &code.meta, base.as_ref(), true).map_err(|source| {
-            InshrinkError::Encode {
-                tensor: t.name.clone(),
-                source,
-            }
-        })?;
+        let (_, payload) = frame_stream(code, &t.name, a.min(b), b)?;
         sizes.lossy += payload.len() as u64;
         pos += n as u64;
     }
