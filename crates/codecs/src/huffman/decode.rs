@@ -6,14 +6,18 @@
 //! *multi-symbol* table: each of its `2^bits` entries (11 bits when the longest code allows, else
 //! 12) holds the up to three symbols whose codes fit wholly in those bits, their count and the
 //! bits they use. Other blocks (near-random bytes at ~8 bits) get the one-symbol table
-//! (`length | byte << 8`; `symbol << 4 | length` for blocks with runs). The four streams are
+//! (`length | byte << 8`; `symbol << 4 | length` for blocks with runs), except a *flat* code,
+//! every code of one length `l` ≤ 7 bits (near-uniform bytes over `2^l` values, such as the
+//! low bytes of Adam's second moment, whose sign bit is always 0): its `2^l`-entry table is read
+//! at fixed bit positions, eight independent lookups per load. The four streams are
 //! decoded as interleaved lanes by `decode_kernels`; each lane's last symbols are decoded here
 //! one at a time.
 
 use super::bitio::{get_leb128, BitIn};
 use super::decode_kernels;
 use super::lookup::{
-    build_decode_table, build_multi_table, length_counts, Lookup, BYTE_SHIFT, SYMBOL_SHIFT,
+    build_decode_table, build_multi_table, flat_length, length_counts, Lookup, BYTE_SHIFT,
+    SYMBOL_SHIFT,
 };
 use super::prefetch::Prefetch;
 use super::table::read_table;
@@ -88,9 +92,14 @@ fn read_header(
     } else {
         MAX_CODE_LEN
     };
-    let lookup = if nsym == 256 && 2 * mean <= (bits as u64) << MAX_CODE_LEN {
+    let flat = flat_length(&counts).filter(|_| nsym == 256);
+    let (bits, lookup) = if let Some(l) = flat {
+        // Only the `2^l` entries a flat code's bits can index are built and read.
+        build_decode_table(lengths, l, BYTE_SHIFT, &mut scratch.table[..]).map_err(invalid)?;
+        (l, Lookup::Flat(l))
+    } else if nsym == 256 && 2 * mean <= (bits as u64) << MAX_CODE_LEN {
         build_multi_table(lengths, &counts, bits, &mut scratch.multi);
-        Lookup::Multi
+        (bits, Lookup::Multi)
     } else {
         // Plain blocks' byte codes get `length | byte << 8` entries (see [`BYTE_SHIFT`]); run
         // blocks' symbols go past a byte.
@@ -100,7 +109,7 @@ fn read_header(
             SYMBOL_SHIFT
         };
         build_decode_table(lengths, bits, shift, &mut scratch.table[..]).map_err(invalid)?;
-        Lookup::Single
+        (bits, Lookup::Single)
     };
     let mut pos = table_bytes;
     let mut sizes = [0usize; 4];
@@ -196,6 +205,14 @@ pub fn decode_plain(
             out,
             &mut scratch.prefetch,
         ),
+        Lookup::Flat(l) => decode_kernels::decode_flat(
+            l,
+            &scratch.table,
+            streams,
+            &lanes,
+            out,
+            &mut scratch.prefetch,
+        ),
     };
     for j in 0..4 {
         let (bp, p) = done[j];
@@ -212,7 +229,7 @@ pub fn decode_plain(
                     *x = sym;
                 }
             }
-            Lookup::Single => {
+            Lookup::Single | Lookup::Flat(_) => {
                 for x in o.iter_mut() {
                     r.refill_if(bits);
                     let e = scratch.table[r.index(bits)];
@@ -385,5 +402,43 @@ mod tests {
         let used = decode_plain(&body, &mut back, &mut scratch, 0, 0).unwrap();
         assert_eq!(used, body.len());
         assert_eq!(back, block);
+    }
+
+    /// A code of one length is read with the flat table of exactly that many bits, whatever its
+    /// lengths' order; blocks with runs never are (their symbols pass a byte).
+    #[test]
+    fn flat_codes_get_the_flat_lookup() {
+        let mut next = crate::xorshift(0x0f1a_7c0d_e5ee_d5ee);
+        for l in 1..=7u32 {
+            // Every other byte value, then the lowest unused ones up to 2^l codes.
+            let n = 5_003;
+            let values = (1u64 << l).min(128);
+            let block: Vec<u8> = (0..n).map(|_| (next() % values) as u8 * 2).collect();
+            let mut lengths = [0u8; 256];
+            let mut left = 1usize << l;
+            for s in (0..256).step_by(2).chain((1..256).step_by(2)) {
+                if left > 0 {
+                    lengths[s] = l as u8;
+                    left -= 1;
+                }
+            }
+            let mut table = Vec::new();
+            write_table(&lengths, &mut table);
+            let mut body = Vec::new();
+            encode_plain(
+                &block,
+                &lengths,
+                &table,
+                &mut EncodeScratch::default(),
+                &mut body,
+            );
+            let mut scratch = DecodeScratch::default();
+            let (_, _, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
+            assert_eq!((bits, lookup), (l, Lookup::Flat(l)));
+            let mut back = vec![0u8; n];
+            let used = decode_plain(&body, &mut back, &mut scratch, 0, 0).unwrap();
+            assert_eq!(used, body.len());
+            assert_eq!(back, block, "{l} bits");
+        }
     }
 }

@@ -16,6 +16,11 @@
 //! per-round windows the four lanes' state stays in registers: fp16 decompression +7–10 %
 //! (BENCHMARKS.md, issue 16).
 //!
+//! A flat code (every code `l` ≤ 7 bits long) needs no sentinel: its rounds read eight symbols
+//! at the fixed positions `0, l, …, 7l` of one load and move the lane by `8l` bits, so the eight
+//! lookups are independent rather than a chain of shifts (the low bytes of Adam's second moment
+//! decode at about twice the speed of the one-symbol rounds; BENCHMARKS.md, issue 28).
+//!
 //! The four lanes stop together when the first nears its end; with the multi-symbol table each
 //! lane then goes on alone in the same rounds (lanes drift: on AdamW moments 5 % of the symbols
 //! were left when the first stopped). The caller decodes what is left of each lane (under a
@@ -275,6 +280,92 @@ fn single_lanes<const K: usize, const MASK: usize>(
     }
 }
 
+/// Symbols a flat-code round decodes per lane: `8 · l` ≤ 56 bits of one load for `l` ≤ 7.
+const FLAT_ROUND: usize = 8;
+
+/// One round of a lane with a flat `L`-bit code: [`FLAT_ROUND`] symbols to `w`, each looked up
+/// at a fixed bit position of one load, so the lookups do not wait on one another.
+///
+/// # Safety
+/// The 8 bytes at `sp + bp / 8` must be readable and the [`FLAT_ROUND`] bytes at `w` writable.
+#[allow(unsafe_code)]
+#[inline(always)]
+unsafe fn flat_round<const L: u32>(table: &[u16; TABLE_SIZE], sp: *const u8, bp: u64, w: *mut u8) {
+    const { assert!(L as usize * FLAT_ROUND <= 56) };
+    // SAFETY: the caller's contract.
+    let x = unsafe { load_unchecked(sp, bp) };
+    let mask = (1u64 << L) - 1;
+    for i in 0..FLAT_ROUND {
+        let e = table[((x >> (L as usize * i)) & mask) as usize];
+        // SAFETY: `i` < `FLAT_ROUND`, within the caller's writable bytes.
+        unsafe { w.add(i).write((e >> BYTE_SHIFT) as u8) };
+    }
+}
+
+#[inline(always)]
+fn flat_lanes<const L: u32>(
+    table: &[u16; TABLE_SIZE],
+    streams: &[u8],
+    lanes: &Lanes,
+    out: &mut [u8],
+    prefetch: &mut Prefetch,
+) -> [(u64, usize); 4] {
+    let step = L as u64 * FLAT_ROUND as u64;
+    let mut st: [(u64, usize); 4] =
+        std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
+    loop {
+        let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
+        if n == 0 {
+            return st;
+        }
+        let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+        let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
+        for round in 0..n {
+            if round % PREFETCH_ROUNDS == 0 {
+                prefetch.step();
+            }
+            // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane reads
+            // the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by
+            // `8 · L` ≤ 56 bits, under `ROUND_INPUT` bytes) and writes the `FLAT_ROUND` bytes
+            // at its position `p` ≤ its quarter's end − `FLAT_ROUND` (a round moves `p` by
+            // `FLAT_ROUND`): inside `streams` and `out`.
+            #[allow(unsafe_code)]
+            unsafe {
+                flat_round::<L>(table, sp, b0, op.add(p0));
+                flat_round::<L>(table, sp, b1, op.add(p1));
+                flat_round::<L>(table, sp, b2, op.add(p2));
+                flat_round::<L>(table, sp, b3, op.add(p3));
+            }
+            (b0, b1, b2, b3) = (b0 + step, b1 + step, b2 + step, b3 + step);
+            p0 += FLAT_ROUND;
+            p1 += FLAT_ROUND;
+            p2 += FLAT_ROUND;
+            p3 += FLAT_ROUND;
+        }
+        st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
+    }
+}
+
+#[inline(always)]
+fn decode_flat_impl(
+    len: u32,
+    table: &[u16; TABLE_SIZE],
+    streams: &[u8],
+    lanes: &Lanes,
+    out: &mut [u8],
+    prefetch: &mut Prefetch,
+) -> [(u64, usize); 4] {
+    match len {
+        1 => flat_lanes::<1>(table, streams, lanes, out, prefetch),
+        2 => flat_lanes::<2>(table, streams, lanes, out, prefetch),
+        3 => flat_lanes::<3>(table, streams, lanes, out, prefetch),
+        4 => flat_lanes::<4>(table, streams, lanes, out, prefetch),
+        5 => flat_lanes::<5>(table, streams, lanes, out, prefetch),
+        6 => flat_lanes::<6>(table, streams, lanes, out, prefetch),
+        _ => flat_lanes::<7>(table, streams, lanes, out, prefetch),
+    }
+}
+
 #[inline(always)]
 fn decode_multi_impl(
     bits: u32,
@@ -331,6 +422,19 @@ crate::cpu::dispatch! {
     ) -> [(u64, usize); 4] = decode_single_impl / decode_single_v3;
 }
 
+crate::cpu::dispatch! {
+    /// Runs the rounds of a flat code of `len` (1–7) bits, with its table built for exactly
+    /// `len` bits; returns each lane's (bit position, output position).
+    pub(super) fn decode_flat(
+        len: u32,
+        table: &[u16; TABLE_SIZE],
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+        prefetch: &mut Prefetch,
+    ) -> [(u64, usize); 4] = decode_flat_impl / decode_flat_v3;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,7 +475,8 @@ mod tests {
                 let none = &mut Prefetch::default();
                 let m = decode_multi(bits, &multi, &streams, &lanes, &mut out, none);
                 let s = decode_single(bits, &single, &streams, &lanes, &mut out, none);
-                for (j, &(bp, p)) in m.iter().chain(&s).enumerate() {
+                let f = decode_flat(bits - 5, &single, &streams, &lanes, &mut out, none);
+                for (j, &(bp, p)) in m.iter().chain(&s).chain(&f).enumerate() {
                     let j = j % 4;
                     assert!(bp >= 8 * lanes.input[j] as u64 && bp / 8 <= lanes.input[j + 1] as u64);
                     assert!(p >= lanes.output[j] && p <= lanes.output[j + 1]);
@@ -401,6 +506,9 @@ mod tests {
                 })
                 .collect(),
             (0..n).map(|_| next() as u8).collect(),
+            // Flat codes: 7 bits over even values, 3 bits.
+            (0..n).map(|_| (next() % 128) as u8 * 2).collect(),
+            (0..n).map(|_| (next() % 8) as u8).collect(),
             vec![7u8; n],
         ];
         for data in &inputs {

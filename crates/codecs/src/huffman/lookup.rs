@@ -205,6 +205,19 @@ pub(super) enum Lookup {
     Single,
     /// Up to [`MULTI_MAX`] symbols per lookup ([`build_multi_table`] entries).
     Multi,
+    /// Every code has the same length (the field, at most [`FLAT_MAX_LEN`] bits): the
+    /// one-symbol table built for exactly that many bits, read at fixed bit positions.
+    Flat(u32),
+}
+
+/// The longest code length a flat code ([`Lookup::Flat`]) may have: a flat 8-bit code is a
+/// permutation of the bytes, which a Raw block stores for less.
+pub(crate) const FLAT_MAX_LEN: u32 = 7;
+
+/// The length of every code when `counts` (codes per length, of a complete code) describe a
+/// flat code: `2^l` codes of length `l` ≤ [`FLAT_MAX_LEN`] and no others.
+pub(super) fn flat_length(counts: &[u32]) -> Option<u32> {
+    (1..=FLAT_MAX_LEN).find(|&l| counts.get(l as usize) == Some(&(1 << l)))
 }
 
 #[cfg(test)]

@@ -71,6 +71,7 @@ pub use encode::{encode_plain, EncodeScratch};
 pub use histogram::histogram;
 pub(crate) use histogram::{histograms4, Histograms4};
 pub use lengths::{build_lengths, code_cost_bits};
+pub(crate) use lookup::FLAT_MAX_LEN;
 pub(crate) use prefetch::Prefetch;
 pub use table::write_table;
 

@@ -7,7 +7,7 @@ use super::{
     LAYOUT_GROUPED, PREFETCH_LINES, SPLIT_LEAF,
 };
 use crate::byte_group::{self, Transform};
-use crate::huffman::{self, EncodeScratch, Prefetch, MAX_SYMBOLS};
+use crate::huffman::{self, EncodeScratch, Prefetch, FLAT_MAX_LEN, MAX_SYMBOLS};
 use crate::rle;
 
 /// Reusable LMC encoder (holds scratch buffers; one per thread).
@@ -291,13 +291,19 @@ impl Encoder {
 }
 
 /// The code lengths of a plain Huffman leaf with histogram `hist` (not one value repeated), and
-/// their cost in bits: the optimal code under `limit`, or the one limited to 11 bits when that
-/// costs at most 1/1024 more (codes of at most 11 bits decode with a half-size table holding
-/// more symbols per lookup).
+/// their cost in bits: a flat code when it costs at most `1 / FLAT_SLACK` more than the optimal
+/// code under `limit` (it decodes faster), else that optimal code, or the one limited to 11 bits
+/// when that costs at most 1/1024 more (codes of at most 11 bits decode with a half-size table
+/// holding more symbols per lookup).
 pub(crate) fn leaf_lengths(hist: &[u32; 256], limit: u32) -> ([u8; 256], u64) {
     let mut lengths = [0u8; 256];
     huffman::build_lengths(hist, limit, &mut lengths);
     let bits = huffman::code_cost_bits(hist, &lengths);
+    if let Some((flat, flat_bits)) = flat_lengths(hist) {
+        if flat_bits <= bits + bits / FLAT_SLACK {
+            return (flat, flat_bits);
+        }
+    }
     if limit > FAST_CODE_LIMIT && lengths.iter().any(|&l| u32::from(l) > FAST_CODE_LIMIT) {
         let mut short = [0u8; 256];
         huffman::build_lengths(hist, FAST_CODE_LIMIT, &mut short);
@@ -307,6 +313,27 @@ pub(crate) fn leaf_lengths(hist: &[u32; 256], limit: u32) -> ([u8; 256], u64) {
         }
     }
     (lengths, bits)
+}
+
+/// The flat code for `hist` when it has one of at most [`FLAT_MAX_LEN`] bits: every used byte,
+/// and the lowest unused ones up to `2^l`, coded in `l` = ⌈log2(used)⌉ bits; and its cost in
+/// bits.
+fn flat_lengths(hist: &[u32; 256]) -> Option<([u8; 256], u64)> {
+    let used = hist.iter().filter(|&&c| c > 0).count();
+    let l = used.next_power_of_two().trailing_zeros();
+    if used < 2 || l > FLAT_MAX_LEN {
+        return None;
+    }
+    let mut lengths = [0u8; 256];
+    let mut spare = (1usize << l) - used;
+    for (len, &c) in lengths.iter_mut().zip(hist) {
+        if c > 0 || spare > 0 {
+            spare -= (c == 0) as usize;
+            *len = l as u8;
+        }
+    }
+    let n: u64 = hist.iter().map(|&c| u64::from(c)).sum();
+    Some((lengths, n * u64::from(l)))
 }
 
 /// Splits the whole elements of `row` (width `w`) into byte groups, the first `prefix` written
@@ -361,6 +388,14 @@ fn split_point(n: usize, parts: usize, i: usize) -> usize {
         _ => unreachable!(),
     }
 }
+
+/// A flat code ([`flat_lengths`]) is kept when its streams cost at most `1 / FLAT_SLACK` more
+/// than the optimal code's. Its table is smaller and it decodes without a chain of shifts
+/// (`decode_kernels`): on the low bytes of Adam's second moment in bf16 (7 bits over 128 even
+/// values, lengths 6–8 when optimal) the whole file decodes 15–25 % faster and comes out
+/// smaller, since the flat table is shorter; 1/32 gave the same bytes as 1/64
+/// (BENCHMARKS.md, issue 28).
+const FLAT_SLACK: u64 = 64;
 
 /// The longest code for which the decoder's fast multi-symbol path uses 11-bit tables; the encoder
 /// prefers it over a 12-bit code when the cost is negligible (see [`Encoder`]).
@@ -420,6 +455,41 @@ mod tests {
         assert_eq!(enc[..2], [LAYOUT_GROUPED, KIND_HUFFMAN_RUNS]);
         // Plain Huffman cannot go below 1 bit per byte.
         assert!(enc.len() < data.len() / 8 / 2, "{}", enc.len());
+    }
+
+    /// Bytes uniform over `2^l` values (and over one fewer, which leaves a spare code) get
+    /// a flat code, which decodes to the same bytes; a skewed block does not.
+    #[test]
+    fn near_uniform_leaves_get_flat_codes() {
+        let mut random = crate::xorshift(0x5151_7e57_f1a7_c0de);
+        for l in 1..=FLAT_MAX_LEN {
+            // One spare code costs 1 / 2^l of a bit per byte: under the slack from 5 bits on.
+            for values in [1u64 << l, (1u64 << l) - 1] {
+                if values < (1 << l) && l < 5 {
+                    continue;
+                }
+                // Even values, as the sign-rotated low byte of a non-negative bf16 has.
+                let data: Vec<u8> = (0..40_000).map(|_| (random() % values) as u8 * 2).collect();
+                let hist = huffman::histogram(&data);
+                let (lengths, bits) = leaf_lengths(&hist, 12);
+                let coded: Vec<u8> = lengths.iter().copied().filter(|&x| x > 0).collect();
+                assert_eq!(coded.len(), 1 << l, "{values} values");
+                assert!(coded.iter().all(|&x| u32::from(x) == l), "{values} values");
+                assert_eq!(bits, data.len() as u64 * u64::from(l));
+                let enc = rt(&data, &Params::new(Width::W1));
+                assert_eq!(enc[1], KIND_HUFFMAN, "{values} values");
+            }
+        }
+        let skewed: Vec<u8> = (0..40_000)
+            .map(|i| (i % 7 == 0) as u8 * 3 + (i % 3) as u8)
+            .collect();
+        let (lengths, _) = leaf_lengths(&huffman::histogram(&skewed), 12);
+        let mut seen: Vec<u8> = lengths.iter().copied().filter(|&x| x > 0).collect();
+        seen.dedup();
+        assert!(
+            seen.len() > 1,
+            "a skewed block keeps its optimal code: {seen:?}"
+        );
     }
 
     #[test]

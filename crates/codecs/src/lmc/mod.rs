@@ -55,8 +55,11 @@
 //! low mantissa bytes of weights, which Huffman would shrink by ~0.3 % at the price of a table
 //! and a slow decode. When the optimal code needs 12-bit codes, the encoder also builds the
 //! 11-bit-limited one and keeps it if it costs at most 1/1024 more: the decoder's tables are then
-//! half the size. Both choices change ratios by less than 0.0001 on real weights and leave every
-//! byte decodable by any decoder of this format.
+//! half the size. Likewise a *flat* code (every used byte, padded with unused ones to `2^l`,
+//! coded in `l` ≤ 7 bits) is kept when it costs at most 1/64 more than the optimal one: its table
+//! is smaller and the decoder reads it without a chain of shifts (the low bytes of Adam's second
+//! moment: 7 bits over 128 even values). These choices change ratios by less than 0.0001 on
+//! real weights and leave every byte decodable by any decoder of this format.
 //!
 //! ## Choices (measured in BENCHMARKS.md, "History of the LMC format choices")
 //! - **Block size B = 64 KiB** per group stream: the best ratio on bf16, fp16 and fp32 of 16, 32,
