@@ -73,6 +73,21 @@ pub(crate) fn ring_len(threads: usize) -> usize {
     threads + 4
 }
 
+/// Bytes of work the pipeline needs per thread before it runs on one more: below it the ring
+/// (its slots' buffers touched for the first time, the hand-offs between threads) costs more
+/// than the thread gains, so a small file runs on one thread whatever the pool (the CLI's
+/// default `--threads` is every core). Measured with `tests/python/bench_threads.py`
+/// (BENCHMARKS.md, issue 28, "Threads must never cost").
+pub(crate) const MIN_BYTES_PER_THREAD: u64 = 4 << 20;
+
+/// The threads a pipeline over items of `bytes` runs on, with a pool of `pool` threads: one per
+/// [`MIN_BYTES_PER_THREAD`] of work, at least one, at most the pool.
+pub(crate) fn threads_for(bytes: &[u64], pool: usize) -> usize {
+    let total: u64 = bytes.iter().sum();
+    let wanted = usize::try_from(total / MIN_BYTES_PER_THREAD).unwrap_or(usize::MAX);
+    pool.min(wanted).max(1)
+}
+
 /// Runs the pipeline over `bytes.len()` items (`bytes[i]`: item `i`'s size, for the memory bound)
 /// on the current rayon pool: `produce(i, scratch, slot)` on any thread (with that thread's
 /// scratch), `consume(i, slot)` on this one in the order of `i`. `slots` keeps the ring's buffers
@@ -85,7 +100,7 @@ pub(crate) fn run<T: Slot, S: Slot, E: Send>(
     produce: &dyn Produce<T, S, E>,
     consume: &mut dyn FnMut(usize, &mut S) -> Result<(), E>,
 ) -> Result<(), E> {
-    let threads = rayon_threads();
+    let threads = threads_for(bytes, rayon_threads());
     if threads <= 1 || bytes.len() <= 1 {
         if slots.is_empty() {
             slots.push(S::default());
@@ -286,6 +301,17 @@ pub(crate) fn rayon_threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_work_runs_on_one_thread() {
+        let m = MIN_BYTES_PER_THREAD;
+        assert_eq!(threads_for(&[], 8), 1);
+        assert_eq!(threads_for(&[m - 1], 8), 1);
+        assert_eq!(threads_for(&[m / 2, m / 2, m / 2], 8), 1);
+        assert_eq!(threads_for(&[m, m], 8), 2);
+        assert_eq!(threads_for(&[100 * m], 2), 2);
+        assert_eq!(threads_for(&[100 * m], 1), 1);
+    }
 
     type Buf = Vec<u8>;
 

@@ -295,11 +295,13 @@ unsafe fn flat_round<const L: u32>(table: &[u16; TABLE_SIZE], sp: *const u8, bp:
     // SAFETY: the caller's contract.
     let x = unsafe { load_unchecked(sp, bp) };
     let mask = (1u64 << L) - 1;
+    let mut symbols = 0u64;
     for i in 0..FLAT_ROUND {
         let e = table[((x >> (L as usize * i)) & mask) as usize];
-        // SAFETY: `i` < `FLAT_ROUND`, within the caller's writable bytes.
-        unsafe { w.add(i).write((e >> BYTE_SHIFT) as u8) };
+        symbols |= u64::from(e >> BYTE_SHIFT) << (8 * i);
     }
+    // SAFETY: the caller's `FLAT_ROUND` = 8 writable bytes.
+    unsafe { w.cast::<u64>().write_unaligned(symbols.to_le()) };
 }
 
 #[inline(always)]
