@@ -273,6 +273,37 @@ impl Codec {
         Ok(out)
     }
 
+    /// [`Codec::decode_frame_into`] into a buffer that only grows: LMC frames (and stored ones)
+    /// are decoded in place, every other codec fills it as a `Vec`.
+    pub(crate) fn decode_frame_to(
+        &self,
+        payload: &[u8],
+        raw_len: usize,
+        base: Option<&[u8]>,
+        out: &mut crate::pipeline::GrowBuf,
+    ) -> Result<(), FrameError> {
+        let o = match self {
+            Codec::Lmc { .. } => {
+                bitlens_codecs::plmc::check(payload, raw_len)?;
+                let o = out.ready(raw_len);
+                bitlens_codecs::decode_into(payload, o)?;
+                o
+            }
+            Codec::Stored if payload.len() == raw_len => {
+                let o = out.ready(raw_len);
+                o.copy_from_slice(payload);
+                o
+            }
+            _ => return out.with_vec(|v| self.decode_frame_into(payload, raw_len, base, v)),
+        };
+        if let Some(b) = base {
+            for (o, b) in o.iter_mut().zip(b) {
+                *o ^= b;
+            }
+        }
+        Ok(())
+    }
+
     /// [`Codec::decode_frame`] into a reused buffer: on success `out` holds exactly the frame's
     /// `raw_len` bytes. `out` grows only after the payload has been checked to justify `raw_len`
     /// bytes, and keeps its capacity between calls (no fresh pages for every frame).

@@ -55,6 +55,49 @@ impl Slot for Vec<u8> {
     }
 }
 
+/// A reused byte buffer that only grows: its first [`GrowBuf::len`] bytes are the current
+/// contents. A `Vec` resized to each frame's length zeroes the difference every time a longer
+/// frame follows a shorter one (tensors of 128 KiB between biases of 512 bytes: 5 % of a bf16
+/// optimizer state's decompression went to `memset`); this one zeroes only what it has never
+/// held.
+#[derive(Default)]
+pub(crate) struct GrowBuf {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl GrowBuf {
+    /// The current contents.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// The current contents, made `n` bytes long (what they hold is left to the caller).
+    pub(crate) fn ready(&mut self, n: usize) -> &mut [u8] {
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        self.len = n;
+        &mut self.buf[..n]
+    }
+
+    /// Runs `f` on the buffer as a `Vec` (for coders that fill a `Vec` of their own); its
+    /// length afterwards is the contents'.
+    pub(crate) fn with_vec<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        self.buf.truncate(self.len);
+        let r = f(&mut self.buf);
+        self.len = self.buf.len();
+        r
+    }
+}
+
+impl Slot for GrowBuf {
+    fn trim(&mut self, keep: usize) {
+        self.buf.trim(keep);
+        self.len = self.len.min(self.buf.len());
+    }
+}
+
 impl<S: Slot> Slot for Vec<S> {
     fn trim(&mut self, keep: usize) {
         for s in self.iter_mut() {
@@ -301,6 +344,24 @@ pub(crate) fn rayon_threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grow_buf_keeps_what_it_held_and_its_length_is_the_contents() {
+        let mut b = GrowBuf::default();
+        b.ready(8).copy_from_slice(b"abcdefgh");
+        assert_eq!(b.ready(3), b"abc");
+        assert_eq!(b.bytes(), b"abc");
+        // Longer again: the bytes it held come back, nothing is zeroed.
+        assert_eq!(b.ready(8), b"abcdefgh");
+        b.ready(2);
+        b.with_vec(|v| {
+            assert_eq!(v, b"ab");
+            v.extend_from_slice(b"xyz");
+        });
+        assert_eq!(b.bytes(), b"abxyz");
+        b.trim(4);
+        assert_eq!(b.bytes(), b"abxy");
+    }
 
     #[test]
     fn small_work_runs_on_one_thread() {

@@ -3,10 +3,11 @@
 //! window; every tensor's checksum (and, for deltas, its base's) is verified before its last
 //! bytes are handed over.
 
-use super::{read_into, BaseSource, SnapshotReader, Source};
+use super::{read_into, read_into_grow, BaseSource, SnapshotReader, Source};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{Entry, Frame, STREAM_WINDOW};
+use crate::pipeline::GrowBuf;
 use crate::pipeline::Slot;
 use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::TensorInfo;
@@ -91,7 +92,7 @@ impl<R: Source> SnapshotReader<R> {
             crate::pipeline::run(
                 &bytes,
                 &mut slots,
-                &|i, payload: &mut Vec<u8>, slot: &mut Vec<FrameSlot>| {
+                &|i, payload: &mut GrowBuf, slot: &mut Vec<FrameSlot>| {
                     let frames = &work[items[i].clone()];
                     if slot.len() < frames.len() {
                         slot.resize_with(frames.len(), FrameSlot::default);
@@ -105,12 +106,12 @@ impl<R: Source> SnapshotReader<R> {
                     for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
                         verify_empty(&mut pending, &mut verifier)?;
                         let e = &self.entries[w.tensor];
-                        verifier.update(&s.out, w.base_tensor.map(|_| &s.base[..]));
+                        verifier.update(s.out.bytes(), w.base_tensor.map(|_| &s.base[..]));
                         if w.frame + 1 == e.frames.len() {
                             verifier.verify(e)?;
                             pending.pop_front();
                         }
-                        sink(&s.out)?;
+                        sink(s.out.bytes())?;
                     }
                     Ok(())
                 },
@@ -179,14 +180,14 @@ impl<R: Source> SnapshotReader<R> {
             source: source.into(),
         };
         self.read_payload(&f, &mut slot.payload)?;
-        let mut dec =
-            StreamDecoder::new(&slot.payload, f.raw_len as usize, None).map_err(frame_error)?;
+        let mut dec = StreamDecoder::new(slot.payload.bytes(), f.raw_len as usize, None)
+            .map_err(frame_error)?;
         let mut off = 0u64;
         while dec
-            .next_window(STREAM_WINDOW, &mut slot.out)
+            .next_window(STREAM_WINDOW, &mut slot.window)
             .map_err(frame_error)?
         {
-            let n = slot.out.len() as u64;
+            let n = slot.window.len() as u64;
             let base_bytes = match (w.base_tensor, base) {
                 (Some((start, _)), Some(b)) => {
                     read_into(
@@ -196,26 +197,26 @@ impl<R: Source> SnapshotReader<R> {
                         n,
                         &mut slot.base,
                     )?;
-                    for (o, b) in slot.out.iter_mut().zip(&slot.base) {
+                    for (o, b) in slot.window.iter_mut().zip(&slot.base) {
                         *o ^= b;
                     }
                     Some(&slot.base[..])
                 }
                 _ => None,
             };
-            verifier.update(&slot.out, base_bytes);
+            verifier.update(&slot.window, base_bytes);
             off += n;
             if last && off == f.raw_len {
                 verifier.verify(e)?;
             }
-            sink(&slot.out)?;
+            sink(&slot.window)?;
         }
         Ok(())
     }
 
     /// Reads frame `f`'s stored payload into `payload`.
-    fn read_payload(&self, f: &Frame, payload: &mut Vec<u8>) -> Result<(), SnapshotError> {
-        read_into(&self.src, "frame", f.offset, f.stored_len, payload)
+    fn read_payload(&self, f: &Frame, payload: &mut GrowBuf) -> Result<(), SnapshotError> {
+        read_into_grow(&self.src, "frame", f.offset, f.stored_len, payload)
     }
 
     /// Decodes one frame into its slot (the base bytes, for deltas, and the output), reading its
@@ -224,7 +225,7 @@ impl<R: Source> SnapshotReader<R> {
         &self,
         w: &Work,
         base: Option<&BaseSource>,
-        payload: &mut Vec<u8>,
+        payload: &mut GrowBuf,
         slot: &mut FrameSlot,
     ) -> Result<(), SnapshotError> {
         let e = &self.entries[w.tensor];
@@ -244,7 +245,12 @@ impl<R: Source> SnapshotReader<R> {
             _ => None,
         };
         e.codec
-            .decode_frame_into(payload, f.raw_len as usize, base_bytes, &mut slot.out)
+            .decode_frame_to(
+                payload.bytes(),
+                f.raw_len as usize,
+                base_bytes,
+                &mut slot.out,
+            )
             .map_err(|source| SnapshotError::Frame {
                 tensor: e.name.clone(),
                 frame: w.frame,
@@ -258,18 +264,22 @@ impl<R: Source> SnapshotReader<R> {
 #[derive(Default)]
 struct FrameSlot {
     /// The stored payload (frames decoded window by window only).
-    payload: Vec<u8>,
+    payload: GrowBuf,
     /// The base tensor's bytes at the frame's position (deltas).
     base: Vec<u8>,
     /// The decoded original bytes.
-    out: Vec<u8>,
+    out: GrowBuf,
+    /// One window of a frame decoded window by window.
+    window: Vec<u8>,
 }
 
 impl Slot for FrameSlot {
     fn trim(&mut self, keep: usize) {
-        for b in [&mut self.payload, &mut self.base, &mut self.out] {
+        for b in [&mut self.base, &mut self.window] {
             b.trim(keep);
         }
+        self.payload.trim(keep);
+        self.out.trim(keep);
     }
 }
 

@@ -16,6 +16,7 @@
 
 use crate::error::SnapshotError;
 use crate::format::{self, BaseRef, Entry, FLAG_DELTA, FLAG_LOSSY, TRAILER_LEN};
+use crate::pipeline::GrowBuf;
 use bitlens_tensors::{Header, ReadAt};
 
 mod decode;
@@ -103,6 +104,19 @@ pub(super) fn read_into<R: ReadAt + ?Sized>(
     len: u64,
     buf: &mut Vec<u8>,
 ) -> Result<(), SnapshotError> {
+    check_span(src, what, offset, len)?;
+    buf.resize(len as usize, 0);
+    src.read_exact_at(offset, buf)?;
+    Ok(())
+}
+
+/// An error unless `len` bytes at `offset` lie inside `src`.
+fn check_span<R: ReadAt + ?Sized>(
+    src: &R,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+) -> Result<(), SnapshotError> {
     let size = src.size();
     if offset.checked_add(len).is_none_or(|e| e > size) {
         return Err(SnapshotError::Truncated {
@@ -112,8 +126,19 @@ pub(super) fn read_into<R: ReadAt + ?Sized>(
             size,
         });
     }
-    buf.resize(len as usize, 0);
-    src.read_exact_at(offset, buf)?;
+    Ok(())
+}
+
+/// [`read_into`] into a buffer that only grows ([`GrowBuf`]).
+pub(super) fn read_into_grow<R: ReadAt + ?Sized>(
+    src: &R,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+    buf: &mut GrowBuf,
+) -> Result<(), SnapshotError> {
+    check_span(src, what, offset, len)?;
+    src.read_exact_at(offset, buf.ready(len as usize))?;
     Ok(())
 }
 
