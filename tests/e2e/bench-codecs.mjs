@@ -2,8 +2,8 @@
 // it prints numbers and asserts only that outputs are right). In headless Chromium, for each FILE
 // and each build of the codec module — single-threaded (page not cross-origin isolated) and wasm
 // threads (isolated page, forced by `?codec-threads=<cores>`; when dist/threads exists) — it
-// compresses FILE with LMC in the codec worker RUNS times (the whole path: File → .bls Blob, reads, frames, output chunks folded into a
-// Blob; tests/e2e/page-codec.mjs times it from the click to the result on the page), checks the
+// compresses FILE with LMC in the codec worker RUNS times (the whole path: File → .bls Blob,
+// reads, frames, output chunks folded into a Blob; tests/e2e/page-codec.mjs times it from the click to the result on the page), checks the
 // page's snapshot is the CLI's byte for byte, gives it to the page and decompresses it RUNS times
 // (.bls → safetensors Blob), checking the restored file is FILE byte for byte; it reports input MB
 // / seconds. Native figures come from `bitlens --threads 1 compress` / `decompress` / `bench` run
