@@ -88,7 +88,7 @@ build_embed() {
   rm -rf "$out"
   mkdir -p "$out"
   cp web/embed/bitlens-embed.js dist/bitlens-web.js dist/bitlens-web_bg.wasm dist/bitlens-wasm.js \
-    dist/bitlens-wasm_bg.wasm dist/worker.js dist/reader.js dist/builds.json "$out/"
+    dist/bitlens-wasm_bg.wasm dist/worker.js dist/reader.js dist/build-choice.js dist/builds.json "$out/"
   cp web/style.css "$out/style.css"
   grep -q '^:root, .bitlens-root {' "$out/style.css" || { say "web/style.css has no ':root, .bitlens-root {' rule for the element"; exit 1; }
   [ -d dist/threads ] && cp -r dist/threads "$out/threads"
@@ -121,6 +121,7 @@ build_embed() {
     "bitlens-wasm_bg.wasm",
     "worker.js",
     "reader.js",
+    "build-choice.js",
     "builds.json",
     "style.css",
     "threads/",

@@ -8,13 +8,17 @@
 // - statistics (`worker.js`): the page's pool (web/src/ui/pool.rs) hands out one task at a time
 //   and cancels by terminating the worker. Always the single-threaded build.
 // - codec (`worker.js?role=codec`, web/src/ui/app/codecs/runner.rs): compress / decompress /
-//   snapshot index / codec round trips. It loads the threaded build (`threads/bitlens-wasm.js`,
-//   made by scripts/build-web.sh) when the page is cross-origin isolated (`crossOriginIsolated`
-//   and `SharedArrayBuffer`) and starts its rayon pool here, inside the worker (on the main thread
-//   a rayon call would busy-wait); otherwise, or when that build is missing or fails to start, the
-//   single-threaded build. On an isolated page it also starts the read-ahead thread (reader.js);
-//   on any page it opens the page's output directory in the origin private file system (see
-//   OUTPUT_DIR); then the module says which build runs (`announceReady`).
+//   snapshot index / codec round trips. `chooseBuild` (web/build-choice.js, the one place the rule
+//   lives) picks its build, pool size and read-ahead thread: on a cross-origin isolated page
+//   (`crossOriginIsolated` and `SharedArrayBuffer`) with more than two cores, the threaded build
+//   (`threads/bitlens-wasm.js`, made by scripts/build-web.sh) whose rayon pool it starts here,
+//   inside the worker (on the main thread a rayon call would busy-wait), and the read-ahead thread
+//   (reader.js); elsewhere — not isolated, two cores or fewer (helper threads measured slower
+//   there), no threaded build, or one that fails to start — the single-threaded build. The page
+//   may force the choice for tests and benchmarks (`?codec-threads=N&codec-read-ahead=B`, passed on
+//   as `&threads=N&read-ahead=B`). On any page it opens the page's output directory in the origin
+//   private file system (see OUTPUT_DIR); then the module says which build runs and why
+//   (`announceReady`).
 //
 // A module that cannot load is thrown at the top level: the page sees the worker fail (its
 // `error` event) rather than waiting for answers.
@@ -28,9 +32,11 @@
  * @property {(threads: number) => Promise<void>} [initThreadPool] the threaded build only
  * @property {() => number} threadCount
  * @property {() => number} readAheadBytes
- * @property {(reason: string | undefined) => void} announceReady
+ * @property {(reason: string) => void} announceReady
  * @property {(message: unknown, ahead: ((blob: Blob) => ReadFn) | null, output: FileSystemDirectoryHandle | null) => Promise<void>} runJob
  */
+
+import { chooseBuild } from './build-choice.js';
 
 /** This worker's global scope. */
 const scope = /** @type {DedicatedWorkerGlobalScope} */ (/** @type {unknown} */ (self));
@@ -61,27 +67,37 @@ async function instantiate(dir) {
 }
 
 /**
- * The module: the threaded build for the codec worker of an isolated page, else single-threaded;
- * and why not the threaded one.
- * @returns {Promise<{m: Wasm, reason: string | undefined}>}
+ * A number parameter of this worker's URL, or null: `threads` and `read-ahead`, the page's forced
+ * choice (`?codec-threads=N&codec-read-ahead=B` of the page, web/src/ui/io/location.rs; tests and
+ * benchmarks only).
+ * @param {string} name
+ */
+function forced(name) {
+  const v = new URL(import.meta.url).searchParams.get(name);
+  return v !== null && /^\d+$/.test(v) ? Number(v) : null;
+}
+
+/**
+ * The module the rule picks, whether to read ahead, and why.
+ * @returns {Promise<{m: Wasm, ahead: boolean, reason: string}>}
  */
 async function load() {
-  let reason = CODEC ? undefined : 'statistics worker';
-  if (CODEC && !(scope.crossOriginIsolated && typeof SharedArrayBuffer === 'function')) {
-    reason = 'the page is not cross-origin isolated (no SharedArrayBuffer)';
-  } else if (CODEC && !(await threadedBuilt())) {
-    reason = 'the threaded build was not made (no nightly toolchain with rust-src when the app was built)';
-  } else if (CODEC) {
+  const isolated = scope.crossOriginIsolated && typeof SharedArrayBuffer === 'function';
+  const built = CODEC && isolated && (await threadedBuilt());
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  const env = { codec: CODEC, isolated, built, cores, threads: forced('threads'), readAhead: forced('read-ahead') };
+  let { pool, ahead, reason } = chooseBuild(env);
+  if (pool > 0) {
     try {
       const m = await instantiate('threads/');
       if (!m.initThreadPool) throw new Error('the threaded build has no initThreadPool');
-      await m.initThreadPool(Math.max(1, navigator.hardwareConcurrency || 1));
-      return { m, reason: undefined };
+      await m.initThreadPool(pool);
+      return { m, ahead, reason };
     } catch (e) {
       reason = `threaded build unavailable: ${errorText(e)}`;
     }
   }
-  return { m: await instantiate(''), reason };
+  return { m: await instantiate(''), ahead, reason };
 }
 
 // The read-ahead helper. A synchronous `read(offset, length)` that reads ahead on another thread:
@@ -231,8 +247,8 @@ async function outputDir() {
 
 // The module, the read-ahead helper and the output directory (codec worker), and the build
 // announced to the page.
-const ready = load().then(async ({ m, reason }) => {
-  const ahead = CODEC ? await startReadAhead(m).catch(() => null) : null;
+const ready = load().then(async ({ m, ahead: readAhead, reason }) => {
+  const ahead = readAhead ? await startReadAhead(m).catch(() => null) : null;
   const output = await outputDir().catch(() => null);
   if (CODEC) m.announceReady(reason);
   return { m, ahead, output };

@@ -1,9 +1,9 @@
 // LMC compression and decompression speed in the page vs the native CLI (a benchmark, not a test:
 // it prints numbers and asserts only that outputs are right). In headless Chromium, for each FILE
 // and each build of the codec module — single-threaded (page not cross-origin isolated) and wasm
-// threads (isolated page; when dist/threads exists) — it compresses FILE with LMC in the codec
-// worker RUNS times (the whole path: File → .bls Blob, reads, frames, output chunks folded into a
-// Blob; tests/e2e/page-codec.mjs times it from the click to the result on the page), checks the
+// threads (isolated page, forced by `?codec-threads=<cores>`; when dist/threads exists) — it
+// compresses FILE with LMC in the codec worker RUNS times (the whole path: File → .bls Blob,
+// reads, frames, output chunks folded into a Blob; tests/e2e/page-codec.mjs times it from the click to the result on the page), checks the
 // page's snapshot is the CLI's byte for byte, gives it to the page and decompresses it RUNS times
 // (.bls → safetensors Blob), checking the restored file is FILE byte for byte; it reports input MB
 // / seconds. Native figures come from `bitlens --threads 1 compress` / `decompress` / `bench` run
@@ -14,6 +14,7 @@
 //
 //   node tests/e2e/bench-codecs.mjs FILE...     (RUNS=5 by default)
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
@@ -35,8 +36,10 @@ const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mbps = (bytes, seconds) => Number(bytes) / Number(seconds) / 1e6;
 const spread = (xs) => `median of ${xs.length}: ${med(xs).toFixed(0)} MB/s (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
 
-/** A page (isolated or not) with `input` loaded, its statistics done, the Codecs view open on LMC. */
-const pageWith = (isolated, input) => openCodecPage(context, urlOf(isolated ? server : plain), input);
+/** A page (isolated and forced to the threaded build with one thread per core, or not isolated)
+ * with `input` loaded, its statistics done, the Codecs view open on LMC. */
+const pageWith = (isolated, input) =>
+  openCodecPage(context, isolated ? `${urlOf(server)}?codec-threads=${os.availableParallelism()}` : urlOf(plain), input);
 
 const describe = (m) => `${(Number(m.in) / 1e6).toFixed(1)} MB → ${(Number(m.out) / 1e6).toFixed(1)} MB (ratio ${Number(m.ratio).toFixed(4)}) in ${Number(m.seconds).toFixed(3)} s = ${mbps(m.in, m.seconds).toFixed(0)} MB/s, wasm memory ${(Number(m.memory) / (1 << 20)).toFixed(0)} MiB`;
 const builds = threaded ? [false, true] : [false];

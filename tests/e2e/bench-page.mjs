@@ -1,16 +1,27 @@
 // The page row of tests/python/bench_peers.py (issue 16), as a coprocess it drives round by round,
-// so the page runs in the same rounds as ZipNN and the CLI. For FILE it opens one page per build of
-// the codec module — single-threaded (page not cross-origin isolated) and threaded (isolated page,
+// so the page runs in the same rounds as ZipNN and the CLI. For FILE it opens one page per variant
+// of the codec worker — by default the single-threaded build (page not cross-origin isolated) and
+// the threaded build with a pool of one thread per core (isolated page, `?codec-threads=<cores>`;
 // when scripts/build-web.sh made dist/threads) — compresses FILE with LMC in each once, checks the
 // page's snapshot against the CLI's and the restored file against FILE byte for byte, then prints
 // `{"ready": [builds]}`. Each line on stdin is a round: each page compresses FILE and decompresses
 // its snapshot once (tests/e2e/page-codec.mjs: click to result on the page, Blob built), and one
-// JSON line is printed: `{"round": [{build, threads, compress_s, decompress_s, compress_cpu_s,
-// decompress_cpu_s (every browser process), app_compress_s, worker_decompress_s, ratio}]}`.
-// Exits at the end of stdin. Progress goes to stderr.
+// JSON line is printed: `{"round": [{variant, build, threads, compress_s, decompress_s,
+// compress_cpu_s, decompress_cpu_s (every browser process), app_compress_s, worker_decompress_s,
+// ratio}]}`. Exits at the end of stdin. Progress goes to stderr.
 //
 //   node tests/e2e/bench-page.mjs FILE      (BITLENS_BIN: the CLI for the snapshot check)
+//
+// VARIANTS (comma-separated) picks the pages instead, in this order (issue 28):
+//   plain  the page not cross-origin isolated: single-threaded build, no read-ahead thread
+//   auto   the isolated page as a visitor gets it: what web/worker.js's `chooseBuild` picks
+//   Q      the isolated page with the query Q, which forces the codec worker's choice:
+//          `codec-threads=0` the single-threaded build, `codec-threads=N` the threaded build with a
+//          pool of N, `codec-read-ahead=0|1` the read-ahead thread off / on (web/src/ui/io/location.rs)
+// e.g. `VARIANTS='plain,codec-threads=0,codec-threads=1,codec-threads=2&codec-read-ahead=0'
+// node tests/e2e/bench-page.mjs F < <(yes | head -9)`.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { startServer } from './serve.mjs';
@@ -22,22 +33,32 @@ const file = path.resolve(process.argv[2]);
 const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 if (!fs.existsSync(path.join(DIST, 'index.html'))) throw new Error(`${DIST} has no built app: run scripts/build-web.sh`);
 const threaded = fs.existsSync(path.join(DIST, 'threads', 'bitlens-wasm_bg.wasm'));
-const servers = [await startServer(DIST, 0, { isolate: false })];
-if (threaded) servers.push(await startServer(DIST, 0));
+const variants = (process.env.VARIANTS ?? (threaded ? `plain,codec-threads=${os.availableParallelism()}` : 'plain')).split(',');
+const plain = await startServer(DIST, 0, { isolate: false });
+const isolated = await startServer(DIST, 0);
+const servers = [plain, isolated];
+/** The page's URL of one variant. */
+function variantUrl(v) {
+  const at = (server) => `http://127.0.0.1:${server.address().port}/`;
+  if (v === 'plain') return at(plain);
+  if (v === 'auto') return at(isolated);
+  if (/^codec-[a-z-]+=\d+(&codec-[a-z-]+=\d+)*$/.test(v)) return `${at(isolated)}?${v}`;
+  throw new Error(`unknown variant ${v}: plain, auto or a query such as codec-threads=2&codec-read-ahead=0`);
+}
 const context = await launch();
 const tmp = tempDir();
 const name = path.basename(file, '.safetensors');
 const pages = [];
 try {
-  for (const server of servers) {
-    const { page, build } = await openCodecPage(context, `http://127.0.0.1:${server.address().port}/`, file);
-    const tag = `${name}-${build.build}`;
+  for (const variant of variants) {
+    const { page, build } = await openCodecPage(context, variantUrl(variant), file);
+    const tag = `${name}-${variant.replace(/[^a-z0-9]+/g, '_')}-${build.build}`;
     process.stderr.write(`bench-page: ${tag}: checking the page's snapshot and restore\n`);
     await timedCompress(page);
     await loadOwnSnapshot(page, file, tmp, tag);
     await timedDecompress(page);
     await checkRestored(page, file, tmp, tag);
-    pages.push({ page, build });
+    pages.push({ page, build: { variant, ...build } });
   }
   console.log(JSON.stringify({ ready: pages.map((p) => p.build) }));
   for await (const _ of readline.createInterface({ input: process.stdin })) {

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useApp, THREADED } from './harness.mjs';
+import { useApp, THREADED, CORES, FORCE_THREADS } from './harness.mjs';
 import { WEIGHTS, SHOTS, perturb } from './fixtures.mjs';
 import { cli, sameBytes, download, selectByText, compress, decompressFirst } from './steps.mjs';
 
@@ -21,7 +21,7 @@ const app = useApp();
 const openApp = app.openApp;
 
 test('compress a real file in the page (LMC): the CLI restores it byte for byte', { timeout: 300_000 }, async () => {
-  const page = await openApp();
+  const page = await openApp({ query: FORCE_THREADS });
   await page.setInputFiles('#file-input', BF16);
   await page.waitForSelector('#tensor-table tbody tr');
   await page.click('[data-tab=codecs]');
@@ -31,9 +31,9 @@ test('compress a real file in the page (LMC): the CLI restores it byte for byte'
   const r = await page.$eval('#compress-result', (e) => ({ ...e.dataset }));
   assert.equal(r.preset, 'lmc');
   assert.equal(Number(r.in), fs.statSync(BF16).size);
-  // Cross-origin isolated: the threaded build ran it (when scripts/build-web.sh made one).
+  // Cross-origin isolated and forced: the threaded build ran it (when scripts/build-web.sh made one).
   assert.equal(r.build, THREADED ? 'threads' : 'single');
-  if (THREADED) assert.equal(Number(r.threads), await page.evaluate(() => navigator.hardwareConcurrency));
+  if (THREADED) assert.equal(Number(r.threads), CORES);
   const { out, suggested } = await download(page, '#compress-download', path.join(app.tmp, 'page-lmc.bls'));
   assert.equal(suggested, 'minilm-bf16.bls');
   assert.equal(fs.statSync(out).size, Number(r.out));

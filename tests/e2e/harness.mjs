@@ -6,6 +6,7 @@
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
@@ -15,6 +16,13 @@ const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
 
 /** True when dist/ holds the threaded build of the codec module (scripts/build-web.sh made it). */
 export const THREADED = fs.existsSync(path.join(DIST, 'threads', 'bitlens-wasm_bg.wasm'));
+
+/** One thread per core: the pool size the tests force the threaded build to (web/build-choice.js
+ * picks the single-threaded build on this 2-core machine; tests of the threaded build force it). */
+export const CORES = os.availableParallelism();
+
+/** The page query that forces the threaded build with a pool of `CORES` (see web/src/ui/io/location.rs). */
+export const FORCE_THREADS = `codec-threads=${CORES}`;
 
 /** Registers before/after hooks; the returned object's `tmp` and `openApp()` work inside tests. */
 export function useApp() {
@@ -35,11 +43,12 @@ export function useApp() {
     app.plain?.close();
     if (app.tmp) fs.rmSync(app.tmp, { recursive: true, force: true });
   });
-  /** A page of the app (cross-origin isolated unless `isolated: false`) with console errors collected in `page.errors`. */
-  app.openApp = async ({ isolated = true } = {}) => {
+  /** A page of the app (cross-origin isolated unless `isolated: false`; with the URL query `query`,
+   * e.g. FORCE_THREADS) with console errors collected in `page.errors`. */
+  app.openApp = async ({ isolated = true, query = '' } = {}) => {
     const page = await app.context.newPage();
     collectErrors(page);
-    await page.goto(isolated ? app.url : app.plainUrl);
+    await page.goto(`${isolated ? app.url : app.plainUrl}${query ? `?${query}` : ''}`);
     await page.waitForSelector('#file-input', { state: 'attached' });
     return page;
   };

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { useApp } from './harness.mjs';
+import { useApp, FORCE_THREADS } from './harness.mjs';
 import { WEIGHTS } from './fixtures.mjs';
 import { cli, sameBytes, download, compress, decompressFirst } from './steps.mjs';
 
@@ -54,9 +54,10 @@ async function waitForOutputs(page, sizes) {
   assert.fail(`output files ${JSON.stringify(seen)}, expected sizes ${want}`);
 }
 
-/** A page of the app with `file` loaded, the codec view open and its codec worker ready. */
+/** A page of the app with `file` loaded, the codec view open and its codec worker ready; an
+ * isolated one forced to the threaded build (whose writes come from shared wasm memory). */
 async function codecPage(isolated, file = BF16) {
-  const page = await app.openApp({ isolated });
+  const page = await app.openApp({ isolated, query: isolated ? FORCE_THREADS : '' });
   await page.setInputFiles('#file-input', file);
   await page.waitForSelector('#tensor-table tbody tr');
   await page.click('[data-tab=codecs]');

@@ -31,7 +31,7 @@ pub fn build_kind() -> String {
     kind().name().into()
 }
 
-/// This build, its threads, and `reason`: why it is not the threaded one.
+/// This build, its threads, and `reason`: why this build and pool size were chosen.
 pub fn build(reason: Option<String>) -> Build {
     Build {
         kind: kind(),

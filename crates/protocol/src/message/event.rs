@@ -67,7 +67,7 @@ pub struct Build {
     pub kind: BuildKind,
     /// Threads the codecs run on.
     pub threads: u32,
-    /// Why the single-threaded build was chosen.
+    /// Why this build (and, threaded, this pool size) was chosen: web/worker.js's `chooseBuild`.
     pub reason: Option<String>,
 }
 

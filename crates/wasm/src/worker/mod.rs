@@ -65,8 +65,8 @@ pub async fn run_job(
     }
 }
 
-/// Tells the page which build of the module this worker runs (and `reason`: why not the threaded
-/// one), once the module is ready (the codec worker, before its first job).
+/// Tells the page which build of the module this worker runs (and `reason`: why this build and
+/// pool size), once the module is ready (the codec worker, before its first job).
 #[wasm_bindgen(js_name = announceReady)]
 pub fn announce_ready(reason: Option<String>) {
     match ToPage::new() {

@@ -1,6 +1,7 @@
 //! The page URL as view state: reading `?url=…&stats=…&tab=…&tensor=…&embed=1` at start, and writing the
 //! current view back with `history.replaceState` (no new history entry, no reload) so a copied link
-//! reproduces it.
+//! reproduces it. Beside the view state, the page settings for tests and benchmarks that a link keeps:
+//! `?codec-threads=N&codec-read-ahead=B` force the codec worker's build (see [`codec_worker_query`]).
 
 use crate::model::link::ViewState;
 use web_sys::UrlSearchParams;
@@ -33,6 +34,9 @@ pub fn query(state: &ViewState) -> String {
     for (k, v) in state.to_pairs() {
         params.append(k, &v);
     }
+    for (page, _, n) in codec_forced() {
+        params.append(page, &n.to_string());
+    }
     let q = String::from(params.to_string());
     if q.is_empty() {
         q
@@ -55,4 +59,37 @@ pub fn write(state: &ViewState) -> bool {
     w.history()
         .and_then(|h| h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url)))
         .is_ok()
+}
+
+/// The page's parameters that force the codec worker's choice (tests and benchmarks), and the
+/// names `web/worker.js` reads them by from its own URL: `?codec-threads=N` (0: the
+/// single-threaded build; N > 0: the threaded build with a pool of N threads, on a cross-origin
+/// isolated page with the build made) and `?codec-read-ahead=0|1` (the read-ahead thread off or
+/// on, on an isolated page), instead of what its `chooseBuild` picks.
+const CODEC_FORCED: [(&str, &str); 2] = [
+    ("codec-threads", "threads"),
+    ("codec-read-ahead", "read-ahead"),
+];
+
+/// The page URL's [`CODEC_FORCED`] parameters that are numbers, as (page name, worker name, value).
+fn codec_forced() -> Vec<(&'static str, &'static str, u32)> {
+    let params = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|search| UrlSearchParams::new_with_str(&search).ok());
+    let Some(params) = params else {
+        return Vec::new();
+    };
+    CODEC_FORCED
+        .iter()
+        .filter_map(|&(page, worker)| Some((page, worker, params.get(page)?.trim().parse().ok()?)))
+        .collect()
+}
+
+/// The codec worker's query for the page's forced choice (`&threads=N&read-ahead=B`, or empty);
+/// [`query`] keeps the page's parameters, so they outlive [`write`].
+pub fn codec_worker_query() -> String {
+    codec_forced()
+        .into_iter()
+        .map(|(_, worker, n)| format!("&{worker}={n}"))
+        .collect()
 }

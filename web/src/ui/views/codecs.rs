@@ -150,19 +150,20 @@ fn build_note(b: Option<&Build>) -> Html {
     let Some(b) = b else {
         return html! { <p id="codec-build" class="note">{ "Codec worker: starting…" }</p> };
     };
+    let reason = b.reason.clone().unwrap_or_default();
     let text = if b.kind == BuildKind::Threads {
         format!(
-            "Codec worker: wasm threads, PLMC on {} threads (shared memory; the page is cross-origin isolated).",
+            "Codec worker: wasm threads, PLMC on {} threads (shared memory; the page is cross-origin isolated): {reason}.",
             b.threads
         )
+    } else if reason.is_empty() {
+        "Codec worker: single-threaded build.".to_owned()
     } else {
-        format!(
-            "Codec worker: single-threaded build ({}).",
-            b.reason.as_deref().unwrap_or("no threaded build")
-        )
+        format!("Codec worker: single-threaded build ({reason}).")
     };
     html! {
-        <p id="codec-build" class="note" data-build={b.kind.name()} data-threads={b.threads.to_string()}>{ text }</p>
+        <p id="codec-build" class="note" data-build={b.kind.name()} data-threads={b.threads.to_string()}
+           data-reason={reason}>{ text }</p>
     }
 }
 

@@ -3,9 +3,11 @@
 //! codecs on a tensor. One job runs at a time (the panel keeps it); Cancel terminates the worker
 //! (the only way to stop it in the middle of a frame), and the next job starts a fresh one.
 //!
-//! The worker picks its build itself: the threaded one (PLMC on a rayon pool of workers inside it)
-//! when the page is cross-origin isolated and `threads/` was built, else the single-threaded one;
-//! it says which in a `Ready` event.
+//! The worker picks its build itself (`chooseBuild` in web/worker.js: the threaded one, PLMC on a
+//! rayon pool of workers inside it, only where the page is cross-origin isolated, `threads/` was
+//! built and the machine has the cores for it; else the single-threaded one) and says which and
+//! why in a `Ready` event. The page's `?codec-threads=N&codec-read-ahead=B` (tests and
+//! benchmarks) are passed on as `&threads=N&read-ahead=B`, which override that choice.
 //!
 //! The page's output session: compress / decompress outputs are written by the worker into the
 //! directory `bitlens-output/<session>` of the origin private file system (web/worker.js), and
@@ -46,10 +48,12 @@ impl CodecRunner {
     fn worker(&mut self) -> Result<&WorkerHandle, String> {
         if self.worker.is_none() {
             let events = self.events.clone();
-            let script = match SESSION.with(|s| s.clone()) {
-                Some(s) => format!("worker.js?role=codec&session={s}"),
-                None => "worker.js?role=codec".to_owned(),
-            };
+            let mut script = "worker.js?role=codec".to_owned();
+            if let Some(s) = SESSION.with(|s| s.clone()) {
+                script.push_str(&format!("&session={s}"));
+            }
+            // A choice forced by the page's URL (tests and benchmarks).
+            script.push_str(&crate::ui::io::location::codec_worker_query());
             self.worker = Some(WorkerHandle::spawn(&script, "codec worker", events)?);
         }
         self.worker
