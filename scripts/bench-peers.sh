@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ZipNN vs bitlens on real weights of four kinds, same files, same run (issue 16): the LMC codec
-# alone, the container in memory, and the CLI as a user runs it (file on disk, in the page cache ->
+# ZipNN and the hub's own scheme (bg4-lz4, issue 28) vs bitlens on real weights of four kinds, same
+# files, same run (issue 16): the LMC codec alone, the container in memory, and the CLI as a user
+# runs it (file on disk, in the page cache ->
 # /dev/null, and -> file on tmpfs; and from a file on tmpfs), compress and decompress, one and two threads, and the page (the app in headless Chromium:
 # whole in-page compression and decompression, single-threaded and threaded builds); fastest and
 # median of several rounds.

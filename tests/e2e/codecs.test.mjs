@@ -176,7 +176,8 @@ test('codec comparison on one tensor, and a per-tensor codec override', { timeou
   await page.waitForSelector('#codec-comparison', { timeout: 300_000 });
   const rows = await page.$$eval('#codec-comparison tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
   const labels = rows.map((r) => r.label);
-  for (const l of ['bitlens LMC', 'NeuZip lossless', 'NeuZip k=3', 'NeuZip k=1', 'NeuZip k=0', 'BitSnap quantized', 'lz4_flex']) {
+  const HUB = "bg4-lz4 (the hub's Xet chunks)";
+  for (const l of ['bitlens LMC', 'NeuZip lossless', 'NeuZip k=3', 'NeuZip k=1', 'NeuZip k=0', 'BitSnap quantized', 'lz4_flex', HUB]) {
     assert.ok(labels.includes(l), `${l} in ${labels}`);
   }
   for (const r of rows) {
@@ -187,6 +188,12 @@ test('codec comparison on one tensor, and a per-tensor codec override', { timeou
   const lmc = rows.find((r) => r.label === 'bitlens LMC');
   const lz4 = rows.find((r) => r.label === 'lz4_flex');
   assert.ok(Number(lmc.ratio) < Number(lz4.ratio), 'LMC beats lz4 on bf16 weights');
+  // The hub's scheme (issue 28): its byte grouping beats plain LZ4 on bf16, LMC's entropy coding
+  // beats both. It runs the code of the CLI's `bench --codecs bg4-lz4` (crates/peers), by that name.
+  const hub = rows.find((r) => r.label === HUB);
+  assert.ok(Number(hub.ratio) < Number(lz4.ratio) && Number(lmc.ratio) < Number(hub.ratio), JSON.stringify(hub));
+  assert.equal(hub.codec, 'bg4-lz4');
+  assert.equal(hub.lossy, 'false');
   assert.equal(await page.locator('[data-chart=codec-ratio] rect.bar').count(), rows.length);
   await page.screenshot({ path: path.join(SHOTS, 'detail-codec-comparison.png'), fullPage: true });
   // Override: this tensor lossy NeuZip k=3, the rest LMC.

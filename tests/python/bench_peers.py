@@ -7,6 +7,9 @@ see the same machine state (the machine is shared: the spread between rounds is 
 - `bitlens --threads T bench F --codecs lmc,snapshot --repeat 2` for T = 1 and 2: the `lmc` row is
   the codec alone (every tensor into reused buffers), the `snapshot` row the whole container in
   memory (frames, checksums, index; decoded back and compared); the best of its two passes;
+  with T = 1 also `bg4-lz4`, its `bg4-lz4 (whole file)` row: the hub's own Xet storage scheme
+  (64 KiB content-defined chunks, each stored as it is, LZ4 or byte-grouped LZ4; issue 28) on the
+  whole file, one thread, the peer a hub sets beside ZipNN and LMC;
 - the CLI as a user runs it: `bitlens --threads T compress F -o /dev/null`, `compress F -o
   F.bls`, `decompress F.bls -o /dev/null`, `decompress F.bls -o F.out`. Its inputs are where a
   user's checkpoints are, files on disk in the page cache (F itself and a copy of F.bls under
@@ -91,14 +94,19 @@ def zipnn_round(z, raw, series, sizes):
     sizes["zipnn"] = len(packed)
 
 
+BENCH_ROWS = {"lmc": "codec", "snapshot (whole file)": "container", "bg4-lz4 (whole file)": "bg4-lz4"}
+
+
 def bench_round(binary, path, threads, series, sizes, nbytes):
-    """One `bitlens bench` run: codec alone and container in memory, best of its 2 passes."""
-    out = subprocess.run([binary, "--threads", str(threads), "bench", path, "--codecs", "lmc,snapshot",
+    """One `bitlens bench` run: codec alone and container in memory, best of its 2 passes; on one
+    thread also the hub's bg4-lz4 on the whole file (a peer: always one thread)."""
+    codecs = "lmc,snapshot" + (",bg4-lz4" if threads == 1 else "")
+    out = subprocess.run([binary, "--threads", str(threads), "bench", path, "--codecs", codecs,
                           "--repeat", "2", "--json"], check=True, capture_output=True, text=True).stdout
     for r in json.loads(out)["results"]:
-        if r["threads"] != threads:
+        name = BENCH_ROWS.get(r["codec"])
+        if r["threads"] != threads or name is None:
             continue
-        name = {"lmc": "codec", "snapshot": "container"}[r["codec"].split(" ")[0]]
         for verb in ("compress", "decompress"):
             series[(name, threads, verb)].add(nbytes / 1e6 / r[f"{verb}_mb_s"])
         sizes[name] = r["compressed_bytes"]
@@ -244,7 +252,7 @@ def measure(binary, path, rounds, page):
     raw = open(path, "rb").read()
     n = len(raw)
     z = zipnn.ZipNN(input_format="byte", bytearray_dtype=ST_TO_ZIPNN[main_dtype(path)], threads=1)
-    keys = [("zipnn", 1, v) for v in ("compress", "decompress")] + [
+    keys = [(p, 1, v) for p in ("zipnn", "bg4-lz4") for v in ("compress", "decompress")] + [
         (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
     keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file", "cli-tmpfs")
              for v in ("compress", "decompress")]
@@ -335,6 +343,8 @@ def print_table(report):
     print("\nSpeeds in GB/s, compress / decompress: fastest round (median round)\n")
     head()
     print("| ZipNN 0.5.4 | " + " | ".join(speed_cell(r, "zipnn 1") for r in report) + " |")
+    print("| bg4-lz4, the hub's Xet scheme (whole file, `bench`) | "
+          + " | ".join(speed_cell(r, "bg4-lz4 1") for r in report) + " |")
     for t in THREADS:
         for path, label in PATHS:
             print(f"| bitlens {label}, {t} thread{'s' if t > 1 else ''} | "
@@ -368,10 +378,15 @@ def print_table(report):
             d = s[f"{path} 2 decompress"]["best_gb_s"] / s[f"{path} 1 decompress"]["best_gb_s"]
             cells.append(f"{c:.2f} / {d:.2f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
-    print("\nSize ÷ original: bitlens .bls (CLI) / bitlens LMC codec alone / ZipNN\n")
+    print("\nSize ÷ original: bitlens .bls (CLI) / bitlens LMC codec alone / ZipNN / bg4-lz4 (the hub's)\n")
     head()
     print("| ratio | " + " | ".join(
-        f"{r['ratio']['cli']:.4f} / {r['ratio']['codec']:.4f} / {r['ratio']['zipnn']:.4f}" for r in report) + " |")
+        f"{r['ratio']['cli']:.4f} / {r['ratio']['codec']:.4f} / {r['ratio']['zipnn']:.4f} / "
+        f"{r['ratio']['bg4-lz4']:.4f}" for r in report) + " |")
+    print("\nbitlens ÷ bg4-lz4 (the hub's scheme), one thread, compress / decompress: fastest (median)\n")
+    head()
+    for path, label in PATHS[:3]:
+        print(f"| {label} | " + " | ".join(ratio_cell(r, f"{path} 1", "bg4-lz4 1") for r in report) + " |")
     print("\nPeak RSS of the CLI (MB), compress / decompress, file -> file, 1 thread (2 threads)\n")
     head()
     print("| peak RSS | " + " | ".join(

@@ -169,7 +169,8 @@ enum Command {
         #[arg(long)]
         step: Option<String>,
     },
-    /// Compare bitlens's codecs with zstd, lz4, deflate and bzip2 on the same tensors.
+    /// Compare bitlens's codecs with zstd, lz4, deflate, bzip2 and the hub's bg4-lz4 on the same
+    /// tensors.
     Bench {
         /// A .safetensors file, a *.safetensors.index.json, or a directory of shards.
         #[arg(required = true)]
@@ -179,7 +180,7 @@ enum Command {
         json: bool,
         /// Only these codecs (comma-separated): snapshot (the whole container on each file),
         /// lmc, neuzip, neuzip-k3, neuzip-k1, neuzip-k0, bitsnap-quant, zstd-1, zstd-3, zstd-19,
-        /// lz4, deflate, bzip2.
+        /// lz4, deflate, bzip2, bg4-lz4 (per tensor, and each whole file as the hub stores it).
         #[arg(long, value_delimiter = ',')]
         codecs: Vec<String>,
         /// Passes per codec; the fastest counts.

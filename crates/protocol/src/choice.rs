@@ -70,15 +70,19 @@ pub enum PeerCodec {
     Deflate,
     /// ruzstd at its fastest level (the only one it implements).
     Zstd,
+    /// The Hugging Face hub's Xet scheme (`bitlens_peers::xet`): ~64 KiB content-defined chunks,
+    /// each stored as it is, as LZ4 or byte-grouped by 4 then LZ4.
+    Bg4Lz4,
 }
 
 impl PeerCodec {
-    /// The name its results carry (`lz4_flex`, `deflate`, `zstd`).
+    /// The name its results carry (`lz4_flex`, `deflate`, `zstd`, `bg4-lz4`).
     pub const fn name(self) -> &'static str {
         match self {
             PeerCodec::Lz4 => "lz4_flex",
             PeerCodec::Deflate => "deflate",
             PeerCodec::Zstd => "zstd",
+            PeerCodec::Bg4Lz4 => "bg4-lz4",
         }
     }
 }
@@ -130,6 +134,11 @@ mod tests {
         assert!(short.overrides.is_empty());
         assert_eq!(o.choice_for("a").mantissa_bits, Some(1));
         assert_eq!(o.choice_for("b").codec, CodecKind::Lmc);
+        // The hub's scheme goes by the name the CLI's `--codecs` takes.
+        assert_eq!(
+            serde_json::to_string(&PeerCodec::Bg4Lz4).unwrap(),
+            format!("\"{}\"", PeerCodec::Bg4Lz4.name())
+        );
         let ins: CompressOptions =
             serde_json::from_str(r#"{"codec":"lmc","inshrink":{"max_error":0.1}}"#).unwrap();
         assert_eq!(ins.inshrink.map(|i| i.max_error), Some(0.1));

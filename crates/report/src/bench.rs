@@ -28,7 +28,8 @@ impl From<ErrorReport> for LossyError {
 /// One row of the benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchRow {
-    /// Codec and variant, e.g. `zstd-3 (byte-grouped)`.
+    /// Codec and variant, e.g. `zstd-3 (byte-grouped)`; rows over whole input files end in
+    /// `(whole file)` (`snapshot`, `bg4-lz4`).
     pub codec: String,
     /// Threads it ran on.
     pub threads: usize,

@@ -10,7 +10,8 @@
 //!
 //! - [`worker`]: the job loop (requests in, events out, `Blob`s read in windows).
 //! - [`snapshot`]: compress a safetensors file into a snapshot, read and decompress snapshots, and
-//!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd) on one tensor.
+//!   time one codec (or a pure-Rust peer: lz4_flex, miniz_oxide deflate, ruzstd, the hub's
+//!   bg4-lz4) on one tensor.
 //! - [`inshrink`]: Inshrinkerator compression under a per-tensor relative L2 error budget.
 //! - [`source`] / [`sink`]: files read synchronously as the core's `ReadAt`, output in chunks;
 //!   [`http_source`]: a remote file read the same way, with synchronous `Range` requests.

@@ -377,7 +377,8 @@ fn value_error(dtype: Dtype, a: &[u8], b: &[u8]) -> Result<ErrorReport, Failure>
 
 /// Compresses and decompresses `data` with a peer codec compiled into the module (`lz4`: lz4_flex
 /// block format; `deflate`: miniz_oxide level 6; `zstd`: ruzstd at its fastest level, the only one
-/// it implements), timing both with `clock` (milliseconds), checking the bytes come back.
+/// it implements; `bg4-lz4`: the hub's Xet chunks, `bitlens_peers`, the code the CLI's `bench`
+/// runs), timing both with `clock` (milliseconds), checking the bytes come back.
 pub fn peer_codec_roundtrip(
     peer: PeerCodec,
     data: &[u8],
@@ -390,6 +391,11 @@ pub fn peer_codec_roundtrip(
         PeerCodec::Deflate => miniz_oxide::deflate::compress_to_vec(data, 6),
         PeerCodec::Zstd => {
             ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+        }
+        PeerCodec::Bg4Lz4 => {
+            let mut out = Vec::new();
+            bitlens_peers::compress_into(data, &mut out).map_err(|e| Failure(e.to_string()))?;
+            out
         }
     };
     let t1 = clock();
@@ -406,6 +412,12 @@ pub fn peer_codec_roundtrip(
             let mut out = Vec::with_capacity(data.len());
             dec.read_to_end(&mut out)
                 .map_err(|e| Failure(format!("zstd: {e}")))?;
+            out
+        }
+        PeerCodec::Bg4Lz4 => {
+            let mut out = Vec::with_capacity(data.len());
+            bitlens_peers::decompress_into(&packed, &mut out)
+                .map_err(|e| Failure(e.to_string()))?;
             out
         }
     };

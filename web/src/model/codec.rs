@@ -179,7 +179,7 @@ pub fn by_error(info: &InshrinkInfo) -> Vec<(&str, &TensorPlan)> {
 
 /// The codecs the comparison panel runs on a tensor, with their labels: bitlens' own, and the
 /// pure-Rust peers compiled into the module.
-pub const COMPARISON: [(&str, Contender); 9] = [
+pub const COMPARISON: [(&str, Contender); 10] = [
     (
         "bitlens LMC",
         Contender::Bitlens(Choice::new(CodecKind::Lmc)),
@@ -201,6 +201,10 @@ pub const COMPARISON: [(&str, Contender); 9] = [
         Contender::Peer(PeerCodec::Deflate),
     ),
     ("zstd (ruzstd, fastest)", Contender::Peer(PeerCodec::Zstd)),
+    (
+        "bg4-lz4 (the hub's Xet chunks)",
+        Contender::Peer(PeerCodec::Bg4Lz4),
+    ),
 ];
 
 /// [`COMPARISON`] as the worker takes it.

@@ -1,5 +1,7 @@
 //! `bitlens bench`: bitlens's codecs beside zstd (levels 1, 3, 19), lz4 (lz4_flex), deflate (flate2)
-//! and bzip2, raw and byte-grouped, on the same tensors in one run.
+//! and bzip2, raw and byte-grouped, and the Hugging Face hub's own scheme `bg4-lz4`
+//! (`bitlens_peers::xet`: 64 KiB content-defined chunks, each None / LZ4 / byte-grouped LZ4), on
+//! the same tensors in one run.
 //!
 //! Every codec compresses each tensor separately (as the snapshot container does) and decompresses
 //! it; lossless rows are checked byte for byte, lossy rows report their error. Times are wall-clock
@@ -12,7 +14,8 @@
 //! The `snapshot` rows run the whole container in memory on each input file, as `bitlens
 //! compress` / `decompress` do on disk: the file's bytes in, a `.bls` out (checksums, index and
 //! all), then back to the identical file. They are the figures to set beside a whole-file
-//! compressor such as ZipNN (`scripts/bench-peers.sh`).
+//! compressor such as ZipNN (`scripts/bench-peers.sh`). Likewise `bg4-lz4 (whole file)` stores each
+//! input file's bytes as the hub does (chunks cut across tensors, header included), on one thread.
 
 use anyhow::{bail, ensure, Context, Result};
 use bitlens_codecs::{byte_group, Options, Transform, Width};
@@ -211,6 +214,21 @@ fn lz4_decompress(p: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+fn bg4_lz4_compress(d: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    bitlens_peers::compress_into(d, out)?;
+    Ok(())
+}
+
+fn bg4_lz4_decompress(p: &[u8], n: usize, out: &mut Vec<u8>) -> Result<()> {
+    bitlens_peers::decompress_into(p, out)?;
+    ensure!(
+        out.len() == n,
+        "bg4-lz4 restored {} of {n} bytes",
+        out.len()
+    );
+    Ok(())
+}
+
 fn deflate_compress(d: &[u8], out: &mut Vec<u8>) -> Result<()> {
     out.clear();
     let mut e = flate2::write::DeflateEncoder::new(out, flate2::Compression::default());
@@ -275,11 +293,18 @@ fn candidates(filter: &[String]) -> Vec<Candidate> {
         all.push(peer(name, false, c, d));
         all.push(peer(name, true, c, d));
     }
+    // The hub's scheme groups bytes itself (by 4, whatever the dtype): no grouped variant.
+    all.push(bg4_lz4());
     all.retain(|c| {
         let base = c.name.split(" (").next().unwrap_or(&c.name);
         filter.is_empty() || filter.iter().any(|f| f == base || f == &c.name)
     });
     all
+}
+
+/// The hub's Xet scheme, each tensor stored as one file would be.
+fn bg4_lz4() -> Candidate {
+    peer("bg4-lz4", false, bg4_lz4_compress, bg4_lz4_decompress)
 }
 
 fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow> {
@@ -327,10 +352,10 @@ fn measure(c: &Candidate, samples: &[Sample], repeat: usize) -> Result<BenchRow>
 /// The whole container on each file in memory: its bytes into a snapshot and back (LMC for every
 /// tensor, as `bitlens compress` does by default), each file restored byte for byte, on the
 /// current rayon pool (`threads` of them). Times summed over files, best of `repeat` passes.
-fn measure_snapshot(files: &[Vec<u8>], threads: usize, repeat: usize) -> Result<BenchRow> {
+fn measure_snapshot(files: &[Sample], threads: usize, repeat: usize) -> Result<BenchRow> {
     let headers = files
         .iter()
-        .map(|f| Ok(bitlens_tensors::read_header(f)?))
+        .map(|f| Ok(bitlens_tensors::read_header(&f.data)?))
         .collect::<Result<Vec<_>>>()?;
     let codec_for = |t: &bitlens_tensors::TensorInfo| Codec::lmc_for_width(t.dtype.lane_bytes());
     let mut passes = Passes::default();
@@ -340,6 +365,7 @@ fn measure_snapshot(files: &[Vec<u8>], threads: usize, repeat: usize) -> Result<
     for pass in 0..repeat.max(1) {
         let (mut t_comp, mut t_dec) = (0f64, 0f64);
         for (file, header) in files.iter().zip(&headers) {
+            let file = &file.data;
             snapshot.clear();
             let t0 = Instant::now();
             let (out, _) =
@@ -400,16 +426,22 @@ fn check_filter(filter: &[String]) -> Result<()> {
 /// Runs the benchmark and prints the table (or JSON) to stdout.
 pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> Result<()> {
     check_filter(filter)?;
+    // Whole files are read for the rows that store them as they are.
+    let whole_files = selected(filter, "snapshot") || selected(filter, "bg4-lz4");
     let mut samples = Vec::new();
     let mut files = Vec::new();
     for input in inputs {
         let c = Checkpoint::open(input)?;
         for shard in &c.shards {
-            if selected(filter, "snapshot") {
+            if whole_files {
                 let mut file = vec![0u8; shard.header.file_size as usize];
                 bitlens_tensors::ReadAt::read_exact_at(&shard.source, 0, &mut file)
                     .with_context(|| format!("{}: cannot read", shard.path.display()))?;
-                files.push(file);
+                files.push(Sample {
+                    data: file,
+                    dtype: Dtype::U8,
+                    width: 1,
+                });
             }
             for t in &shard.header.tensors {
                 let (start, end) = shard.header.file_range(t);
@@ -453,7 +485,15 @@ pub fn run(inputs: &[PathBuf], json: bool, filter: &[String], repeat: usize) -> 
             Box::new(move || measure(&c, samples, repeat))
         })
         .collect();
-    if !files.is_empty() {
+    if !files.is_empty() && selected(filter, "bg4-lz4") {
+        let files = &files;
+        rows.push(Box::new(move || {
+            let mut row = measure(&bg4_lz4(), files, repeat)?;
+            row.codec = "bg4-lz4 (whole file)".into();
+            Ok(row)
+        }));
+    }
+    if !files.is_empty() && selected(filter, "snapshot") {
         let files = &files;
         rows.insert(
             0,
@@ -516,6 +556,7 @@ mod tests {
             "zstd-19",
             "lz4",
             "bzip2",
+            "bg4-lz4",
         ] {
             assert!(known.iter().any(|k| k == name), "{name} in {known:?}");
         }
@@ -524,7 +565,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("`bg4-lz4x`") && err.contains("zstd-19") && err.contains("snapshot"),
+            err.contains("`bg4-lz4x`")
+                && err.contains("zstd-19")
+                && err.contains("snapshot")
+                && err.contains(", bg4-lz4"),
             "{err}"
         );
     }

@@ -442,7 +442,7 @@ fn comparison(rows: &[RoundtripRow]) -> Html {
                     }) }
                 </tbody>
             </table>
-            <p class="note">{ "Each codec compresses and decompresses this tensor in the worker (64 MiB frames for the bitlens codecs, one block for the peers); lossless results are checked byte for byte. Peers are the pure-Rust crates that build for wasm32: lz4_flex, miniz_oxide (deflate) and ruzstd (zstd; it implements only its fastest level)." }</p>
+            <p class="note">{ "Each codec compresses and decompresses this tensor in the worker (64 MiB frames for the bitlens codecs, one block for the peers); lossless results are checked byte for byte. Peers are the pure-Rust crates that build for wasm32: lz4_flex, miniz_oxide (deflate) and ruzstd (zstd; it implements only its fastest level), and bg4-lz4, the Hugging Face hub's own storage (Xet: ~64 KiB content-defined chunks, each stored as is, LZ4 or byte-grouped by 4 then LZ4; the same code as bitlens bench)." }</p>
         </div>
     }
 }
