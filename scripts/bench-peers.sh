@@ -11,6 +11,8 @@
 # from MiniLM's tensors (tests/python/make_big_bf16.py, made when missing), 3 rounds, no page: where
 # the process start and first-touch costs of a 45 MB file no longer hide how the threads scale
 # (BIG_ROUNDS=N for more rounds).
+# SET=28: issue 28's eleven files instead (MiniLM in three dtypes, a transformer's weights and AdamW
+# moments in fp32 and bf16, the MLP's moments in both, the MLP's XOR deltas in both); made when missing.
 # Extra arguments go to tests/python/bench_peers.py (--rounds N, --json).
 # The page rows need the web toolchain (trunk, node_modules, Chromium: scripts/setup-web.sh); the
 # app is built first (CARGO_TARGET_DIR=target/web scripts/build-web.sh, quick when it is fresh) so
@@ -31,6 +33,21 @@ if [ ! -f "$moments" ]; then
   echo "bench-peers: training the digits MLP (hidden 2048, 100 steps) for its AdamW moments" >&2
   .venv/bin/python scripts/train_digits.py train --out "$run" --hidden 2048 --steps 100 --every 100 >&2
 fi
+# Issue 28's set (SET=28): a transformer's weights and AdamW moments in fp32 and bf16 beside the
+# MLP's, and the XOR deltas of the MLP between steps 0 and 100 (every weight changed).
+tr=.cache/runs/transformer
+if [ "${SET:-}" = 28 ] && [ ! -f "$tr/optimizer-bf16.safetensors" ]; then
+  echo "bench-peers: training the transformer (6.65 M parameters, 300 AdamW steps)" >&2
+  .venv/bin/python scripts/train_transformer.py --out "$tr" >&2
+fi
+xor=.cache/runs/xor
+if [ "${SET:-}" = 28 ]; then
+  mkdir -p "$xor"
+  for d in "" -bf16; do
+    [ -s "$xor/digits-0-100$d.safetensors" ] || .venv/bin/python tests/python/make_xor_delta.py \
+      "$run/step-000000/model$d.safetensors" "$run/step-000100/model$d.safetensors" "$xor/digits-0-100$d.safetensors"
+  done
+fi
 cargo build --release --locked -p bitlens-cli >/dev/null 2>&1
 page=()
 if [ "${PAGE:-1}" != 0 ]; then
@@ -44,8 +61,14 @@ if [ "${PAGE:-1}" != 0 ]; then
 fi
 w=.cache/weights
 echo "bench-peers: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-.venv/bin/python -W ignore tests/python/bench_peers.py target/release/bitlens \
-  "$w/minilm-bf16.safetensors" "$w/minilm-f16.safetensors" "$w/minilm-f32.safetensors" "$moments" "${page[@]}" "$@"
+files=("$w/minilm-bf16.safetensors" "$w/minilm-f16.safetensors" "$w/minilm-f32.safetensors" "$moments")
+if [ "${SET:-}" = 28 ]; then
+  files=("$w/minilm-bf16.safetensors" "$w/minilm-f16.safetensors" "$w/minilm-f32.safetensors"
+    "$tr/model.safetensors" "$tr/model-bf16.safetensors" "$tr/optimizer.safetensors" "$tr/optimizer-bf16.safetensors"
+    "$moments" "$run/step-000100/optimizer-bf16.safetensors"
+    "$xor/digits-0-100.safetensors" "$xor/digits-0-100-bf16.safetensors")
+fi
+.venv/bin/python -W ignore tests/python/bench_peers.py target/release/bitlens "${files[@]}" "${page[@]}" "$@"
 if [ "${BIG:-1}" != 0 ]; then
   [ -s "$w/big-bf16.safetensors" ] ||
     .venv/bin/python tests/python/make_big_bf16.py "$w/minilm-bf16.safetensors" "$w/big-bf16.safetensors"
