@@ -76,10 +76,14 @@ impl QuantStats {
 
     /// Adds whole blocks.
     pub fn add(&mut self, bytes: &[u8]) -> Result<(), DequantError> {
-        let (hist, codes) = (&mut self.scale_hist, &mut self.code_hist);
+        let hist = &mut self.scale_hist;
+        // Four interleaved code histograms (code `i` of a block into `i % 4`), so that runs of
+        // one code do not wait on each other's increments; summed into `code_hist` below.
+        let mut codes4 = [[0u64; 256]; 4];
         let mut blocks = 0;
         let (mut n, mut min, mut max, mut sum) = (0, self.scale_min, self.scale_max, 0.0);
         let (mut zero, mut neg, mut nonfinite) = (0, 0, 0);
+        let bins = scale_bin_starts();
         block_parts(self.ty, bytes, |scales, c| {
             blocks += 1;
             for &s in scales {
@@ -95,16 +99,23 @@ impl QuantStats {
                 if s == 0.0 {
                     zero += 1;
                 } else {
-                    hist[scale_bin(s)] += 1;
+                    hist[bin_of(bins, s)] += 1;
                 }
             }
-            for &c in c {
-                // Codes are < 2^bits by construction; `get_mut` keeps that unchecked-free.
-                if let Some(h) = codes.get_mut(usize::from(c)) {
-                    *h += 1;
+            let mut quads = c.chunks_exact(4);
+            for q in quads.by_ref() {
+                for (h, &c) in codes4.iter_mut().zip(q) {
+                    h[usize::from(c)] += 1;
                 }
+            }
+            for (h, &c) in codes4.iter_mut().zip(quads.remainder()) {
+                h[usize::from(c)] += 1;
             }
         })?;
+        // Codes are < 2^bits by construction: the bins past `code_hist` stay empty.
+        for (i, h) in self.code_hist.iter_mut().enumerate() {
+            *h += codes4.iter().map(|c| c[i]).sum::<u64>();
+        }
         self.blocks += blocks;
         self.scales += n;
         (self.scale_min, self.scale_max) = (min, max);
@@ -149,11 +160,43 @@ impl QuantStats {
     }
 }
 
-/// The histogram bin of a non-zero finite scale.
+/// The histogram bin of a non-zero finite scale: the rule, by `log2 |s|` in `f64`.
 fn scale_bin(s: f32) -> usize {
     let l = f64::from(s.abs()).log2();
     let i = ((l - f64::from(SCALE_LOG2_MIN)) * f64::from(SCALE_BINS_PER_OCTAVE)).floor();
     i.clamp(0.0, (SCALE_BINS - 1) as f64) as usize
+}
+
+/// `starts[k − 1]` is the smallest positive `f32` that [`scale_bin`] puts in bin `k` or above,
+/// found once by bisection over the bit patterns of the positive finite `f32`s ([`scale_bin`]
+/// is monotone in |s|), so that [`bin_of`] gives [`scale_bin`]'s bin without a logarithm.
+fn scale_bin_starts() -> &'static [f32; SCALE_BINS - 1] {
+    static STARTS: std::sync::OnceLock<[f32; SCALE_BINS - 1]> = std::sync::OnceLock::new();
+    STARTS.get_or_init(|| {
+        let mut starts = [0.0; SCALE_BINS - 1];
+        for (k, start) in starts.iter_mut().enumerate() {
+            // The smallest bit pattern in 1..=f32::MAX whose bin is ≥ k + 1 (f32::MAX's is the
+            // last bin, so one exists).
+            let (mut lo, mut hi) = (1u32, f32::MAX.to_bits());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if scale_bin(f32::from_bits(mid)) > k {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            *start = f32::from_bits(lo);
+        }
+        starts
+    })
+}
+
+/// [`scale_bin`] of a non-zero finite scale by its place among the bins' `starts`.
+#[inline]
+fn bin_of(starts: &[f32; SCALE_BINS - 1], s: f32) -> usize {
+    let a = s.abs();
+    starts.partition_point(|&t| t <= a)
 }
 
 /// A quantized tensor's block scales and quant codes, as reported (see
@@ -245,6 +288,48 @@ mod tests {
         let h: f64 = -p.map(|p: f64| p * p.log2()).sum::<f64>();
         assert!((s.code_entropy() - h).abs() < 1e-12);
         assert!(QuantStats::new(GgmlType::IQ2_XXS).is_none());
+    }
+
+    #[test]
+    fn scale_bins_by_their_starts_are_the_bins_by_log2() {
+        let starts = scale_bin_starts();
+        let same = |s: f32| {
+            assert_eq!(
+                bin_of(starts, s),
+                scale_bin(s),
+                "{s:e} ({:#x})",
+                s.to_bits()
+            )
+        };
+        // Around every bin start, the bisection's step: proof for a monotone rule.
+        for &t in starts.iter() {
+            let b = t.to_bits();
+            for bits in b.saturating_sub(3)..=b + 3 {
+                same(f32::from_bits(bits));
+                same(-f32::from_bits(bits));
+            }
+        }
+        // Every f16 (the legacy types' scales) and the ends of the f32 range.
+        for h in 1..0x7C00u16 {
+            same(half::f16::from_bits(h).to_f32());
+        }
+        for s in [
+            f32::MIN_POSITIVE,
+            1e-45,
+            2f32.powi(-32),
+            2f32.powi(16),
+            f32::MAX,
+        ] {
+            same(s);
+        }
+        // Seeded random f32 bit patterns (finite, non-zero).
+        let bytes = bitlens_test_support::rng::bytes(2828, 4 << 16);
+        for w in bytes.chunks_exact(4) {
+            let s = f32::from_le_bytes(w.try_into().unwrap());
+            if s.is_finite() && s != 0.0 {
+                same(s);
+            }
+        }
     }
 
     #[test]
