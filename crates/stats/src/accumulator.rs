@@ -283,10 +283,7 @@ impl Accumulator {
 
     fn count(&mut self, chunk: &[u8]) {
         if self.lane == 1 {
-            let g = &mut self.block_groups[0];
-            for &b in chunk {
-                g[b as usize] += 1;
-            }
+            count_bytes(&mut self.block_groups[0], chunk);
         } else if self.uses_halves() {
             count_halves(&mut self.halves, chunk, self.lane);
         } else {
@@ -365,17 +362,28 @@ impl Accumulator {
     }
 
     fn float_stats(&self) -> Option<FloatStats> {
-        float_stats(self.dtype, &self.top_hist)
+        float_stats(self.dtype, &nonzero_bins(&self.top_hist))
     }
 
     fn value_stats(&self) -> Option<ValueStats> {
         let moments = self.wide_values.then(|| self.moments.total());
-        value_stats(self.dtype, &self.top_hist, moments)
+        value_stats(self.dtype, &nonzero_bins(&self.top_hist), moments)
     }
 }
 
-/// Sign / exponent / mantissa histograms of a float `dtype` from its lanes' top-bits histogram.
-pub(crate) fn float_stats(dtype: Dtype, top_hist: &[u64]) -> Option<FloatStats> {
+/// The non-empty bins of a histogram of bit patterns, as (pattern, count) in pattern order: what
+/// the statistics derived from it read ([`float_stats`], [`value_stats`]).
+pub(crate) fn nonzero_bins(hist: &[u64]) -> Vec<(u32, u64)> {
+    hist.iter()
+        .enumerate()
+        .filter(|&(_, &c)| c > 0)
+        .map(|(bits, &c)| (bits as u32, c))
+        .collect()
+}
+
+/// Sign / exponent / mantissa histograms of a float `dtype` from the non-empty bins of its lanes'
+/// top-bits histogram ([`nonzero_bins`]).
+pub(crate) fn float_stats(dtype: Dtype, bins: &[(u32, u64)]) -> Option<FloatStats> {
     let lane = dtype.lane_bytes();
     let layout = dtype.float_layout()?;
     if matches!(dtype, Dtype::F6_E2M3 | Dtype::F6_E3M2) {
@@ -391,14 +399,11 @@ pub(crate) fn float_stats(dtype: Dtype, top_hist: &[u64]) -> Option<FloatStats> 
     };
     let mant_bits_seen = field_bits - s - e;
     let mut mantissa_hist = vec![0u64; 1 << mant_bits_seen];
-    for (bits, &c) in top_hist.iter().enumerate() {
-        if c == 0 {
-            continue;
-        }
+    for &(bits, c) in bins {
         let fields: &[u32] = if values_per_bin == 2 {
-            &[bits as u32 & 0x0F, bits as u32 >> 4]
+            &[bits & 0x0F, bits >> 4]
         } else {
-            &[bits as u32]
+            &[bits]
         };
         for &v in fields {
             if s == 1 {
@@ -421,29 +426,48 @@ pub(crate) fn float_stats(dtype: Dtype, top_hist: &[u64]) -> Option<FloatStats> 
     })
 }
 
-/// Value statistics of `dtype` from its lanes' top-bits histogram and, for 4- and 8-byte lanes,
-/// their exact moments.
+/// Value statistics of `dtype` from the non-empty bins of its lanes' top-bits histogram
+/// ([`nonzero_bins`]) and, for 4- and 8-byte lanes, their exact moments.
 pub(crate) fn value_stats(
     dtype: Dtype,
-    top_hist: &[u64],
+    bins: &[(u32, u64)],
     moments: Option<Moments>,
 ) -> Option<ValueStats> {
     let decode = decoder(dtype);
     let values_per_bin = if dtype == Dtype::F4 { 2 } else { 1 };
     match (&moments, decode) {
         (None, Some(decode)) => {
-            let m = Moments::from_histogram(top_hist, decode, values_per_bin);
+            let m = Moments::from_histogram(bins, decode, values_per_bin);
             let hist = (m.finite > 0)
-                .then(|| value_histogram(top_hist, decode, values_per_bin, m.min, m.max, true));
+                .then(|| value_histogram(bins, decode, values_per_bin, m.min, m.max, true));
             Some(m.to_stats(hist))
         }
         (Some(m), decode) => {
             let hist = decode
                 .filter(|_| m.finite > 0)
-                .map(|decode| value_histogram(top_hist, decode, 1, m.min, m.max, false));
+                .map(|decode| value_histogram(bins, decode, 1, m.min, m.max, false));
             Some(m.to_stats(hist))
         }
         (None, None) => None,
+    }
+}
+
+/// Adds the bytes of `chunk` (at most one block) to `g`: byte `i` into histogram `i % 4` first, so
+/// that runs of one byte value (a quantized tensor's blocks) do not wait on each other's
+/// increments.
+fn count_bytes(g: &mut [u32; 256], chunk: &[u8]) {
+    let mut quads = [[0u32; 256]; 4];
+    let mut q4 = chunk.chunks_exact(4);
+    for q in q4.by_ref() {
+        for (h, &b) in quads.iter_mut().zip(q) {
+            h[usize::from(b)] += 1;
+        }
+    }
+    for (h, &b) in quads.iter_mut().zip(q4.remainder()) {
+        h[usize::from(b)] += 1;
+    }
+    for (i, c) in g.iter_mut().enumerate() {
+        *c += quads[0][i] + quads[1][i] + quads[2][i] + quads[3][i];
     }
 }
 

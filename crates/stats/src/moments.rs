@@ -75,15 +75,20 @@ impl Moments {
             count: values.len() as u64,
             ..Moments::default()
         };
-        // Most batches are all finite: the first pass then runs with 1/len while it counts, and
-        // is only run again (with the selects for the non-finite values) when the count says
-        // otherwise. Either way each sum is the one of the finite values, in the same order.
+        // Most batches are all finite: the first pass runs with 1/len and no selects, and is only
+        // run again (with the selects for the non-finite values) when its sums say otherwise: a
+        // NaN or ±Inf makes its partial sum NaN or ±Inf for good, while finite values' sums of
+        // v/len stay finite. Either way each sum is the one of the finite values, in order.
         let optimistic = first_pass::<T, true>(values, 1.0 / values.len().max(1) as f64);
-        let finite = optimistic.finite;
+        let all = optimistic.mean.iter().all(|m| m.is_finite());
+        let finite = if all {
+            values.len()
+        } else {
+            count_finite(values)
+        };
         if finite > 0 {
             // Σ v·(1/n) cannot overflow even when every value is near f64::MAX. Non-finite values
             // contribute nothing.
-            let all = finite == values.len();
             let first = if all {
                 optimistic
             } else {
@@ -148,19 +153,21 @@ impl Moments {
         self.m2 += other.m2 + delta * delta * (na / n) * nb;
     }
 
-    /// Exact moments of a histogram of bit patterns.
-    pub fn from_histogram(hist: &[u64], decode: fn(u64) -> f64, values_per_bin: u32) -> Self {
+    /// Exact moments of a histogram of bit patterns, given by its non-empty bins (pattern, count).
+    pub fn from_histogram(
+        bins: &[(u32, u64)],
+        decode: fn(u64) -> f64,
+        values_per_bin: u32,
+    ) -> Self {
         let mut m = Moments::default();
-        for (bits, &c) in hist.iter().enumerate() {
-            if c == 0 {
-                continue;
-            }
+        for &(bits, c) in bins {
+            let bits = u64::from(bits);
             if values_per_bin == 2 {
                 // F4: a byte holds two values, low nibble first.
-                m.add_weighted(decode(bits as u64 & 0x0F), c);
-                m.add_weighted(decode(bits as u64 >> 4), c);
+                m.add_weighted(decode(bits & 0x0F), c);
+                m.add_weighted(decode(bits >> 4), c);
             } else {
-                m.add_weighted(decode(bits as u64), c);
+                m.add_weighted(decode(bits), c);
             }
         }
         m
@@ -305,13 +312,16 @@ impl Value for f32 {
     }
 }
 
-/// The first pass of [`Moments::add_batch`] in four interleaved accumulators, and the counts of
-/// finite values and zeros.
+/// The finite values among `values`.
+fn count_finite<T: Value>(values: &[T]) -> usize {
+    values.iter().filter(|v| v.get().is_finite()).count()
+}
+
+/// The first pass of [`Moments::add_batch`] in four interleaved accumulators, and the zeros.
 struct FirstPass {
     mean: [f64; 4],
     min: [f64; 4],
     max: [f64; 4],
-    finite: usize,
     zeros: u64,
 }
 
@@ -330,31 +340,29 @@ fn in_fours<T: Value>(values: &[T], mut step: impl FnMut(usize, f64)) {
 }
 
 /// Σ v·inv, min and max of the finite values, value `i` into accumulator `i % 4`, and the
-/// counts. With `ALL_FINITE` every value is taken as finite (no selects): the sums are right when
-/// the count of finite values says all are.
+/// zeros. With `ALL_FINITE` every value is taken as finite (no selects): the sums are right when
+/// all are.
 #[inline]
 fn first_pass<T: Value, const ALL_FINITE: bool>(values: &[T], inv: f64) -> FirstPass {
     let mut p = FirstPass {
         mean: [0.0; 4],
         min: [f64::INFINITY; 4],
         max: [f64::NEG_INFINITY; 4],
-        finite: 0,
         zeros: 0,
     };
-    let (mut finite, mut zeros) = ([0u64; 4], [0u64; 4]);
+    // Zeros counted in f64 (exact: a batch is far below 2^53 values) so that the count
+    // vectorizes with the sums.
+    let mut zeros = [0f64; 4];
     in_fours(values, |k, v| {
-        let ok = v.is_finite();
-        finite[k] += u64::from(ok);
-        zeros[k] += u64::from(v == 0.0);
-        let ok = ALL_FINITE || ok;
+        zeros[k] += if v == 0.0 { 1.0 } else { 0.0 };
+        let ok = ALL_FINITE || v.is_finite();
         p.mean[k] += if ok { v * inv } else { 0.0 };
         let lo = if ok { v } else { f64::INFINITY };
         let hi = if ok { v } else { f64::NEG_INFINITY };
         p.min[k] = if lo < p.min[k] { lo } else { p.min[k] };
         p.max[k] = if hi > p.max[k] { hi } else { p.max[k] };
     });
-    p.finite = finite.iter().sum::<u64>() as usize;
-    p.zeros = zeros.iter().sum();
+    p.zeros = zeros.iter().sum::<f64>() as u64;
     p
 }
 

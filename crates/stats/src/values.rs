@@ -139,9 +139,9 @@ impl PowExp2 for i32 {
     }
 }
 
-/// Bins the finite values of a bit-pattern histogram into [`VALUE_BINS`] bins over `[lo, hi]`.
+/// Bins the finite values of a bit-pattern histogram's non-empty bins (pattern, count) into [`VALUE_BINS`] bins over `[lo, hi]`.
 pub(crate) fn value_histogram(
-    hist: &[u64],
+    bins: &[(u32, u64)],
     decode: fn(u64) -> f64,
     values_per_bin: u32,
     lo: f64,
@@ -160,15 +160,13 @@ pub(crate) fn value_histogram(
             counts[(idx.max(0.0) as usize).min(VALUE_BINS - 1)] += c;
         }
     };
-    for (bits, &c) in hist.iter().enumerate() {
-        if c == 0 {
-            continue;
-        }
+    for &(bits, c) in bins {
+        let bits = u64::from(bits);
         if values_per_bin == 2 {
-            add(decode(bits as u64 & 0x0F), c);
-            add(decode(bits as u64 >> 4), c);
+            add(decode(bits & 0x0F), c);
+            add(decode(bits >> 4), c);
         } else {
-            add(decode(bits as u64), c);
+            add(decode(bits), c);
         }
     }
     ValueHistogram {

@@ -15,8 +15,10 @@ use bitlens_tensors::Dtype;
 /// Streams a tensor's dequantized values into [`DequantStats`].
 #[derive(Debug, Clone)]
 pub struct DequantValues {
-    /// Histogram of each value's top 16 bits (sign, exponent, 7 mantissa bits).
-    top_hist: Vec<u64>,
+    /// Histograms of each value's top 16 bits (sign, exponent, 7 mantissa bits), value `i` of a
+    /// piece into histogram `i % 4` (so that runs of one value do not wait on each other's
+    /// increments: a Q4_0 block has 16 values at most), summed by [`DequantValues::finish`].
+    top_hist: Vec<[u64; 4]>,
     moments: MomentStream,
     /// Values of the current block of [`BLOCK_LANES`] seen.
     block_fill: u64,
@@ -25,7 +27,7 @@ pub struct DequantValues {
 impl Default for DequantValues {
     fn default() -> Self {
         DequantValues {
-            top_hist: vec![0; 1 << 16],
+            top_hist: vec![[0; 4]; 1 << 16],
             moments: MomentStream::default(),
             block_fill: 0,
         }
@@ -38,8 +40,14 @@ impl DequantValues {
         while !values.is_empty() {
             let n = ((BLOCK_LANES - self.block_fill) as usize).min(values.len());
             let (chunk, rest) = values.split_at(n);
-            for &v in chunk {
-                self.top_hist[(v.to_bits() >> 16) as usize] += 1;
+            let mut quads = chunk.chunks_exact(4);
+            for q in quads.by_ref() {
+                for (k, &v) in q.iter().enumerate() {
+                    self.top_hist[(v.to_bits() >> 16) as usize][k] += 1;
+                }
+            }
+            for (k, &v) in quads.remainder().iter().enumerate() {
+                self.top_hist[(v.to_bits() >> 16) as usize][k] += 1;
             }
             self.moments.extend_slice(chunk);
             self.block_fill += n as u64;
@@ -56,9 +64,14 @@ impl DequantValues {
         if self.block_fill > 0 {
             self.moments.close_block();
         }
-        let float = float_stats(Dtype::F32, &self.top_hist);
+        let bins: Vec<(u32, u64)> = (0u32..)
+            .zip(&self.top_hist)
+            .map(|(bits, h)| (bits, h.iter().sum::<u64>()))
+            .filter(|&(_, c)| c > 0)
+            .collect();
+        let float = float_stats(Dtype::F32, &bins);
         DequantStats {
-            values: value_stats(Dtype::F32, &self.top_hist, Some(self.moments.total())),
+            values: value_stats(Dtype::F32, &bins, Some(self.moments.total())),
             exponent_entropy: float.as_ref().map(|f| f.exponent_entropy),
             float,
         }
