@@ -224,3 +224,47 @@ pub fn quant_codes(ty: GgmlType, bytes: &[u8]) -> Result<Vec<u8>, DequantError> 
     block_parts(ty, bytes, |_, c| out.extend_from_slice(c))?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_bytes_hold_the_codes_block_parts_gives_and_scales_each_its_scales() {
+        let mut with_layout = 0;
+        for ty in GgmlType::all().filter(|&t| code_bits(t).is_some()) {
+            let bb = ty.block_bytes().unwrap() as usize;
+            let bytes = bitlens_test_support::rng::bytes(99 + u64::from(ty.0), bb * 9);
+            let (mut codes, mut scales) = (Vec::new(), Vec::new());
+            block_parts(ty, &bytes, |s, c| {
+                scales.extend_from_slice(s);
+                codes.extend_from_slice(c);
+            })
+            .unwrap();
+            let mut only = Vec::new();
+            block_scales_each(ty, &bytes, |s| only.extend_from_slice(s)).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&only), bits(&scales), "{ty:?} scales");
+            let Some(layout) = code_bytes(ty) else {
+                continue;
+            };
+            // The codes' multiset (a histogram) is the code bytes' (or their nibbles').
+            let mut want = [0u64; 256];
+            codes.iter().for_each(|&c| want[usize::from(c)] += 1);
+            let mut got = [0u64; 256];
+            for b in bytes.chunks_exact(bb) {
+                for &x in &b[layout.range.clone()] {
+                    if layout.nibbles {
+                        got[usize::from(x & 0x0F)] += 1;
+                        got[usize::from(x >> 4)] += 1;
+                    } else {
+                        got[usize::from(x)] += 1;
+                    }
+                }
+            }
+            assert_eq!(got, want, "{ty:?} codes");
+            with_layout += 1;
+        }
+        assert_eq!(with_layout, 7);
+    }
+}
