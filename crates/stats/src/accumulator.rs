@@ -18,7 +18,8 @@
 //! worker pool can split a tensor with [`split_ranges`]; the result is the same for any split.
 
 use crate::entropy::{bits_per_symbol, cost_bits};
-use crate::values::{decoder, value_histogram, Moments, ValueStats};
+use crate::moments::{MomentStream, Moments};
+use crate::values::{decoder, value_histogram, ValueStats};
 use bitlens_tensors::Dtype;
 use std::ops::Range;
 
@@ -29,9 +30,6 @@ pub const BLOCK_LANES: u64 = 65_536;
 
 /// Blocks with fewer lanes than this count bytes directly (see the module doc).
 const SMALL_BLOCK_LANES: u64 = 4096;
-
-/// Lanes converted to `f64` at a time for the value moments of wide types.
-const MOMENT_BATCH: usize = 512;
 
 /// Streams one tensor's bytes (or a block-aligned range of them) into statistics.
 #[derive(Debug, Clone)]
@@ -61,14 +59,9 @@ pub struct Accumulator {
     block_entropy: Vec<Vec<f32>>,
     /// Exact value moments are kept per lane (4- and 8-byte lanes only).
     wide_values: bool,
-    /// Moments of each closed block, merged in block order at the end so the result does not
-    /// depend on window sizes or on how the tensor was split.
-    block_moments: Vec<Moments>,
-    /// Moments of the current block, fed in batches aligned to the block start.
-    cur_moments: Moments,
-    /// Decoded values not yet added to `cur_moments` (fewer than one batch).
-    pending: Box<[f64; MOMENT_BATCH]>,
-    pending_len: usize,
+    /// Moments of the values, per block, merged in block order at the end so the result does
+    /// not depend on window sizes or on how the tensor was split.
+    moments: MomentStream,
 }
 
 impl Accumulator {
@@ -113,10 +106,7 @@ impl Accumulator {
             block_costs: Vec::new(),
             block_entropy: vec![Vec::new(); lane],
             wide_values: lane >= 4,
-            block_moments: Vec::new(),
-            cur_moments: Moments::default(),
-            pending: Box::new([0.0; MOMENT_BATCH]),
-            pending_len: 0,
+            moments: MomentStream::default(),
         };
         acc.open_block();
         Ok(acc)
@@ -182,7 +172,7 @@ impl Accumulator {
             ba.extend(bb);
         }
         self.block_costs.extend(next.block_costs);
-        self.block_moments.extend(next.block_moments);
+        self.moments.append(next.moments);
         // `next` carries the state of its unfinished part (if any) forward.
         self.end = next.end;
         self.pos = next.pos;
@@ -192,9 +182,6 @@ impl Accumulator {
         self.block_groups = next.block_groups;
         self.block_len = next.block_len;
         self.block_fill = next.block_fill;
-        self.cur_moments = next.cur_moments;
-        self.pending = next.pending;
-        self.pending_len = next.pending_len;
         Ok(self)
     }
 
@@ -296,10 +283,7 @@ impl Accumulator {
 
     fn count(&mut self, chunk: &[u8]) {
         if self.lane == 1 {
-            let g = &mut self.block_groups[0];
-            for &b in chunk {
-                g[b as usize] += 1;
-            }
+            count_bytes(&mut self.block_groups[0], chunk);
         } else if self.uses_halves() {
             count_halves(&mut self.halves, chunk, self.lane);
         } else {
@@ -316,8 +300,7 @@ impl Accumulator {
         }
     }
 
-    /// Decodes lanes of a 4- or 8-byte type and adds them to the current block's moments in batches
-    /// of [`MOMENT_BATCH`] counted from the block start.
+    /// Decodes lanes of a 4- or 8-byte type and adds them to the current block's moments.
     fn add_moments(&mut self, chunk: &[u8]) {
         match self.dtype {
             Dtype::F32 | Dtype::C64 => self.add_moments_as(chunk, |b| f32::from_le_bytes(b) as f64),
@@ -332,21 +315,11 @@ impl Accumulator {
 
     /// [`Self::add_moments`] for one lane type (monomorphized so decoding inlines).
     fn add_moments_as<const N: usize>(&mut self, chunk: &[u8], decode: impl Fn([u8; N]) -> f64) {
-        let mut lanes = chunk.chunks_exact(N);
-        loop {
-            let room = &mut self.pending[self.pending_len..];
-            let mut filled = 0;
-            for (slot, l) in room.iter_mut().zip(lanes.by_ref()) {
-                *slot = decode(l.try_into().expect("N bytes"));
-                filled += 1;
-            }
-            self.pending_len += filled;
-            if self.pending_len < MOMENT_BATCH {
-                break;
-            }
-            self.cur_moments.add_batch(&self.pending[..]);
-            self.pending_len = 0;
-        }
+        self.moments.extend(
+            chunk
+                .chunks_exact(N)
+                .map(|l| decode(l.try_into().expect("N bytes"))),
+        );
     }
 
     fn close_block(&mut self) {
@@ -371,11 +344,7 @@ impl Accumulator {
             }
         }
         if self.wide_values {
-            self.cur_moments
-                .add_batch(&self.pending[..self.pending_len]);
-            self.pending_len = 0;
-            self.block_moments
-                .push(std::mem::take(&mut self.cur_moments));
+            self.moments.close_block();
         }
         let n = self.block_len as f64;
         let mut block_cost = 0.0;
@@ -393,77 +362,112 @@ impl Accumulator {
     }
 
     fn float_stats(&self) -> Option<FloatStats> {
-        let layout = self.dtype.float_layout()?;
-        if matches!(self.dtype, Dtype::F6_E2M3 | Dtype::F6_E3M2) {
-            return None; // packed across byte boundaries: fields are not visible per byte
-        }
-        let (e, s) = (layout.exponent_bits, layout.sign_bits);
-        let mut sign_hist = vec![0u64; if s == 1 { 2 } else { 0 }];
-        let mut exponent_hist = vec![0u64; 1 << e];
-        let (values_per_bin, field_bits) = if self.dtype == Dtype::F4 {
-            (2, 4)
-        } else {
-            (1, (8 * self.lane as u32).min(16))
-        };
-        let mant_bits_seen = field_bits - s - e;
-        let mut mantissa_hist = vec![0u64; 1 << mant_bits_seen];
-        for (bits, &c) in self.top_hist.iter().enumerate() {
-            if c == 0 {
-                continue;
-            }
-            let fields: &[u32] = if values_per_bin == 2 {
-                &[bits as u32 & 0x0F, bits as u32 >> 4]
-            } else {
-                &[bits as u32]
-            };
-            for &v in fields {
-                if s == 1 {
-                    sign_hist[(v >> (field_bits - 1)) as usize & 1] += c;
-                }
-                exponent_hist[((v >> mant_bits_seen) & ((1 << e) - 1)) as usize] += c;
-                mantissa_hist[(v & ((1 << mant_bits_seen) - 1)) as usize] += c;
-            }
-        }
-        Some(FloatStats {
-            exponent_bits: e,
-            mantissa_bits: layout.mantissa_bits,
-            mantissa_hist_bits: mant_bits_seen,
-            sign_entropy: bits_per_symbol(&sign_hist),
-            exponent_entropy: bits_per_symbol(&exponent_hist),
-            mantissa_entropy: bits_per_symbol(&mantissa_hist),
-            sign_hist,
-            exponent_hist,
-            mantissa_hist,
-        })
+        float_stats(self.dtype, &nonzero_bins(&self.top_hist))
     }
 
     fn value_stats(&self) -> Option<ValueStats> {
-        let decode = decoder(self.dtype);
-        let values_per_bin = if self.dtype == Dtype::F4 { 2 } else { 1 };
-        let moments = self.wide_values.then(|| {
-            self.block_moments
-                .iter()
-                .fold(Moments::default(), |mut acc, m| {
-                    acc.merge(m);
-                    acc
-                })
-        });
-        match (&moments, decode) {
-            (None, Some(decode)) => {
-                let m = Moments::from_histogram(&self.top_hist, decode, values_per_bin);
-                let hist = (m.finite > 0).then(|| {
-                    value_histogram(&self.top_hist, decode, values_per_bin, m.min, m.max, true)
-                });
-                Some(m.to_stats(hist))
+        let moments = self.wide_values.then(|| self.moments.total());
+        value_stats(self.dtype, &nonzero_bins(&self.top_hist), moments)
+    }
+}
+
+/// The non-empty bins of a histogram of bit patterns, as (pattern, count) in pattern order: what
+/// the statistics derived from it read ([`float_stats`], [`value_stats`]).
+pub(crate) fn nonzero_bins(hist: &[u64]) -> Vec<(u32, u64)> {
+    hist.iter()
+        .enumerate()
+        .filter(|&(_, &c)| c > 0)
+        .map(|(bits, &c)| (bits as u32, c))
+        .collect()
+}
+
+/// Sign / exponent / mantissa histograms of a float `dtype` from the non-empty bins of its lanes'
+/// top-bits histogram ([`nonzero_bins`]).
+pub(crate) fn float_stats(dtype: Dtype, bins: &[(u32, u64)]) -> Option<FloatStats> {
+    let lane = dtype.lane_bytes();
+    let layout = dtype.float_layout()?;
+    if matches!(dtype, Dtype::F6_E2M3 | Dtype::F6_E3M2) {
+        return None; // packed across byte boundaries: fields are not visible per byte
+    }
+    let (e, s) = (layout.exponent_bits, layout.sign_bits);
+    let mut sign_hist = vec![0u64; if s == 1 { 2 } else { 0 }];
+    let mut exponent_hist = vec![0u64; 1 << e];
+    let (values_per_bin, field_bits) = if dtype == Dtype::F4 {
+        (2, 4)
+    } else {
+        (1, (8 * lane as u32).min(16))
+    };
+    let mant_bits_seen = field_bits - s - e;
+    let mut mantissa_hist = vec![0u64; 1 << mant_bits_seen];
+    for &(bits, c) in bins {
+        let fields: &[u32] = if values_per_bin == 2 {
+            &[bits & 0x0F, bits >> 4]
+        } else {
+            &[bits]
+        };
+        for &v in fields {
+            if s == 1 {
+                sign_hist[(v >> (field_bits - 1)) as usize & 1] += c;
             }
-            (Some(m), decode) => {
-                let hist = decode
-                    .filter(|_| m.finite > 0)
-                    .map(|decode| value_histogram(&self.top_hist, decode, 1, m.min, m.max, false));
-                Some(m.to_stats(hist))
-            }
-            (None, None) => None,
+            exponent_hist[((v >> mant_bits_seen) & ((1 << e) - 1)) as usize] += c;
+            mantissa_hist[(v & ((1 << mant_bits_seen) - 1)) as usize] += c;
         }
+    }
+    Some(FloatStats {
+        exponent_bits: e,
+        mantissa_bits: layout.mantissa_bits,
+        mantissa_hist_bits: mant_bits_seen,
+        sign_entropy: bits_per_symbol(&sign_hist),
+        exponent_entropy: bits_per_symbol(&exponent_hist),
+        mantissa_entropy: bits_per_symbol(&mantissa_hist),
+        sign_hist,
+        exponent_hist,
+        mantissa_hist,
+    })
+}
+
+/// Value statistics of `dtype` from the non-empty bins of its lanes' top-bits histogram
+/// ([`nonzero_bins`]) and, for 4- and 8-byte lanes, their exact moments.
+pub(crate) fn value_stats(
+    dtype: Dtype,
+    bins: &[(u32, u64)],
+    moments: Option<Moments>,
+) -> Option<ValueStats> {
+    let decode = decoder(dtype);
+    let values_per_bin = if dtype == Dtype::F4 { 2 } else { 1 };
+    match (&moments, decode) {
+        (None, Some(decode)) => {
+            let m = Moments::from_histogram(bins, decode, values_per_bin);
+            let hist = (m.finite > 0)
+                .then(|| value_histogram(bins, decode, values_per_bin, m.min, m.max, true));
+            Some(m.to_stats(hist))
+        }
+        (Some(m), decode) => {
+            let hist = decode
+                .filter(|_| m.finite > 0)
+                .map(|decode| value_histogram(bins, decode, 1, m.min, m.max, false));
+            Some(m.to_stats(hist))
+        }
+        (None, None) => None,
+    }
+}
+
+/// Adds the bytes of `chunk` (at most one block) to `g`: byte `i` into histogram `i % 4` first, so
+/// that runs of one byte value (a quantized tensor's blocks) do not wait on each other's
+/// increments.
+fn count_bytes(g: &mut [u32; 256], chunk: &[u8]) {
+    let mut quads = [[0u32; 256]; 4];
+    let mut q4 = chunk.chunks_exact(4);
+    for q in q4.by_ref() {
+        for (h, &b) in quads.iter_mut().zip(q) {
+            h[usize::from(b)] += 1;
+        }
+    }
+    for (h, &b) in quads.iter_mut().zip(q4.remainder()) {
+        h[usize::from(b)] += 1;
+    }
+    for (i, c) in g.iter_mut().enumerate() {
+        *c += quads[0][i] + quads[1][i] + quads[2][i] + quads[3][i];
     }
 }
 

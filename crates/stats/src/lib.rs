@@ -29,6 +29,7 @@ pub mod entropy;
 pub mod entry;
 pub mod flip;
 pub mod format;
+mod moments;
 pub mod quant;
 pub mod summary;
 pub mod tensor_stats;

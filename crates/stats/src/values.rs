@@ -139,193 +139,9 @@ impl PowExp2 for i32 {
     }
 }
 
-/// Streaming moments of values: counts, min, max and (n, mean, M2) for Chan's parallel variance.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Moments {
-    pub count: u64,
-    pub finite: u64,
-    pub zeros: u64,
-    pub nan: u64,
-    pub pos_inf: u64,
-    pub neg_inf: u64,
-    pub min: f64,
-    pub max: f64,
-    pub mean: f64,
-    pub m2: f64,
-}
-
-impl Default for Moments {
-    fn default() -> Self {
-        Moments {
-            count: 0,
-            finite: 0,
-            zeros: 0,
-            nan: 0,
-            pos_inf: 0,
-            neg_inf: 0,
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
-            mean: 0.0,
-            m2: 0.0,
-        }
-    }
-}
-
-impl Moments {
-    /// Adds `weight` copies of `v`.
-    fn add_weighted(&mut self, v: f64, weight: u64) {
-        self.count += weight;
-        if v.is_nan() {
-            self.nan += weight;
-        } else if v == f64::INFINITY {
-            self.pos_inf += weight;
-        } else if v == f64::NEG_INFINITY {
-            self.neg_inf += weight;
-        } else {
-            if v == 0.0 {
-                self.zeros += weight;
-            }
-            self.min = self.min.min(v);
-            self.max = self.max.max(v);
-            let chunk = Moments {
-                finite: weight,
-                mean: v,
-                ..Moments::default()
-            };
-            self.merge_variance(&chunk);
-            self.finite += weight;
-        }
-    }
-
-    /// Adds a batch of values (two passes over the batch, in L1, for an accurate variance).
-    pub fn add_batch(&mut self, values: &[f64]) {
-        let mut chunk = Moments {
-            count: values.len() as u64,
-            ..Moments::default()
-        };
-        let finite = values.iter().filter(|v| v.is_finite()).count();
-        if finite > 0 {
-            // Σ v·(1/n) cannot overflow even when every value is near f64::MAX. Four independent
-            // accumulators let the loops vectorize; non-finite values contribute nothing.
-            let inv = 1.0 / finite as f64;
-            let mut mean4 = [0.0f64; 4];
-            let mut min4 = [f64::INFINITY; 4];
-            let mut max4 = [f64::NEG_INFINITY; 4];
-            let mut zeros4 = [0u64; 4];
-            let mut first_pass = |k: usize, v: f64| {
-                let ok = v.is_finite();
-                mean4[k] += if ok { v * inv } else { 0.0 };
-                let lo = if ok { v } else { f64::INFINITY };
-                let hi = if ok { v } else { f64::NEG_INFINITY };
-                min4[k] = if lo < min4[k] { lo } else { min4[k] };
-                max4[k] = if hi > max4[k] { hi } else { max4[k] };
-                zeros4[k] += u64::from(v == 0.0);
-            };
-            for (i, &v) in values.iter().enumerate() {
-                first_pass(i & 3, v);
-            }
-            let mean = (mean4[0] + mean4[1]) + (mean4[2] + mean4[3]);
-            let mut m2_4 = [0.0f64; 4];
-            let mut second_pass = |k: usize, v: f64| {
-                let d = if v.is_finite() { v - mean } else { 0.0 };
-                m2_4[k] += d * d;
-            };
-            for (i, &v) in values.iter().enumerate() {
-                second_pass(i & 3, v);
-            }
-            chunk.finite = finite as u64;
-            chunk.mean = mean;
-            chunk.m2 = (m2_4[0] + m2_4[1]) + (m2_4[2] + m2_4[3]);
-            chunk.min = min4.iter().fold(f64::INFINITY, |a, &b| a.min(b));
-            chunk.max = max4.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-            chunk.zeros = zeros4.iter().sum();
-        }
-        if finite < values.len() {
-            for &v in values.iter().filter(|v| !v.is_finite()) {
-                if v.is_nan() {
-                    chunk.nan += 1;
-                } else if v > 0.0 {
-                    chunk.pos_inf += 1;
-                } else {
-                    chunk.neg_inf += 1;
-                }
-            }
-        }
-        self.merge(&chunk);
-    }
-
-    /// Folds another partial result into this one.
-    pub fn merge(&mut self, other: &Moments) {
-        self.count += other.count;
-        self.zeros += other.zeros;
-        self.nan += other.nan;
-        self.pos_inf += other.pos_inf;
-        self.neg_inf += other.neg_inf;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        self.merge_variance(other);
-        self.finite += other.finite;
-    }
-
-    /// Chan et al.'s update of (n, mean, M2); `self.finite` is updated by the caller. The mean is
-    /// a convex combination, so it never overflows; M2 may become +Inf for values whose variance
-    /// exceeds the f64 range, never NaN.
-    fn merge_variance(&mut self, other: &Moments) {
-        let (na, nb) = (self.finite as f64, other.finite as f64);
-        if nb == 0.0 {
-            return;
-        }
-        if na == 0.0 {
-            self.mean = other.mean;
-            self.m2 = other.m2;
-            return;
-        }
-        let n = na + nb;
-        let delta = other.mean - self.mean;
-        self.mean = self.mean * (na / n) + other.mean * (nb / n);
-        self.m2 += other.m2 + delta * delta * (na / n) * nb;
-    }
-
-    /// Exact moments of a histogram of bit patterns.
-    pub fn from_histogram(hist: &[u64], decode: fn(u64) -> f64, values_per_bin: u32) -> Self {
-        let mut m = Moments::default();
-        for (bits, &c) in hist.iter().enumerate() {
-            if c == 0 {
-                continue;
-            }
-            if values_per_bin == 2 {
-                // F4: a byte holds two values, low nibble first.
-                m.add_weighted(decode(bits as u64 & 0x0F), c);
-                m.add_weighted(decode(bits as u64 >> 4), c);
-            } else {
-                m.add_weighted(decode(bits as u64), c);
-            }
-        }
-        m
-    }
-
-    /// The public result, with an optional histogram.
-    pub fn to_stats(&self, histogram: Option<ValueHistogram>) -> ValueStats {
-        let some = |v: f64| (self.finite > 0).then_some(v);
-        ValueStats {
-            count: self.count,
-            finite: self.finite,
-            zeros: self.zeros,
-            nan: self.nan,
-            pos_inf: self.pos_inf,
-            neg_inf: self.neg_inf,
-            min: some(self.min),
-            max: some(self.max),
-            mean: some(self.mean),
-            std: some((self.m2 / self.finite.max(1) as f64).max(0.0).sqrt()),
-            histogram,
-        }
-    }
-}
-
-/// Bins the finite values of a bit-pattern histogram into [`VALUE_BINS`] bins over `[lo, hi]`.
+/// Bins the finite values of a bit-pattern histogram's non-empty bins (pattern, count) into [`VALUE_BINS`] bins over `[lo, hi]`.
 pub(crate) fn value_histogram(
-    hist: &[u64],
+    bins: &[(u32, u64)],
     decode: fn(u64) -> f64,
     values_per_bin: u32,
     lo: f64,
@@ -344,15 +160,13 @@ pub(crate) fn value_histogram(
             counts[(idx.max(0.0) as usize).min(VALUE_BINS - 1)] += c;
         }
     };
-    for (bits, &c) in hist.iter().enumerate() {
-        if c == 0 {
-            continue;
-        }
+    for &(bits, c) in bins {
+        let bits = u64::from(bits);
         if values_per_bin == 2 {
-            add(decode(bits as u64 & 0x0F), c);
-            add(decode(bits as u64 >> 4), c);
+            add(decode(bits & 0x0F), c);
+            add(decode(bits >> 4), c);
         } else {
-            add(decode(bits as u64), c);
+            add(decode(bits), c);
         }
     }
     ValueHistogram {
@@ -400,32 +214,5 @@ mod tests {
                 -6.0
             ]
         );
-    }
-
-    #[test]
-    fn batch_and_weighted_moments_agree_and_merge() {
-        let values = [1.0, 2.0, 3.0, 4.0, f64::NAN, f64::INFINITY, 0.0, -2.5];
-        let mut a = Moments::default();
-        a.add_batch(&values[..3]);
-        let mut b = Moments::default();
-        b.add_batch(&values[3..]);
-        a.merge(&b);
-        let mut w = Moments::default();
-        for v in values {
-            w.add_weighted(v, 1);
-        }
-        let finite = [1.0, 2.0, 3.0, 4.0, 0.0, -2.5];
-        let mean = finite.iter().sum::<f64>() / 6.0;
-        let var = finite.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 6.0;
-        for m in [&a, &w] {
-            let s = m.to_stats(None);
-            assert_eq!(
-                (s.count, s.finite, s.nan, s.pos_inf, s.zeros),
-                (8, 6, 1, 1, 1)
-            );
-            assert!((s.mean.unwrap() - mean).abs() < 1e-12);
-            assert!((s.std.unwrap() - var.sqrt()).abs() < 1e-12);
-            assert_eq!((s.min, s.max), (Some(-2.5), Some(4.0)));
-        }
     }
 }

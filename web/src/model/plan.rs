@@ -49,6 +49,19 @@ pub fn batches(spans: &[Span], contiguous: bool) -> Vec<Vec<Span>> {
     out
 }
 
+/// Batches of spans read one by one (tensors streamed in element order, not one byte range):
+/// consecutive items of one file, by size as [`batches`].
+pub fn file_batches(spans: &[Span]) -> Vec<Vec<Span>> {
+    batches(spans, false)
+        .into_iter()
+        .flat_map(|b| {
+            b.chunk_by(|x, y| x.file == y.file)
+                .map(<[Span]>::to_vec)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +99,24 @@ mod tests {
     fn a_gap_breaks_a_batch() {
         let b = batches(&[span(0, 0, 0, 10), span(1, 0, 20, 10)], true);
         assert_eq!(b.len(), 2);
+    }
+
+    #[test]
+    fn streamed_tensors_batch_by_size_within_one_file() {
+        let mb = 1 << 20;
+        // Gaps between the spans do not matter; a file change and the size target cut.
+        let spans = [
+            span(0, 0, 0, 10 * mb),
+            span(1, 0, 50 * mb, 10 * mb),
+            span(2, 1, 0, 10 * mb),
+            span(3, 1, 20 * mb, 30 * mb),
+            span(4, 1, 90 * mb, 5 * mb),
+            span(5, 1, 99 * mb, 64 * mb),
+        ];
+        let items: Vec<Vec<usize>> = file_batches(&spans)
+            .iter()
+            .map(|b| b.iter().map(|s| s.item).collect())
+            .collect();
+        assert_eq!(items, [vec![0, 1], vec![2, 3], vec![4], vec![5]]);
     }
 }

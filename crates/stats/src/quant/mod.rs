@@ -13,7 +13,8 @@
 //!    does not cover).
 //!
 //! Memory is bounded: windows are cut into whole blocks (a partial block waits for the next
-//! window) and dequantized in pieces of at most [`DEQUANT_BLOCKS`] blocks into one reused buffer.
+//! window) and dequantized in pieces of about [`DEQUANT_VALUES`] values into one reused buffer,
+//! which [`DequantValues`] reads as `f32`s.
 
 use crate::accumulator::{Accumulator, FloatStats, StatsError, TensorStats};
 use crate::values::ValueStats;
@@ -23,11 +24,17 @@ use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
 
 mod parts;
+mod values;
 
 pub use parts::{QuantStats, QuantSummary};
+pub use values::DequantValues;
 
-/// Blocks dequantized per piece (Q4_K: 256 values a block, so 1 MiB of `f32`s).
+/// Blocks dequantized per piece by the diff (Q4_K: 256 values a block, so 1 MiB of `f32`s).
 pub const DEQUANT_BLOCKS: usize = 1024;
+
+/// Values dequantized per piece by [`QuantAccumulator`] (at least one block): 16 KiB of `f32`s,
+/// which the value statistics then read from L1.
+pub const DEQUANT_VALUES: usize = 4096;
 
 /// Statistics of a quantized tensor's dequantized values, as those of an `F32` tensor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,11 +67,10 @@ pub struct QuantAccumulator {
     block_bytes: usize,
     block_elems: usize,
     raw: Accumulator,
-    values: Option<Accumulator>,
+    values: Option<DequantValues>,
     quant: Option<QuantStats>,
     carry: Vec<u8>,
     out: Vec<f32>,
-    out_bytes: Vec<u8>,
 }
 
 impl QuantAccumulator {
@@ -73,17 +79,15 @@ impl QuantAccumulator {
         let (Some(bb), Some(be)) = (ty.block_bytes(), ty.block_elems()) else {
             return Err(QuantError::UnknownType(ty.0));
         };
-        let elems = byte_len / u64::from(bb) * u64::from(be);
         Ok(QuantAccumulator {
             ty,
             block_bytes: bb as usize,
             block_elems: be as usize,
             raw: Accumulator::new(Dtype::U8, byte_len),
-            values: can_dequantize(ty).then(|| Accumulator::new(Dtype::F32, elems * 4)),
+            values: can_dequantize(ty).then(DequantValues::default),
             quant: QuantStats::new(ty),
             carry: Vec::new(),
             out: Vec::new(),
-            out_bytes: Vec::new(),
         })
     }
 
@@ -100,9 +104,7 @@ impl QuantAccumulator {
             }
         }
         let whole = bytes.len() / self.block_bytes * self.block_bytes;
-        for piece in bytes[..whole].chunks(DEQUANT_BLOCKS * self.block_bytes) {
-            self.blocks(piece)?;
-        }
+        self.blocks(&bytes[..whole])?;
         self.carry.extend_from_slice(&bytes[whole..]);
         Ok(())
     }
@@ -113,13 +115,13 @@ impl QuantAccumulator {
             q.add(blocks)?;
         }
         if let Some(values) = &mut self.values {
-            let n = blocks.len() / self.block_bytes * self.block_elems;
-            self.out.resize(n, 0.0);
-            dequantize(self.ty, blocks, &mut self.out)?;
-            self.out_bytes.clear();
-            self.out_bytes
-                .extend(self.out.iter().flat_map(|v| v.to_le_bytes()));
-            values.update(&self.out_bytes)?;
+            let per_piece = (DEQUANT_VALUES / self.block_elems).max(1);
+            for piece in blocks.chunks(per_piece * self.block_bytes) {
+                let n = piece.len() / self.block_bytes * self.block_elems;
+                self.out.resize(n, 0.0);
+                dequantize(self.ty, piece, &mut self.out)?;
+                values.update(&self.out);
+            }
         }
         Ok(())
     }
@@ -130,14 +132,7 @@ impl QuantAccumulator {
         // Byte values of packed blocks are not the tensor's values.
         stats.values = None;
         stats.element_type = Some(self.ty.name().unwrap_or("?").to_owned());
-        if let Some(values) = self.values {
-            let v = values.finish()?;
-            stats.dequantized = Some(DequantStats {
-                values: v.values,
-                float: v.float,
-                exponent_entropy: v.exponent_entropy,
-            });
-        }
+        stats.dequantized = self.values.map(DequantValues::finish);
         stats.quant = self.quant.as_ref().map(QuantSummary::of);
         Ok(stats)
     }

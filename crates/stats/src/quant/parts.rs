@@ -4,7 +4,9 @@
 //! histogram and order-0 entropy ([`crate::entropy`]), and [`QuantSummary`], its report.
 
 use crate::entropy::bits_per_symbol;
-use bitlens_tensors::format::gguf::parts::{block_parts, code_bits};
+use bitlens_tensors::format::gguf::parts::{
+    block_parts, block_scales_each, code_bits, code_bytes, CodeBytes,
+};
 use bitlens_tensors::format::gguf::DequantError;
 use bitlens_tensors::format::GgmlType;
 use serde::{Deserialize, Serialize};
@@ -76,35 +78,52 @@ impl QuantStats {
 
     /// Adds whole blocks.
     pub fn add(&mut self, bytes: &[u8]) -> Result<(), DequantError> {
-        let (hist, codes) = (&mut self.scale_hist, &mut self.code_hist);
+        let hist = &mut self.scale_hist;
         let mut blocks = 0;
         let (mut n, mut min, mut max, mut sum) = (0, self.scale_min, self.scale_max, 0.0);
         let (mut zero, mut neg, mut nonfinite) = (0, 0, 0);
-        block_parts(self.ty, bytes, |scales, c| {
-            blocks += 1;
-            for &s in scales {
-                if !s.is_finite() {
-                    nonfinite += 1;
-                    continue;
-                }
-                n += 1;
-                min = min.min(s);
-                max = max.max(s);
-                sum += f64::from(s);
-                neg += u64::from(s < 0.0);
-                if s == 0.0 {
-                    zero += 1;
-                } else {
-                    hist[scale_bin(s)] += 1;
+        let bins = scale_bin_starts();
+        let mut scale = |s: f32| {
+            if !s.is_finite() {
+                nonfinite += 1;
+                return;
+            }
+            n += 1;
+            min = min.min(s);
+            max = max.max(s);
+            sum += f64::from(s);
+            neg += u64::from(s < 0.0);
+            if s == 0.0 {
+                zero += 1;
+            } else {
+                hist[bin_of(bins, s)] += 1;
+            }
+        };
+        // Four interleaved histograms (value `i` of a block into `i % 4`), so that runs of one
+        // value do not wait on each other's increments; folded into `code_hist` below.
+        let mut counts = [[0u64; 256]; 4];
+        match code_bytes(self.ty) {
+            Some(layout) => {
+                // Codes that are the blocks' bytes or nibbles: count the bytes, fold them below.
+                block_scales_each(self.ty, bytes, |scales| {
+                    blocks += 1;
+                    scales.iter().for_each(|&s| scale(s));
+                })?;
+                count_code_bytes(&mut counts, bytes, self.ty, &layout);
+                fold_code_bytes(&counts, &layout, &mut self.code_hist);
+            }
+            None => {
+                block_parts(self.ty, bytes, |scales, c| {
+                    blocks += 1;
+                    scales.iter().for_each(|&s| scale(s));
+                    count_in_fours(&mut counts, c);
+                })?;
+                // Codes are < 2^bits by construction: the bins past `code_hist` stay empty.
+                for (i, h) in self.code_hist.iter_mut().enumerate() {
+                    *h += counts.iter().map(|c| c[i]).sum::<u64>();
                 }
             }
-            for &c in c {
-                // Codes are < 2^bits by construction; `get_mut` keeps that unchecked-free.
-                if let Some(h) = codes.get_mut(usize::from(c)) {
-                    *h += 1;
-                }
-            }
-        })?;
+        }
         self.blocks += blocks;
         self.scales += n;
         (self.scale_min, self.scale_max) = (min, max);
@@ -149,11 +168,89 @@ impl QuantStats {
     }
 }
 
-/// The histogram bin of a non-zero finite scale.
+/// Adds `values`, value `i` into histogram `i % 4`.
+#[inline]
+fn count_in_fours(counts: &mut [[u64; 256]; 4], values: &[u8]) {
+    let mut quads = values.chunks_exact(4);
+    for q in quads.by_ref() {
+        for (h, &v) in counts.iter_mut().zip(q) {
+            h[usize::from(v)] += 1;
+        }
+    }
+    for (h, &v) in counts.iter_mut().zip(quads.remainder()) {
+        h[usize::from(v)] += 1;
+    }
+}
+
+/// Counts the code bytes (`layout`) of the whole blocks of `ty` in `bytes`.
+fn count_code_bytes(counts: &mut [[u64; 256]; 4], bytes: &[u8], ty: GgmlType, layout: &CodeBytes) {
+    let bb = ty.block_bytes().unwrap_or(1).max(1) as usize;
+    for b in bytes.chunks_exact(bb) {
+        count_in_fours(counts, &b[layout.range.clone()]);
+    }
+}
+
+/// Adds the codes of counted code bytes to `code_hist`: a byte is a code, or its two nibbles are.
+fn fold_code_bytes(counts: &[[u64; 256]; 4], layout: &CodeBytes, code_hist: &mut [u64]) {
+    for byte in 0..256 {
+        let c: u64 = counts.iter().map(|h| h[byte]).sum();
+        if layout.nibbles {
+            code_hist[byte & 0x0F] += c;
+            code_hist[byte >> 4] += c;
+        } else {
+            code_hist[byte] += c;
+        }
+    }
+}
+
+/// The histogram bin of a non-zero finite scale: the rule, by `log2 |s|` in `f64`.
 fn scale_bin(s: f32) -> usize {
     let l = f64::from(s.abs()).log2();
     let i = ((l - f64::from(SCALE_LOG2_MIN)) * f64::from(SCALE_BINS_PER_OCTAVE)).floor();
     i.clamp(0.0, (SCALE_BINS - 1) as f64) as usize
+}
+
+/// `starts[k − 1]` is the smallest positive `f32` that [`scale_bin`] puts in bin `k` or above,
+/// found once by bisection over the bit patterns of the positive finite `f32`s ([`scale_bin`]
+/// is monotone in |s|), so that [`bin_of`] gives [`scale_bin`]'s bin without a logarithm.
+fn scale_bin_starts() -> &'static [f32; SCALE_BINS - 1] {
+    static STARTS: std::sync::OnceLock<[f32; SCALE_BINS - 1]> = std::sync::OnceLock::new();
+    STARTS.get_or_init(|| {
+        let mut starts = [0.0; SCALE_BINS - 1];
+        for (k, start) in starts.iter_mut().enumerate() {
+            // The smallest bit pattern in 1..=f32::MAX whose bin is ≥ k + 1 (f32::MAX's is the
+            // last bin, so one exists).
+            let (mut lo, mut hi) = (1u32, f32::MAX.to_bits());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if scale_bin(f32::from_bits(mid)) > k {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            *start = f32::from_bits(lo);
+        }
+        starts
+    })
+}
+
+/// [`scale_bin`] of a non-zero finite scale: the number of bin `starts` at or below |s|, counted
+/// from a first guess by its binary exponent (exact from any guess, as `starts` is sorted; the
+/// guess is at most a few bins off).
+#[inline]
+fn bin_of(starts: &[f32; SCALE_BINS - 1], s: f32) -> usize {
+    let a = s.abs();
+    let exp = (a.to_bits() >> 23) as i32 - 127;
+    let guess = (exp - SCALE_LOG2_MIN) * SCALE_BINS_PER_OCTAVE as i32;
+    let mut g = guess.clamp(0, starts.len() as i32) as usize;
+    while g < starts.len() && starts[g] <= a {
+        g += 1;
+    }
+    while g > 0 && starts[g - 1] > a {
+        g -= 1;
+    }
+    g
 }
 
 /// A quantized tensor's block scales and quant codes, as reported (see
@@ -245,6 +342,98 @@ mod tests {
         let h: f64 = -p.map(|p: f64| p * p.log2()).sum::<f64>();
         assert!((s.code_entropy() - h).abs() < 1e-12);
         assert!(QuantStats::new(GgmlType::IQ2_XXS).is_none());
+    }
+
+    #[test]
+    fn scale_bins_by_their_starts_are_the_bins_by_log2() {
+        let starts = scale_bin_starts();
+        let same = |s: f32| {
+            assert_eq!(
+                bin_of(starts, s),
+                scale_bin(s),
+                "{s:e} ({:#x})",
+                s.to_bits()
+            )
+        };
+        // Around every bin start, the bisection's step: proof for a monotone rule.
+        for &t in starts.iter() {
+            let b = t.to_bits();
+            for bits in b.saturating_sub(3)..=b + 3 {
+                same(f32::from_bits(bits));
+                same(-f32::from_bits(bits));
+            }
+        }
+        // Every f16 (the legacy types' scales) and the ends of the f32 range.
+        for h in 1..0x7C00u16 {
+            same(half::f16::from_bits(h).to_f32());
+        }
+        for s in [
+            f32::MIN_POSITIVE,
+            1e-45,
+            2f32.powi(-32),
+            2f32.powi(16),
+            f32::MAX,
+        ] {
+            same(s);
+        }
+        // Seeded random f32 bit patterns (finite, non-zero).
+        let bytes = bitlens_test_support::rng::bytes(2828, 4 << 16);
+        for w in bytes.chunks_exact(4) {
+            let s = f32::from_le_bytes(w.try_into().unwrap());
+            if s.is_finite() && s != 0.0 {
+                same(s);
+            }
+        }
+    }
+
+    /// [`QuantStats::add`] by [`block_parts`] alone: every scale and code as the block gives it.
+    fn reference(ty: GgmlType, bytes: &[u8]) -> QuantStats {
+        let mut r = QuantStats::new(ty).unwrap();
+        block_parts(ty, bytes, |scales, codes| {
+            r.blocks += 1;
+            for &s in scales {
+                if !s.is_finite() {
+                    r.scale_nonfinite += 1;
+                    continue;
+                }
+                r.scales += 1;
+                r.scale_min = r.scale_min.min(s);
+                r.scale_max = r.scale_max.max(s);
+                r.scale_sum += f64::from(s);
+                r.scale_negative += u64::from(s < 0.0);
+                if s == 0.0 {
+                    r.scale_zero += 1;
+                } else {
+                    r.scale_hist[scale_bin(s)] += 1;
+                }
+            }
+            for &c in codes {
+                r.code_hist[usize::from(c)] += 1;
+            }
+        })
+        .unwrap();
+        r
+    }
+
+    #[test]
+    fn quant_stats_are_the_blocks_parts_for_every_type_and_odd_scale() {
+        // Random blocks, and the same with their first f16 field set to special scales (zero,
+        // -0, subnormal, the largest, ±Inf, NaN) — for every covered type, whichever path it
+        // takes (code bytes or block parts).
+        let specials: [u16; 8] = [0, 0x8000, 0x0001, 0x03FF, 0x7BFF, 0x7C00, 0xFC00, 0x7E00];
+        for ty in GgmlType::all().filter(|&t| code_bits(t).is_some()) {
+            let bb = ty.block_bytes().unwrap() as usize;
+            let mut bytes = bitlens_test_support::rng::bytes(777 + u64::from(ty.0), bb * 40);
+            for (i, b) in bytes.chunks_mut(bb).enumerate().skip(20) {
+                b[..2].copy_from_slice(&specials[i % specials.len()].to_le_bytes());
+            }
+            let (mut s, mut r) = (QuantStats::new(ty).unwrap(), QuantStats::new(ty).unwrap());
+            for part in bytes.chunks(bb * 7) {
+                s.add(part).unwrap();
+                r.merge(&reference(ty, part));
+            }
+            assert_eq!(s, r, "{ty:?}");
+        }
     }
 
     #[test]

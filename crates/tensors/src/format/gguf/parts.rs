@@ -58,92 +58,132 @@ pub fn code_bits(ty: GgmlType) -> Option<u32> {
     })
 }
 
+/// Where a block's codes lie when they are its bytes (or their nibbles) as they stand: the bytes
+/// `range` of every block, each byte one code ([`CodeBytes::nibbles`] false) or two, its low and
+/// its high nibble. Then the codes' histogram is that of those bytes, folded
+/// ([`code_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeBytes {
+    /// The code bytes within a block.
+    pub range: std::ops::Range<usize>,
+    /// Each byte holds two 4-bit codes.
+    pub nibbles: bool,
+}
+
+/// The code bytes of `ty` when its codes are whole bytes or plain nibbles of one byte range
+/// (Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q8_1, Q8_K); `None` for the types whose codes are
+/// assembled from several fields.
+pub fn code_bytes(ty: GgmlType) -> Option<CodeBytes> {
+    let (range, nibbles) = match ty {
+        GgmlType::Q4_0 | GgmlType::IQ4_NL => (2..18, true),
+        GgmlType::Q4_1 => (4..20, true),
+        GgmlType::MXFP4 => (1..17, true),
+        GgmlType::Q8_0 => (2..34, false),
+        GgmlType::Q8_1 => (4..36, false),
+        GgmlType::Q8_K => (4..260, false),
+        _ => return None,
+    };
+    Some(CodeBytes { range, nibbles })
+}
+
+/// Calls `f(scales)` for each whole block of `ty` in `bytes`: [`block_parts`]' scales without
+/// taking the codes apart.
+pub fn block_scales_each(
+    ty: GgmlType,
+    bytes: &[u8],
+    mut f: impl FnMut(&[f32]),
+) -> Result<(), DequantError> {
+    let (_, block_bytes, _) = whole_blocks(ty, bytes.len())?;
+    if code_bits(ty).is_none() {
+        return Err(DequantError::Unsupported(ty.name().unwrap_or("?")));
+    }
+    let mut p = Parts {
+        scales: [0.0; 16],
+        codes: [0; 256],
+        n_scales: 0,
+        n_codes: 0,
+    };
+    for b in bytes.chunks_exact(block_bytes) {
+        scales(ty, b, &mut p);
+        f(&p.scales[..p.n_scales]);
+    }
+    Ok(())
+}
+
 /// Fills `p` with block `b`'s scales and codes.
 fn parts(ty: GgmlType, b: &[u8], p: &mut Parts) {
+    scales(ty, b, p);
+    codes(ty, b, p);
+}
+
+/// Fills `p`'s scales with block `b`'s.
+#[inline]
+fn scales(ty: GgmlType, b: &[u8], p: &mut Parts) {
     match ty {
-        GgmlType::Q4_0 | GgmlType::IQ4_NL => {
+        GgmlType::Q4_0 | GgmlType::IQ4_NL | GgmlType::Q4_1 | GgmlType::Q5_0 | GgmlType::Q5_1 => {
             p.set_scales([half(b, 0)]);
-            p.set_codes(&nibbles(&b[2..]));
         }
-        GgmlType::Q4_1 => {
-            p.set_scales([half(b, 0)]);
-            p.set_codes(&nibbles(&b[4..]));
+        GgmlType::Q8_0 | GgmlType::Q8_1 => p.set_scales([half(b, 0)]),
+        GgmlType::Q8_K => p.set_scales([f32::from_le_bytes([b[0], b[1], b[2], b[3]])]),
+        GgmlType::MXFP4 => p.set_scales([e8m0_half(b[0])]),
+        GgmlType::NVFP4 => p.set_scales(b[..4].iter().map(|&x| ue4m3_half(x))),
+        GgmlType::Q2_K => {
+            let d = half(b, 80);
+            p.set_scales(b[..16].iter().map(|&s| d * f32::from(s & 0x0F)));
         }
-        GgmlType::Q5_0 => {
-            p.set_scales([half(b, 0)]);
-            p.set_codes(&q5_codes(u32_at(b, 2), &b[6..]));
+        GgmlType::Q3_K => {
+            let d = half(b, 108);
+            p.set_scales(q3_k_scales(&b[96..108]).map(|s| d * f32::from(s)));
         }
-        GgmlType::Q5_1 => {
-            p.set_scales([half(b, 0)]);
-            p.set_codes(&q5_codes(u32_at(b, 4), &b[8..]));
+        GgmlType::Q4_K | GgmlType::Q5_K => {
+            let d = half(b, 0);
+            p.set_scales(scale_min_k4(&b[4..16]).0.map(|s| d * f32::from(s)));
         }
-        GgmlType::Q8_0 => {
-            p.set_scales([half(b, 0)]);
-            p.set_codes(&b[2..34]);
+        GgmlType::Q6_K => {
+            let d = half(b, 208);
+            p.set_scales(b[192..208].iter().map(|&s| d * f32::from(s as i8)));
         }
-        GgmlType::Q8_1 => {
-            p.set_scales([half(b, 0)]);
-            p.set_codes(&b[4..36]);
+        GgmlType::TQ1_0 => p.set_scales([half(b, 52)]),
+        GgmlType::TQ2_0 => p.set_scales([half(b, 64)]),
+        GgmlType::IQ4_XS => {
+            let d = half(b, 0);
+            p.set_scales(iq4_xs_scales(u16_at(b, 2), &b[4..8]).map(|s| d * f32::from(s)));
         }
-        GgmlType::Q8_K => {
-            p.set_scales([f32::from_le_bytes([b[0], b[1], b[2], b[3]])]);
-            p.set_codes(&b[4..260]);
-        }
-        GgmlType::MXFP4 => {
-            p.set_scales([e8m0_half(b[0])]);
-            p.set_codes(&nibbles(&b[1..]));
-        }
+        _ => p.n_scales = 0,
+    }
+}
+
+/// Fills `p`'s codes with block `b`'s.
+fn codes(ty: GgmlType, b: &[u8], p: &mut Parts) {
+    match ty {
+        GgmlType::Q4_0 | GgmlType::IQ4_NL => p.set_codes(&nibbles(&b[2..])),
+        GgmlType::Q4_1 => p.set_codes(&nibbles(&b[4..])),
+        GgmlType::Q5_0 => p.set_codes(&q5_codes(u32_at(b, 2), &b[6..])),
+        GgmlType::Q5_1 => p.set_codes(&q5_codes(u32_at(b, 4), &b[8..])),
+        GgmlType::Q8_0 => p.set_codes(&b[2..34]),
+        GgmlType::Q8_1 => p.set_codes(&b[4..36]),
+        GgmlType::Q8_K => p.set_codes(&b[4..260]),
+        GgmlType::MXFP4 => p.set_codes(&nibbles(&b[1..])),
         GgmlType::NVFP4 => {
-            p.set_scales(b[..4].iter().map(|&x| ue4m3_half(x)));
             for k in 0..4 {
                 p.codes[16 * k..16 * k + 16].copy_from_slice(&nvfp4_codes(&b[4 + 8 * k..]));
             }
             p.n_codes = 64;
         }
-        GgmlType::Q2_K => {
-            let d = half(b, 80);
-            p.set_scales(b[..16].iter().map(|&s| d * f32::from(s & 0x0F)));
-            p.set_codes(&crumbs(&b[16..80]));
-        }
-        GgmlType::Q3_K => {
-            let d = half(b, 108);
-            p.set_scales(q3_k_scales(&b[96..108]).map(|s| d * f32::from(s)));
-            p.set_codes(&q3_k_codes(&b[..32], &b[32..96]));
-        }
-        GgmlType::Q4_K | GgmlType::Q5_K => {
-            let d = half(b, 0);
-            p.set_scales(scale_min_k4(&b[4..16]).0.map(|s| d * f32::from(s)));
-            if ty == GgmlType::Q4_K {
-                p.set_codes(&k_nibbles(&b[16..]));
-            } else {
-                p.set_codes(&q5_k_codes(&b[16..48], &b[48..]));
-            }
-        }
-        GgmlType::Q6_K => {
-            let d = half(b, 208);
-            p.set_scales(b[192..208].iter().map(|&s| d * f32::from(s as i8)));
-            p.set_codes(&q6_k_codes(&b[..128], &b[128..192]));
-        }
-        GgmlType::TQ1_0 => {
-            p.set_scales([half(b, 52)]);
-            p.set_codes(&tq1_0_codes(b));
-        }
-        GgmlType::TQ2_0 => {
-            p.set_scales([half(b, 64)]);
-            p.set_codes(&crumbs(&b[..64]));
-        }
+        GgmlType::Q2_K => p.set_codes(&crumbs(&b[16..80])),
+        GgmlType::Q3_K => p.set_codes(&q3_k_codes(&b[..32], &b[32..96])),
+        GgmlType::Q4_K => p.set_codes(&k_nibbles(&b[16..])),
+        GgmlType::Q5_K => p.set_codes(&q5_k_codes(&b[16..48], &b[48..])),
+        GgmlType::Q6_K => p.set_codes(&q6_k_codes(&b[..128], &b[128..192])),
+        GgmlType::TQ1_0 => p.set_codes(&tq1_0_codes(b)),
+        GgmlType::TQ2_0 => p.set_codes(&crumbs(&b[..64])),
         GgmlType::IQ4_XS => {
-            let d = half(b, 0);
-            p.set_scales(iq4_xs_scales(u16_at(b, 2), &b[4..8]).map(|s| d * f32::from(s)));
             for k in 0..8 {
                 p.codes[32 * k..32 * k + 32].copy_from_slice(&nibbles(&b[8 + 16 * k..]));
             }
             p.n_codes = 256;
         }
-        _ => {
-            p.n_scales = 0;
-            p.n_codes = 0;
-        }
+        _ => p.n_codes = 0,
     }
 }
 
@@ -183,4 +223,48 @@ pub fn quant_codes(ty: GgmlType, bytes: &[u8]) -> Result<Vec<u8>, DequantError> 
     let mut out = Vec::new();
     block_parts(ty, bytes, |_, c| out.extend_from_slice(c))?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_bytes_hold_the_codes_block_parts_gives_and_scales_each_its_scales() {
+        let mut with_layout = 0;
+        for ty in GgmlType::all().filter(|&t| code_bits(t).is_some()) {
+            let bb = ty.block_bytes().unwrap() as usize;
+            let bytes = bitlens_test_support::rng::bytes(99 + u64::from(ty.0), bb * 9);
+            let (mut codes, mut scales) = (Vec::new(), Vec::new());
+            block_parts(ty, &bytes, |s, c| {
+                scales.extend_from_slice(s);
+                codes.extend_from_slice(c);
+            })
+            .unwrap();
+            let mut only = Vec::new();
+            block_scales_each(ty, &bytes, |s| only.extend_from_slice(s)).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&only), bits(&scales), "{ty:?} scales");
+            let Some(layout) = code_bytes(ty) else {
+                continue;
+            };
+            // The codes' multiset (a histogram) is the code bytes' (or their nibbles').
+            let mut want = [0u64; 256];
+            codes.iter().for_each(|&c| want[usize::from(c)] += 1);
+            let mut got = [0u64; 256];
+            for b in bytes.chunks_exact(bb) {
+                for &x in &b[layout.range.clone()] {
+                    if layout.nibbles {
+                        got[usize::from(x & 0x0F)] += 1;
+                        got[usize::from(x >> 4)] += 1;
+                    } else {
+                        got[usize::from(x)] += 1;
+                    }
+                }
+            }
+            assert_eq!(got, want, "{ty:?} codes");
+            with_layout += 1;
+        }
+        assert_eq!(with_layout, 7);
+    }
 }

@@ -1,0 +1,119 @@
+//! The dequantized-value statistics of a quantized tensor ([`QuantAccumulator`]: values straight
+//! from the dequantizer into `DequantValues`) against the straightforward path: an `F32`
+//! [`Accumulator`] fed the same values as bytes. Bit for bit, on the real blocks of the gguf-py
+//! fixtures (their values as gguf-py's `dequantize` gives them, tests/fixtures/gguf/*.f32) and on
+//! adversarial blocks of every block type (random codes; zero, negative zero, subnormal, largest,
+//! infinite and NaN scales), across 65 536-value blocks and in windows of any size.
+
+#![allow(clippy::unwrap_used)]
+
+use bitlens_stats::{Accumulator, QuantAccumulator, TensorStats};
+use bitlens_tensors::format::gguf::{can_dequantize, dequantize_to_vec};
+use bitlens_tensors::format::{self, Data, ElementType, GgmlType};
+use bitlens_tensors::Dtype;
+
+/// The `F32` accumulator's statistics of `values`.
+fn straightforward(values: &[f32]) -> TensorStats {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut acc = Accumulator::new(Dtype::F32, bytes.len() as u64);
+    acc.update(&bytes).unwrap();
+    acc.finish().unwrap()
+}
+
+/// Checks `blocks` of `ty` in windows of `window` bytes against the straightforward path over
+/// `values`.
+fn check(ty: GgmlType, blocks: &[u8], values: &[f32], window: usize, what: &str) {
+    let mut acc = QuantAccumulator::new(ty, blocks.len() as u64).unwrap();
+    for w in blocks.chunks(window.max(1)) {
+        acc.update(w).unwrap();
+    }
+    let got = acc.finish().unwrap().dequantized.unwrap();
+    let want = straightforward(values);
+    // Debug strings: NaN-free fields compared bit for bit (f64 Debug prints the shortest string
+    // that reads back to the same bits).
+    assert_eq!(
+        format!("{:?}", got.values),
+        format!("{:?}", want.values),
+        "{what}: values"
+    );
+    assert_eq!(got.float, want.float, "{what}: float");
+    assert_eq!(got.exponent_entropy, want.exponent_entropy, "{what}");
+}
+
+#[test]
+fn real_blocks_give_the_statistics_of_gguf_py_s_values() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/gguf");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(refs) = std::fs::read(path.with_extension("f32")) else {
+            continue; // metadata.gguf, v2.gguf
+        };
+        if path.extension().is_none_or(|e| e != "gguf") {
+            continue;
+        }
+        let refs: Vec<f32> = refs
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let file = std::fs::read(&path).unwrap();
+        let layout = format::open(&file).unwrap();
+        let mut at = 0;
+        for e in &layout.entries {
+            let n = e.shape.iter().product::<u64>() as usize;
+            let values = &refs[at..at + n];
+            at += n;
+            let (ElementType::Ggml(ty), Data::Range { offset, len }) = (e.ty, &e.data) else {
+                continue;
+            };
+            let blocks = &file[*offset as usize..(*offset + *len) as usize];
+            for window in [1, 13, blocks.len()] {
+                check(ty, blocks, values, window, &format!("{path:?} {}", e.name));
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked} quantized fixture tensors");
+}
+
+#[test]
+fn adversarial_blocks_of_every_type_across_value_blocks() {
+    // f16 bit patterns: zero, -0, subnormals, the largest, ±Inf, NaN, ordinary.
+    let specials: [u16; 9] = [
+        0, 0x8000, 0x0001, 0x83FF, 0x7BFF, 0x7C00, 0xFC00, 0x7E00, 0x2E66,
+    ];
+    let mut checked = 0;
+    for ty in GgmlType::all().filter(|&t| can_dequantize(t)) {
+        let (bb, be) = (
+            ty.block_bytes().unwrap() as usize,
+            ty.block_elems().unwrap() as usize,
+        );
+        if be == 1 {
+            continue; // plain types: not block-quantized
+        }
+        // A little over two 65 536-value blocks.
+        let n_blocks = (2 * 65_536 + 5 * be) / be;
+        let mut bytes = bitlens_test_support::rng::bytes(2_800 + u64::from(ty.0), n_blocks * bb);
+        for (i, b) in bytes.chunks_mut(bb).enumerate() {
+            // Most blocks get an ordinary first f16 field, every 7th a special one.
+            let h = if i % 7 == 0 {
+                specials[(i / 7) % specials.len()]
+            } else {
+                0x2E66
+            };
+            b[..2].copy_from_slice(&h.to_le_bytes());
+        }
+        let values = dequantize_to_vec(ty, &bytes).unwrap();
+        for window in [bb * 1000 + 3, 1 << 20] {
+            check(
+                ty,
+                &bytes,
+                &values,
+                window,
+                &format!("{ty:?} window {window}"),
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 25, "{checked} block types");
+}
