@@ -119,9 +119,10 @@ pub(crate) fn ring_len(threads: usize) -> usize {
 /// Bytes of work the pipeline needs per thread before it runs on one more: below it the ring
 /// (its slots' buffers touched for the first time, the hand-offs between threads) costs more
 /// than the thread gains, so a small file runs on one thread whatever the pool (the CLI's
-/// default `--threads` is every core). Measured with `tests/python/bench_threads.py`
+/// default `--threads` is every core). Measured with `tests/python/bench_threads.py` on real
+/// weights cut to 1–90 MB: two threads lost up to 18 % at 4–8 MB and won 1.2–1.7× from 16 MB
 /// (BENCHMARKS.md, issue 28, "Threads must never cost").
-pub(crate) const MIN_BYTES_PER_THREAD: u64 = 4 << 20;
+pub(crate) const MIN_BYTES_PER_THREAD: u64 = 6 << 20;
 
 /// The threads a pipeline over items of `bytes` runs on, with a pool of `pool` threads: one per
 /// [`MIN_BYTES_PER_THREAD`] of work, at least one, at most the pool.
