@@ -23,8 +23,13 @@
 //! in BENCHMARKS.md, "History of the LMC format choices").
 
 /// The most frequent byte must cover at least this share of a block before the run variant is
-/// tried (below it runs are short and the plain code is already close to entropy).
-pub const RUN_TRY_SHARE: f64 = 0.5;
+/// tried (below it runs are short and the plain code is already close to entropy). 0.8, not the
+/// 0.5 it was: counting the runs of a block (`run_histogram`) was 30 % of compressing an XOR
+/// delta of a training run, whose high bytes are 50–80 % zero, and the run variant was never
+/// kept there; raising the share left every LMC delta of `bench_delta.py` (1–95 % of MiniLM's
+/// elements changed) and of the digits MLP's steps 0 → 100 byte for byte the same size and
+/// compressed those deltas 2.4–3× faster (BENCHMARKS.md, issue 28).
+pub const RUN_TRY_SHARE: f64 = 0.8;
 
 /// If `block` is non-empty and is one byte value repeated, returns that value.
 pub fn single_value(block: &[u8]) -> Option<u8> {
