@@ -58,6 +58,9 @@ async function hoverAt(page, x, y) {
       return h && h.dataset.x === String(x) && h.dataset.y === String(y) && (h.dataset.value ?? '') !== '';
     },
     [x, y],
+    // As `redrawn`: in the whole suite the exact value waits behind the statistics of the two
+    // 91 MB files just opened (35 s once on two cores).
+    { timeout: 60_000 },
   );
   const h = await page.$eval('#values-hover', (e) => ({ ...e.dataset }));
   const m = /^(\d+)\.\.(\d+) × (\d+)\.\.(\d+)$/.exec(h.cells);
