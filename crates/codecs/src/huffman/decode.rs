@@ -340,6 +340,21 @@ mod tests {
     use super::super::table::write_table;
     use super::*;
 
+    /// The body of a plain Huffman block coding `block` with `lengths`.
+    fn plain_body(block: &[u8], lengths: &[u8; 256]) -> Vec<u8> {
+        let mut table = Vec::new();
+        write_table(lengths, &mut table);
+        let mut body = Vec::new();
+        encode_plain(
+            block,
+            lengths,
+            &table,
+            &mut EncodeScratch::default(),
+            &mut body,
+        );
+        body
+    }
+
     /// A block whose quarters code at very different lengths (two bytes in the first, sixteen in
     /// the last): its lanes drift apart, and when the first nears its end the four-lane rounds
     /// stop. Every lane must still be decoded in rounds up to its own end (less than a round's
@@ -364,16 +379,7 @@ mod tests {
             .collect();
         let mut lengths = [0u8; 256];
         build_lengths(&histogram(&block), MAX_CODE_LEN, &mut lengths);
-        let mut table = Vec::new();
-        write_table(&lengths, &mut table);
-        let mut body = Vec::new();
-        encode_plain(
-            &block,
-            &lengths,
-            &table,
-            &mut EncodeScratch::default(),
-            &mut body,
-        );
+        let body = plain_body(&block, &lengths);
 
         let mut scratch = DecodeScratch::default();
         let (pos, sizes, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
@@ -422,16 +428,7 @@ mod tests {
                     left -= 1;
                 }
             }
-            let mut table = Vec::new();
-            write_table(&lengths, &mut table);
-            let mut body = Vec::new();
-            encode_plain(
-                &block,
-                &lengths,
-                &table,
-                &mut EncodeScratch::default(),
-                &mut body,
-            );
+            let body = plain_body(&block, &lengths);
             let mut scratch = DecodeScratch::default();
             let (_, _, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
             assert_eq!((bits, lookup), (l, Lookup::Flat(l)));

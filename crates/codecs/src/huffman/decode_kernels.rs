@@ -215,33 +215,77 @@ fn multi_one<const K: usize, const MASK: usize>(
     }
 }
 
-/// One round of a lane with the one-symbol table: `K` symbols to `w`.
-///
-/// # Safety
-/// The 8 bytes at `sp + bp / 8` must be readable and the `K` bytes at `w` writable.
-#[allow(unsafe_code)]
-#[inline(always)]
-unsafe fn single_round<const K: usize, const MASK: usize>(
-    table: &[u16; TABLE_SIZE],
-    sp: *const u8,
-    bp: u64,
-    w: *mut u8,
-) -> u64 {
-    // SAFETY: the caller's contract.
-    let mut x = unsafe { load_unchecked(sp, bp) };
-    for i in 0..K {
-        // `length | byte << BYTE_SHIFT`: the shift takes the length from the low 6 bits.
-        let e = table[x as usize & MASK];
-        // SAFETY: `i` < `K`, within the caller's `K` writable bytes.
-        unsafe { w.add(i).write((e >> BYTE_SHIFT) as u8) };
-        x = x.wrapping_shr(e as u32);
-    }
-    bp + x.leading_zeros() as u64
+/// One round of one lane that decodes a fixed number of bytes from one load ([`Single`],
+/// [`Flat`]); [`byte_lanes`] runs four lanes of them interleaved.
+trait ByteRound {
+    /// Bytes a round writes.
+    const BYTES: usize;
+
+    /// Decodes the round of the lane at bit position `bp` into the [`Self::BYTES`] bytes at `w`;
+    /// returns the lane's next bit position.
+    ///
+    /// # Safety
+    /// The 8 bytes at `sp + bp / 8` must be readable and the [`Self::BYTES`] bytes at `w`
+    /// writable.
+    #[allow(unsafe_code)]
+    unsafe fn round(&self, sp: *const u8, bp: u64, w: *mut u8) -> u64;
 }
 
+/// Rounds of `K` lookups in the one-symbol table (`length | byte << BYTE_SHIFT` entries), each
+/// shifting the loaded word by the length it found.
+struct Single<'t, const K: usize, const MASK: usize>(&'t [u16; TABLE_SIZE]);
+
+impl<const K: usize, const MASK: usize> ByteRound for Single<'_, K, MASK> {
+    const BYTES: usize = K;
+
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn round(&self, sp: *const u8, bp: u64, w: *mut u8) -> u64 {
+        // SAFETY: the caller's contract.
+        let mut x = unsafe { load_unchecked(sp, bp) };
+        for i in 0..K {
+            // `length | byte << BYTE_SHIFT`: the shift takes the length from the low 6 bits.
+            let e = self.0[x as usize & MASK];
+            // SAFETY: `i` < `K`, within the caller's `K` writable bytes.
+            unsafe { w.add(i).write((e >> BYTE_SHIFT) as u8) };
+            x = x.wrapping_shr(e as u32);
+        }
+        bp + x.leading_zeros() as u64
+    }
+}
+
+/// Symbols a flat-code round decodes per lane: `8 · l` ≤ 56 bits of one load for `l` ≤ 7.
+const FLAT_ROUND: usize = 8;
+
+/// Rounds of a flat `L`-bit code: [`FLAT_ROUND`] symbols, each looked up at a fixed bit
+/// position of one load, so the lookups do not wait on one another.
+struct Flat<'t, const L: u32>(&'t [u16; TABLE_SIZE]);
+
+impl<const L: u32> ByteRound for Flat<'_, L> {
+    const BYTES: usize = FLAT_ROUND;
+
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    unsafe fn round(&self, sp: *const u8, bp: u64, w: *mut u8) -> u64 {
+        const { assert!(L as usize * FLAT_ROUND <= 56) };
+        // SAFETY: the caller's contract.
+        let x = unsafe { load_unchecked(sp, bp) };
+        let mask = (1u64 << L) - 1;
+        let mut symbols = 0u64;
+        for i in 0..FLAT_ROUND {
+            let e = self.0[((x >> (L as usize * i)) & mask) as usize];
+            symbols |= u64::from(e >> BYTE_SHIFT) << (8 * i);
+        }
+        // SAFETY: the caller's `FLAT_ROUND` = 8 writable bytes.
+        unsafe { w.cast::<u64>().write_unaligned(symbols.to_le()) };
+        bp + u64::from(L) * FLAT_ROUND as u64
+    }
+}
+
+/// The four lanes in rounds of `R`, interleaved, while every lane has room for one more.
 #[inline(always)]
-fn single_lanes<const K: usize, const MASK: usize>(
-    table: &[u16; TABLE_SIZE],
+fn byte_lanes<R: ByteRound>(
+    r: &R,
     streams: &[u8],
     lanes: &Lanes,
     out: &mut [u8],
@@ -250,7 +294,7 @@ fn single_lanes<const K: usize, const MASK: usize>(
     let mut st: [(u64, usize); 4] =
         std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
     loop {
-        let n = safe_rounds(lanes, &st, K, K);
+        let n = safe_rounds(lanes, &st, R::BYTES, R::BYTES);
         if n == 0 {
             return st;
         }
@@ -262,87 +306,20 @@ fn single_lanes<const K: usize, const MASK: usize>(
             }
             // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane reads
             // the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by at most
-            // `ROUND_INPUT` bytes) and writes the `K` bytes at its position `p` ≤ its quarter's
-            // end − `K` (a round moves `p` by `K`): inside `streams` and `out`.
+            // `ROUND_INPUT` bytes) and writes the `R::BYTES` bytes at its position `p` ≤ its
+            // quarter's end − `R::BYTES` (a round moves `p` by `R::BYTES`): inside `streams`
+            // and `out`.
             #[allow(unsafe_code)]
             unsafe {
-                b0 = single_round::<K, MASK>(table, sp, b0, op.add(p0));
-                b1 = single_round::<K, MASK>(table, sp, b1, op.add(p1));
-                b2 = single_round::<K, MASK>(table, sp, b2, op.add(p2));
-                b3 = single_round::<K, MASK>(table, sp, b3, op.add(p3));
+                b0 = r.round(sp, b0, op.add(p0));
+                b1 = r.round(sp, b1, op.add(p1));
+                b2 = r.round(sp, b2, op.add(p2));
+                b3 = r.round(sp, b3, op.add(p3));
             }
-            p0 += K;
-            p1 += K;
-            p2 += K;
-            p3 += K;
-        }
-        st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
-    }
-}
-
-/// Symbols a flat-code round decodes per lane: `8 · l` ≤ 56 bits of one load for `l` ≤ 7.
-const FLAT_ROUND: usize = 8;
-
-/// One round of a lane with a flat `L`-bit code: [`FLAT_ROUND`] symbols to `w`, each looked up
-/// at a fixed bit position of one load, so the lookups do not wait on one another.
-///
-/// # Safety
-/// The 8 bytes at `sp + bp / 8` must be readable and the [`FLAT_ROUND`] bytes at `w` writable.
-#[allow(unsafe_code)]
-#[inline(always)]
-unsafe fn flat_round<const L: u32>(table: &[u16; TABLE_SIZE], sp: *const u8, bp: u64, w: *mut u8) {
-    const { assert!(L as usize * FLAT_ROUND <= 56) };
-    // SAFETY: the caller's contract.
-    let x = unsafe { load_unchecked(sp, bp) };
-    let mask = (1u64 << L) - 1;
-    let mut symbols = 0u64;
-    for i in 0..FLAT_ROUND {
-        let e = table[((x >> (L as usize * i)) & mask) as usize];
-        symbols |= u64::from(e >> BYTE_SHIFT) << (8 * i);
-    }
-    // SAFETY: the caller's `FLAT_ROUND` = 8 writable bytes.
-    unsafe { w.cast::<u64>().write_unaligned(symbols.to_le()) };
-}
-
-#[inline(always)]
-fn flat_lanes<const L: u32>(
-    table: &[u16; TABLE_SIZE],
-    streams: &[u8],
-    lanes: &Lanes,
-    out: &mut [u8],
-    prefetch: &mut Prefetch,
-) -> [(u64, usize); 4] {
-    let step = L as u64 * FLAT_ROUND as u64;
-    let mut st: [(u64, usize); 4] =
-        std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
-    loop {
-        let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
-        if n == 0 {
-            return st;
-        }
-        let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
-        let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
-        for round in 0..n {
-            if round % PREFETCH_ROUNDS == 0 {
-                prefetch.step();
-            }
-            // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane reads
-            // the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by
-            // `8 · L` ≤ 56 bits, under `ROUND_INPUT` bytes) and writes the `FLAT_ROUND` bytes
-            // at its position `p` ≤ its quarter's end − `FLAT_ROUND` (a round moves `p` by
-            // `FLAT_ROUND`): inside `streams` and `out`.
-            #[allow(unsafe_code)]
-            unsafe {
-                flat_round::<L>(table, sp, b0, op.add(p0));
-                flat_round::<L>(table, sp, b1, op.add(p1));
-                flat_round::<L>(table, sp, b2, op.add(p2));
-                flat_round::<L>(table, sp, b3, op.add(p3));
-            }
-            (b0, b1, b2, b3) = (b0 + step, b1 + step, b2 + step, b3 + step);
-            p0 += FLAT_ROUND;
-            p1 += FLAT_ROUND;
-            p2 += FLAT_ROUND;
-            p3 += FLAT_ROUND;
+            p0 += R::BYTES;
+            p1 += R::BYTES;
+            p2 += R::BYTES;
+            p3 += R::BYTES;
         }
         st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
     }
@@ -358,13 +335,13 @@ fn decode_flat_impl(
     prefetch: &mut Prefetch,
 ) -> [(u64, usize); 4] {
     match len {
-        1 => flat_lanes::<1>(table, streams, lanes, out, prefetch),
-        2 => flat_lanes::<2>(table, streams, lanes, out, prefetch),
-        3 => flat_lanes::<3>(table, streams, lanes, out, prefetch),
-        4 => flat_lanes::<4>(table, streams, lanes, out, prefetch),
-        5 => flat_lanes::<5>(table, streams, lanes, out, prefetch),
-        6 => flat_lanes::<6>(table, streams, lanes, out, prefetch),
-        _ => flat_lanes::<7>(table, streams, lanes, out, prefetch),
+        1 => byte_lanes(&Flat::<1>(table), streams, lanes, out, prefetch),
+        2 => byte_lanes(&Flat::<2>(table), streams, lanes, out, prefetch),
+        3 => byte_lanes(&Flat::<3>(table), streams, lanes, out, prefetch),
+        4 => byte_lanes(&Flat::<4>(table), streams, lanes, out, prefetch),
+        5 => byte_lanes(&Flat::<5>(table), streams, lanes, out, prefetch),
+        6 => byte_lanes(&Flat::<6>(table), streams, lanes, out, prefetch),
+        _ => byte_lanes(&Flat::<7>(table), streams, lanes, out, prefetch),
     }
 }
 
@@ -394,9 +371,9 @@ fn decode_single_impl(
     prefetch: &mut Prefetch,
 ) -> [(u64, usize); 4] {
     if bits <= 11 {
-        single_lanes::<5, 0x7ff>(table, streams, lanes, out, prefetch)
+        byte_lanes(&Single::<5, 0x7ff>(table), streams, lanes, out, prefetch)
     } else {
-        single_lanes::<4, 0xfff>(table, streams, lanes, out, prefetch)
+        byte_lanes(&Single::<4, 0xfff>(table), streams, lanes, out, prefetch)
     }
 }
 

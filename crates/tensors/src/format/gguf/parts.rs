@@ -93,16 +93,7 @@ pub fn block_scales_each(
     bytes: &[u8],
     mut f: impl FnMut(&[f32]),
 ) -> Result<(), DequantError> {
-    let (_, block_bytes, _) = whole_blocks(ty, bytes.len())?;
-    if code_bits(ty).is_none() {
-        return Err(DequantError::Unsupported(ty.name().unwrap_or("?")));
-    }
-    let mut p = Parts {
-        scales: [0.0; 16],
-        codes: [0; 256],
-        n_scales: 0,
-        n_codes: 0,
-    };
+    let (block_bytes, mut p) = blocks_and_parts(ty, bytes.len())?;
     for b in bytes.chunks_exact(block_bytes) {
         scales(ty, b, &mut p);
         f(&p.scales[..p.n_scales]);
@@ -187,6 +178,22 @@ fn codes(ty: GgmlType, b: &[u8], p: &mut Parts) {
     }
 }
 
+/// The block size of `ty` once `len` bytes are checked to be whole blocks of a type whose codes
+/// are known, and empty [`Parts`] to fill block by block.
+fn blocks_and_parts(ty: GgmlType, len: usize) -> Result<(usize, Parts), DequantError> {
+    let (_, block_bytes, _) = whole_blocks(ty, len)?;
+    if code_bits(ty).is_none() {
+        return Err(DequantError::Unsupported(ty.name().unwrap_or("?")));
+    }
+    let p = Parts {
+        scales: [0.0; 16],
+        codes: [0; 256],
+        n_scales: 0,
+        n_codes: 0,
+    };
+    Ok((block_bytes, p))
+}
+
 /// Calls `f(scales, codes)` for each whole block of `ty` in `bytes` (see the module doc for
 /// what they are). Errors for a type [`code_bits`] does not cover, or a partial block.
 pub fn block_parts(
@@ -194,16 +201,7 @@ pub fn block_parts(
     bytes: &[u8],
     mut f: impl FnMut(&[f32], &[u8]),
 ) -> Result<(), DequantError> {
-    let (_, block_bytes, _) = whole_blocks(ty, bytes.len())?;
-    if code_bits(ty).is_none() {
-        return Err(DequantError::Unsupported(ty.name().unwrap_or("?")));
-    }
-    let mut p = Parts {
-        scales: [0.0; 16],
-        codes: [0; 256],
-        n_scales: 0,
-        n_codes: 0,
-    };
+    let (block_bytes, mut p) = blocks_and_parts(ty, bytes.len())?;
     for b in bytes.chunks_exact(block_bytes) {
         parts(ty, b, &mut p);
         f(&p.scales[..p.n_scales], &p.codes[..p.n_codes]);
