@@ -90,6 +90,68 @@ impl Slots {
         }
     }
 
+    /// Folds `rows` rows of `width` samples, row `k` at `samples[k * stride..]`, into slots
+    /// `at..at + width` (column `j` into slot `at + j`), as [`Slots::each`] on each row would.
+    /// Columns are folded [`LANES`] at a time over every row in registers, so each slot is loaded
+    /// and stored once for all the rows, not once per row; columns holding NaN or ±Inf are folded
+    /// again row by row by [`Slots::each`], which leaves those out.
+    fn rows(&mut self, at: usize, samples: &[f32], stride: usize, width: usize, rows: usize) {
+        let whole = width / LANES * LANES;
+        for j in (0..whole).step_by(LANES) {
+            let mut sum = [0.0f64; LANES];
+            let mut lo = [f32::INFINITY; LANES];
+            let mut hi = [f32::NEG_INFINITY; LANES];
+            let mut zeros = [0u32; LANES];
+            let mut finite = [true; LANES];
+            for k in 0..rows {
+                let x: &[f32; LANES] = samples[k * stride + j..][..LANES]
+                    .try_into()
+                    .expect("LANES samples");
+                for i in 0..LANES {
+                    sum[i] += f64::from(x[i]);
+                    lo[i] = if x[i] < lo[i] { x[i] } else { lo[i] };
+                    hi[i] = if x[i] > hi[i] { x[i] } else { hi[i] };
+                    zeros[i] += u32::from(x[i] == 0.0);
+                    finite[i] &= x[i].abs() < f32::INFINITY;
+                }
+            }
+            if finite.contains(&false) {
+                for k in 0..rows {
+                    self.each(at + j, &samples[k * stride + j..][..LANES], None);
+                }
+                continue;
+            }
+            let slots = at + j..at + j + LANES;
+            for (d, v) in self.sum[slots.clone()].iter_mut().zip(sum) {
+                *d += v;
+            }
+            for (d, v) in self.min[slots.clone()].iter_mut().zip(lo) {
+                *d = d.min(v);
+            }
+            for (d, v) in self.max[slots.clone()].iter_mut().zip(hi) {
+                *d = d.max(v);
+            }
+            for (d, v) in self.zeros[slots.clone()].iter_mut().zip(zeros) {
+                *d += v;
+            }
+            for f in &mut self.finite[slots.clone()] {
+                *f += rows as u32;
+            }
+            for l in &mut self.lanes[slots] {
+                *l += rows as u32;
+            }
+        }
+        if whole < width {
+            for k in 0..rows {
+                self.each(
+                    at + whole,
+                    &samples[k * stride + whole..k * stride + width],
+                    None,
+                );
+            }
+        }
+    }
+
     /// Folds every sample of `run` into slot `at`.
     fn all(&mut self, at: usize, run: &[f32], unchanged: Option<&[bool]>) {
         let (sum, lo, hi, finite) = if all_finite(run) {
@@ -162,6 +224,9 @@ impl Slots {
     }
 }
 
+/// Columns [`Slots::rows`] folds at once (registers of sums, extremes and zero counts).
+const LANES: usize = 8;
+
 /// True when no sample of `run` is NaN or infinite (one pass the compiler vectorizes).
 fn all_finite(run: &[f32]) -> bool {
     run.iter()
@@ -207,6 +272,15 @@ impl CellAccumulator {
         let mut l = start.max(first);
         while l < hi {
             let (r, c) = (l / cols, l % cols);
+            if c == 0 && unchanged.is_none() {
+                let rows = self.whole_rows(r, (hi - l) / cols);
+                if rows > 1 {
+                    let i0 = (l + w.col0 - first) as usize;
+                    self.add_rows(r - w.row0, &samples[i0..], rows as usize);
+                    l += rows * cols;
+                    continue;
+                }
+            }
             let stop = hi.min((r + 1) * cols);
             if r >= w.row0 && r < w.row0 + w.rows {
                 let c_lo = c.max(w.col0);
@@ -219,6 +293,44 @@ impl CellAccumulator {
                 }
             }
             l = stop;
+        }
+    }
+
+    /// How many of `available` whole grid rows from row `r` on lie in the window and in the cell
+    /// row of `r` (0 when `r` is outside the window).
+    fn whole_rows(&self, r: u64, available: u64) -> u64 {
+        let w = self.window;
+        if r < w.row0 || r >= w.row0 + w.rows {
+            return 0;
+        }
+        let cell_end = w.row0 + ((r - w.row0) / w.block_rows + 1) * w.block_rows;
+        available.min(cell_end.min(w.row0 + w.rows) - r)
+    }
+
+    /// Folds `rows` window rows from row `row` on, all in one cell row, each the window's
+    /// columns at `samples[k * grid columns..]`.
+    fn add_rows(&mut self, row: u64, samples: &[f32], rows: usize) {
+        let (stride, width) = (self.grid.cols as usize, self.window.cols as usize);
+        let cell_row = row / self.window.block_rows;
+        if self.window.block_cols == 1 {
+            let at = cell_row as usize * self.cell_cols;
+            self.cells.rows(at, samples, stride, width, rows);
+            return;
+        }
+        if self.columns.is_none() {
+            for k in 0..rows {
+                self.add_row(row + k as u64, 0, &samples[k * stride..][..width], None);
+            }
+            return;
+        }
+        if let Some((_, current)) = &self.columns {
+            if *current != Some(cell_row) {
+                self.flush();
+            }
+        }
+        if let Some((columns, current)) = &mut self.columns {
+            *current = Some(cell_row);
+            columns.rows(0, samples, stride, width, rows);
         }
     }
 

@@ -126,7 +126,12 @@ impl Sampler {
     /// A sampler of `layer` over `unit`s (the layer already checked).
     pub(crate) fn new(unit: Unit, layer: Layer) -> Sampler {
         let table = match (unit, layer) {
-            (Unit::Plain(d), Layer::Values | Layer::Changes) if d.bits() <= 16 => lookup_table(d),
+            // bf16 widens by a shift (`Sampler::values`): no table.
+            (Unit::Plain(d), Layer::Values | Layer::Changes)
+                if d.bits() <= 16 && d != Dtype::BF16 =>
+            {
+                lookup_table(d)
+            }
             (Unit::Nibbles, Layer::Values | Layer::Changes) => lookup_table(Dtype::F4),
             _ => Vec::new(),
         };
@@ -180,53 +185,44 @@ impl Sampler {
 
     /// Appends the values of the units in `bytes`.
     fn values(&self, bytes: &[u8], out: &mut Vec<f32>) -> Result<(), MapError> {
+        let start = out.len();
+        out.resize(
+            start + bytes.len() / self.unit.bytes() * self.unit.lanes(),
+            0.0,
+        );
+        let to = &mut out[start..];
+        // Each arm writes into the slots made above (a loop over zipped slices, which the
+        // compiler vectorizes where it can; an iterator extended onto the vector it does not).
         match self.unit {
-            Unit::Plain(Dtype::F32) => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            ),
-            Unit::Plain(Dtype::BF16) => out.extend(
-                bytes
-                    .chunks_exact(2)
-                    .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16)),
-            ),
-            Unit::Plain(Dtype::F64) => out.extend(bytes.chunks_exact(8).map(|c| {
-                f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f32
-            })),
-            Unit::Plain(Dtype::I32) => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32),
-            ),
-            Unit::Plain(Dtype::U32) => out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32),
-            ),
-            Unit::Plain(d) if d.bits() == 16 => out.extend(
-                bytes
-                    .chunks_exact(2)
-                    .map(|c| self.table[usize::from(u16::from_le_bytes([c[0], c[1]]))]),
-            ),
-            Unit::Plain(_) => out.extend(bytes.iter().map(|&b| self.table[usize::from(b)])),
-            Unit::Nibbles => out.extend(bytes.iter().flat_map(|&b| {
-                [
-                    self.table[usize::from(b & 0x0F)],
-                    self.table[usize::from(b >> 4)],
-                ]
-            })),
-            Unit::Block {
-                ty,
-                values,
-                bytes: size,
-            } => {
-                let start = out.len();
-                out.resize(start + bytes.len() / size * values, 0.0);
-                dequantize(ty, bytes, &mut out[start..])?;
+            Unit::Plain(Dtype::F32) => fill(to, bytes, |c: [u8; 4]| f32::from_le_bytes(c)),
+            Unit::Plain(Dtype::BF16) => fill(to, bytes, |c: [u8; 2]| {
+                f32::from_bits(u32::from(u16::from_le_bytes(c)) << 16)
+            }),
+            Unit::Plain(Dtype::F64) => fill(to, bytes, |c: [u8; 8]| f64::from_le_bytes(c) as f32),
+            Unit::Plain(Dtype::I32) => fill(to, bytes, |c: [u8; 4]| i32::from_le_bytes(c) as f32),
+            Unit::Plain(Dtype::U32) => fill(to, bytes, |c: [u8; 4]| u32::from_le_bytes(c) as f32),
+            Unit::Plain(d) if d.bits() == 16 => fill(to, bytes, |c: [u8; 2]| {
+                self.table[usize::from(u16::from_le_bytes(c))]
+            }),
+            Unit::Plain(_) => fill(to, bytes, |[b]: [u8; 1]| self.table[usize::from(b)]),
+            Unit::Nibbles => {
+                for (pair, &b) in to.chunks_exact_mut(2).zip(bytes) {
+                    pair[0] = self.table[usize::from(b & 0x0F)];
+                    pair[1] = self.table[usize::from(b >> 4)];
+                }
             }
+            Unit::Block { ty, .. } => dequantize(ty, bytes, to)?,
         }
         Ok(())
+    }
+}
+
+/// Sets `to[i]` to `decode` of the `i`-th `N`-byte value of `bytes`.
+fn fill<const N: usize>(to: &mut [f32], bytes: &[u8], decode: impl Fn([u8; N]) -> f32) {
+    for (o, c) in to.iter_mut().zip(bytes.chunks_exact(N)) {
+        let mut a = [0u8; N];
+        a.copy_from_slice(c);
+        *o = decode(a);
     }
 }
 

@@ -9,7 +9,7 @@
 //! changed — with the fraction of zeros (unchanged lanes) and the lane counts. A viewer draws the
 //! cells with whichever aggregate it shows, and asks for a finer window when it zooms in; the
 //! bytes read are those of the region's rows (row by row when the region is a narrow part of
-//! wide rows), in pieces of about 4 MiB.
+//! wide rows), in pieces of about 16 MiB.
 //!
 //! [`elements`] reads a few lanes exactly: index, value and bit pattern (a map's hover readout,
 //! a table of the first values).
@@ -20,23 +20,24 @@
 
 mod accumulate;
 pub mod elements;
+mod fold;
 pub mod grid;
 mod lanes;
 mod read;
 mod tile;
 
 pub use elements::{elements, Element, MAX_ELEMENTS};
+pub use fold::{MapFold, Piece};
 pub use grid::{Grid, Window};
 pub use read::{LOCAL_GAP, REMOTE_GAP};
 pub use tile::{Cells, Tile};
 
-use accumulate::CellAccumulator;
 use bitlens_tensors::format::bytes::BytesError;
 use bitlens_tensors::format::gguf::DequantError;
 use bitlens_tensors::format::Entry;
 use bitlens_tensors::{ReadAt, SourceError};
-use lanes::{Sampler, Unit};
-use read::{spans, LaneReader};
+use lanes::Unit;
+use read::LaneReader;
 use serde::{Deserialize, Serialize};
 
 /// Most cells one [`Tile`] may have (about 28 bytes each while it is computed).
@@ -138,70 +139,34 @@ pub fn weight_map(
     layer: Layer,
     gap: u64,
 ) -> Result<Tile, MapError> {
-    let (unit, lanes_per_element) = Unit::of(entry.ty)?;
-    unit.check(layer)?;
-    let grid = grid_of(entry, lanes_per_element)?;
-    window.check(grid, MAX_CELLS)?;
+    let fold = MapFold::new(entry, other.map(|(_, e)| e), window, layer)?;
+    read_and_fold(fold, src, entry, other, gap)
+}
+
+/// Reads `fold`'s pieces of `entry` (and of `other`'s tensor when it pairs) and folds them.
+fn read_and_fold(
+    mut fold: MapFold,
+    src: &dyn ReadAt,
+    entry: &Entry,
+    other: Option<(&dyn ReadAt, &Entry)>,
+    gap: u64,
+) -> Result<Tile, MapError> {
+    let unit = Unit::of(entry.ty)?.0;
     let mut a = LaneReader::new(src, entry, unit)?;
-    let mut b = match (layer, other) {
-        (Layer::Changes, Some((src_b, entry_b))) => {
-            if entry_b.ty != entry.ty || entry_b.shape != entry.shape {
-                return Err(MapError::Pair(format!(
-                    "{} is {:?} {:?} in one checkpoint and {:?} {:?} in the other",
-                    entry.name, entry.ty, entry.shape, entry_b.ty, entry_b.shape
-                )));
-            }
-            Some(LaneReader::new(src_b, entry_b, unit)?)
-        }
-        (Layer::Changes, None) => {
-            return Err(MapError::Pair(
-                "the changes layer needs the tensor in a second checkpoint".into(),
-            ))
-        }
-        _ => None,
+    let mut b = match other.filter(|_| fold.pairs()) {
+        Some((src_b, entry_b)) => Some(LaneReader::new(src_b, entry_b, unit)?),
+        None => None,
     };
     let seekable = a.seekable() && b.as_ref().is_none_or(|b| b.seekable());
-    let mut cells = CellAccumulator::new(grid, *window);
-    let mut sampler = Sampler::new(unit, layer);
     let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
-    let (mut samples, mut other_samples) = (Vec::new(), Vec::new());
-    let (mut pat_a, mut pat_b, mut unchanged) = (Vec::new(), Vec::new(), Vec::new());
-    let mut bytes_read = 0u64;
-    for (start, end) in spans(grid, window, unit, seekable, gap) {
-        let first = a.read(start, end, &mut buf_a)?;
-        bytes_read += buf_a.len() as u64;
-        samples.clear();
-        match &mut b {
-            None => {
-                sampler.samples(&buf_a, &mut samples, None)?;
-                cells.add(first, &samples, (start, end), None);
-            }
-            Some(b) => {
-                b.read(start, end, &mut buf_b)?;
-                bytes_read += buf_b.len() as u64;
-                other_samples.clear();
-                sampler.samples(&buf_a, &mut samples, Some(&mut pat_a))?;
-                sampler.samples(&buf_b, &mut other_samples, Some(&mut pat_b))?;
-                unchanged.clear();
-                if pat_a.is_empty() {
-                    // ggml blocks: compare the dequantized values' bits.
-                    unchanged.extend(
-                        samples
-                            .iter()
-                            .zip(&other_samples)
-                            .map(|(x, y)| x.to_bits() == y.to_bits()),
-                    );
-                } else {
-                    unchanged.extend(pat_a.iter().zip(&pat_b).map(|(x, y)| x == y));
-                }
-                for (x, y) in samples.iter_mut().zip(&other_samples) {
-                    *x = y - *x;
-                }
-                cells.add(first, &samples, (start, end), Some(&unchanged));
-            }
+    for piece in fold.pieces(seekable, gap) {
+        a.read(piece.start, piece.end, &mut buf_a)?;
+        if let Some(b) = &mut b {
+            b.read(piece.start, piece.end, &mut buf_b)?;
         }
+        fold.fold(&piece, &buf_a, b.as_ref().map(|_| buf_b.as_slice()))?;
     }
-    Ok(cells.finish(layer, bytes_read))
+    Ok(fold.finish())
 }
 
 /// The grid of `entry`, refused when its shape overflows.

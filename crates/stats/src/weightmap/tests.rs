@@ -24,6 +24,20 @@ fn tensor(dtype: ElementType, shape: &[u64], bytes: &[u8]) -> (Vec<u8>, Entry) {
     (file, entry)
 }
 
+/// [`weight_map`], folding `stretch` lanes at a time.
+fn map_in_stretches(
+    src: &dyn ReadAt,
+    entry: &Entry,
+    other: Option<(&dyn ReadAt, &Entry)>,
+    window: &Window,
+    layer: Layer,
+    gap: u64,
+    stretch: usize,
+) -> Result<Tile, MapError> {
+    let fold = MapFold::with_stretch(entry, other.map(|(_, e)| e), window, layer, stretch)?;
+    read_and_fold(fold, src, entry, other, gap)
+}
+
 /// Every lane's value widened as the map widens it (through f32), decoded independently of the
 /// map for the common float types (the 8-bit ones through [`elements`]).
 fn reference_values(file: &[u8], entry: &Entry) -> Vec<f32> {
@@ -168,6 +182,7 @@ proptest! {
         picks in prop::collection::vec((any::<usize>(), any::<u8>()), 0..12),
         cut in (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0),
         blocks in (1u64..9, 1u64..9),
+        stretch in 1usize..40,
     ) {
         let (dt, w) = DTYPES[dtype];
         let n: u64 = dims.iter().product();
@@ -190,6 +205,9 @@ proptest! {
         let tile = weight_map(&file, &entry, None, &window, Layer::Values, LOCAL_GAP).unwrap();
         let values = reference_values(&file, &entry);
         assert_matches(&tile, &values, |i| values[i] == 0.0);
+        // Samples made and folded a few lanes at a time: the same cells.
+        let short = map_in_stretches(&file, &entry, None, &window, Layer::Values, LOCAL_GAP, stretch).unwrap();
+        assert_matches(&short, &values, |i| values[i] == 0.0);
 
         // Bit planes: the fraction of lanes with the bit set.
         let bit = (seed % u64::from(dt.bits())) as u8;
@@ -277,6 +295,12 @@ fn changes_count_unchanged_bits_and_take_the_difference() {
         block_cols: 2,
     };
     let tile = weight_map(&fa, &ea, Some((&fb, &eb)), &w, Layer::Changes, LOCAL_GAP).unwrap();
+    let other = Some((&fb as &dyn ReadAt, &eb));
+    for stretch in [1, 3] {
+        let short =
+            map_in_stretches(&fa, &ea, other, &w, Layer::Changes, LOCAL_GAP, stretch).unwrap();
+        assert_eq!(short, tile, "{stretch} lanes at a time");
+    }
     // Row 0: 1→1 unchanged, +0→-0 changed (equal values, other bits).
     assert_eq!(tile.zeros.0[0], 0.5);
     assert_eq!(tile.mean.0[0], 0.0);
@@ -316,8 +340,20 @@ fn quantized_tensors_map_their_dequantized_values() {
             block_cols: 5,
         },
     ] {
-        let tile = weight_map(&file, &entry, None, &window, Layer::Values, LOCAL_GAP).unwrap();
-        assert_matches(&tile, &values, |i| values[i] == 0.0);
+        // Whole pieces, and one to three blocks at a time.
+        for stretch in [fold::STRETCH_LANES, 1, 33, 70] {
+            let tile = map_in_stretches(
+                &file,
+                &entry,
+                None,
+                &window,
+                Layer::Values,
+                LOCAL_GAP,
+                stretch,
+            )
+            .unwrap();
+            assert_matches(&tile, &values, |i| values[i] == 0.0);
+        }
     }
     let e = elements(&file, &entry, 70, 2).unwrap();
     assert_eq!(e[0].value, f64::from(values[70]));
@@ -453,4 +489,48 @@ fn windows_too_wide_for_column_slots_fold_each_run_into_its_cell() {
     };
     let tile = weight_map(&file, &entry, None, &w, Layer::Values, LOCAL_GAP).unwrap();
     assert_matches(&tile, &values, |i| values[i] == 0.0);
+}
+
+/// The map's own path natively on the bench matrix (`scripts/bench-web.sh` makes it): the base
+/// tile of the fitted view of `big.weight`, reading from memory, as one worker's band would.
+/// `cargo test --release -p bitlens-stats weight_map_speed -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn weight_map_speed() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../.cache/weights/big-matrix-bf16.safetensors"
+    );
+    let Ok(file) = std::fs::read(path) else {
+        eprintln!("no {path}: run ONLY=values scripts/bench-web.sh once");
+        return;
+    };
+    let layout = bitlens_tensors::format::open(&file).unwrap();
+    let entry = layout
+        .entries
+        .into_iter()
+        .find(|e| e.name == "big.weight")
+        .unwrap();
+    let grid = Grid::of_shape(&entry.shape, 1);
+    let w = Window {
+        row0: 0,
+        col0: 0,
+        rows: grid.rows / 2,
+        cols: grid.cols,
+        block_rows: 97,
+        block_cols: 1,
+    };
+    let mut best = f64::INFINITY;
+    for _ in 0..15 {
+        let t = std::time::Instant::now();
+        let tile = weight_map(&file, &entry, None, &w, Layer::Values, LOCAL_GAP).unwrap();
+        best = best.min(t.elapsed().as_secs_f64());
+        assert_eq!(tile.mean.0.len() as u64, w.cells());
+    }
+    println!(
+        "{} values, best of 15: {:.1} ms, {:.0} M values/s",
+        w.rows * w.cols,
+        best * 1e3,
+        (w.rows * w.cols) as f64 / best / 1e6,
+    );
 }

@@ -17,7 +17,10 @@ pub struct Cells(pub Vec<f32>);
 
 impl Serialize for Cells {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let bytes: Vec<u8> = self.0.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut bytes = vec![0u8; self.0.len() * 4];
+        for (b, v) in bytes.chunks_exact_mut(4).zip(&self.0) {
+            b.copy_from_slice(&v.to_le_bytes());
+        }
         s.serialize_bytes(&bytes)
     }
 }
@@ -36,12 +39,11 @@ impl CellsVisitor {
         if !bytes.len().is_multiple_of(4) {
             return Err(E::invalid_length(bytes.len(), &"a multiple of 4 bytes"));
         }
-        Ok(Cells(
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        ))
+        let mut cells = vec![0.0f32; bytes.len() / 4];
+        for (v, c) in cells.iter_mut().zip(bytes.chunks_exact(4)) {
+            *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(Cells(cells))
     }
 }
 
