@@ -125,7 +125,18 @@ pub async fn run(message: JsValue, helpers: Helpers<'_>, out: &dyn Post, window:
 /// Posts the last event of a request; when even that fails, says so (the page must not wait for an
 /// answer that never comes), else logs it.
 fn report(out: &dyn Post, event: Event) {
-    if let Err(e) = out.post(&event, None) {
+    let posted = if matches!(
+        event,
+        Event::Done {
+            result: JobResult::WeightMap(_),
+            ..
+        }
+    ) {
+        out.post_moving_bytes(&event)
+    } else {
+        out.post(&event, None)
+    };
+    if let Err(e) = posted {
         let failed = Event::Failed {
             task: event.task(),
             message: format!("the worker could not send its answer: {}", e.0),
@@ -200,7 +211,7 @@ async fn dispatch(
             window,
             layer,
             ..
-        } => weightmap::weight_map(file, &entry, other, &window, layer),
+        } => weightmap::weight_map(file, &entry, other, &window, layer).await,
         WorkerRequest::Elements {
             file,
             entry,

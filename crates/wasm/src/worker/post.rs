@@ -4,7 +4,7 @@
 use crate::convert::now;
 use crate::error::Failure;
 use bitlens_protocol::js::{to_js, Event};
-use js_sys::Array;
+use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 use web_sys::DedicatedWorkerGlobalScope;
 
@@ -15,6 +15,12 @@ pub const FLUSH_MS: f64 = 100.0;
 pub trait Post {
     /// Sends an event; `transfer`: an `ArrayBuffer` the event carries, moved rather than copied.
     fn post(&self, event: &Event, transfer: Option<&JsValue>) -> Result<(), Failure>;
+
+    /// Sends an event whose byte strings (a weight map's cells: megabytes) are moved to the
+    /// page rather than copied; the default sends it as [`Post::post`] does.
+    fn post_moving_bytes(&self, event: &Event) -> Result<(), Failure> {
+        self.post(event, None)
+    }
 }
 
 /// The page, through this worker's `postMessage`.
@@ -38,6 +44,41 @@ impl Post for ToPage {
             None => self.0.post_message(&message),
         }
         .map_err(|e| Failure::js(&e))
+    }
+
+    fn post_moving_bytes(&self, event: &Event) -> Result<(), Failure> {
+        let message = to_js(event)?;
+        let buffers = Array::new();
+        byte_buffers(&message, &buffers, MAX_DEPTH);
+        self.0
+            .post_message_with_transfer(&message, &buffers)
+            .map_err(|e| Failure::js(&e))
+    }
+}
+
+/// Deepest nesting of a message searched for byte strings (an event's result's fields).
+const MAX_DEPTH: u32 = 6;
+
+/// Appends to `out` the buffer of every `Uint8Array` in `value`, searched through its arrays and
+/// objects `depth` levels down. A message's `Uint8Array`s are its serialized byte strings, each a
+/// fresh copy out of wasm memory with a buffer of its own, so moving them takes nothing the
+/// worker still uses.
+fn byte_buffers(value: &JsValue, out: &Array, depth: u32) {
+    if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+        out.push(&bytes.buffer());
+        return;
+    }
+    let inner = if depth == 0 {
+        return;
+    } else if Array::is_array(value) {
+        Array::from(value)
+    } else if let Some(object) = value.dyn_ref::<Object>() {
+        Object::values(object)
+    } else {
+        return;
+    };
+    for v in inner.iter() {
+        byte_buffers(&v, out, depth - 1);
     }
 }
 
