@@ -313,6 +313,10 @@ impl Component for App {
                     let (panel, mut ctx) = self.codecs();
                     panel.warm(&mut ctx);
                 }
+                if t != Tab::Values {
+                    // Leaving Values stops its workers: others start for the next visit.
+                    self.keep_map_workers_warm();
+                }
                 self.schedule_shown();
             }
             Msg::Sort(k) => self.state.table.click(k),

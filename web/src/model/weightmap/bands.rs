@@ -42,12 +42,11 @@ pub fn stack(parts: Vec<Tile>) -> Option<Tile> {
     let last = parts.last()?.window;
     window.rows = last.row0 + last.rows - window.row0;
     let join = |get: fn(&Tile) -> &Cells| {
-        Cells(
-            parts
-                .iter()
-                .flat_map(|t| get(t).0.iter().copied())
-                .collect(),
-        )
+        let mut all = Vec::with_capacity(parts.iter().map(|t| get(t).0.len()).sum());
+        for t in &parts {
+            all.extend_from_slice(&get(t).0);
+        }
+        Cells(all)
     };
     Some(Tile {
         grid: first.grid,

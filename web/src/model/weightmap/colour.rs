@@ -114,9 +114,14 @@ impl Normalizer {
 
     /// The colour drawn for `v` (None for NaN): the ramp at its position, to 1/1024 of the range.
     pub fn colour(&self, v: f32) -> Option<[u8; 3]> {
+        if let Some(linear) = self.linear_steps() {
+            return (!v.is_nan()).then(|| self.linear_colour(linear, v));
+        }
         let t = self.position(v)?;
         let u = if self.diverging { (t + 1.0) / 2.0 } else { t };
-        Some(self.lut[(u * STEPS as f32).round().clamp(0.0, STEPS as f32) as usize])
+        // Rounded by adding one half (the position is not negative): `f32::round` is a call
+        // in WebAssembly, once per pixel.
+        Some(self.lut[((u * STEPS as f32).clamp(0.0, STEPS as f32) + 0.5) as usize])
     }
 
     /// True when positions run from −1 to 1 around zero.
@@ -197,14 +202,48 @@ impl Normalizer {
 
     /// The RGBA pixels of `values` (transparent where NaN).
     pub fn pixels(&self, values: &[f32]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(values.len() * 4);
-        for &v in values {
-            match self.colour(v) {
-                Some([r, g, b]) => out.extend_from_slice(&[r, g, b, 255]),
-                None => out.extend_from_slice(&[0, 0, 0, 0]),
+        let mut out = vec![0u8; values.len() * 4];
+        match self.linear_steps() {
+            // The linear scale's table index in one multiply-add per pixel.
+            Some(linear) => {
+                for (p, &v) in out.chunks_exact_mut(4).zip(values) {
+                    if !v.is_nan() {
+                        let [r, g, b] = self.linear_colour(linear, v);
+                        p.copy_from_slice(&[r, g, b, 255]);
+                    }
+                }
+            }
+            None => {
+                for (p, &v) in out.chunks_exact_mut(4).zip(values) {
+                    if let Some([r, g, b]) = self.colour(v) {
+                        p.copy_from_slice(&[r, g, b, 255]);
+                    }
+                }
             }
         }
         out
+    }
+
+    /// The colour of `v` (not NaN) on a linear scale ([`Normalizer::linear_steps`]).
+    fn linear_colour(&self, (offset, per_unit): (f32, f32), v: f32) -> [u8; 3] {
+        let i = ((v - offset) * per_unit).clamp(0.0, STEPS as f32) + 0.5;
+        self.lut[i as usize]
+    }
+
+    /// On a linear scale with a range, `(offset, per_unit)` such that the colour table's index
+    /// of a value `v` is `(v − offset) · per_unit`, clamped to the table and rounded.
+    fn linear_steps(&self) -> Option<(f32, f32)> {
+        let span = self.hi - self.lo;
+        if self.scale != Scale::Linear || span <= 0.0 {
+            return None;
+        }
+        let steps = STEPS as f32;
+        Some(if self.diverging {
+            // u = (v / hi + 1) / 2 = (v + hi) / (2 hi)
+            (-self.hi, steps / (2.0 * self.hi))
+        } else {
+            (self.lo, steps / span)
+        })
     }
 }
 
@@ -234,6 +273,38 @@ mod tests {
         assert_eq!(rgb(0.0, true), DIVERGING[3]);
         assert_eq!(rgb(-1.0, true), DIVERGING[0]);
         assert_eq!(rgb(1.0, false), SEQUENTIAL[5]);
+    }
+
+    #[test]
+    fn linear_colours_follow_the_position() {
+        let values: Vec<f32> = (0..5000)
+            .map(|i| ((i as f32) * 0.37).sin() * 3.0 + if i % 7 == 0 { 1.5 } else { 0.0 })
+            .chain([f32::NAN, 0.0, -0.0, 1e-30, f32::INFINITY, f32::NEG_INFINITY])
+            .collect();
+        let range = Quantity {
+            layer: Layer::Values,
+            aggregate: Aggregate::Range,
+        };
+        for q in [MEAN, range] {
+            let n = Normalizer::new(&values, q, Scale::Linear);
+            assert!(n.linear_steps().is_some());
+            let drawn = n.pixels(&values);
+            for (i, &v) in values.iter().enumerate() {
+                let want = n.colour(v).map_or([0, 0, 0, 0], |[r, g, b]| [r, g, b, 255]);
+                assert_eq!(drawn[i * 4..i * 4 + 4], want, "{v}");
+                // The table index the position gives, up to the last bit of the arithmetic.
+                if let Some(t) = n.position(v) {
+                    let u = if n.diverging() { (t + 1.0) / 2.0 } else { t };
+                    let by_position =
+                        rgb(if n.diverging() { u * 2.0 - 1.0 } else { u }, n.diverging());
+                    let close = by_position
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.abs_diff(*b) <= 2);
+                    assert!(close, "{v}: {by_position:?} vs {want:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -161,6 +161,15 @@ impl App {
         }
     }
 
+    /// Once the statistics are done, has the weight map's workers started ahead of the Values
+    /// view, so opening it does not wait for them (not in an embed: a hub page's element starts
+    /// no worker for a view nobody opened).
+    pub(super) fn keep_map_workers_warm(&self) {
+        if !self.jobs.running() && !self.embed {
+            crate::ui::views::values::prewarm();
+        }
+    }
+
     pub(super) fn on_pool(&mut self, event: PoolEvent) {
         match event {
             PoolEvent::Update { task, batch } => {
@@ -188,6 +197,7 @@ impl App {
                     });
                 }
                 self.feed();
+                self.keep_map_workers_warm();
             }
             PoolEvent::Failed {
                 worker,

@@ -26,6 +26,7 @@ mod requests;
 mod workers;
 
 pub use panel::panel;
+pub use workers::prewarm;
 
 use crate::model::format::shape as shape_text;
 use crate::model::weightmap::colour::Normalizer;

@@ -1,7 +1,12 @@
-//! The Values view's workers: up to one per core (at most [`MAX_WORKERS`]), started when first
-//! needed. A map window is cut into bands of cell rows, one per worker
-//! ([`crate::model::weightmap::bands`]), computed at once and stacked back into one tile when
-//! the last band comes ([`MapJob`]); exact lanes (the hover, the table) go to the first worker.
+//! The Values view's workers: up to one per core (at most [`MAX_WORKERS`]). A map window is cut
+//! into bands of cell rows, one per worker ([`crate::model::weightmap::bands`]), computed at
+//! once and stacked back into one tile when the last band comes ([`MapJob`]); exact lanes (the
+//! hover, the table) go to the first worker.
+//!
+//! A worker takes a few hundred milliseconds to start (its script and module), longer than a
+//! small map takes to compute, so the app has a set started ahead ([`prewarm`]: once a
+//! checkpoint's statistics are done, and when it leaves Values, whose view stops its workers);
+//! a view adopts them and routes their events to itself.
 
 use crate::model::weightmap::bands::{split, stack};
 use crate::ui::worker::WorkerHandle;
@@ -9,10 +14,65 @@ use bitlens_protocol::js::{Event, Js, Request};
 use bitlens_protocol::FileRef;
 use bitlens_stats::weightmap::{Layer, Tile, Window};
 use bitlens_tensors::format::Entry;
+use std::cell::RefCell;
+use std::rc::Rc;
 use yew::Callback;
 
 /// Most workers a map uses.
 pub const MAX_WORKERS: usize = 4;
+
+/// Where a map worker's events go: the view using it, or nowhere while it waits to be adopted.
+type Route = Rc<RefCell<Option<Callback<Event>>>>;
+
+/// A map worker and where its events go.
+struct Routed {
+    handle: WorkerHandle,
+    route: Route,
+}
+
+impl Routed {
+    /// Starts a map worker whose events go to `to` (None: nowhere until adopted).
+    fn spawn(to: Option<Callback<Event>>) -> Result<Routed, String> {
+        let route: Route = Rc::new(RefCell::new(to));
+        let forward = route.clone();
+        let handle = WorkerHandle::spawn(
+            "worker.js",
+            "map worker",
+            Callback::from(move |e: Event| {
+                let to = forward.borrow().clone();
+                if let Some(to) = to {
+                    to.emit(e);
+                }
+            }),
+        )?;
+        Ok(Routed { handle, route })
+    }
+}
+
+thread_local! {
+    /// Map workers started ahead of a view that needs them.
+    static SPARE: RefCell<Vec<Routed>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How many workers a map uses here: one per core, at most [`MAX_WORKERS`].
+fn workers_here() -> usize {
+    let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
+    (cores as usize).clamp(1, MAX_WORKERS)
+}
+
+/// Starts the map's workers ahead of a view that needs them, unless they are already waiting
+/// (a failure to start one is left for the view to report when it starts its own).
+pub fn prewarm() {
+    SPARE.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        while spare.len() < workers_here() {
+            match Routed::spawn(None) {
+                Ok(w) => spare.push(w),
+                Err(_) => break,
+            }
+        }
+    });
+}
 
 /// What a map request reads: the tensor (and for the changes layer the one it changed to).
 pub struct Source {
@@ -58,7 +118,7 @@ impl MapJob {
 
 /// The view's workers.
 pub struct MapWorkers {
-    handles: Vec<WorkerHandle>,
+    handles: Vec<Routed>,
     size: usize,
     next_task: u32,
     events: Callback<Event>,
@@ -67,20 +127,27 @@ pub struct MapWorkers {
 impl MapWorkers {
     /// Workers reporting to `events`: as many as the machine has cores, at most [`MAX_WORKERS`].
     pub fn new(events: Callback<Event>) -> MapWorkers {
-        let cores = web_sys::window().map_or(1.0, |w| w.navigator().hardware_concurrency());
         MapWorkers {
             handles: Vec::new(),
-            size: (cores as usize).clamp(1, MAX_WORKERS),
+            size: workers_here(),
             next_task: 0,
             events,
         }
     }
 
-    /// Starts every worker now (a worker takes a moment to load its module: better while the
-    /// view is being laid out than on the first map).
+    /// Has every worker ready: the ones started ahead ([`prewarm`]), else new ones (a worker
+    /// takes a moment to load its module: better while the view is being laid out than on the
+    /// first map).
     pub fn warm(&mut self) -> Result<(), String> {
         while self.handles.len() < self.size {
-            let w = WorkerHandle::spawn("worker.js", "map worker", self.events.clone())?;
+            let spare = SPARE.with(|s| s.borrow_mut().pop());
+            let w = match spare {
+                Some(w) => {
+                    *w.route.borrow_mut() = Some(self.events.clone());
+                    w
+                }
+                None => Routed::spawn(Some(self.events.clone()))?,
+            };
             self.handles.push(w);
         }
         Ok(())
@@ -89,10 +156,10 @@ impl MapWorkers {
     /// Posts `request` to worker `i`, starting the workers up to it.
     fn post(&mut self, i: usize, request: &Request) -> Result<(), String> {
         while self.handles.len() <= i {
-            let w = WorkerHandle::spawn("worker.js", "map worker", self.events.clone())?;
+            let w = Routed::spawn(Some(self.events.clone()))?;
             self.handles.push(w);
         }
-        self.handles[i].post(request)
+        self.handles[i].handle.post(request)
     }
 
     /// The next task id.
