@@ -15,20 +15,26 @@
 # (scripts/bench-peers.sh prints the page beside ZipNN and the CLI, round by round.)
 # The statistics part also opens the 1.09 GB file by URL from a local Range + CORS server
 # (tests/e2e/bench-remote.mjs: URL to tensor table, whole-file statistics throughput; JSON lines),
-# and times the weight map of a 100.7 M-value matrix (tests/e2e/bench-values.mjs; ONLY=values runs
-# just that part).
+# and times the weight map of a 100.7 M-value matrix in bf16, f16 and f32 (tests/e2e/bench-values.mjs;
+# ONLY=values runs just that part).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup-web.sh >/dev/null
 w=.cache/weights
+# The weight map of a 100.7 M-value matrix in bf16, f16 and f32 (the same real values).
+values_bench() {
+  for d in bf16 f16 f32; do
+    [ -s $w/big-matrix-$d.safetensors ] ||
+      .venv/bin/python tests/python/make_big_matrix.py $w/minilm-bf16.safetensors $w/big-matrix-$d.safetensors 262144 $d
+    cat $w/big-matrix-$d.safetensors > /dev/null
+    echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    RUNS=${RUNS:-3} node tests/e2e/bench-values.mjs $w/big-matrix-$d.safetensors big.weight
+  done
+}
 if [ "${ONLY:-}" = values ]; then
-  [ -s $w/big-matrix-bf16.safetensors ] ||
-    .venv/bin/python tests/python/make_big_matrix.py $w/minilm-bf16.safetensors $w/big-matrix-bf16.safetensors 262144
   CARGO_TARGET_DIR="$root/target/web" scripts/build-web.sh
-  cat $w/big-matrix-bf16.safetensors > /dev/null
-  echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  RUNS=${RUNS:-3} node tests/e2e/bench-values.mjs $w/big-matrix-bf16.safetensors big.weight
+  values_bench
   exit 0
 fi
 if [ "${ONLY:-}" != codecs ]; then
@@ -45,11 +51,8 @@ echo
 echo "== the embed: first render (script load to table) with a cold cache, download size"
 node tests/e2e/bench-embed.mjs $w/big-bf16.safetensors
 echo
-echo "== the weight map (Values) of a 100.7 M-value bf16 matrix: on screen, zoom steps, beside the page reading its bytes"
-[ -s $w/big-matrix-bf16.safetensors ] ||
-  .venv/bin/python tests/python/make_big_matrix.py $w/minilm-bf16.safetensors $w/big-matrix-bf16.safetensors 262144
-cat $w/big-matrix-bf16.safetensors > /dev/null
-RUNS=${RUNS:-3} node tests/e2e/bench-values.mjs $w/big-matrix-bf16.safetensors big.weight
+echo "== the weight map (Values) of a 100.7 M-value matrix (bf16, f16, f32): on screen, zoom steps, beside the page reading its bytes"
+values_bench
 fi
 
 echo
