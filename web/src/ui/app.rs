@@ -47,6 +47,8 @@ pub enum Msg {
     Given(Vec<Picked>, f64),
     /// A drop's entries were walked.
     Dropped(Vec<Dropped>, f64),
+    /// The statistics' progress is due on screen (see [`analysis::PoolRender`]).
+    PoolRender,
     /// Headers were read.
     Loaded(Outcome, f64),
     /// The tensor table was rendered for the load given at the `f64`.
@@ -104,6 +106,8 @@ pub struct App {
     jobs: Jobs,
     pool: Pool,
     pending_table: Option<f64>,
+    /// When the statistics' progress was last drawn.
+    pool_render: analysis::PoolRender,
     /// Compact layout (the `embed` prop, or `?embed=1`).
     embed: bool,
     /// A tensor to select once it is loaded (`?tensor=`, the `tensor` prop).
@@ -161,6 +165,7 @@ impl Component for App {
             jobs: Jobs::default(),
             pool: Pool::new(ctx.link().callback(Msg::Pool)),
             pending_table: None,
+            pool_render: analysis::PoolRender::default(),
             embed: props.embed || from_page.embed,
             want_tensor: props.tensor.clone().or(from_page.tensor),
             errors_told: 0,
@@ -231,6 +236,13 @@ impl Component for App {
                     return false;
                 }
                 self.state.loading = true;
+                // The statistics follow the headers: their workers start while those are read.
+                if let Err(e) = self.pool.warm() {
+                    self.state.errors.push(LoadError {
+                        file: "worker pool".into(),
+                        reason: e,
+                    });
+                }
                 let first_id = self.state.next_id;
                 // Reserve ids so two overlapping loads never share one.
                 self.state.next_id += picked.len() as u32;
@@ -275,7 +287,13 @@ impl Component for App {
                     reason,
                 });
             }
-            Msg::Pool(event) => self.on_pool(event),
+            Msg::Pool(event) => {
+                self.on_pool(event);
+                if !self.pool_render_due(ctx) {
+                    return false;
+                }
+            }
+            Msg::PoolRender => self.pool_render.drawn(),
             Msg::Cancel => {
                 self.pool.cancel();
                 self.jobs.cancel();

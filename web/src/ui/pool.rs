@@ -222,6 +222,19 @@ impl Pool {
         })
     }
 
+    /// Starts the page's workers now, up to the pool's size, so the first tasks do not wait for
+    /// them to load their module (a worker takes a few hundred milliseconds; the app calls this
+    /// when files are given, while their headers are read).
+    pub fn warm(&self) -> Result<(), String> {
+        SHARED.with(|s| {
+            let mut s = s.borrow_mut();
+            while s.slots.len() < s.size {
+                s.spawn()?;
+            }
+            Ok(())
+        })
+    }
+
     /// Number of workers the page runs at most.
     pub fn size(&self) -> usize {
         SHARED.with(|s| s.borrow().size)

@@ -1,15 +1,41 @@
 //! The analysis of the root component: comparisons between consecutive checkpoints, planning the
 //! missing statistics into worker tasks (a selected tensor first; large remote checkpoints only
 //! when the visitor asks; a snapshot's shown tensor decoded by the codec panel), feeding the pool,
-//! and folding its results into the state.
+//! and folding its results into the state, drawn at most every [`POOL_RENDER_MS`] while it runs.
 
-use super::{App, Tab};
+use super::{App, Msg, Tab};
 use crate::model::checkpoint::Checkpoint;
 use crate::model::compare::{steps, Comparison};
+use crate::ui::jobs::now;
 use crate::ui::jobs::TaskKind;
 use crate::ui::loader::LoadError;
 use crate::ui::pool::PoolEvent;
 use bitlens_protocol::Results;
+use std::time::Duration;
+use yew::Context;
+
+/// Least milliseconds between two redraws of the page while the statistics run. The page feeds
+/// the workers their next tasks between redraws, and redrawing a table of hundreds of tensors
+/// after every finished task kept them waiting: in a 412-tensor GGUF the workers were idle
+/// two thirds of the pass.
+pub const POOL_RENDER_MS: f64 = 250.0;
+
+/// When the statistics' progress was last drawn, and whether a redraw is scheduled.
+#[derive(Default)]
+pub struct PoolRender {
+    /// `performance.now()` of the last redraw for the statistics.
+    last: f64,
+    /// A [`Msg::PoolRender`] is on its way.
+    scheduled: bool,
+}
+
+impl PoolRender {
+    /// The scheduled redraw happens now.
+    pub fn drawn(&mut self) {
+        self.scheduled = false;
+        self.last = now();
+    }
+}
 
 impl App {
     pub(super) fn rebuild_comparisons(&mut self) {
@@ -168,6 +194,27 @@ impl App {
         if !self.jobs.running() && !self.embed {
             crate::ui::views::values::prewarm();
         }
+    }
+
+    /// True when the statistics' progress should be drawn now: the run ended, or
+    /// [`POOL_RENDER_MS`] passed since it was last drawn. Otherwise a redraw is scheduled for
+    /// when they will have passed ([`Msg::PoolRender`]), once.
+    pub(super) fn pool_render_due(&mut self, ctx: &Context<App>) -> bool {
+        let t = now();
+        let r = &mut self.pool_render;
+        if !self.jobs.running() || t - r.last >= POOL_RENDER_MS {
+            r.last = t;
+            return true;
+        }
+        if !r.scheduled {
+            r.scheduled = true;
+            let wait = (POOL_RENDER_MS - (t - r.last)).max(0.0) as u64;
+            ctx.link().send_future(async move {
+                gloo_timers::future::sleep(Duration::from_millis(wait)).await;
+                Msg::PoolRender
+            });
+        }
+        false
     }
 
     pub(super) fn on_pool(&mut self, event: PoolEvent) {
