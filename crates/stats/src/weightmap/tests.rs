@@ -24,20 +24,6 @@ fn tensor(dtype: ElementType, shape: &[u64], bytes: &[u8]) -> (Vec<u8>, Entry) {
     (file, entry)
 }
 
-/// [`weight_map`], folding `stretch` lanes at a time.
-fn map_in_stretches(
-    src: &dyn ReadAt,
-    entry: &Entry,
-    other: Option<(&dyn ReadAt, &Entry)>,
-    window: &Window,
-    layer: Layer,
-    gap: u64,
-    stretch: usize,
-) -> Result<Tile, MapError> {
-    let fold = MapFold::with_stretch(entry, other.map(|(_, e)| e), window, layer, stretch)?;
-    read_and_fold(fold, src, entry, other, gap)
-}
-
 /// Every lane's value widened as the map widens it (through f32), decoded independently of the
 /// map for the common float types (the 8-bit ones through [`elements`]).
 fn reference_values(file: &[u8], entry: &Entry) -> Vec<f32> {
