@@ -8,7 +8,10 @@
 // its snapshot once (tests/e2e/page-codec.mjs: click to result on the page, Blob built), and one
 // JSON line is printed: `{"round": [{variant, build, threads, compress_s, decompress_s,
 // compress_cpu_s, decompress_cpu_s (every browser process), app_compress_s, worker_decompress_s,
-// ratio}]}`. Exits at the end of stdin. Progress goes to stderr.
+// ratio}], "floor": {compress_s, decompress_s}}`, the floor being the browser's own I/O for the same
+// input and output sizes with no codec, in the same browser and round (tests/e2e/page-floor.mjs:
+// FILE read, an output the snapshot's size written; the snapshot read, FILE's size written).
+// Exits at the end of stdin. Progress goes to stderr.
 //
 //   node tests/e2e/bench-page.mjs FILE      (BITLENS_BIN: the CLI for the snapshot check)
 //
@@ -28,6 +31,7 @@ import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
 import { ROOT, tempDir } from './fixtures.mjs';
 import { openCodecPage, timedCompress, timedDecompress, loadOwnSnapshot, checkRestored, checkRound } from './page-codec.mjs';
+import { openFloorPage } from './page-floor.mjs';
 
 const file = path.resolve(process.argv[2]);
 const DIST = process.env.DIST ?? path.join(ROOT, 'dist');
@@ -49,13 +53,16 @@ const context = await launch();
 const tmp = tempDir();
 const name = path.basename(file, '.safetensors');
 const pages = [];
+const floor = await openFloorPage(context);
+let snapshot = null;
 try {
   for (const variant of variants) {
     const { page, build } = await openCodecPage(context, variantUrl(variant), file);
     const tag = `${name}-${variant.replace(/[^a-z0-9]+/g, '_')}-${build.build}`;
     process.stderr.write(`bench-page: ${tag}: checking the page's snapshot and restore\n`);
     await timedCompress(page);
-    await loadOwnSnapshot(page, file, tmp, tag);
+    const own = await loadOwnSnapshot(page, file, tmp, tag);
+    snapshot ??= own;
     await timedDecompress(page);
     await checkRestored(page, file, tmp, tag);
     pages.push({ page, build: { variant, ...build } });
@@ -78,9 +85,13 @@ try {
         ratio: Number(c.ratio),
       });
     }
-    console.log(JSON.stringify({ round }));
+    const size = fs.statSync(file).size;
+    const floorCompress = await floor.run(file, fs.statSync(snapshot).size);
+    const floorDecompress = await floor.run(snapshot, size);
+    console.log(JSON.stringify({ round, floor: { compress_s: floorCompress / 1e3, decompress_s: floorDecompress / 1e3 } }));
   }
 } finally {
+  await floor.close();
   await context.close();
   for (const s of servers) s.close();
   fs.rmSync(tmp, { recursive: true, force: true });

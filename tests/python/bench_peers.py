@@ -28,7 +28,9 @@ see the same machine state (the machine is shared: the spread between rounds is 
   (page not cross-origin isolated: one thread) and the threaded build (isolated page; when
   scripts/build-web.sh made it), compared with the CLI on 1 and 2 threads; the page's snapshot is
   checked to be the CLI's and its restored file F, byte for byte, once per build. Also the CPU
-  time of every browser process meanwhile (single-threaded build), beside the CLI's.
+  time of every browser process meanwhile (single-threaded build), beside the CLI's, and the
+  browser's own floor in the same rounds (tests/e2e/page-floor.mjs: the same input read and an
+  output of the same size written, with no codec), which the page's time is divided by.
 Speeds are of the fastest round (min time) and of the median round; "÷ ZipNN" divides each by
 ZipNN's of the same kind (min by min, median by median). Prints a table and, with --json, one JSON
 document.
@@ -217,7 +219,10 @@ class Page:
         self.proc.stdin.write("round\n")
         self.proc.stdin.flush()
         seen = {}
-        for b in self._answer()["round"]:
+        answer = self._answer()
+        for v in ("compress", "decompress"):
+            series[("page floor", 1, v)].add(answer["floor"][f"{v}_s"])
+        for b in answer["round"]:
             t = 1 if b["build"] == "single" else 2
             series[("page", t, "compress")].add(b["compress_s"])
             series[("page", t, "decompress")].add(b["decompress_s"])
@@ -257,7 +262,7 @@ def measure(binary, path, rounds, page):
     keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file", "cli-tmpfs")
              for v in ("compress", "decompress")]
     keys += [("page", t, v) for t in THREADS for v in ("compress", "decompress")] if page else []
-    keys += [("page cpu", 1, v) for v in ("compress", "decompress")] if page else []
+    keys += [(p, 1, v) for p in ("page cpu", "page floor") for v in ("compress", "decompress")] if page else []
     series = {k: Series() for k in keys}
     sizes, rss, builds = {}, {}, {}
     browser = Page(binary, path) if page else None
@@ -332,14 +337,26 @@ def print_table(report):
             rows.insert(2, (f"page {t}", page_label(report[0], t)))
         for key, label in rows:
             print(f"| {label} | " + " | ".join(ratio_cell(r, key, "zipnn 1") for r in report) + " |")
-    if has("page 1"):
-        print("\nThe page ÷ the native CLI (file -> /dev/null, wall), compress / decompress, same rounds:")
-        print("fastest (median)\n")
+    def page_rows(title, against, cell):
+        """A table of the page's builds: `against(t)` names the row's divisor, `cell(r, t)` fills it."""
+        print(title)
         head()
         for t in THREADS:
             if has(f"page {t}"):
-                print(f"| {page_label(report[0], t)} ÷ CLI on {t} thread{'s' if t > 1 else ''} | "
-                      + " | ".join(ratio_cell(r, f"page {t}", f"cli-null {t}") for r in report) + " |")
+                print(f"| {page_label(report[0], t)} ÷ {against(t)} | "
+                      + " | ".join(cell(r, t) for r in report) + " |")
+
+    if has("page 1"):
+        page_rows("\nThe page ÷ the native CLI (file -> /dev/null, wall), compress / decompress, same "
+                  "rounds:\nfastest (median)\n",
+                  lambda t: f"CLI on {t} thread{'s' if t > 1 else ''}",
+                  lambda r, t: ratio_cell(r, f"page {t}", f"cli-null {t}"))
+    if has("page floor 1"):
+        # Time ÷ time: the floor's speed ÷ the page's.
+        page_rows("\nThe page's time ÷ the browser's own floor (the same input read and output "
+                  "written\nwith no codec, tests/e2e/page-floor.mjs), same rounds, compress / decompress: "
+                  "fastest (median)\n",
+                  lambda t: "floor", lambda r, t: ratio_cell(r, "page floor 1", f"page {t}"))
     print("\nSpeeds in GB/s, compress / decompress: fastest round (median round)\n")
     head()
     print("| ZipNN 0.5.4 | " + " | ".join(speed_cell(r, "zipnn 1") for r in report) + " |")
@@ -352,6 +369,9 @@ def print_table(report):
         if has(f"page {t}"):
             print(f"| bitlens {page_label(report[0], t)} | "
                   + " | ".join(speed_cell(r, f"page {t}") for r in report) + " |")
+    if has("page floor 1"):
+        print("| the page's floor: input read, output written, no codec | "
+              + " | ".join(speed_cell(r, "page floor 1") for r in report) + " |")
     print("\nCPU time (the machine is shared: wall time includes waiting for a core), one thread:")
     print("bitlens CLI process (rusage user + system, startup included) ÷ ZipNN's calls (process CPU time),")
     print("compress / decompress, fastest round (median round)\n")

@@ -1,0 +1,68 @@
+// A per-thread CPU profile of the app in headless Chromium (a tool, not a test): Chromium's trace
+// with the V8 sampling profiler on every thread (the page and each worker), written as JSON for
+// scripts/trace-summary.py to sum per thread and function (or into 50 ms steps with --timeline).
+// What is traced:
+//   stats  FILE given to the page until its statistics are done (the default)
+//   values FILE's statistics done, TENSOR picked in Detail, then the click on the Values tab until
+//          the map is drawn, then ZOOM zoom steps (+ button; 0 by default)
+//
+//   node tests/e2e/profile-page.mjs FILE [stats | values TENSOR] > trace.json
+//   python3 scripts/trace-summary.py trace.json [--timeline MS] [--top N]
+import path from 'node:path';
+import { startServer } from './serve.mjs';
+import { launch } from './browser.mjs';
+import { ROOT } from './fixtures.mjs';
+
+const file = path.resolve(process.argv[2]);
+const what = process.argv[3] ?? 'stats';
+const tensor = process.argv[4];
+if (!['stats', 'values'].includes(what) || (what === 'values' && !tensor)) {
+  throw new Error('usage: profile-page.mjs FILE [stats | values TENSOR]');
+}
+const server = await startServer(path.join(ROOT, process.env.DIST ?? 'dist'), 0);
+const context = await launch();
+const page = await context.newPage();
+await page.goto(`http://127.0.0.1:${server.address().port}/`);
+const cdp = await context.newCDPSession(page);
+const events = [];
+cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+const complete = new Promise((r) => cdp.on('Tracing.tracingComplete', r));
+const start = () =>
+  cdp.send('Tracing.start', {
+    traceConfig: { includedCategories: ['devtools.timeline', 'v8.execute', 'v8', 'disabled-by-default-v8.cpu_profiler'] },
+    transferMode: 'ReportEvents',
+  });
+const done = () => page.waitForSelector('.progress[data-state=done]', { timeout: 600_000 });
+const t0 = Date.now();
+if (what === 'stats') {
+  await start();
+  await page.setInputFiles('#file-input', file);
+  await done();
+} else {
+  await page.setInputFiles('#file-input', file);
+  await done();
+  await page.click('[data-tab=detail]');
+  await page.selectOption('#tensor-select', tensor);
+  await page.evaluate(() => new Promise((r) => setTimeout(r, 1000)));
+  await start();
+  await page.click('[data-tab=values]');
+  await page.waitForSelector(`#values[data-tensor="${tensor}"] #values-map[data-ready="1"]`, { timeout: 600_000 });
+  for (let i = 0; i < Number(process.env.ZOOM ?? 0); i++) {
+    const draws = await page.$eval('#values-map', (c) => Number(c.dataset.draws));
+    await page.click('#values-zoom-in');
+    await page.waitForFunction(
+      (n) => {
+        const c = document.querySelector('#values-map');
+        return Number(c.dataset.draws) > n && c.dataset.detailPending === '0';
+      },
+      draws,
+      { timeout: 60_000, polling: 5 },
+    );
+  }
+}
+process.stderr.write(`profile-page: ${what} traced in ${Date.now() - t0} ms\n`);
+await cdp.send('Tracing.end');
+await complete;
+process.stdout.write(JSON.stringify(events));
+await context.close();
+server.close();
