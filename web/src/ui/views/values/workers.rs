@@ -14,7 +14,7 @@ use bitlens_protocol::js::{Event, Js, Request};
 use bitlens_protocol::FileRef;
 use bitlens_stats::weightmap::{Layer, Tile, Window};
 use bitlens_tensors::format::Entry;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use yew::Callback;
 
@@ -28,24 +28,33 @@ type Route = Rc<RefCell<Option<Callback<Event>>>>;
 struct Routed {
     handle: WorkerHandle,
     route: Route,
+    /// It crashed (or its module failed to load) while no view was listening.
+    dead: Rc<Cell<bool>>,
 }
 
 impl Routed {
-    /// Starts a map worker whose events go to `to` (None: nowhere until adopted).
+    /// Starts a map worker whose events go to `to` (None: nowhere until adopted; a crash
+    /// meanwhile marks it dead, so no view adopts a worker that will never answer).
     fn spawn(to: Option<Callback<Event>>) -> Result<Routed, String> {
         let route: Route = Rc::new(RefCell::new(to));
-        let forward = route.clone();
+        let dead = Rc::new(Cell::new(false));
+        let (forward, died) = (route.clone(), dead.clone());
         let handle = WorkerHandle::spawn(
             "worker.js",
             "map worker",
             Callback::from(move |e: Event| {
                 let to = forward.borrow().clone();
-                if let Some(to) = to {
-                    to.emit(e);
+                match to {
+                    Some(to) => to.emit(e),
+                    None => died.set(died.get() || matches!(e, Event::Failed { task: None, .. })),
                 }
             }),
         )?;
-        Ok(Routed { handle, route })
+        Ok(Routed {
+            handle,
+            route,
+            dead,
+        })
     }
 }
 
@@ -140,7 +149,11 @@ impl MapWorkers {
     /// first map).
     pub fn warm(&mut self) -> Result<(), String> {
         while self.handles.len() < self.size {
-            let spare = SPARE.with(|s| s.borrow_mut().pop());
+            let spare = SPARE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.retain(|w| !w.dead.get());
+                s.pop()
+            });
             let w = match spare {
                 Some(w) => {
                     *w.route.borrow_mut() = Some(self.events.clone());
