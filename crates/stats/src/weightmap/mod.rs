@@ -139,20 +139,7 @@ pub fn weight_map(
     layer: Layer,
     gap: u64,
 ) -> Result<Tile, MapError> {
-    map_in_stretches(src, entry, other, window, layer, gap, fold::STRETCH_LANES)
-}
-
-/// [`weight_map`], folding `stretch` lanes at a time.
-fn map_in_stretches(
-    src: &dyn ReadAt,
-    entry: &Entry,
-    other: Option<(&dyn ReadAt, &Entry)>,
-    window: &Window,
-    layer: Layer,
-    gap: u64,
-    stretch: usize,
-) -> Result<Tile, MapError> {
-    let fold = MapFold::with_stretch(entry, other.map(|(_, e)| e), window, layer, stretch)?;
+    let fold = MapFold::new(entry, other.map(|(_, e)| e), window, layer)?;
     read_and_fold(fold, src, entry, other, gap)
 }
 

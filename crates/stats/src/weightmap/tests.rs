@@ -192,7 +192,8 @@ proptest! {
         let values = reference_values(&file, &entry);
         assert_matches(&tile, &values, |i| values[i] == 0.0);
         // Samples made and folded a few lanes at a time: the same cells.
-        let short = map_in_stretches(&file, &entry, None, &window, Layer::Values, LOCAL_GAP, stretch).unwrap();
+        let fold = MapFold::with_stretch(&entry, None, &window, Layer::Values, stretch).unwrap();
+        let short = read_and_fold(fold, &file, &entry, None, LOCAL_GAP).unwrap();
         assert_matches(&short, &values, |i| values[i] == 0.0);
 
         // Bit planes: the fraction of lanes with the bit set.
@@ -283,8 +284,8 @@ fn changes_count_unchanged_bits_and_take_the_difference() {
     let tile = weight_map(&fa, &ea, Some((&fb, &eb)), &w, Layer::Changes, LOCAL_GAP).unwrap();
     let other = Some((&fb as &dyn ReadAt, &eb));
     for stretch in [1, 3] {
-        let short =
-            map_in_stretches(&fa, &ea, other, &w, Layer::Changes, LOCAL_GAP, stretch).unwrap();
+        let fold = MapFold::with_stretch(&ea, Some(&eb), &w, Layer::Changes, stretch).unwrap();
+        let short = read_and_fold(fold, &fa, &ea, other, LOCAL_GAP).unwrap();
         assert_eq!(short, tile, "{stretch} lanes at a time");
     }
     // Row 0: 1→1 unchanged, +0→-0 changed (equal values, other bits).
@@ -328,16 +329,8 @@ fn quantized_tensors_map_their_dequantized_values() {
     ] {
         // Whole pieces, and one to three blocks at a time.
         for stretch in [fold::STRETCH_LANES, 1, 33, 70] {
-            let tile = map_in_stretches(
-                &file,
-                &entry,
-                None,
-                &window,
-                Layer::Values,
-                LOCAL_GAP,
-                stretch,
-            )
-            .unwrap();
+            let fold = MapFold::with_stretch(&entry, None, &window, Layer::Values, stretch);
+            let tile = read_and_fold(fold.unwrap(), &file, &entry, None, LOCAL_GAP).unwrap();
             assert_matches(&tile, &values, |i| values[i] == 0.0);
         }
     }
