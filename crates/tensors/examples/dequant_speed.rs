@@ -1,10 +1,13 @@
-//! Q4_0 and Q8_0 dequantization speed on one core, as a statistics pass would run it: windows
-//! of whole blocks (1 MiB of output at a time, the buffer reused) over 256 MiB of f32 output.
+//! Dequantization speed of every block type on one core, as a statistics pass would run it:
+//! windows of whole blocks (1 MiB of output at a time, the buffer reused) over 256 MiB of f32
+//! output, and for the types whose codes come out with the values, the same with the codes.
 //!
 //!     cargo run --release -p bitlens-tensors --example dequant_speed
 #![allow(clippy::unwrap_used)]
 
-use bitlens_tensors::format::gguf::dequantize;
+use bitlens_tensors::format::gguf::{
+    can_dequantize, can_dequantize_with_codes, dequantize, dequantize_with_codes,
+};
 use bitlens_tensors::format::GgmlType;
 use std::time::Instant;
 
@@ -14,7 +17,8 @@ const OUTPUT_BYTES: usize = 256 << 20;
 const WINDOW_VALUES: usize = 1 << 18;
 
 fn main() {
-    for ty in [GgmlType::Q4_0, GgmlType::Q8_0] {
+    let block_types = GgmlType::all().filter(|&t| can_dequantize(t) && t.block_elems() > Some(1));
+    for ty in block_types {
         let (elems, bytes) = (
             ty.block_elems().unwrap() as usize,
             ty.block_bytes().unwrap() as usize,
@@ -36,24 +40,35 @@ fn main() {
         }
         let window_bytes = WINDOW_VALUES / elems * bytes;
         let mut out = vec![0f32; WINDOW_VALUES];
-        let mut best = f64::INFINITY;
-        let mut check = 0f64;
-        for _ in 0..5 {
-            let t = Instant::now();
-            for w in input.chunks(window_bytes) {
-                let n = w.len() / bytes * elems;
-                dequantize(ty, w, &mut out[..n]).unwrap();
-                check += f64::from(std::hint::black_box(&out[..n])[n - 1]);
+        let mut codes = vec![0u8; WINDOW_VALUES];
+        for with_codes in [false, true] {
+            if with_codes && !can_dequantize_with_codes(ty) {
+                continue;
             }
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        println!(
-            "{}: {} MiB of f32 output in {:.1} ms: {:.2} GB/s of f32, {:.2} G values/s (best of 5; checksum {check:.3})",
+            let mut best = f64::INFINITY;
+            let mut check = 0f64;
+            for _ in 0..5 {
+                let t = Instant::now();
+                for w in input.chunks(window_bytes) {
+                    let n = w.len() / bytes * elems;
+                    if with_codes {
+                        dequantize_with_codes(ty, w, &mut out[..n], &mut codes[..n]).unwrap();
+                    } else {
+                        dequantize(ty, w, &mut out[..n]).unwrap();
+                    }
+                    check += f64::from(std::hint::black_box(&out[..n])[n - 1]);
+                }
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            println!(
+            "{}{}: {} MiB of f32 output in {:.1} ms: {:.2} GB/s of f32, {:.2} G values/s (best of 5; checksum {check:.3})",
             ty.name().unwrap(),
+            if with_codes { " with codes" } else { "" },
             OUTPUT_BYTES >> 20,
             best * 1e3,
             OUTPUT_BYTES as f64 / best / 1e9,
             values as f64 / best / 1e9,
         );
+        }
     }
 }

@@ -39,7 +39,10 @@ use meta::{KeyValue, MetaReader, ValueType};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
-pub use dequant::{can_dequantize, dequantize, dequantize_to_vec, DequantError};
+pub use dequant::{
+    can_dequantize, can_dequantize_with_codes, dequantize, dequantize_to_vec,
+    dequantize_with_codes, DequantError,
+};
 pub use error::GgufError;
 pub use parts::block_parts;
 

@@ -58,32 +58,49 @@ pub fn code_bits(ty: GgmlType) -> Option<u32> {
     })
 }
 
-/// Where a block's codes lie when they are its bytes (or their nibbles) as they stand: the bytes
-/// `range` of every block, each byte one code ([`CodeBytes::nibbles`] false) or two, its low and
-/// its high nibble. Then the codes' histogram is that of those bytes, folded
-/// ([`code_bytes`]).
+/// Where a block's codes lie when they are its bytes (or their nibbles, or their 2-bit crumbs) as
+/// they stand: the bytes `range` of every block, each byte holding [`CodeBytes::per_byte`] codes
+/// of `8 / per_byte` bits. Then the codes' histogram is that of those bytes, folded
+/// ([`CodeBytes::codes_of`]), whatever order the codes are taken from the bytes in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeBytes {
     /// The code bytes within a block.
     pub range: std::ops::Range<usize>,
-    /// Each byte holds two 4-bit codes.
-    pub nibbles: bool,
+    /// Codes per byte: 1 (a byte), 2 (its low and high nibble) or 4 (its four crumbs).
+    pub per_byte: u32,
 }
 
-/// The code bytes of `ty` when its codes are whole bytes or plain nibbles of one byte range
-/// (Q4_0, Q4_1, IQ4_NL, MXFP4, Q8_0, Q8_1, Q8_K); `None` for the types whose codes are
-/// assembled from several fields.
+impl CodeBytes {
+    /// Calls `f(code)` for each code byte `byte` holds.
+    #[inline]
+    pub fn codes_of(&self, byte: u8, mut f: impl FnMut(u8)) {
+        let bits = 8 / self.per_byte;
+        let mask = ((1u16 << bits) - 1) as u8;
+        for k in 0..self.per_byte {
+            f((byte >> (k * bits)) & mask);
+        }
+    }
+}
+
+/// The code bytes of `ty` when its codes are whole bytes, plain nibbles or plain crumbs of one
+/// byte range (Q4_0, Q4_1, IQ4_NL, MXFP4, Q4_K, IQ4_XS, NVFP4, Q2_K, TQ2_0, Q8_0, Q8_1, Q8_K);
+/// `None` for the types whose codes are assembled from several fields.
 pub fn code_bytes(ty: GgmlType) -> Option<CodeBytes> {
-    let (range, nibbles) = match ty {
-        GgmlType::Q4_0 | GgmlType::IQ4_NL => (2..18, true),
-        GgmlType::Q4_1 => (4..20, true),
-        GgmlType::MXFP4 => (1..17, true),
-        GgmlType::Q8_0 => (2..34, false),
-        GgmlType::Q8_1 => (4..36, false),
-        GgmlType::Q8_K => (4..260, false),
+    let (range, per_byte) = match ty {
+        GgmlType::Q4_0 | GgmlType::IQ4_NL => (2..18, 2),
+        GgmlType::Q4_1 => (4..20, 2),
+        GgmlType::MXFP4 => (1..17, 2),
+        GgmlType::Q4_K => (16..144, 2),
+        GgmlType::IQ4_XS => (8..136, 2),
+        GgmlType::NVFP4 => (4..36, 2),
+        GgmlType::Q2_K => (16..80, 4),
+        GgmlType::TQ2_0 => (0..64, 4),
+        GgmlType::Q8_0 => (2..34, 1),
+        GgmlType::Q8_1 => (4..36, 1),
+        GgmlType::Q8_K => (4..260, 1),
         _ => return None,
     };
-    Some(CodeBytes { range, nibbles })
+    Some(CodeBytes { range, per_byte })
 }
 
 /// Calls `f(scales)` for each whole block of `ty` in `bytes`: [`block_parts`]' scales without
@@ -252,17 +269,40 @@ mod tests {
             let mut got = [0u64; 256];
             for b in bytes.chunks_exact(bb) {
                 for &x in &b[layout.range.clone()] {
-                    if layout.nibbles {
-                        got[usize::from(x & 0x0F)] += 1;
-                        got[usize::from(x >> 4)] += 1;
-                    } else {
-                        got[usize::from(x)] += 1;
-                    }
+                    layout.codes_of(x, |c| got[usize::from(c)] += 1);
                 }
             }
             assert_eq!(got, want, "{ty:?} codes");
             with_layout += 1;
         }
-        assert_eq!(with_layout, 7);
+        assert_eq!(with_layout, 12);
+    }
+
+    #[test]
+    fn dequantizing_with_codes_gives_the_values_and_the_block_parts_codes() {
+        use super::super::dequant::{can_dequantize_with_codes, dequantize, dequantize_with_codes};
+        let mut coded = 0;
+        for ty in GgmlType::all().filter(|&t| can_dequantize_with_codes(t)) {
+            let (bb, be) = (
+                ty.block_bytes().unwrap() as usize,
+                ty.block_elems().unwrap(),
+            );
+            let bytes = bitlens_test_support::rng::bytes(4242 + u64::from(ty.0), bb * 11);
+            let n = 11 * be as usize;
+            let (mut want, mut got, mut codes) = (vec![0.0; n], vec![0.0; n], vec![0; n]);
+            dequantize(ty, &bytes, &mut want).unwrap();
+            dequantize_with_codes(ty, &bytes, &mut got, &mut codes).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "{ty:?} values");
+            assert_eq!(codes, quant_codes(ty, &bytes).unwrap(), "{ty:?} codes");
+            // A codes buffer of the wrong length is refused, not half filled.
+            let err = dequantize_with_codes(ty, &bytes, &mut got, &mut codes[1..]).unwrap_err();
+            assert!(matches!(err, DequantError::OutputLength { .. }), "{ty:?}");
+            coded += 1;
+        }
+        assert_eq!(coded, 6);
+        let q4 = GgmlType::from_name("Q4_0").unwrap();
+        let err = dequantize_with_codes(q4, &[0; 18], &mut [0.0; 32], &mut [0; 32]).unwrap_err();
+        assert!(matches!(err, DequantError::Unsupported("Q4_0")));
     }
 }

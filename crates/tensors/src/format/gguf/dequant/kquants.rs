@@ -3,21 +3,37 @@
 //! Field order and bit packing as in ggml's `ggml-common.h` block structs.
 
 use super::tables::IQ4NL_VALUES;
-use super::{for_blocks, half, u16_at};
+use super::{for_blocks, for_coded_blocks, half, u16_at};
 
 /// Q2_K/TQ2_0's 256 2-bit codes from 64 bytes: two halves of 128 values, each four 32-value
 /// rows from bits 0-1, 2-3, 4-5, 6-7 of the half's 32 bytes.
 #[inline(always)]
 pub(crate) fn crumbs(qs: &[u8]) -> [u8; 256] {
     let mut q = [0u8; 256];
+    // One loop per shift, so that each is a constant and the loops run as vectors.
     for c in 0..2 {
-        for s in 0..4 {
-            for j in 0..32 {
-                q[c * 128 + s * 32 + j] = (qs[c * 32 + j] >> (2 * s)) & 3;
-            }
+        let (qs, q) = (&qs[c * 32..c * 32 + 32], &mut q[c * 128..c * 128 + 128]);
+        for j in 0..32 {
+            q[j] = qs[j] & 3;
+            q[32 + j] = (qs[j] >> 2) & 3;
+            q[64 + j] = (qs[j] >> 4) & 3;
+            q[96 + j] = qs[j] >> 6;
         }
     }
     q
+}
+
+/// Sets bit `bit` of code `i` from bit `i / 32` of `mask[i % 32]`, for the 256 codes of a
+/// super-block (Q3_K's `hmask`, Q5_K's `qh`): one loop per mask bit, so that its shift is a
+/// constant.
+#[inline(always)]
+fn or_mask_bits(q: &mut [u8; 256], mask: &[u8], bit: u32) {
+    let mask = &mask[..32];
+    for (s, row) in q.chunks_exact_mut(32).enumerate() {
+        for (c, &m) in row.iter_mut().zip(mask) {
+            *c |= ((m >> s) & 1) << bit;
+        }
+    }
 }
 
 /// Q4_K/Q5_K's 256 4-bit codes from 128 bytes: four 64-value chunks, low then high nibbles of
@@ -64,9 +80,7 @@ pub(crate) fn q3_k_scales(s: &[u8]) -> [i8; 16] {
 #[inline(always)]
 pub(crate) fn q3_k_codes(hmask: &[u8], qs: &[u8]) -> [u8; 256] {
     let mut q = crumbs(qs);
-    for (i, c) in q.iter_mut().enumerate() {
-        *c |= ((hmask[i % 32] >> (i / 32)) & 1) << 2;
-    }
+    or_mask_bits(&mut q, hmask, 2);
     q
 }
 
@@ -74,9 +88,7 @@ pub(crate) fn q3_k_codes(hmask: &[u8], qs: &[u8]) -> [u8; 256] {
 #[inline(always)]
 pub(crate) fn q5_k_codes(qh: &[u8], qs: &[u8]) -> [u8; 256] {
     let mut q = k_nibbles(qs);
-    for (i, c) in q.iter_mut().enumerate() {
-        *c |= ((qh[i % 32] >> (i / 32)) & 1) << 4;
-    }
+    or_mask_bits(&mut q, qh, 4);
     q
 }
 
@@ -84,11 +96,16 @@ pub(crate) fn q5_k_codes(qh: &[u8], qs: &[u8]) -> [u8; 256] {
 #[inline(always)]
 pub(crate) fn q6_k_codes(ql: &[u8], qh: &[u8]) -> [u8; 256] {
     let mut q = [0u8; 256];
+    // Each half: rows 0..4 of 32 codes take the low nibbles of `ql[0..32]`, `ql[32..64]`,
+    // then their high nibbles, and bits 0-1, 2-3, 4-5, 6-7 of `qh[0..32]` on top.
     for c in 0..2 {
-        for t in 0..128 {
-            let lo = (ql[c * 64 + t % 64] >> (4 * (t / 64))) & 0x0F;
-            let hi = (qh[c * 32 + t % 32] >> (2 * (t / 32))) & 3;
-            q[c * 128 + t] = lo | (hi << 4);
+        let (ql, qh) = (&ql[c * 64..c * 64 + 64], &qh[c * 32..c * 32 + 32]);
+        let q = &mut q[c * 128..c * 128 + 128];
+        for j in 0..32 {
+            q[j] = (ql[j] & 0x0F) | ((qh[j] & 3) << 4);
+            q[32 + j] = (ql[32 + j] & 0x0F) | (((qh[j] >> 2) & 3) << 4);
+            q[64 + j] = (ql[j] >> 4) | (((qh[j] >> 4) & 3) << 4);
+            q[96 + j] = (ql[32 + j] >> 4) | ((qh[j] >> 6) << 4);
         }
     }
     q
@@ -143,8 +160,8 @@ pub(super) fn q2_k(src: &[u8], out: &mut [f32]) {
     });
 }
 
-pub(super) fn q3_k(src: &[u8], out: &mut [f32]) {
-    for_blocks::<110, 256>(src, out, |b, o| {
+pub(super) fn q3_k(src: &[u8], out: &mut [f32], codes: &mut [u8]) {
+    for_coded_blocks::<110, 256>(src, out, codes, |b, o| {
         let d = half(b, 108);
         let scales = q3_k_scales(&b[96..108]);
         let q = q3_k_codes(&b[..32], &b[32..96]);
@@ -154,6 +171,7 @@ pub(super) fn q3_k(src: &[u8], out: &mut [f32]) {
                 *o = dl * f32::from(q as i8 - 4);
             }
         }
+        q
     });
 }
 
@@ -171,8 +189,8 @@ pub(super) fn q4_k(src: &[u8], out: &mut [f32]) {
     });
 }
 
-pub(super) fn q5_k(src: &[u8], out: &mut [f32]) {
-    for_blocks::<176, 256>(src, out, |b, o| {
+pub(super) fn q5_k(src: &[u8], out: &mut [f32], codes: &mut [u8]) {
+    for_coded_blocks::<176, 256>(src, out, codes, |b, o| {
         let (d, dmin) = (half(b, 0), half(b, 2));
         let (sc, m) = scale_min_k4(&b[4..16]);
         let q = q5_k_codes(&b[16..48], &b[48..]);
@@ -182,11 +200,12 @@ pub(super) fn q5_k(src: &[u8], out: &mut [f32]) {
                 *o = dl * f32::from(q) - ml;
             }
         }
+        q
     });
 }
 
-pub(super) fn q6_k(src: &[u8], out: &mut [f32]) {
-    for_blocks::<210, 256>(src, out, |b, o| {
+pub(super) fn q6_k(src: &[u8], out: &mut [f32], codes: &mut [u8]) {
+    for_coded_blocks::<210, 256>(src, out, codes, |b, o| {
         let d = half(b, 208);
         let q = q6_k_codes(&b[..128], &b[128..192]);
         for (i, (o, q)) in o.chunks_exact_mut(16).zip(q.chunks_exact(16)).enumerate() {
@@ -195,6 +214,7 @@ pub(super) fn q6_k(src: &[u8], out: &mut [f32]) {
                 *o = dl * f32::from(q as i8 - 32);
             }
         }
+        q
     });
 }
 
@@ -208,12 +228,14 @@ pub(super) fn q8_k(src: &[u8], out: &mut [f32]) {
     });
 }
 
-pub(super) fn tq1_0(src: &[u8], out: &mut [f32]) {
-    for_blocks::<54, 256>(src, out, |b, o| {
+pub(super) fn tq1_0(src: &[u8], out: &mut [f32], codes: &mut [u8]) {
+    for_coded_blocks::<54, 256>(src, out, codes, |b, o| {
         let d = half(b, 52);
-        for (o, q) in o.iter_mut().zip(tq1_0_codes(b)) {
+        let q = tq1_0_codes(b);
+        for (o, &q) in o.iter_mut().zip(&q) {
             *o = d * f32::from(q as i8 - 1);
         }
+        q
     });
 }
 

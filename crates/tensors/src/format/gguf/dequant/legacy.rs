@@ -4,7 +4,7 @@
 //! of the same 16 bytes.
 
 use super::tables::{FP4_VALUES, IQ4NL_VALUES};
-use super::{for_blocks, half, u32_at};
+use super::{for_blocks, for_coded_blocks, half, u32_at};
 
 /// Splits `out.len() / 2` bytes of `qs` into nibbles in ggml's order: all the low nibbles,
 /// then all the high nibbles.
@@ -53,21 +53,25 @@ pub(super) fn q4_1(src: &[u8], out: &mut [f32]) {
     });
 }
 
-pub(super) fn q5_0(src: &[u8], out: &mut [f32]) {
-    for_blocks::<22, 32>(src, out, |b, o| {
+pub(super) fn q5_0(src: &[u8], out: &mut [f32], codes: &mut [u8]) {
+    for_coded_blocks::<22, 32>(src, out, codes, |b, o| {
         let d = half(b, 0);
-        for (o, q) in o.iter_mut().zip(q5_codes(u32_at(b, 2), &b[6..])) {
+        let q = q5_codes(u32_at(b, 2), &b[6..]);
+        for (o, &q) in o.iter_mut().zip(&q) {
             *o = d * f32::from(q as i8 - 16);
         }
+        q
     });
 }
 
-pub(super) fn q5_1(src: &[u8], out: &mut [f32]) {
-    for_blocks::<24, 32>(src, out, |b, o| {
+pub(super) fn q5_1(src: &[u8], out: &mut [f32], codes: &mut [u8]) {
+    for_coded_blocks::<24, 32>(src, out, codes, |b, o| {
         let (d, m) = (half(b, 0), half(b, 2));
-        for (o, q) in o.iter_mut().zip(q5_codes(u32_at(b, 4), &b[8..])) {
+        let q = q5_codes(u32_at(b, 4), &b[8..]);
+        for (o, &q) in o.iter_mut().zip(&q) {
             *o = d * f32::from(q) + m;
         }
+        q
     });
 }
 

@@ -63,20 +63,20 @@ fn kernel(ty: GgmlType) -> Option<Kernel> {
         GgmlType::I64 => i64_kernel,
         GgmlType::Q4_0 => legacy::q4_0,
         GgmlType::Q4_1 => legacy::q4_1,
-        GgmlType::Q5_0 => legacy::q5_0,
-        GgmlType::Q5_1 => legacy::q5_1,
+        GgmlType::Q5_0 => |s, o| legacy::q5_0(s, o, &mut []),
+        GgmlType::Q5_1 => |s, o| legacy::q5_1(s, o, &mut []),
         GgmlType::Q8_0 => legacy::q8_0,
         GgmlType::Q8_1 => legacy::q8_1,
         GgmlType::MXFP4 => legacy::mxfp4,
         GgmlType::NVFP4 => legacy::nvfp4,
         GgmlType::IQ4_NL => legacy::iq4_nl,
         GgmlType::Q2_K => kquants::q2_k,
-        GgmlType::Q3_K => kquants::q3_k,
+        GgmlType::Q3_K => |s, o| kquants::q3_k(s, o, &mut []),
         GgmlType::Q4_K => kquants::q4_k,
-        GgmlType::Q5_K => kquants::q5_k,
-        GgmlType::Q6_K => kquants::q6_k,
+        GgmlType::Q5_K => |s, o| kquants::q5_k(s, o, &mut []),
+        GgmlType::Q6_K => |s, o| kquants::q6_k(s, o, &mut []),
         GgmlType::Q8_K => kquants::q8_k,
-        GgmlType::TQ1_0 => kquants::tq1_0,
+        GgmlType::TQ1_0 => |s, o| kquants::tq1_0(s, o, &mut []),
         GgmlType::TQ2_0 => kquants::tq2_0,
         GgmlType::IQ4_XS => kquants::iq4_xs,
         GgmlType::IQ2_XXS => iq::iq2_xxs,
@@ -88,6 +88,56 @@ fn kernel(ty: GgmlType) -> Option<Kernel> {
         GgmlType::IQ1_M => iq::iq1_m,
         _ => return None,
     })
+}
+
+/// A kernel that also writes each value's quant code (as [`super::parts`] defines it) into a
+/// buffer of one byte per value, or writes none when that buffer is empty.
+type CodedKernel = fn(&[u8], &mut [f32], &mut [u8]);
+
+/// The types whose codes are assembled from several fields of a block (so that reading them
+/// apart from dequantization would decode each value's bits twice).
+fn coded_kernel(ty: GgmlType) -> Option<CodedKernel> {
+    Some(match ty {
+        GgmlType::Q5_0 => legacy::q5_0,
+        GgmlType::Q5_1 => legacy::q5_1,
+        GgmlType::Q3_K => kquants::q3_k,
+        GgmlType::Q5_K => kquants::q5_k,
+        GgmlType::Q6_K => kquants::q6_k,
+        GgmlType::TQ1_0 => kquants::tq1_0,
+        _ => return None,
+    })
+}
+
+/// True when [`dequantize_with_codes`] handles `ty`.
+pub fn can_dequantize_with_codes(ty: GgmlType) -> bool {
+    coded_kernel(ty).is_some()
+}
+
+/// [`dequantize`], also writing each value's quant code into `codes` (one byte per value, the
+/// codes [`super::parts::quant_codes`] gives), in one pass over the blocks: for the types whose
+/// codes are assembled from several fields (Q5_0, Q5_1, Q3_K, Q5_K, Q6_K, TQ1_0); any other
+/// type is [`DequantError::Unsupported`].
+pub fn dequantize_with_codes(
+    ty: GgmlType,
+    bytes: &[u8],
+    out: &mut [f32],
+    codes: &mut [u8],
+) -> Result<(), DequantError> {
+    let (blocks, _, elems) = whole_blocks(ty, bytes.len())?;
+    let kernel = coded_kernel(ty).ok_or(DequantError::Unsupported(ty.name().unwrap_or("?")))?;
+    let expected = blocks * elems;
+    if out.len() != expected || codes.len() != expected {
+        return Err(DequantError::OutputLength {
+            expected,
+            got: if out.len() != expected {
+                out.len()
+            } else {
+                codes.len()
+            },
+        });
+    }
+    kernel(bytes, out, codes);
+    Ok(())
 }
 
 /// True when [`dequantize`] handles `ty`.
@@ -197,6 +247,29 @@ pub(crate) fn u16_at(b: &[u8], i: usize) -> u16 {
 #[inline]
 pub(crate) fn u32_at(b: &[u8], i: usize) -> u32 {
     u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+/// Runs `f` on each block of `B` bytes and its `E` output values; `f` returns the block's `E`
+/// codes, which go into `codes` when it is not empty (it then holds one code per value).
+#[inline(always)]
+pub(crate) fn for_coded_blocks<const B: usize, const E: usize>(
+    src: &[u8],
+    out: &mut [f32],
+    codes: &mut [u8],
+    mut f: impl FnMut(&[u8; B], &mut [f32; E]) -> [u8; E],
+) {
+    if codes.is_empty() {
+        for_blocks::<B, E>(src, out, |b, o| {
+            f(b, o);
+        });
+        return;
+    }
+    let blocks = src.chunks_exact(B).zip(out.chunks_exact_mut(E));
+    for ((b, o), c) in blocks.zip(codes.chunks_exact_mut(E)) {
+        if let (Ok(b), Ok(o)) = (<&[u8; B]>::try_from(b), <&mut [f32; E]>::try_from(o)) {
+            c.copy_from_slice(&f(b, o));
+        }
+    }
 }
 
 /// Runs `f` on each block of `B` bytes and its `E` output values.
