@@ -3,7 +3,7 @@
 //! and the dequantizer and the quant statistics must take whatever blocks it finds.
 #![no_main]
 
-use bitlens_stats::QuantStats;
+use bitlens_stats::{QuantAccumulator, QuantStats};
 use bitlens_tensors::format::gguf::{self, dequantize};
 use libfuzzer_sys::fuzz_target;
 
@@ -34,6 +34,17 @@ fuzz_target!(|data: &[u8]| {
         if let Some(mut stats) = QuantStats::new(t.ty) {
             stats.add(bytes).unwrap();
             assert!(stats.code_entropy() <= f64::from(stats.code_bits()) + 1e-9);
+        }
+        // The statistics pass, fed in two windows: codes from the raw bytes, out of
+        // dequantization or from the blocks taken apart, whichever the type uses.
+        if let Ok(mut acc) = QuantAccumulator::new(t.ty, take) {
+            let (head, tail) = bytes.split_at(bytes.len() / 3);
+            acc.update(head).unwrap();
+            acc.update(tail).unwrap();
+            let stats = acc.finish().unwrap();
+            if let Some(q) = stats.quant {
+                assert_eq!(q.code_hist.iter().sum::<u64>(), out.len() as u64);
+            }
         }
     }
     ranges.sort_unstable();

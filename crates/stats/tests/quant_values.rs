@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use bitlens_stats::{Accumulator, QuantAccumulator, TensorStats};
+use bitlens_stats::{Accumulator, QuantAccumulator, QuantStats, QuantSummary, TensorStats};
 use bitlens_tensors::format::gguf::{can_dequantize, dequantize_to_vec};
 use bitlens_tensors::format::{self, Data, ElementType, GgmlType};
 use bitlens_tensors::Dtype;
@@ -28,7 +28,9 @@ fn check(ty: GgmlType, blocks: &[u8], values: &[f32], window: usize, what: &str)
     for w in blocks.chunks(window.max(1)) {
         acc.update(w).unwrap();
     }
-    let got = acc.finish().unwrap().dequantized.unwrap();
+    let stats = acc.finish().unwrap();
+    check_quant(ty, blocks, stats.quant.as_ref(), what);
+    let got = stats.dequantized.unwrap();
     let want = straightforward(values);
     // Debug strings: NaN-free fields compared bit for bit (f64 Debug prints the shortest string
     // that reads back to the same bits).
@@ -39,6 +41,36 @@ fn check(ty: GgmlType, blocks: &[u8], values: &[f32], window: usize, what: &str)
     );
     assert_eq!(got.float, want.float, "{what}: float");
     assert_eq!(got.exponent_entropy, want.exponent_entropy, "{what}");
+}
+
+/// Checks the scales and codes the accumulator reports (codes counted from the raw bytes, out of
+/// dequantization or from the blocks taken apart, by type) against [`QuantStats::add`] over the
+/// whole blocks at once. The scales' mean is a sum in another order: equal to 1e-12.
+fn check_quant(ty: GgmlType, blocks: &[u8], got: Option<&QuantSummary>, what: &str) {
+    let Some(mut want) = QuantStats::new(ty) else {
+        assert!(got.is_none(), "{what}: no codes for a grid type");
+        return;
+    };
+    want.add(blocks).unwrap();
+    let want = QuantSummary::of(&want);
+    let got = got.unwrap();
+    assert_eq!(got.code_hist, want.code_hist, "{what}: codes");
+    assert_eq!(got.code_entropy, want.code_entropy, "{what}: code entropy");
+    assert_eq!(got.scale_hist, want.scale_hist, "{what}: scale histogram");
+    assert_eq!(
+        (got.blocks, got.scales, got.scale_min, got.scale_max),
+        (want.blocks, want.scales, want.scale_min, want.scale_max),
+        "{what}: scales"
+    );
+    assert_eq!(
+        (got.scale_zero, got.scale_negative, got.scale_nonfinite),
+        (want.scale_zero, want.scale_negative, want.scale_nonfinite),
+        "{what}: odd scales"
+    );
+    match (got.scale_mean, want.scale_mean) {
+        (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-12 * b.abs().max(1e-30), "{what}"),
+        (a, b) => assert_eq!(a, b, "{what}: scale mean"),
+    }
 }
 
 #[test]

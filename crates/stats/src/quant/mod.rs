@@ -18,7 +18,10 @@
 
 use crate::accumulator::{Accumulator, FloatStats, StatsError, TensorStats};
 use crate::values::ValueStats;
-use bitlens_tensors::format::gguf::{can_dequantize, dequantize};
+use bitlens_tensors::format::gguf::parts::{code_bytes, CodeBytes};
+use bitlens_tensors::format::gguf::{
+    can_dequantize, can_dequantize_with_codes, dequantize, dequantize_with_codes,
+};
 use bitlens_tensors::format::GgmlType;
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
@@ -71,6 +74,13 @@ pub struct QuantAccumulator {
     quant: Option<QuantStats>,
     carry: Vec<u8>,
     out: Vec<f32>,
+    /// The codes of the values in `out`, for the types whose codes are read out while
+    /// dequantizing (empty otherwise).
+    codes: Vec<u8>,
+    /// For a type whose codes are bytes as they stand ([`code_bytes`]): the block bytes around
+    /// them, counted, so that the codes' byte counts are the raw byte histogram's less these
+    /// (the raw statistics count every byte anyway).
+    around_codes: Option<(CodeBytes, Box<[u64; 256]>)>,
 }
 
 impl QuantAccumulator {
@@ -88,6 +98,8 @@ impl QuantAccumulator {
             quant: QuantStats::new(ty),
             carry: Vec::new(),
             out: Vec::new(),
+            codes: Vec::new(),
+            around_codes: code_bytes(ty).map(|layout| (layout, Box::new([0; 256]))),
         })
     }
 
@@ -109,17 +121,39 @@ impl QuantAccumulator {
         Ok(())
     }
 
-    /// Whole blocks into the value and scale/code statistics.
+    /// Whole blocks into the value and scale/code statistics. Codes are counted where they cost
+    /// least: from the raw byte counts when they are bytes as they stand, out of dequantization
+    /// when they are assembled from several fields, else from the blocks taken apart.
     fn blocks(&mut self, blocks: &[u8]) -> Result<(), QuantError> {
+        let coded = self.values.is_some() && can_dequantize_with_codes(self.ty);
         if let Some(q) = &mut self.quant {
-            q.add(blocks)?;
+            if let Some((layout, around)) = &mut self.around_codes {
+                q.add_scales(blocks)?;
+                for b in blocks.chunks_exact(self.block_bytes) {
+                    let (head, tail) = (&b[..layout.range.start], &b[layout.range.end..]);
+                    head.iter()
+                        .chain(tail)
+                        .for_each(|&x| around[usize::from(x)] += 1);
+                }
+            } else if coded {
+                q.add_scales(blocks)?;
+            } else {
+                q.add(blocks)?;
+            }
         }
         if let Some(values) = &mut self.values {
             let per_piece = (DEQUANT_VALUES / self.block_elems).max(1);
             for piece in blocks.chunks(per_piece * self.block_bytes) {
                 let n = piece.len() / self.block_bytes * self.block_elems;
                 self.out.resize(n, 0.0);
-                dequantize(self.ty, piece, &mut self.out)?;
+                match &mut self.quant {
+                    Some(q) if coded => {
+                        self.codes.resize(n, 0);
+                        dequantize_with_codes(self.ty, piece, &mut self.out, &mut self.codes)?;
+                        q.add_codes(&self.codes);
+                    }
+                    _ => dequantize(self.ty, piece, &mut self.out)?,
+                }
                 values.update(&self.out);
             }
         }
@@ -127,12 +161,21 @@ impl QuantAccumulator {
     }
 
     /// The statistics; fails unless every stored byte was fed.
-    pub fn finish(self) -> Result<TensorStats, QuantError> {
+    pub fn finish(mut self) -> Result<TensorStats, QuantError> {
         let mut stats = self.raw.finish()?;
         // Byte values of packed blocks are not the tensor's values.
         stats.values = None;
         stats.element_type = Some(self.ty.name().unwrap_or("?").to_owned());
         stats.dequantized = self.values.map(DequantValues::finish);
+        if let (Some(q), Some((_, around))) = (&mut self.quant, &self.around_codes) {
+            // Every byte was fed (or `raw.finish` failed), so each count is at least its part.
+            let all = stats.byte_group_hist.first().map_or(&[][..], Vec::as_slice);
+            let mut codes = [0u64; 256];
+            for ((c, &a), &r) in codes.iter_mut().zip(all).zip(around.iter()) {
+                *c = a.saturating_sub(r);
+            }
+            q.add_code_byte_counts(&codes);
+        }
         stats.quant = self.quant.as_ref().map(QuantSummary::of);
         Ok(stats)
     }

@@ -76,62 +76,95 @@ impl QuantStats {
         self.bits
     }
 
-    /// Adds whole blocks.
+    /// Adds whole blocks: their scales and their codes.
     pub fn add(&mut self, bytes: &[u8]) -> Result<(), DequantError> {
-        let hist = &mut self.scale_hist;
-        let mut blocks = 0;
-        let (mut n, mut min, mut max, mut sum) = (0, self.scale_min, self.scale_max, 0.0);
-        let (mut zero, mut neg, mut nonfinite) = (0, 0, 0);
-        let bins = scale_bin_starts();
-        let mut scale = |s: f32| {
-            if !s.is_finite() {
-                nonfinite += 1;
-                return;
-            }
-            n += 1;
-            min = min.min(s);
-            max = max.max(s);
-            sum += f64::from(s);
-            neg += u64::from(s < 0.0);
-            if s == 0.0 {
-                zero += 1;
-            } else {
-                hist[bin_of(bins, s)] += 1;
-            }
-        };
-        // Four interleaved histograms (value `i` of a block into `i % 4`), so that runs of one
-        // value do not wait on each other's increments; folded into `code_hist` below.
         let mut counts = [[0u64; 256]; 4];
         match code_bytes(self.ty) {
+            // Codes that are the blocks' bytes, nibbles or crumbs: count the bytes, fold them.
             Some(layout) => {
-                // Codes that are the blocks' bytes or nibbles: count the bytes, fold them below.
-                block_scales_each(self.ty, bytes, |scales| {
-                    blocks += 1;
-                    scales.iter().for_each(|&s| scale(s));
-                })?;
+                self.add_scales(bytes)?;
                 count_code_bytes(&mut counts, bytes, self.ty, &layout);
-                fold_code_bytes(&counts, &layout, &mut self.code_hist);
+                let mut sum = [0u64; 256];
+                for (i, c) in sum.iter_mut().enumerate() {
+                    *c = counts.iter().map(|h| h[i]).sum();
+                }
+                self.add_code_byte_counts(&sum);
             }
             None => {
-                block_parts(self.ty, bytes, |scales, c| {
+                let ty = self.ty;
+                let mut scales = self.scale_sink();
+                let mut blocks = 0;
+                block_parts(ty, bytes, |s, c| {
                     blocks += 1;
-                    scales.iter().for_each(|&s| scale(s));
+                    s.iter().for_each(|&s| scales.add(s));
                     count_in_fours(&mut counts, c);
                 })?;
-                // Codes are < 2^bits by construction: the bins past `code_hist` stay empty.
-                for (i, h) in self.code_hist.iter_mut().enumerate() {
-                    *h += counts.iter().map(|c| c[i]).sum::<u64>();
-                }
+                scales.finish(blocks);
+                self.add_code_counts(&counts);
             }
         }
-        self.blocks += blocks;
-        self.scales += n;
-        (self.scale_min, self.scale_max) = (min, max);
-        self.scale_sum += sum;
-        self.scale_zero += zero;
-        self.scale_negative += neg;
-        self.scale_nonfinite += nonfinite;
         Ok(())
+    }
+
+    /// Adds whole blocks' scales (and the blocks), not their codes: those come from
+    /// [`QuantStats::add_codes`] or [`QuantStats::add_code_byte_counts`].
+    pub fn add_scales(&mut self, bytes: &[u8]) -> Result<(), DequantError> {
+        let ty = self.ty;
+        let mut scales = self.scale_sink();
+        let mut blocks = 0;
+        block_scales_each(ty, bytes, |s| {
+            blocks += 1;
+            s.iter().for_each(|&s| scales.add(s));
+        })?;
+        scales.finish(blocks);
+        Ok(())
+    }
+
+    /// Adds codes read out already, one byte per value (as
+    /// [`bitlens_tensors::format::gguf::dequantize_with_codes`] gives them while dequantizing),
+    /// so that the blocks are not taken apart a second time.
+    pub fn add_codes(&mut self, codes: &[u8]) {
+        let mut counts = [[0u64; 256]; 4];
+        count_in_fours(&mut counts, codes);
+        self.add_code_counts(&counts);
+    }
+
+    /// Adds the codes held by code bytes counted elsewhere, for a type with a [`code_bytes`]
+    /// layout (`counts[b]`: how many code bytes are `b`); the codes of other types are not
+    /// bytes, and nothing is added for them.
+    pub fn add_code_byte_counts(&mut self, counts: &[u64; 256]) {
+        let Some(layout) = code_bytes(self.ty) else {
+            return;
+        };
+        for byte in 0..=255u8 {
+            let c = counts[usize::from(byte)];
+            if c > 0 {
+                layout.codes_of(byte, |code| self.code_hist[usize::from(code)] += c);
+            }
+        }
+    }
+
+    /// Adds four interleaved code histograms.
+    fn add_code_counts(&mut self, counts: &[[u64; 256]; 4]) {
+        // Codes are < 2^bits by construction: the bins past `code_hist` stay empty.
+        for (i, h) in self.code_hist.iter_mut().enumerate() {
+            *h += counts.iter().map(|c| c[i]).sum::<u64>();
+        }
+    }
+
+    /// A sink for this summary's next scales.
+    fn scale_sink(&mut self) -> ScaleSink<'_> {
+        ScaleSink {
+            n: 0,
+            min: self.scale_min,
+            max: self.scale_max,
+            sum: 0.0,
+            zero: 0,
+            neg: 0,
+            nonfinite: 0,
+            bins: scale_bin_starts(),
+            q: self,
+        }
     }
 
     /// Adds another summary of the same type (from another window or worker).
@@ -190,16 +223,49 @@ fn count_code_bytes(counts: &mut [[u64; 256]; 4], bytes: &[u8], ty: GgmlType, la
     }
 }
 
-/// Adds the codes of counted code bytes to `code_hist`: a byte is a code, or its two nibbles are.
-fn fold_code_bytes(counts: &[[u64; 256]; 4], layout: &CodeBytes, code_hist: &mut [u64]) {
-    for byte in 0..256 {
-        let c: u64 = counts.iter().map(|h| h[byte]).sum();
-        if layout.nibbles {
-            code_hist[byte & 0x0F] += c;
-            code_hist[byte >> 4] += c;
-        } else {
-            code_hist[byte] += c;
+/// Scales being added to a [`QuantStats`], in locals (so that the loop over blocks keeps them in
+/// registers), written back by [`ScaleSink::finish`].
+struct ScaleSink<'a> {
+    q: &'a mut QuantStats,
+    n: u64,
+    min: f32,
+    max: f32,
+    sum: f64,
+    zero: u64,
+    neg: u64,
+    nonfinite: u64,
+    bins: &'static [f32; SCALE_STARTS],
+}
+
+impl ScaleSink<'_> {
+    #[inline]
+    fn add(&mut self, s: f32) {
+        if !s.is_finite() {
+            self.nonfinite += 1;
+            return;
         }
+        self.n += 1;
+        self.min = self.min.min(s);
+        self.max = self.max.max(s);
+        self.sum += f64::from(s);
+        self.neg += u64::from(s < 0.0);
+        if s == 0.0 {
+            self.zero += 1;
+        } else {
+            self.q.scale_hist[bin_of(self.bins, s)] += 1;
+        }
+    }
+
+    /// Writes the scales of `blocks` blocks back.
+    fn finish(self, blocks: u64) {
+        let q = self.q;
+        q.blocks += blocks;
+        q.scales += self.n;
+        (q.scale_min, q.scale_max) = (self.min, self.max);
+        q.scale_sum += self.sum;
+        q.scale_zero += self.zero;
+        q.scale_negative += self.neg;
+        q.scale_nonfinite += self.nonfinite;
     }
 }
 
@@ -210,14 +276,19 @@ fn scale_bin(s: f32) -> usize {
     i.clamp(0.0, (SCALE_BINS - 1) as f64) as usize
 }
 
+/// Bin starts kept by [`scale_bin_starts`]: one per bin after the first, then four +∞ (so that
+/// [`bin_of`] reads four starts from any bin without a bounds test).
+const SCALE_STARTS: usize = SCALE_BINS - 1 + 4;
+
 /// `starts[k − 1]` is the smallest positive `f32` that [`scale_bin`] puts in bin `k` or above,
 /// found once by bisection over the bit patterns of the positive finite `f32`s ([`scale_bin`]
-/// is monotone in |s|), so that [`bin_of`] gives [`scale_bin`]'s bin without a logarithm.
-fn scale_bin_starts() -> &'static [f32; SCALE_BINS - 1] {
-    static STARTS: std::sync::OnceLock<[f32; SCALE_BINS - 1]> = std::sync::OnceLock::new();
+/// is monotone in |s|), so that [`bin_of`] gives [`scale_bin`]'s bin without a logarithm. The
+/// last four are +∞.
+fn scale_bin_starts() -> &'static [f32; SCALE_STARTS] {
+    static STARTS: std::sync::OnceLock<[f32; SCALE_STARTS]> = std::sync::OnceLock::new();
     STARTS.get_or_init(|| {
-        let mut starts = [0.0; SCALE_BINS - 1];
-        for (k, start) in starts.iter_mut().enumerate() {
+        let mut starts = [f32::INFINITY; SCALE_STARTS];
+        for (k, start) in starts[..SCALE_BINS - 1].iter_mut().enumerate() {
             // The smallest bit pattern in 1..=f32::MAX whose bin is ≥ k + 1 (f32::MAX's is the
             // last bin, so one exists).
             let (mut lo, mut hi) = (1u32, f32::MAX.to_bits());
@@ -235,22 +306,20 @@ fn scale_bin_starts() -> &'static [f32; SCALE_BINS - 1] {
     })
 }
 
-/// [`scale_bin`] of a non-zero finite scale: the number of bin `starts` at or below |s|, counted
-/// from a first guess by its binary exponent (exact from any guess, as `starts` is sorted; the
-/// guess is at most a few bins off).
+/// [`scale_bin`] of a non-zero finite scale: the number of bin starts at or below |s|. With
+/// `e` its binary exponent, log2 |s| (rounded to `f64`, which keeps powers of two exact and
+/// the order) lies in `[e, e + 1]`, so its bin lies between `g`, the bin of `2^e`, and `g + 4`:
+/// every start below `g` is at most `2^e`, every start from `g + 4` on is above `2^(e+1)`, and
+/// the bin is `g` plus how many of the four starts from `g` on are at most |s| (subnormal and
+/// tiny scales clamp to bin 0, huge ones to the last bin, where the +∞ starts count none).
 #[inline]
-fn bin_of(starts: &[f32; SCALE_BINS - 1], s: f32) -> usize {
+fn bin_of(starts: &[f32; SCALE_STARTS], s: f32) -> usize {
     let a = s.abs();
     let exp = (a.to_bits() >> 23) as i32 - 127;
-    let guess = (exp - SCALE_LOG2_MIN) * SCALE_BINS_PER_OCTAVE as i32;
-    let mut g = guess.clamp(0, starts.len() as i32) as usize;
-    while g < starts.len() && starts[g] <= a {
-        g += 1;
-    }
-    while g > 0 && starts[g - 1] > a {
-        g -= 1;
-    }
-    g
+    let g = ((exp - SCALE_LOG2_MIN) * SCALE_BINS_PER_OCTAVE as i32).clamp(0, SCALE_BINS as i32 - 1);
+    let g = g as usize;
+    let four: &[f32; 4] = starts[g..g + 4].try_into().unwrap_or(&[f32::INFINITY; 4]);
+    g + four.iter().map(|&t| usize::from(t <= a)).sum::<usize>()
 }
 
 /// A quantized tensor's block scales and quant codes, as reported (see
@@ -356,7 +425,7 @@ mod tests {
             )
         };
         // Around every bin start, the bisection's step: proof for a monotone rule.
-        for &t in starts.iter() {
+        for &t in &starts[..SCALE_BINS - 1] {
             let b = t.to_bits();
             for bits in b.saturating_sub(3)..=b + 3 {
                 same(f32::from_bits(bits));

@@ -12,26 +12,87 @@ use crate::accumulator::{float_stats, value_stats, BLOCK_LANES};
 use crate::moments::MomentStream;
 use bitlens_tensors::Dtype;
 
-/// Streams a tensor's dequantized values into [`DequantStats`].
+/// Lanes of [`TopHistogram`]: value `i` of a piece is counted in lane `i % LANES`, so that runs
+/// of one value do not wait on each other's increments (a Q4_0 block has 16 values at most).
+const LANES: usize = 4;
+
+/// Values counted in a [`TopHistogram`]'s `u32` table before it is folded into its `u64` one:
+/// no lane's count can pass `u32::MAX` in between.
+const FOLD_EVERY: u64 = u32::MAX as u64;
+
+/// A histogram of each value's top 16 bits (sign, exponent, 7 mantissa bits): a table of
+/// [`LANES`] `u32` counts per pattern (1 MiB, half of the L2 cache a `u64` table filled),
+/// indexed by a `u16` so that no bounds check is needed, folded into `u64` counts only when it
+/// could overflow and at the end.
 #[derive(Debug, Clone)]
+struct TopHistogram {
+    counts: Box<[[u32; LANES]; 1 << 16]>,
+    /// Values counted in `counts` since its last fold.
+    pending: u64,
+    /// Folded counts per pattern (empty until the first fold).
+    folded: Vec<u64>,
+}
+
+impl Default for TopHistogram {
+    fn default() -> Self {
+        let counts: Box<[[u32; LANES]]> = vec![[0; LANES]; 1 << 16].into_boxed_slice();
+        TopHistogram {
+            counts: counts
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("65 536 rows")),
+            pending: 0,
+            folded: Vec::new(),
+        }
+    }
+}
+
+impl TopHistogram {
+    /// Counts `values`, value `i` in lane `i % LANES`.
+    fn add(&mut self, values: &[f32]) {
+        if self.pending + values.len() as u64 > FOLD_EVERY {
+            self.fold();
+        }
+        self.pending += values.len() as u64;
+        let top = |v: f32| usize::from((v.to_bits() >> 16) as u16);
+        let mut lanes = values.chunks_exact(LANES);
+        for q in lanes.by_ref() {
+            for (k, &v) in q.iter().enumerate() {
+                self.counts[top(v)][k] += 1;
+            }
+        }
+        for (k, &v) in lanes.remainder().iter().enumerate() {
+            self.counts[top(v)][k] += 1;
+        }
+    }
+
+    /// Moves the `u32` counts into the `u64` ones.
+    fn fold(&mut self) {
+        self.folded.resize(1 << 16, 0);
+        for (f, c) in self.folded.iter_mut().zip(self.counts.iter_mut()) {
+            *f += c.iter().map(|&n| u64::from(n)).sum::<u64>();
+            *c = [0; LANES];
+        }
+        self.pending = 0;
+    }
+
+    /// The non-empty bins as (pattern, count), in pattern order.
+    fn bins(mut self) -> Vec<(u32, u64)> {
+        self.fold();
+        (0u32..)
+            .zip(&self.folded)
+            .filter(|&(_, &c)| c > 0)
+            .map(|(bits, &c)| (bits, c))
+            .collect()
+    }
+}
+
+/// Streams a tensor's dequantized values into [`DequantStats`].
+#[derive(Debug, Clone, Default)]
 pub struct DequantValues {
-    /// Histograms of each value's top 16 bits (sign, exponent, 7 mantissa bits), value `i` of a
-    /// piece into histogram `i % 4` (so that runs of one value do not wait on each other's
-    /// increments: a Q4_0 block has 16 values at most), summed by [`DequantValues::finish`].
-    top_hist: Vec<[u64; 4]>,
+    top_hist: TopHistogram,
     moments: MomentStream,
     /// Values of the current block of [`BLOCK_LANES`] seen.
     block_fill: u64,
-}
-
-impl Default for DequantValues {
-    fn default() -> Self {
-        DequantValues {
-            top_hist: vec![[0; 4]; 1 << 16],
-            moments: MomentStream::default(),
-            block_fill: 0,
-        }
-    }
 }
 
 impl DequantValues {
@@ -40,15 +101,7 @@ impl DequantValues {
         while !values.is_empty() {
             let n = ((BLOCK_LANES - self.block_fill) as usize).min(values.len());
             let (chunk, rest) = values.split_at(n);
-            let mut quads = chunk.chunks_exact(4);
-            for q in quads.by_ref() {
-                for (k, &v) in q.iter().enumerate() {
-                    self.top_hist[(v.to_bits() >> 16) as usize][k] += 1;
-                }
-            }
-            for (k, &v) in quads.remainder().iter().enumerate() {
-                self.top_hist[(v.to_bits() >> 16) as usize][k] += 1;
-            }
+            self.top_hist.add(chunk);
             self.moments.extend_slice(chunk);
             self.block_fill += n as u64;
             if self.block_fill == BLOCK_LANES {
@@ -64,16 +117,31 @@ impl DequantValues {
         if self.block_fill > 0 {
             self.moments.close_block();
         }
-        let bins: Vec<(u32, u64)> = (0u32..)
-            .zip(&self.top_hist)
-            .map(|(bits, h)| (bits, h.iter().sum::<u64>()))
-            .filter(|&(_, c)| c > 0)
-            .collect();
+        let bins = self.top_hist.bins();
         let float = float_stats(Dtype::F32, &bins);
         DequantStats {
             values: value_stats(Dtype::F32, &bins, Some(self.moments.total())),
             exponent_entropy: float.as_ref().map(|f| f.exponent_entropy),
             float,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_u32_counts_fold_before_a_lane_could_overflow_and_none_is_lost() {
+        let top = |v: f32| v.to_bits() >> 16;
+        let mut h = TopHistogram::default();
+        h.add(&[1.0, 2.0, 1.0]);
+        assert!(h.folded.is_empty());
+        // As if four billion values had been counted since the last fold.
+        h.pending = FOLD_EVERY - 2;
+        h.add(&[1.0, 1.0, 3.0]);
+        assert_eq!(h.folded.len(), 1 << 16, "folded before counting");
+        assert_eq!(h.pending, 3);
+        assert_eq!(h.bins(), vec![(top(1.0), 4), (top(2.0), 1), (top(3.0), 1)]);
     }
 }
