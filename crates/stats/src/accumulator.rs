@@ -221,7 +221,10 @@ impl Accumulator {
         }
         let block_entropy_bits: f64 = self.block_costs.iter().sum();
         let predicted_bytes = (block_entropy_bits / 8.0).ceil() as u64;
-        let float = self.float_stats();
+        // The top-bits histogram's non-empty bins, found once for both kinds of statistics.
+        let bins = nonzero_bins(&self.top_hist);
+        let float = float_stats(self.dtype, &bins);
+        let moments = self.wide_values.then(|| self.moments.total());
         Ok(TensorStats {
             dtype: self.dtype,
             bytes,
@@ -242,7 +245,7 @@ impl Accumulator {
             },
             exponent_entropy: float.as_ref().map(|f| f.exponent_entropy),
             float,
-            values: self.value_stats(),
+            values: value_stats(self.dtype, &bins, moments),
             element_type: None,
             dequantized: None,
             quant: None,
@@ -360,25 +363,24 @@ impl Accumulator {
         self.block_costs.push(block_cost);
         self.open_block();
     }
-
-    fn float_stats(&self) -> Option<FloatStats> {
-        float_stats(self.dtype, &nonzero_bins(&self.top_hist))
-    }
-
-    fn value_stats(&self) -> Option<ValueStats> {
-        let moments = self.wide_values.then(|| self.moments.total());
-        value_stats(self.dtype, &nonzero_bins(&self.top_hist), moments)
-    }
 }
 
 /// The non-empty bins of a histogram of bit patterns, as (pattern, count) in pattern order: what
 /// the statistics derived from it read ([`float_stats`], [`value_stats`]).
 pub(crate) fn nonzero_bins(hist: &[u64]) -> Vec<(u32, u64)> {
-    hist.iter()
-        .enumerate()
-        .filter(|&(_, &c)| c > 0)
-        .map(|(bits, &c)| (bits as u32, c))
-        .collect()
+    // Runs of 16 empty bins are skipped by one comparison: the histogram of a small tensor of a
+    // wide type is 65 536 bins, nearly all empty.
+    const RUN: usize = 16;
+    let mut out = Vec::new();
+    for (r, run) in hist.chunks(RUN).enumerate() {
+        if run.iter().fold(0, |a, &c| a | c) == 0 {
+            continue;
+        }
+        for (i, &c) in run.iter().enumerate().filter(|&(_, &c)| c > 0) {
+            out.push(((r * RUN + i) as u32, c));
+        }
+    }
+    out
 }
 
 /// Sign / exponent / mantissa histograms of a float `dtype` from the non-empty bins of its lanes'

@@ -8,7 +8,7 @@
 //! [`Accumulator`]: crate::Accumulator
 
 use super::DequantStats;
-use crate::accumulator::{float_stats, value_stats, BLOCK_LANES};
+use crate::accumulator::{float_stats, nonzero_bins, value_stats, BLOCK_LANES};
 use crate::moments::MomentStream;
 use bitlens_tensors::Dtype;
 
@@ -78,11 +78,7 @@ impl TopHistogram {
     /// The non-empty bins as (pattern, count), in pattern order.
     fn bins(mut self) -> Vec<(u32, u64)> {
         self.fold();
-        (0u32..)
-            .zip(&self.folded)
-            .filter(|&(_, &c)| c > 0)
-            .map(|(bits, &c)| (bits, c))
-            .collect()
+        nonzero_bins(&self.folded)
     }
 }
 
