@@ -17,8 +17,10 @@ use yew::Context;
 /// Least milliseconds between two redraws of the page while the statistics run. The page feeds
 /// the workers their next tasks between redraws, and redrawing a table of hundreds of tensors
 /// after every finished task kept them waiting: in a 412-tensor GGUF the workers were idle
-/// two thirds of the pass.
-pub const POOL_RENDER_MS: f64 = 250.0;
+/// two thirds of the pass. On that file (Q4_0, 2 workers) the pass took 1.8–1.9 s at 250 ms,
+/// 1.5–1.8 s at 500 ms and 1.3–1.8 s at 2 s (BENCHMARKS.md, "Quantized statistics at the
+/// speed of the rest"); 500 ms keeps two progress steps a second.
+pub const POOL_RENDER_MS: f64 = 500.0;
 
 /// When the statistics' progress was last drawn, and whether a redraw is scheduled.
 #[derive(Default)]
