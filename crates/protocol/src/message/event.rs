@@ -9,15 +9,67 @@ use bitlens_stats::{EntryDiff, FlipStats, TensorStats};
 use bitlens_tensors::format::Layout;
 use serde::{Deserialize, Serialize};
 
-/// Finished items of a statistics or flips task, by item.
+/// Finished items of a statistics or flips task, by item. Each list crosses to the page as one
+/// byte string (its JSON, the `inspect --json` shapes; see [`json_bytes`]), which the worker
+/// moves rather than copies.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Results {
     /// Tensor statistics.
-    Stats(Vec<(usize, TensorStats)>),
+    Stats(#[serde(with = "json_bytes")] Vec<(usize, TensorStats)>),
     /// Flip statistics.
-    Flips(Vec<(usize, FlipStats)>),
+    Flips(#[serde(with = "json_bytes")] Vec<(usize, FlipStats)>),
     /// Flip statistics with the dequantized differences of quantized tensors.
-    Diffs(Vec<(usize, EntryDiff)>),
+    Diffs(#[serde(with = "json_bytes")] Vec<(usize, EntryDiff)>),
+}
+
+/// A value serialized as the bytes of its JSON. A tensor's statistics are ~1000 numbers (byte
+/// histograms, bit counts): as a JavaScript object each was a property the worker's
+/// `postMessage` cloned and the page's `serde_wasm_bindgen` read across the wasm boundary one by
+/// one, and on a GGUF file of 412 tensors that held the page's main thread, and with it the
+/// workers' next tasks (BENCHMARKS.md, "Quantized statistics at the speed of the rest"). As
+/// bytes they cross as one `Uint8Array` and are parsed in wasm (exactly: the workspace's
+/// `serde_json` parses floats with `float_roundtrip`).
+pub mod json_bytes {
+    use serde::de::{DeserializeOwned, Error as _, SeqAccess, Visitor};
+    use serde::ser::Error as _;
+    use serde::{Deserializer, Serialize, Serializer};
+    use std::marker::PhantomData;
+
+    /// Writes `value`'s JSON as a byte string.
+    pub fn serialize<S: Serializer, T: Serialize>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        let json = serde_json::to_vec(value).map_err(S::Error::custom)?;
+        s.serialize_bytes(&json)
+    }
+
+    /// Reads a value from the JSON in a byte string (or in a sequence of bytes, as formats
+    /// without byte strings write one).
+    pub fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        d: D,
+    ) -> Result<T, D::Error> {
+        d.deserialize_byte_buf(JsonBytes(PhantomData))
+    }
+
+    struct JsonBytes<T>(PhantomData<T>);
+
+    impl<'de, T: DeserializeOwned> Visitor<'de> for JsonBytes<T> {
+        type Value = T;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("the bytes of a JSON document")
+        }
+
+        fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<T, E> {
+            serde_json::from_slice(v).map_err(E::custom)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+            let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+            while let Some(b) = seq.next_element::<u8>()? {
+                bytes.push(b);
+            }
+            serde_json::from_slice(&bytes).map_err(A::Error::custom)
+        }
+    }
 }
 
 impl Results {

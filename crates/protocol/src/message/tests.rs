@@ -464,3 +464,23 @@ fn map_tile() -> bitlens_stats::weightmap::Tile {
     )
     .unwrap()
 }
+
+#[test]
+fn results_cross_as_the_bytes_of_their_json_and_come_back_equal() {
+    let values = [1f32, -0.0, f32::NAN, 3.5, f32::INFINITY, 1e-40];
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut acc = bitlens_stats::Accumulator::new(bitlens_tensors::Dtype::F32, 24);
+    acc.update(&bytes).unwrap();
+    let results = Results::Stats(vec![(3, acc.finish().unwrap())]);
+    round_trip(results.clone());
+    // The list is one byte string: the JSON the CLI prints for the same statistics.
+    let outer = serde_json::to_value(&results).unwrap();
+    let inner: Vec<u8> = serde_json::from_value(outer["Stats"].clone()).unwrap();
+    let Results::Stats(list) = &results else {
+        unreachable!()
+    };
+    assert_eq!(inner, serde_json::to_vec(list).unwrap());
+    // Bytes that are not JSON are an error, not a panic.
+    let bad = serde_json::json!({ "Stats": [1, 2, 3] });
+    assert!(serde_json::from_value::<Results>(bad).is_err());
+}

@@ -55,13 +55,11 @@ impl<'a, T> Reporter<'a, T> {
     fn maybe_flush(&mut self) -> Result<(), Failure> {
         if self.throttle.due(false) {
             let batch = self.take();
-            self.out.post(
-                &Event::Update {
-                    task: self.task,
-                    batch,
-                },
-                None,
-            )?;
+            // The batch's items are one byte string (`Results`): moved, not copied.
+            self.out.post_moving_bytes(&Event::Update {
+                task: self.task,
+                batch,
+            })?;
         }
         Ok(())
     }

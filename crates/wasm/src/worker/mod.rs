@@ -125,10 +125,11 @@ pub async fn run(message: JsValue, helpers: Helpers<'_>, out: &dyn Post, window:
 /// Posts the last event of a request; when even that fails, says so (the page must not wait for an
 /// answer that never comes), else logs it.
 fn report(out: &dyn Post, event: Event) {
+    // A weight map's cells and a task's last items are byte strings: moved, not copied.
     let posted = if matches!(
         event,
         Event::Done {
-            result: JobResult::WeightMap(_),
+            result: JobResult::WeightMap(_) | JobResult::Items(_),
             ..
         }
     ) {

@@ -16,8 +16,9 @@ pub trait Post {
     /// Sends an event; `transfer`: an `ArrayBuffer` the event carries, moved rather than copied.
     fn post(&self, event: &Event, transfer: Option<&JsValue>) -> Result<(), Failure>;
 
-    /// Sends an event whose byte strings (a weight map's cells: megabytes) are moved to the
-    /// page rather than copied; the default sends it as [`Post::post`] does.
+    /// Sends an event whose byte strings (a weight map's cells: megabytes; a task's finished
+    /// items as JSON) are moved to the page rather than copied; the default sends it as
+    /// [`Post::post`] does.
     fn post_moving_bytes(&self, event: &Event) -> Result<(), Failure> {
         self.post(event, None)
     }
