@@ -191,9 +191,10 @@ impl App {
 
     /// Once the statistics are done, has the weight map's workers started ahead of the Values
     /// view, so opening it does not wait for them (not in an embed: a hub page's element starts
-    /// no worker for a view nobody opened).
+    /// no worker for a view nobody opened; not while Values is open: its map has workers of its
+    /// own, and spares would sit idle beside them until the next visit).
     pub(super) fn keep_map_workers_warm(&self) {
-        if !self.jobs.running() && !self.embed {
+        if !self.jobs.running() && !self.embed && self.state.tab != Some(Tab::Values) {
             crate::ui::views::values::prewarm();
         }
     }
