@@ -74,8 +74,9 @@ pub struct QuantAccumulator {
     quant: Option<QuantStats>,
     carry: Vec<u8>,
     out: Vec<f32>,
-    /// The codes of the values in `out`, for the types whose codes are read out while
-    /// dequantizing (empty otherwise).
+    /// The type's codes are read out while dequantizing (into `codes`).
+    coded: bool,
+    /// The codes of the values in `out` when `coded` (empty otherwise).
     codes: Vec<u8>,
     /// For a type whose codes are bytes as they stand ([`code_bytes`]): the block bytes around
     /// them, counted, so that the codes' byte counts are the raw byte histogram's less these
@@ -89,12 +90,14 @@ impl QuantAccumulator {
         let (Some(bb), Some(be)) = (ty.block_bytes(), ty.block_elems()) else {
             return Err(QuantError::UnknownType(ty.0));
         };
+        let values = can_dequantize(ty).then(DequantValues::default);
         Ok(QuantAccumulator {
+            coded: values.is_some() && can_dequantize_with_codes(ty),
             ty,
             block_bytes: bb as usize,
             block_elems: be as usize,
             raw: Accumulator::new(Dtype::U8, byte_len),
-            values: can_dequantize(ty).then(DequantValues::default),
+            values,
             quant: QuantStats::new(ty),
             carry: Vec::new(),
             out: Vec::new(),
@@ -125,7 +128,7 @@ impl QuantAccumulator {
     /// least: from the raw byte counts when they are bytes as they stand, out of dequantization
     /// when they are assembled from several fields, else from the blocks taken apart.
     fn blocks(&mut self, blocks: &[u8]) -> Result<(), QuantError> {
-        let coded = self.values.is_some() && can_dequantize_with_codes(self.ty);
+        let coded = self.coded;
         if let Some(q) = &mut self.quant {
             if let Some((layout, around)) = &mut self.around_codes {
                 q.add_scales(blocks)?;

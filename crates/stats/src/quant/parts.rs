@@ -84,11 +84,7 @@ impl QuantStats {
             Some(layout) => {
                 self.add_scales(bytes)?;
                 count_code_bytes(&mut counts, bytes, self.ty, &layout);
-                let mut sum = [0u64; 256];
-                for (i, c) in sum.iter_mut().enumerate() {
-                    *c = counts.iter().map(|h| h[i]).sum();
-                }
-                self.add_code_byte_counts(&sum);
+                self.add_code_byte_counts(&lane_sums(&counts));
             }
             None => {
                 let ty = self.ty;
@@ -147,8 +143,8 @@ impl QuantStats {
     /// Adds four interleaved code histograms.
     fn add_code_counts(&mut self, counts: &[[u64; 256]; 4]) {
         // Codes are < 2^bits by construction: the bins past `code_hist` stay empty.
-        for (i, h) in self.code_hist.iter_mut().enumerate() {
-            *h += counts.iter().map(|c| c[i]).sum::<u64>();
+        for (h, c) in self.code_hist.iter_mut().zip(lane_sums(counts)) {
+            *h += c;
         }
     }
 
@@ -199,6 +195,11 @@ impl QuantStats {
     pub fn code_entropy(&self) -> f64 {
         bits_per_symbol(&self.code_hist)
     }
+}
+
+/// The four interleaved histograms of [`count_in_fours`] as one.
+fn lane_sums(counts: &[[u64; 256]; 4]) -> [u64; 256] {
+    std::array::from_fn(|i| counts.iter().map(|h| h[i]).sum())
 }
 
 /// Adds `values`, value `i` into histogram `i % 4`.

@@ -123,19 +123,7 @@ pub fn dequantize_with_codes(
     out: &mut [f32],
     codes: &mut [u8],
 ) -> Result<(), DequantError> {
-    let (blocks, _, elems) = whole_blocks(ty, bytes.len())?;
-    let kernel = coded_kernel(ty).ok_or(DequantError::Unsupported(ty.name().unwrap_or("?")))?;
-    let expected = blocks * elems;
-    if out.len() != expected || codes.len() != expected {
-        return Err(DequantError::OutputLength {
-            expected,
-            got: if out.len() != expected {
-                out.len()
-            } else {
-                codes.len()
-            },
-        });
-    }
+    let kernel = checked(ty, bytes.len(), coded_kernel(ty), &[out.len(), codes.len()])?;
     kernel(bytes, out, codes);
     Ok(())
 }
@@ -164,18 +152,27 @@ pub(crate) fn whole_blocks(
     Ok((len / bytes as usize, bytes as usize, elems as usize))
 }
 
+/// `kernel` once `len` input bytes are checked to be whole blocks of `ty`, the type to have a
+/// kernel, and each of `outputs` (lengths) to hold exactly one entry per value, in that order.
+fn checked<K>(
+    ty: GgmlType,
+    len: usize,
+    kernel: Option<K>,
+    outputs: &[usize],
+) -> Result<K, DequantError> {
+    let (blocks, _, elems) = whole_blocks(ty, len)?;
+    let kernel = kernel.ok_or(DequantError::Unsupported(ty.name().unwrap_or("?")))?;
+    let expected = blocks * elems;
+    match outputs.iter().find(|&&got| got != expected) {
+        Some(&got) => Err(DequantError::OutputLength { expected, got }),
+        None => Ok(kernel),
+    }
+}
+
 /// Dequantizes whole blocks of `ty` from `bytes` into `out`, which must hold exactly their values
 /// (`bytes.len() / block_bytes × block_elems`).
 pub fn dequantize(ty: GgmlType, bytes: &[u8], out: &mut [f32]) -> Result<(), DequantError> {
-    let (blocks, _, elems) = whole_blocks(ty, bytes.len())?;
-    let kernel = kernel(ty).ok_or(DequantError::Unsupported(ty.name().unwrap_or("?")))?;
-    let expected = blocks * elems;
-    if out.len() != expected {
-        return Err(DequantError::OutputLength {
-            expected,
-            got: out.len(),
-        });
-    }
+    let kernel = checked(ty, bytes.len(), kernel(ty), &[out.len()])?;
     kernel(bytes, out);
     Ok(())
 }
