@@ -17,7 +17,9 @@
 # The page rows need the web toolchain (trunk, node_modules, Chromium: scripts/setup-web.sh); the
 # app is built first (CARGO_TARGET_DIR=target/web scripts/build-web.sh, quick when it is fresh) so
 # the page runs the same sources as the CLI. PAGE=0 leaves the page out; without the toolchain it
-# is left out with a note.
+# is left out with a note. With the page, the page's codec alone is then set beside the native
+# codec alone on the same files (tests/e2e/bench-codec-alone.mjs, CODEC_ROUNDS=N alternated rounds,
+# 7 by default).
 # Installs zipnn into the project's .venv if missing (it pulls torch: a large one-time download).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -69,6 +71,11 @@ if [ "${SET:-}" = 28 ]; then
     "$xor/digits-0-100.safetensors" "$xor/digits-0-100-bf16.safetensors")
 fi
 .venv/bin/python -W ignore tests/python/bench_peers.py target/release/bitlens "${files[@]}" "${page[@]}" "$@"
+if [ ${#page[@]} -gt 0 ]; then
+  # The page's codec alone against the native codec alone, in alternated rounds (issue 28).
+  echo
+  RUNS="${CODEC_ROUNDS:-7}" node tests/e2e/bench-codec-alone.mjs "${files[@]}"
+fi
 if [ "${BIG:-1}" != 0 ]; then
   [ -s "$w/big-bf16.safetensors" ] ||
     .venv/bin/python tests/python/make_big_bf16.py "$w/minilm-bf16.safetensors" "$w/big-bf16.safetensors"

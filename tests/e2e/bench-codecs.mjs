@@ -19,7 +19,7 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
 import { ROOT, tempDir } from './fixtures.mjs';
-import { openCodecPage, timedCompress, timedDecompress, loadOwnSnapshot, checkRestored } from './page-codec.mjs';
+import { openCodecPage, timedCompress, timedDecompress, loadOwnSnapshot, checkRestored, codecAloneRounds } from './page-codec.mjs';
 
 const files = process.argv.slice(2);
 const file = files[0];
@@ -97,27 +97,7 @@ const link = path.join(DIST, 'bench-input.safetensors');
 fs.rmSync(link, { force: true });
 fs.symlinkSync(path.resolve(file), link);
 try {
-  const whole = await page.evaluate(async (runs) => {
-    const m = await import('/bitlens-wasm.js');
-    await m.default({ module_or_path: '/bitlens-wasm_bg.wasm' });
-    const bytes = new Uint8Array(await (await fetch('/bench-input.safetensors')).arrayBuffer());
-    const n = Number(m.headerPrefixLen(bytes.subarray(0, 8), bytes.length));
-    const h = JSON.parse(m.parseHeader(bytes.subarray(0, n), bytes.length));
-    const out = [];
-    for (let r = 0; r < runs; r++) {
-      let enc = 0, dec = 0, raw = 0, stored = 0;
-      for (const t of h.tensors) {
-        const [a, b] = t.data_offsets;
-        const res = m.codecRoundtrip({ codec: 'lmc' }, t.dtype, bytes.subarray(h.data_start + a, h.data_start + b));
-        enc += res.encode_seconds;
-        dec += res.decode_seconds;
-        raw += res.bytes;
-        stored += res.stored_bytes;
-      }
-      out.push({ enc: raw / enc / 1e6, dec: raw / dec / 1e6, ratio: stored / raw });
-    }
-    return out;
-  }, runs);
+  const whole = await codecAloneRounds(page, '/bench-input.safetensors', runs);
   whole.forEach((w, i) => console.log(`page LMC codec only (as bitlens bench) run ${i + 1}: compress ${w.enc.toFixed(0)} MB/s, decompress ${w.dec.toFixed(0)} MB/s, ratio ${w.ratio.toFixed(4)}`));
   console.log(`page LMC codec only median of ${runs}: compress ${med(whole.map((w) => w.enc)).toFixed(0)} MB/s, decompress ${med(whole.map((w) => w.dec)).toFixed(0)} MB/s`);
 } finally {

@@ -161,3 +161,37 @@ export function checkRound(file, c, d) {
   assert.equal(Number(c.in), size, 'compressed input size');
   assert.equal(d.bytes, size, 'restored size');
 }
+
+/**
+ * The codec alone, as `bitlens bench --codecs lmc` runs it natively: every tensor of the
+ * safetensors file at `url` (same origin as `page`) through LMC in memory with the page's
+ * single-threaded wasm module (`codecRoundtrip`: the wasm's own encode and decode time, no I/O),
+ * `rounds` times; per round its (compress, decompress) MB/s of the tensors' bytes and ratio.
+ * Shared by tests/e2e/bench-codecs.mjs and tests/e2e/bench-codec-alone.mjs.
+ */
+export function codecAloneRounds(page, url, rounds) {
+  return page.evaluate(
+    async ([url, rounds]) => {
+      const m = await import('/bitlens-wasm.js');
+      await m.default({ module_or_path: '/bitlens-wasm_bg.wasm' });
+      const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+      const n = Number(m.headerPrefixLen(bytes.subarray(0, 8), bytes.length));
+      const h = JSON.parse(m.parseHeader(bytes.subarray(0, n), bytes.length));
+      const out = [];
+      for (let r = 0; r < rounds; r++) {
+        let enc = 0, dec = 0, raw = 0, stored = 0;
+        for (const t of h.tensors) {
+          const [a, b] = t.data_offsets;
+          const res = m.codecRoundtrip({ codec: 'lmc' }, t.dtype, bytes.subarray(h.data_start + a, h.data_start + b));
+          enc += res.encode_seconds;
+          dec += res.decode_seconds;
+          raw += res.bytes;
+          stored += res.stored_bytes;
+        }
+        out.push({ enc: raw / enc / 1e6, dec: raw / dec / 1e6, ratio: stored / raw });
+      }
+      return out;
+    },
+    [url, rounds],
+  );
+}
