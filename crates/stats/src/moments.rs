@@ -361,7 +361,7 @@ fn in_fours<T: Value>(values: &[T], mut step: impl FnMut(usize, f64)) {
 /// `f64` lanes are two), the max as the least of the negated values; promoting to `f64` keeps
 /// order and equality, so the result is the `f64` selects' bit for bit, ±0 included. Kept in
 /// `f64` selects, wasm32 left them scalar: 40 % of a quantized tensor's value statistics in the
-/// page, which now run ~1.6× faster there (and ~1.07× natively).
+/// page, which now run ~1.6× faster there (natively within the noise).
 #[inline]
 fn first_pass<T: Value, const ALL_FINITE: bool>(values: &[T], inv: f64) -> FirstPass {
     let mut mean = [0.0; 4];
