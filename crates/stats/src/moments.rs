@@ -328,7 +328,7 @@ impl Value for f32 {
 
 /// The finite values among `values`.
 fn count_finite<T: Value>(values: &[T]) -> usize {
-    values.iter().filter(|v| v.get().is_finite()).count()
+    values.iter().filter(|v| v.finite()).count()
 }
 
 /// The first pass of [`Moments::add_batch`] in four interleaved accumulators, and the zeros.
@@ -371,31 +371,26 @@ fn first_pass<T: Value, const ALL_FINITE: bool>(values: &[T], inv: f64) -> First
     // The least value and the least negated value of each lane, as the values are typed.
     let (mut min, mut neg_max) = ([T::INFINITY; 4], [T::INFINITY; 4]);
     let ok = |v: T| ALL_FINITE || v.finite();
-    let mut quads = values.chunks_exact(4);
-    for q in quads.by_ref() {
-        for (k, &v) in q.iter().enumerate() {
-            let x = v.get();
-            zeros[k] += if x == 0.0 { 1.0 } else { 0.0 };
-            mean[k] += if ok(v) { x * inv } else { 0.0 };
-        }
-        let q: [T; 4] = std::array::from_fn(|k| q[k]);
-        keep_least(&mut min, q.map(|v| if ok(v) { v } else { T::INFINITY }));
-        keep_least(
-            &mut neg_max,
-            q.map(|v| if ok(v) { -v } else { T::INFINITY }),
-        );
-    }
-    for (k, &v) in quads.remainder().iter().enumerate() {
+    let lo = |v: T| if ok(v) { v } else { T::INFINITY };
+    let neg = |v: T| if ok(v) { -v } else { T::INFINITY };
+    let mut sums = |k: usize, v: T| {
         let x = v.get();
         zeros[k] += if x == 0.0 { 1.0 } else { 0.0 };
         mean[k] += if ok(v) { x * inv } else { 0.0 };
-        let (lo, neg) = if ok(v) {
-            (v, -v)
-        } else {
-            (T::INFINITY, T::INFINITY)
-        };
-        min[k] = least(min[k], lo);
-        neg_max[k] = least(neg_max[k], neg);
+    };
+    let mut quads = values.chunks_exact(4);
+    for q in quads.by_ref() {
+        let q: [T; 4] = std::array::from_fn(|k| q[k]);
+        for (k, &v) in q.iter().enumerate() {
+            sums(k, v);
+        }
+        keep_least(&mut min, q.map(lo));
+        keep_least(&mut neg_max, q.map(neg));
+    }
+    for (k, &v) in quads.remainder().iter().enumerate() {
+        sums(k, v);
+        min[k] = least(min[k], lo(v));
+        neg_max[k] = least(neg_max[k], neg(v));
     }
     FirstPass {
         mean,
