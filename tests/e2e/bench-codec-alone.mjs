@@ -41,6 +41,8 @@ function nativeRound(file) {
 const server = await startServer(DIST, 0, { isolate: false });
 const context = await launch();
 const page = await context.newPage();
+// Any file of the app gives the page its origin (the module and the input are fetched from it);
+// the app itself is not started.
 await page.goto(`http://127.0.0.1:${server.address().port}/build-choice.js`);
 const link = path.join(DIST, LINK);
 try {
