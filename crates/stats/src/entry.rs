@@ -146,40 +146,59 @@ pub fn entry_diff(
     differ.finish()
 }
 
+/// One tensor's statistics accumulated from its stored bytes in element order, whatever its element
+/// type: a plain dtype into an [`Accumulator`], a ggml block type into a [`QuantAccumulator`]. What
+/// [`entry_stats`] streams into, and what the page's workers feed window by window when a tensor's
+/// bytes are one range of its file (safetensors, a GGUF of any block type).
+///
+/// Both are boxed: their states differ in size by hundreds of bytes, and there is one per tensor.
+pub enum ElementAccumulator {
+    /// A plain dtype.
+    Plain(Box<Accumulator>),
+    /// A ggml block type.
+    Quant(Box<QuantAccumulator>),
+}
+
+impl ElementAccumulator {
+    /// An accumulator for a tensor of element type `ty` whose stored bytes are `byte_len` long.
+    pub fn new(ty: ElementType, byte_len: u64) -> Result<Self, EntryError> {
+        Ok(match ty {
+            ElementType::Dtype(dtype) => Self::Plain(Box::new(Accumulator::new(dtype, byte_len))),
+            ElementType::Ggml(ty) => Self::Quant(Box::new(QuantAccumulator::new(ty, byte_len)?)),
+        })
+    }
+
+    /// Feeds the next stored bytes (any length; a window may end inside an element or a block).
+    pub fn update(&mut self, bytes: &[u8]) -> Result<(), EntryError> {
+        match self {
+            Self::Plain(a) => a.update(bytes)?,
+            Self::Quant(a) => a.update(bytes)?,
+        }
+        Ok(())
+    }
+
+    /// The statistics, once every stored byte was fed.
+    pub fn finish(self) -> Result<TensorStats, EntryError> {
+        Ok(match self {
+            Self::Plain(a) => (*a).finish()?,
+            Self::Quant(a) => (*a).finish()?,
+        })
+    }
+}
+
 /// Statistics of `entry` of `src`, read in windows of about `window` bytes; `progress(n)` after each
 /// window of `n` bytes.
 pub fn entry_stats(
     src: &dyn ReadAt,
     entry: &Entry,
     window: usize,
-    progress: impl FnMut(u64),
-) -> Result<TensorStats, EntryError> {
-    let len = bytes::byte_len(entry);
-    match entry.ty {
-        ElementType::Dtype(dtype) => {
-            let mut acc = Accumulator::new(dtype, len);
-            stream(src, entry, window, progress, |w| Ok(acc.update(w)?))?;
-            Ok(acc.finish()?)
-        }
-        ElementType::Ggml(ty) => {
-            let mut acc = QuantAccumulator::new(ty, len)?;
-            stream(src, entry, window, progress, |w| Ok(acc.update(w)?))?;
-            Ok(acc.finish()?)
-        }
-    }
-}
-
-/// Streams `entry`'s bytes in element order into `update`, counting them with `progress`.
-fn stream(
-    src: &dyn ReadAt,
-    entry: &Entry,
-    window: usize,
     mut progress: impl FnMut(u64),
-    mut update: impl FnMut(&[u8]) -> Result<(), EntryError>,
-) -> Result<(), EntryError> {
+) -> Result<TensorStats, EntryError> {
+    let mut acc = ElementAccumulator::new(entry.ty, bytes::byte_len(entry))?;
     bytes::for_each_window(src, entry, window, |w| -> Result<(), EntryError> {
-        update(w)?;
+        acc.update(w)?;
         progress(w.len() as u64);
         Ok(())
-    })
+    })?;
+    acc.finish()
 }
