@@ -19,7 +19,7 @@ const tensor = process.argv[4];
 if (!['stats', 'values'].includes(what) || (what === 'values' && !tensor)) {
   throw new Error('usage: profile-page.mjs FILE [stats | values TENSOR]');
 }
-const server = await startServer(path.join(ROOT, process.env.DIST ?? 'dist'), 0);
+const server = await startServer(path.resolve(ROOT, process.env.DIST ?? 'dist'), 0);
 const context = await launch();
 const page = await context.newPage();
 await page.goto(`http://127.0.0.1:${server.address().port}/`);
