@@ -11,6 +11,7 @@ use bitlens_protocol::{
     FileRef, FlipSpan, JobResult, RemoteFile, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
 use bitlens_stats::{Accumulator, FlipAccumulator};
+use bitlens_tensors::format::ElementType;
 use bitlens_tensors::Dtype;
 use bitlens_wasm::worker::post::Post;
 use bitlens_wasm::worker::{run, Helpers};
@@ -213,7 +214,7 @@ async fn a_server_ignoring_range_fails_the_task_naming_the_url() {
         file,
         spans: vec![StatsSpan {
             item: 0,
-            dtype: Dtype::U8,
+            ty: ElementType::Dtype(Dtype::U8),
             offset: 0,
             bytes: 10_000,
         }],

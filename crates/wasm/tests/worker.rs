@@ -11,7 +11,9 @@ use bitlens_protocol::js::{to_js, Event, Js};
 use bitlens_protocol::{
     FileRef, FlipSpan, JobResult, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
+use bitlens_stats::entry::ElementAccumulator;
 use bitlens_stats::{Accumulator, FlipAccumulator, FlipStats, TensorStats};
+use bitlens_tensors::format::{ElementType, GgmlType};
 use bitlens_tensors::Dtype;
 use bitlens_wasm::worker::post::Post;
 use bitlens_wasm::worker::{run, Helpers};
@@ -135,6 +137,63 @@ async fn stats_of_spans_across_windows_match_the_core() {
 }
 
 #[wasm_bindgen_test]
+async fn stats_read_through_small_gaps_and_apart_otherwise() {
+    let file = bytes(200_000, 5);
+    let (q8, plain) = (ElementType::Ggml(GgmlType::Q8_0), |d: Dtype| {
+        ElementType::Dtype(d)
+    });
+    // (offset, bytes, element type), in the order the page sends them: ggml blocks and plain
+    // tensors 10 bytes apart (one read, the padding read through); an empty tensor; ggml blocks
+    // past a gap larger than the read-through (a read of its own); the same bytes again (one
+    // storage as two tensors) and a tensor before them (out of file order): each a read of its
+    // own.
+    let layout = [
+        (10, 3_400, q8),
+        (3_420, 1_000, plain(Dtype::F32)),
+        (4_420, 0, plain(Dtype::BF16)),
+        (150_000, 6_800, q8),
+        (150_000, 6_800, plain(Dtype::U8)),
+        (156_800, 2_000, plain(Dtype::BF16)),
+        (100, 2_000, plain(Dtype::F16)),
+    ];
+    let spans: Vec<StatsSpan> = layout
+        .iter()
+        .enumerate()
+        .map(|(item, &(offset, bytes, ty))| StatsSpan {
+            item,
+            ty,
+            offset,
+            bytes,
+        })
+        .collect();
+    let request = WorkerRequest::Stats {
+        task: 3,
+        file: FileRef::Blob(Js(blob(&file).into())),
+        spans,
+    };
+    for window in [1_000, 4_096, 1 << 20] {
+        let (results, read) = items(events(&request, window).await, 3);
+        let Results::Stats(mut got) = results else {
+            panic!("statistics expected")
+        };
+        got.sort_by_key(|(item, _)| *item);
+        assert_eq!(got.len(), layout.len());
+        for ((item, stats), &(offset, len, ty)) in got.iter().zip(&layout) {
+            let mut acc = ElementAccumulator::new(ty, len).unwrap();
+            acc.update(&file[offset as usize..(offset + len) as usize])
+                .unwrap();
+            assert_eq!(
+                *stats,
+                acc.finish().unwrap(),
+                "item {item}, window {window}"
+            );
+        }
+        // Each tensor's bytes count once per tensor; the padding read through does not count.
+        assert_eq!(read, layout.iter().map(|l| l.1).sum::<u64>());
+    }
+}
+
+#[wasm_bindgen_test]
 async fn flips_match_the_core() {
     let (a, b) = (bytes(30_000, 1), bytes(30_000, 2));
     let (blob_a, blob_b) = (blob(&a), blob(&b));
@@ -178,7 +237,7 @@ async fn a_short_file_fails_its_task_and_a_bad_request_fails_without_one() {
         file: FileRef::Blob(Js(blob(&[0; 100]).into())),
         spans: vec![StatsSpan {
             item: 0,
-            dtype: Dtype::U8,
+            ty: ElementType::Dtype(Dtype::U8),
             offset: 50,
             bytes: 80,
         }],

@@ -95,13 +95,18 @@ impl TensorRow {
         }
     }
 
-    /// True when its statistics are those of its byte range in the file (a plain dtype stored
-    /// contiguously); else they are streamed through [`bitlens_stats::entry`].
+    /// True when it is a plain dtype stored as one byte range of its file: two such tensors are
+    /// compared lane by lane as byte ranges; any other pair is streamed in element order through
+    /// [`bitlens_stats::entry`] (a ggml pair also compares its dequantized values).
     pub fn is_range(&self) -> bool {
-        matches!(
-            (self.ty, &self.data),
-            (ElementType::Dtype(_), Data::Range { .. })
-        )
+        matches!(self.ty, ElementType::Dtype(_)) && self.is_stored_range()
+    }
+
+    /// True when its stored bytes are one range of its file, whatever its element type (a plain
+    /// dtype, or ggml blocks): its statistics are read as that range; else (a deflated member, a
+    /// view) they are streamed through [`bitlens_stats::entry`].
+    pub fn is_stored_range(&self) -> bool {
+        matches!(self.data, Data::Range { .. })
     }
 }
 
@@ -426,10 +431,13 @@ pub(crate) mod tests {
         );
         assert_eq!((a.type_name(), a.bytes, a.params), ("F32".into(), 32, 8));
         assert!(
-            !q.is_range(),
-            "ggml blocks are streamed through the quantized accumulator"
+            !q.is_range() && q.is_stored_range(),
+            "ggml blocks are read as a range, and compared in element order"
         );
-        assert!(!a.is_range(), "a deflated member is streamed");
+        assert!(
+            !a.is_range() && !a.is_stored_range(),
+            "a deflated member is streamed"
+        );
     }
 
     #[test]

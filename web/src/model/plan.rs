@@ -1,14 +1,35 @@
 //! Splits the work into worker tasks.
 //!
-//! Statistics: consecutive tensors of one file are batched into one contiguous byte range of at
-//! least [`TASK_BYTES`] (a worker reads it in windows and hands each tensor its part), so a model of
-//! thousands of small tensors costs few messages; a large tensor is a task of its own. A tensor is
-//! never split across workers, because partial accumulators stay inside a worker. Comparisons:
-//! pairs are batched the same way by size. Tasks are handed out one at a time to whichever worker is
-//! free, so the load balances itself.
+//! Statistics: tensors of one file are batched, in file order, into tasks of about
+//! [`task_bytes`] (a worker reads the task's tensors front to back in windows, reading through the
+//! small gaps between them, and hands each tensor its part), so a model of thousands of small
+//! tensors costs few messages; a large tensor is a task of its own. A tensor is never split across
+//! workers, because partial accumulators stay inside a worker. Comparisons: pairs are batched the
+//! same way by size. Tasks are handed out one at a time to whichever worker is free, so the load
+//! balances itself.
 
-/// Target size of one task in bytes.
+/// Largest target size of one task in bytes.
 pub const TASK_BYTES: u64 = 32 << 20;
+
+/// Smallest target size of one task in bytes (a task costs a message each way and a file open).
+pub const MIN_TASK_BYTES: u64 = 4 << 20;
+
+/// Tasks per worker a run of work is cut into, at least. Few, because a worker that ends a task
+/// waits for the page's thread to hand it the next, and on two cores that thread is drawing the
+/// new table while the first tasks run; two, so that a worker slowed by the page's thread hands
+/// its second share to the other.
+pub const TASKS_PER_WORKER: u64 = 2;
+
+/// The target size of the tasks of a run of `total` bytes on `workers` workers: a share of
+/// [`TASKS_PER_WORKER`] tasks per worker, within [`MIN_TASK_BYTES`]..=[`TASK_BYTES`]. Tasks go to
+/// whichever worker is free, so the workers end at most one task apart: with [`TASK_BYTES`]
+/// alone a 52 MB GGUF was two tasks of 34 and 18 MB, and one of two workers sat idle for a
+/// third of the run.
+pub fn task_bytes(total: u64, workers: usize) -> u64 {
+    total
+        .div_ceil(TASKS_PER_WORKER * workers.max(1) as u64)
+        .clamp(MIN_TASK_BYTES, TASK_BYTES)
+}
 
 /// A tensor to accumulate: where it is and what it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,36 +44,27 @@ pub struct Span {
     pub bytes: u64,
 }
 
-/// Batches of spans; spans in a batch are consecutive items of one file when `contiguous` was
-/// asked for, else just consecutive items.
-pub fn batches(spans: &[Span], contiguous: bool) -> Vec<Vec<Span>> {
-    let mut out: Vec<Vec<Span>> = Vec::new();
-    let mut cur: Vec<Span> = Vec::new();
-    let mut cur_bytes = 0u64;
+/// Consecutive spans batched by size: cut as near to every `target` bytes as whole spans allow
+/// (a span goes to the batch its middle byte falls in), so batches are `target` bytes give or take
+/// half a span, and a span of `target` bytes or more stands alone.
+pub fn batches(spans: &[Span], target: u64) -> Vec<Vec<Span>> {
+    let target = target.max(1);
+    let mut out: Vec<(u64, Vec<Span>)> = Vec::new();
+    let mut before = 0u64;
     for &s in spans {
-        let joins = match cur.last() {
-            None => true,
-            Some(last) => {
-                !contiguous || (last.file == s.file && last.offset + last.bytes == s.offset)
-            }
-        };
-        if !joins || cur_bytes >= TASK_BYTES || (cur_bytes > 0 && s.bytes >= TASK_BYTES) {
-            out.push(std::mem::take(&mut cur));
-            cur_bytes = 0;
+        let batch = (before + s.bytes / 2) / target;
+        match out.last_mut() {
+            Some((b, cur)) if *b == batch => cur.push(s),
+            _ => out.push((batch, vec![s])),
         }
-        cur_bytes += s.bytes;
-        cur.push(s);
+        before += s.bytes;
     }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    out.into_iter().map(|(_, b)| b).collect()
 }
 
-/// Batches of spans read one by one (tensors streamed in element order, not one byte range):
-/// consecutive items of one file, by size as [`batches`].
-pub fn file_batches(spans: &[Span]) -> Vec<Vec<Span>> {
-    batches(spans, false)
+/// Batches of consecutive spans of one file, by size as [`batches`].
+pub fn file_batches(spans: &[Span], target: u64) -> Vec<Vec<Span>> {
+    batches(spans, target)
         .into_iter()
         .flat_map(|b| {
             b.chunk_by(|x, y| x.file == y.file)
@@ -85,26 +97,27 @@ mod tests {
             span(3, 0, 100 + 66 * mb, mb),
             span(4, 1, 100, mb),
         ];
-        let b = batches(&spans, true);
-        let items: Vec<Vec<usize>> = b
+        let items: Vec<Vec<usize>> = batches(&spans, TASK_BYTES)
             .iter()
             .map(|t| t.iter().map(|s| s.item).collect())
             .collect();
-        assert_eq!(items, vec![vec![0, 1], vec![2], vec![3], vec![4]]);
-        let loose = batches(&spans, false);
-        assert_eq!(loose.len(), 3);
+        assert_eq!(items, vec![vec![0, 1], vec![2], vec![3, 4]]);
     }
 
     #[test]
-    fn a_gap_breaks_a_batch() {
-        let b = batches(&[span(0, 0, 0, 10), span(1, 0, 20, 10)], true);
-        assert_eq!(b.len(), 2);
+    fn tasks_are_a_share_of_the_run_within_bounds() {
+        let mb = 1 << 20;
+        assert_eq!(task_bytes(64 * mb, 2), 16 * mb);
+        assert_eq!(task_bytes(mb, 2), MIN_TASK_BYTES);
+        assert_eq!(task_bytes(10_000 * mb, 2), TASK_BYTES);
+        assert_eq!(task_bytes(0, 0), MIN_TASK_BYTES);
     }
 
     #[test]
     fn streamed_tensors_batch_by_size_within_one_file() {
         let mb = 1 << 20;
-        // Gaps between the spans do not matter; a file change and the size target cut.
+        // Gaps between the spans do not matter; a file change and the size target cut (span 3's
+        // middle byte, at 45 MiB of the run, is past the first 32 MiB).
         let spans = [
             span(0, 0, 0, 10 * mb),
             span(1, 0, 50 * mb, 10 * mb),
@@ -113,10 +126,37 @@ mod tests {
             span(4, 1, 90 * mb, 5 * mb),
             span(5, 1, 99 * mb, 64 * mb),
         ];
-        let items: Vec<Vec<usize>> = file_batches(&spans)
+        let items: Vec<Vec<usize>> = file_batches(&spans, TASK_BYTES)
             .iter()
             .map(|b| b.iter().map(|s| s.item).collect())
             .collect();
-        assert_eq!(items, [vec![0, 1], vec![2, 3], vec![4], vec![5]]);
+        assert_eq!(items, [vec![0, 1], vec![2], vec![3, 4], vec![5]]);
+    }
+
+    #[test]
+    fn batches_are_the_target_give_or_take_half_a_span() {
+        let mb = 1 << 20;
+        // A GGUF-like run of 50 MiB: 7, 1 and 2 MiB tensors with tiny norms between them.
+        let sizes = [7 * mb, 4096, mb, 4096, 2 * mb, 4096];
+        let spans: Vec<Span> = (0..30)
+            .scan(0, |at, i| {
+                let bytes = sizes[i % sizes.len()];
+                *at += bytes;
+                Some(span(i, 0, *at - bytes, bytes))
+            })
+            .collect();
+        let total: u64 = spans.iter().map(|s| s.bytes).sum();
+        let target = total / 2;
+        let b = batches(&spans, target);
+        assert_eq!(b.len(), 2);
+        for batch in &b {
+            let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
+            assert!(
+                bytes.abs_diff(target) <= 7 * mb / 2,
+                "{bytes} against {target}"
+            );
+        }
+        let items: Vec<usize> = b.concat().iter().map(|s| s.item).collect();
+        assert_eq!(items, (0..30).collect::<Vec<_>>(), "in order, each once");
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::model::checkpoint::{Checkpoint, TensorRow};
 use crate::model::compare::Comparison;
-use crate::model::plan::{batches, file_batches, Span};
+use crate::model::plan::{batches, file_batches, task_bytes, Span};
 use crate::ui::loader::Source;
 use crate::ui::pool::Task;
 use bitlens_protocol::js::{Js, Request};
@@ -145,14 +145,15 @@ impl Jobs {
         }
     }
 
-    /// Tasks for the rows of `c` that have no statistics and are not queued.
-    pub fn plan_stats(&mut self, c: &Checkpoint, sources: &[Source]) -> Vec<Task> {
-        self.plan_rows(c, sources, |_| true)
+    /// Tasks for the rows of `c` that have no statistics and are not queued, cut for a pool of
+    /// `workers`.
+    pub fn plan_stats(&mut self, c: &Checkpoint, sources: &[Source], workers: usize) -> Vec<Task> {
+        self.plan_rows(c, sources, workers, |_| true)
     }
 
     /// Queues the statistics of row `row` of `c` ahead of every waiting task (when it has none and
     /// is not being computed: a row waiting in a batch is planned again, alone, so it comes first).
-    pub fn plan_row(&mut self, c: &Checkpoint, sources: &[Source], row: usize) {
+    pub fn plan_row(&mut self, c: &Checkpoint, sources: &[Source], row: usize, workers: usize) {
         if c.rows.get(row).is_none_or(|r| r.stats.is_some())
             || self
                 .tasks
@@ -162,7 +163,11 @@ impl Jobs {
             return;
         }
         self.queued_rows.remove(&(c.id, row));
-        for t in self.plan_rows(c, sources, |i| i == row).into_iter().rev() {
+        for t in self
+            .plan_rows(c, sources, workers, |i| i == row)
+            .into_iter()
+            .rev()
+        {
             if let Some(kind) = self.tasks.get_mut(&t.id) {
                 *kind = TaskKind::Row { ckpt: c.id, row };
             }
@@ -170,11 +175,13 @@ impl Jobs {
         }
     }
 
-    /// Tasks for the rows of `c` that `want`, have no statistics and are not queued.
+    /// Tasks for the rows of `c` that `want`, have no statistics and are not queued, cut for a
+    /// pool of `workers` ([`task_bytes`]).
     fn plan_rows(
         &mut self,
         c: &Checkpoint,
         sources: &[Source],
+        workers: usize,
         want: impl Fn(usize) -> bool,
     ) -> Vec<Task> {
         let missing: Vec<usize> = (0..c.rows.len())
@@ -183,21 +190,24 @@ impl Jobs {
             })
             .collect();
         let mut out = Vec::new();
-        // Tensors that are not a plain byte range (ggml blocks, deflated, strided): streamed in
-        // element order as the CLI does, consecutive ones of a file batched by size as the ranges
-        // below (one task per tensor cost a message, a file open and a result each: the page ran
-        // a GGUF of small quantized tensors at a tenth of its per-value speed).
+        let total = missing.iter().map(|&i| c.rows[i].bytes).sum();
+        let target = task_bytes(total, workers);
+        let span = |i: usize| Span {
+            item: i,
+            file: c.rows[i].file,
+            offset: c.rows[i].offset,
+            bytes: c.rows[i].bytes,
+        };
+        // Tensors whose stored bytes are not one range (deflated, strided): streamed in element
+        // order as the CLI does, consecutive ones of a file batched by size as the ranges below
+        // (one task per tensor cost a message, a file open and a result each: the page ran a GGUF
+        // of small quantized tensors at a tenth of its per-value speed).
         let entries: Vec<Span> = missing
             .iter()
-            .filter(|&&i| !c.rows[i].is_range())
-            .map(|&i| Span {
-                item: i,
-                file: c.rows[i].file,
-                offset: c.rows[i].offset,
-                bytes: c.rows[i].bytes,
-            })
+            .filter(|&&i| !c.rows[i].is_stored_range())
+            .map(|&i| span(i))
             .collect();
-        for batch in file_batches(&entries) {
+        for batch in file_batches(&entries, target) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
             let entries = batch
@@ -216,18 +226,16 @@ impl Jobs {
                 }
             }));
         }
-        let spans: Vec<Span> = missing
+        // Byte ranges (of a plain dtype or of ggml blocks), in file order: a worker reads a task's
+        // ranges front to back through the padding between them. A GGUF's small F32 norms sit
+        // between its quantized tensors; batched only when contiguous they were a task each.
+        let mut spans: Vec<Span> = missing
             .into_iter()
-            .map(|i| (i, &c.rows[i]))
-            .filter(|(_, r)| r.is_range())
-            .map(|(i, r)| Span {
-                item: i,
-                file: r.file,
-                offset: r.offset,
-                bytes: r.bytes,
-            })
+            .filter(|&i| c.rows[i].is_stored_range())
+            .map(span)
             .collect();
-        for batch in batches(&spans, true) {
+        spans.sort_by_key(|s| (s.file, s.offset));
+        for batch in file_batches(&spans, target) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
             let mut spans = Vec::with_capacity(batch.len());
@@ -235,7 +243,7 @@ impl Jobs {
                 self.queued_rows.insert((c.id, s.item));
                 spans.push(StatsSpan {
                     item: s.item,
-                    dtype: c.rows[s.item].dtype,
+                    ty: c.rows[s.item].ty,
                     offset: s.offset,
                     bytes: s.bytes,
                 });
@@ -251,12 +259,13 @@ impl Jobs {
     /// Tasks for the pairs of `cmp` that have no flip statistics and are not queued: pairs of
     /// plain byte ranges of a dtype in batches of [`FlipSpan`]s, any other pair (a deflated `.npz`
     /// member, a PyTorch view, ggml blocks) one task each, streamed in lockstep in element order
-    /// as `bitlens diff` does ([`WorkerRequest::EntryFlips`]).
+    /// as `bitlens diff` does ([`WorkerRequest::EntryFlips`]); batches cut for a pool of `workers`.
     pub fn plan_flips(
         &mut self,
         cmp: &Comparison,
         a: (&Checkpoint, &[Source]),
         b: (&Checkpoint, &[Source]),
+        workers: usize,
     ) -> Vec<Task> {
         let todo: Vec<usize> = (0..cmp.pairs.len())
             .filter(|&i| {
@@ -304,7 +313,8 @@ impl Jobs {
                 bytes: 2 * cmp.pairs[i].bytes,
             })
             .collect();
-        for batch in batches(&spans, false) {
+        let target = task_bytes(spans.iter().map(|s| s.bytes).sum(), workers);
+        for batch in batches(&spans, target) {
             let bytes: u64 = batch.iter().map(|s| s.bytes).sum();
             self.begin(bytes);
             let mut spans = Vec::with_capacity(batch.len());

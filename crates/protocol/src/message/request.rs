@@ -2,7 +2,7 @@
 
 use crate::choice::{ComparedCodec, CompressOptions};
 use bitlens_stats::weightmap::{Layer, Window};
-use bitlens_tensors::format::Entry;
+use bitlens_tensors::format::{ElementType, Entry};
 use bitlens_tensors::Dtype;
 use serde::{Deserialize, Serialize};
 
@@ -26,14 +26,15 @@ pub enum FileRef<J> {
     Url(RemoteFile),
 }
 
-/// One tensor of a statistics task: its bytes in the task's file. The spans of a task are
-/// contiguous in the file and in file order.
+/// One tensor of a statistics task: its stored bytes, one range of the task's file. A worker reads
+/// consecutive spans that follow each other in the file closely in one pass (through the gaps
+/// between them), any others apart; spans in file order read fastest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatsSpan {
     /// Row of the tensor in its checkpoint (echoed in the result).
     pub item: usize,
-    /// Its dtype.
-    pub dtype: Dtype,
+    /// Its element type: a plain dtype, or a ggml block type (its blocks in file order).
+    pub ty: ElementType,
     /// Offset of its bytes in the file.
     pub offset: u64,
     /// Its byte length.
@@ -184,7 +185,8 @@ pub enum WorkerRequest<J> {
         codecs: Vec<ComparedCodec>,
     },
     /// Statistics of tensors of one file, each streamed in element order as the CLI does
-    /// (`bitlens_stats::entry::entry_stats`): the tensors [`StatsSpan`]s cannot describe.
+    /// (`bitlens_stats::entry::entry_stats`): the tensors [`StatsSpan`]s cannot describe, whose
+    /// stored bytes are not one range (a deflated `.npz` member, a PyTorch view).
     EntryStats {
         /// Task id.
         task: u32,

@@ -40,7 +40,7 @@ fn requests_round_trip() {
             file: FileRef::Blob("f".to_owned()),
             spans: vec![StatsSpan {
                 item: 3,
-                dtype: Dtype::BF16,
+                ty: ElementType::Dtype(Dtype::BF16),
                 offset: 8,
                 bytes: 1 << 40,
             }],

@@ -1,10 +1,11 @@
-//! The statistics pool's tasks: tensors streamed window by window from `Blob`s or remote files
-//! (`Range` requests, see [`super::http`]) into the core's
-//! accumulators ([`bitlens_stats::Accumulator`], [`bitlens_stats::FlipAccumulator`]), with the bytes
-//! read and the items finished reported at most every [`FLUSH_MS`](super::post::FLUSH_MS). Each
-//! worker holds one window (and its copy in wasm memory) and one accumulator at a time, so memory
-//! does not grow with the file. Tensors that are not plain byte ranges (and pairs of them) are
-//! read synchronously and streamed in element order by the CLI's functions
+//! The statistics pool's tasks: tensors whose stored bytes are one range of their file (a plain
+//! dtype or ggml blocks) streamed window by window from `Blob`s or remote files (`Range` requests,
+//! see [`super::http`]) into the core's accumulators
+//! ([`bitlens_stats::entry::ElementAccumulator`], [`bitlens_stats::FlipAccumulator`]), with the
+//! bytes read and the items finished reported at most every [`FLUSH_MS`](super::post::FLUSH_MS).
+//! Each worker holds one window (and its copy in wasm memory) and one accumulator at a time, so
+//! memory does not grow with the file. Tensors that are not byte ranges (and pairs that are not
+//! two plain ranges) are read synchronously and streamed in element order by the CLI's functions
 //! ([`bitlens_stats::entry`]).
 
 use super::post::{Post, Throttle};
@@ -14,7 +15,8 @@ use crate::source::FileSource;
 use bitlens_protocol::js::{Event, Js};
 use bitlens_protocol::{Batch, EntryPair, FileRef, FlipSpan, JobResult, Results, StatsSpan};
 use bitlens_report::sidecar::Fingerprint;
-use bitlens_stats::{Accumulator, FlipAccumulator, TensorStats};
+use bitlens_stats::entry::ElementAccumulator;
+use bitlens_stats::{FlipAccumulator, TensorStats};
 use bitlens_tensors::format::{self, Entry};
 use bitlens_tensors::source::{Retaining, RETAIN_BYTES};
 
@@ -73,7 +75,14 @@ impl<'a, T> Reporter<'a, T> {
     }
 }
 
-/// Statistics of `spans` (contiguous, in file order) of `file`, read in windows of `window` bytes.
+/// Gaps between spans of at most this many bytes are read through (and dropped) rather than
+/// starting a new read: a GGUF pads each tensor to its alignment (32 bytes by default), and a
+/// new `Blob` stream or `Range` request costs more than reading 64 KiB.
+const READ_THROUGH: u64 = 64 << 10;
+
+/// Statistics of `spans` of `file`: each run of consecutive spans at most [`READ_THROUGH`] bytes
+/// apart ([`runs`]) is read front to back in windows of `window` bytes, and each window's bytes
+/// are handed to the tensors they belong to.
 pub async fn stats(
     task: u32,
     file: FileRef<Js>,
@@ -82,56 +91,81 @@ pub async fn stats(
     window: usize,
 ) -> Result<JobResult, Failure> {
     let mut rep = Reporter::new(task, out, Results::Stats);
-    let mut next = 0;
-    finish_empty(spans, &mut next, &mut rep)?;
-    let (Some(first), Some(last)) = (spans.get(next), spans.last()) else {
-        return Ok(JobResult::Items(rep.take()));
-    };
-    let (start, end) = (first.offset, last.offset + last.bytes);
+    // A tensor of no bytes needs no read.
+    for s in spans.iter().filter(|s| s.bytes == 0) {
+        rep.result(s.item, ElementAccumulator::new(s.ty, 0)?.finish()?)?;
+    }
+    let spans: Vec<&StatsSpan> = spans.iter().filter(|s| s.bytes > 0).collect();
     let window = window_for(&file, window);
-    let mut reader = Windows::open(file, start, end, window)?;
-    let mut buf = vec![0u8; window.min((end - start) as usize)];
-    // The accumulator of span `next` and the bytes it still needs.
-    let mut acc: Option<(Accumulator, u64)> = None;
-    let mut pos = start;
-    while pos < end {
-        let w = &mut buf[..window.min((end - pos) as usize)];
-        reader.next(w).await?;
-        let mut p = 0;
-        while p < w.len() {
-            let span = spans
-                .get(next)
-                .ok_or_else(|| Failure::new("statistics spans are not contiguous"))?;
-            let (a, need) =
-                acc.get_or_insert_with(|| (Accumulator::new(span.dtype, span.bytes), span.bytes));
-            let take = (*need).min((w.len() - p) as u64) as usize;
-            a.update(&w[p..p + take])?;
-            p += take;
-            *need -= take as u64;
-            if *need == 0 {
-                if let Some((a, _)) = acc.take() {
-                    rep.result(span.item, a.finish()?)?;
-                }
-                next += 1;
-                finish_empty(spans, &mut next, &mut rep)?;
-            }
-        }
-        pos += w.len() as u64;
-        rep.add(w.len() as u64)?;
+    let mut buf = Vec::new();
+    for run in runs(&spans) {
+        read_run(&file, run, window, &mut buf, &mut rep).await?;
     }
     Ok(JobResult::Items(rep.take()))
 }
 
-/// Finishes the spans of no bytes from `next` on (they need no window: before the first one, and
-/// after each finished span).
-fn finish_empty(
-    spans: &[StatsSpan],
-    next: &mut usize,
+/// `spans` cut into runs read in one pass each: a run ends where the next span starts more than
+/// [`READ_THROUGH`] bytes after it, or before its end (the same storage as two tensors, or spans
+/// out of file order).
+fn runs<'a, 'b>(spans: &'b [&'a StatsSpan]) -> Vec<&'b [&'a StatsSpan]> {
+    spans
+        .chunk_by(|a, b| {
+            let end = a.offset + a.bytes;
+            b.offset >= end && b.offset - end <= READ_THROUGH
+        })
+        .collect()
+}
+
+/// Reads one run of spans (at least one, each of some bytes) front to back in windows of `window`
+/// bytes into one accumulator per span, reporting each span's statistics when its last byte came.
+async fn read_run(
+    file: &FileRef<Js>,
+    run: &[&StatsSpan],
+    window: usize,
+    buf: &mut Vec<u8>,
     rep: &mut Reporter<'_, TensorStats>,
 ) -> Result<(), Failure> {
-    while let Some(s) = spans.get(*next).filter(|s| s.bytes == 0) {
-        rep.result(s.item, Accumulator::new(s.dtype, 0).finish()?)?;
-        *next += 1;
+    let (Some(first), Some(last)) = (run.first(), run.last()) else {
+        return Ok(());
+    };
+    let (start, end) = (first.offset, last.offset + last.bytes);
+    let mut reader = Windows::open(file.clone(), start, end, window)?;
+    buf.resize(window.min((end - start) as usize), 0);
+    let mut next = run.iter();
+    // The span being fed and its accumulator.
+    let mut acc: Option<(&StatsSpan, ElementAccumulator)> = None;
+    let mut pos = start;
+    while pos < end {
+        let w = &mut buf[..window.min((end - pos) as usize)];
+        reader.next(w).await?;
+        let w_end = pos + w.len() as u64;
+        let mut fed = 0;
+        loop {
+            if acc.is_none() {
+                match next.as_slice().first() {
+                    Some(&s) if s.offset < w_end => {
+                        next.next();
+                        acc = Some((s, ElementAccumulator::new(s.ty, s.bytes)?));
+                    }
+                    _ => break,
+                }
+            }
+            let Some((span, a)) = acc.as_mut() else {
+                break;
+            };
+            let span_end = span.offset + span.bytes;
+            let (from, to) = (span.offset.max(pos), span_end.min(w_end));
+            a.update(&w[(from - pos) as usize..(to - pos) as usize])?;
+            fed += to - from;
+            if span_end > w_end {
+                break;
+            }
+            if let Some((span, a)) = acc.take() {
+                rep.result(span.item, a.finish()?)?;
+            }
+        }
+        rep.add(fed)?;
+        pos = w_end;
     }
     Ok(())
 }

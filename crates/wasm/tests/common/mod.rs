@@ -1,6 +1,7 @@
 //! What the worker tests share: statistics spans from a (offset, bytes, dtype) layout.
 
 use bitlens_protocol::StatsSpan;
+use bitlens_tensors::format::ElementType;
 use bitlens_tensors::Dtype;
 
 /// One span per `(offset, bytes, dtype)`, items numbered in order.
@@ -10,7 +11,7 @@ pub fn spans(layout: &[(u64, u64, Dtype)]) -> Vec<StatsSpan> {
         .enumerate()
         .map(|(item, &(offset, bytes, dtype))| StatsSpan {
             item,
-            dtype,
+            ty: ElementType::Dtype(dtype),
             offset,
             bytes,
         })

@@ -82,7 +82,7 @@ impl App {
                 continue;
             }
             if let Some(sources) = self.state.sources.get(&c.id) {
-                let tasks = self.jobs.plan_stats(c, sources);
+                let tasks = self.jobs.plan_stats(c, sources, self.pool.size());
                 self.jobs.waiting.extend(tasks);
             }
         }
@@ -99,7 +99,9 @@ impl App {
             else {
                 continue;
             };
-            let tasks = self.jobs.plan_flips(cmp, (a, sa), (b, sb));
+            let tasks = self
+                .jobs
+                .plan_flips(cmp, (a, sa), (b, sb), self.pool.size());
             self.jobs.waiting.extend(tasks);
         }
         self.schedule_shown();
@@ -114,7 +116,7 @@ impl App {
             if let Some(c) = self.state.active_checkpoint() {
                 let row = c.detail_row(self.state.detail.as_deref());
                 if let (Some(row), Some(sources)) = (row, self.state.sources.get(&c.id)) {
-                    self.jobs.plan_row(c, sources, row);
+                    self.jobs.plan_row(c, sources, row, self.pool.size());
                 }
             }
             // A snapshot's tensor is decoded by the codec panel instead.
