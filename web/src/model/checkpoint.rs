@@ -217,6 +217,11 @@ impl Checkpoint {
         self.rows.iter().map(|r| r.bytes).sum()
     }
 
+    /// True when it spans several files (the tensor table names each tensor's file).
+    pub fn multi_file(&self) -> bool {
+        self.files.len() > 1
+    }
+
     /// Bytes of all files (headers included).
     pub fn file_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.layout.file_size).sum()

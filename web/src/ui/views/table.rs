@@ -5,20 +5,25 @@
 //! A `.bls` snapshot's table shows its index instead: each tensor's codec, stored bytes, and its
 //! ratio (with the lossy error) in the ratio column; the statistics columns fill as tensors are
 //! decoded.
-//! Sortable by clicking a header, filterable by name. Every row carries its exact numbers in
-//! `data-*` attributes (for tests and copy-paste); cells show rounded values.
+//! Sortable by clicking a header, filterable by name; the rows are written by [`rows`].
+
+mod rows;
 
 use crate::model::checkpoint::Checkpoint;
-use crate::model::format::{bytes, count, groups, number, shape};
 use crate::model::table::{self, SortKey};
 use crate::ui::app::codecs::CompressRun;
 use crate::ui::app::{App, Msg};
+use rows::{rows_html, Rows};
 use web_sys::HtmlInputElement;
 use yew::html::Scope;
 use yew::prelude::*;
 
 /// Rows rendered at most (the filter narrows larger models).
 const MAX_ROWS: usize = 5000;
+
+/// Rows per `<tbody>`: a redraw while statistics arrive writes again only the bodies whose rows
+/// changed.
+const ROWS_PER_BODY: usize = 64;
 
 /// What the table shows.
 pub struct Props<'a> {
@@ -61,12 +66,18 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
     };
     let order = s.table.apply(&c.rows);
     let shown = order.len().min(MAX_ROWS);
-    let multi = c.files.len() > 1;
+    let multi = c.multi_file();
     let run = s.compressed;
     let snapshot = c.snapshot.as_deref();
     let oninput = link.callback(|e: InputEvent| {
         let input: HtmlInputElement = e.target_unchecked_into();
         Msg::Filter(input.value())
+    });
+    // One listener for every row: the row clicked, by its name.
+    let onclick = link.batch_callback(|e: MouseEvent| {
+        let target: web_sys::Element = e.target_dyn_into()?;
+        let row = target.closest("tbody tr[data-name]").ok()??;
+        row.get_attribute("data-name").map(Msg::Detail)
     });
     html! {
         <section class="tensors" data-view="tensors">
@@ -78,7 +89,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                 </span>
             </div>
             <div class="table-scroll" part="table">
-            <table id="tensor-table">
+            <table id="tensor-table" {onclick}>
                 <thead>
                     <tr>
                         { header_cell(link, s, SortKey::Order, "#", true, "file order") }
@@ -104,88 +115,9 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         }
                     </tr>
                 </thead>
-                <tbody>
-                    { for order.iter().take(MAX_ROWS).map(|&i| {
-                        let r = &c.rows[i];
-                        // A snapshot's own index entry, else the last compression's.
-                        let achieved = match snapshot {
-                            Some(snap) => snap.entry(i),
-                            None => run.and_then(|run| run.entry(&r.name)),
-                        };
-                        let err = achieved.and_then(|e| e.error);
-                        // With the auto codec: the candidate that won, and its prediction.
-                        let auto = achieved.and_then(|e| e.auto.as_ref());
-                        let auto_title = auto.map(|a| {
-                            let all: Vec<String> = a.predicted.iter().map(|(c, b)| format!("{c} {b}")).collect();
-                            format!("auto chose {}; predicted bytes per candidate (from {} sampled bytes): {}", a.chosen, a.sample_bytes, all.join(", "))
-                        });
-                        let achieved_title = achieved.map(|e| match err {
-                            Some(er) => format!("{}: {} of {} bytes; MSE {}, max relative error {}",
-                                e.codec, e.stored_bytes, e.bytes, number(er.mse, 3), number(er.max_rel, 3)),
-                            None => format!("{}{}: {} of {} bytes", e.codec, if e.delta { " (XOR delta)" } else { "" }, e.stored_bytes, e.bytes),
-                        });
-                        let st = r.stats.as_deref();
-                        let name = r.name.clone();
-                        let onclick = link.callback(move |_| Msg::Detail(name.clone()));
-                        let group_json = st.map(|s| serde_json::to_string(&s.byte_group_entropy).unwrap_or_default());
-                        let bits_json = st.map(|s| serde_json::to_string(&s.bit_set_ratio).unwrap_or_default());
-                        // The values' range (of a ggml block type: of its dequantized values).
-                        let values = st.and_then(|s| s.values.as_ref().or_else(|| s.dequantized.as_ref()?.values.as_ref()));
-                        let ratio_cell = html! {
-                            <td class="num achieved" title={achieved_title}>{ achieved.map_or("–".into(), |e| format!("{:.3}", e.ratio)) }
-                                if let Some(er) = err {
-                                    <span class="err dim">{ format!(" ±{}", number(er.max_rel, 2)) }</span>
-                                }
-                                if let (Some(a), Some(e)) = (auto, achieved) {
-                                    <span class="auto dim" title={auto_title}>{ format!(" {} · predicted {}, achieved {}",
-                                        a.chosen, bytes(a.predicted_bytes), bytes(e.stored_bytes)) }</span>
-                                }
-                            </td>
-                        };
-                        html! {
-                            <tr class={classes!("row", st.is_none().then_some("pending"))} {onclick}
-                                data-name={r.name.clone()} data-dtype={r.type_name()}
-                                data-shape={serde_json::to_string(&r.shape).unwrap_or_default()}
-                                data-params={r.params.to_string()} data-bytes={r.bytes.to_string()}
-                                data-byte-entropy={st.map(|s| s.byte_entropy.to_string())}
-                                data-groups={group_json} data-bits={bits_json}
-                                data-min={values.and_then(|v| v.min).map(|x| x.to_string())}
-                                data-max={values.and_then(|v| v.max).map(|x| x.to_string())}
-                                data-exp={st.and_then(|s| s.exponent_entropy).map(|e| e.to_string())}
-                                data-pred-ratio={st.map(|s| s.predicted_ratio.to_string())}
-                                data-pred-bytes={st.map(|s| s.predicted_bytes.to_string())}
-                                data-achieved={achieved.map(|e| e.ratio.to_string())}
-                                data-codec={achieved.map(|e| e.codec.clone())}
-                                data-stored={achieved.map(|e| e.stored_bytes.to_string())}
-                                data-delta={achieved.map(|e| e.delta.to_string())}
-                                data-auto-chosen={auto.map(|a| a.chosen.clone())}
-                                data-auto-predicted={auto.map(|a| a.predicted_bytes.to_string())}
-                                data-mse={err.map(|e| e.mse.to_string())}
-                                data-max-abs={err.map(|e| e.max_abs.to_string())}
-                                data-mean-rel={err.map(|e| e.mean_rel.to_string())}
-                                data-max-rel={err.map(|e| e.max_rel.to_string())}>
-                                <td class="num dim">{ i + 1 }</td>
-                                <td class="name" title={r.name.clone()}>{ &r.name }</td>
-                                if multi { <td class="file dim">{ &c.files[r.file].path }</td> }
-                                <td>{ r.type_name() }</td>
-                                <td class="shape">{ shape(&r.shape) }</td>
-                                <td class="num">{ count(r.params) }</td>
-                                <td class="num">{ bytes(r.bytes) }</td>
-                                if let (Some(_), Some(e)) = (snapshot, achieved) {
-                                    <td class="codec">{ &e.codec }{ if e.delta { " (XOR delta)" } else { "" } }</td>
-                                    <td class="num stored">{ bytes(e.stored_bytes) }</td>
-                                    { ratio_cell.clone() }
-                                }
-                                <td class="groups">{ st.map_or("…".into(), |s| groups(&s.byte_group_entropy)) }</td>
-                                <td class="num">{ st.map_or("…".into(), |s| s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))) }</td>
-                                <td class="num">{ st.map_or("…".into(), |s| format!("{:.3}", s.predicted_ratio)) }</td>
-                                if snapshot.is_none() {
-                                    { ratio_cell }
-                                }
-                            </tr>
-                        }
-                    }) }
-                </tbody>
+                { for order[..shown].chunks(ROWS_PER_BODY).map(|rows| html! {
+                    <Rows html={AttrValue::from(rows_html(c, rows, run))} />
+                }) }
             </table>
             </div>
         </section>
