@@ -8,6 +8,7 @@
 //! - [`label`]: display labels that tell loaded checkpoints apart (path tails, steps, numbers).
 //! - [`compare`]: two checkpoints matched tensor by tensor, and their flip statistics.
 //! - [`table`]: sorting and filtering of the tensor table.
+//! - [`table_html`]: the tensor table's rows as escaped HTML.
 //! - [`plan`]: splitting the statistics and comparison work into worker tasks.
 //! - [`bits`]: which bit positions are sign / exponent / mantissa.
 //! - [`link`]: the view state a link carries (`?url=…&tab=…&tensor=…`), URLs read as paths.
@@ -32,4 +33,5 @@ pub mod scale;
 pub mod sidecar;
 pub mod snapshot;
 pub mod table;
+pub mod table_html;
 pub mod weightmap;

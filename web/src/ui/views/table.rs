@@ -5,15 +5,17 @@
 //! A `.bls` snapshot's table shows its index instead: each tensor's codec, stored bytes, and its
 //! ratio (with the lossy error) in the ratio column; the statistics columns fill as tensors are
 //! decoded.
-//! Sortable by clicking a header, filterable by name; the rows are written by [`rows`].
+//! Sortable by clicking a header, filterable by name; the rows are written as HTML by
+//! [`crate::model::table_html`] and parsed into `<tbody>`s of [`ROWS_PER_BODY`] rows by [`rows`].
 
 mod rows;
 
 use crate::model::checkpoint::Checkpoint;
 use crate::model::table::{self, SortKey};
+use crate::model::table_html::rows_html;
 use crate::ui::app::codecs::CompressRun;
 use crate::ui::app::{App, Msg};
-use rows::{rows_html, Rows};
+use rows::Rows;
 use web_sys::HtmlInputElement;
 use yew::html::Scope;
 use yew::prelude::*;
@@ -116,7 +118,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                     </tr>
                 </thead>
                 { for order[..shown].chunks(ROWS_PER_BODY).map(|rows| html! {
-                    <Rows html={AttrValue::from(rows_html(c, rows, run))} />
+                    <Rows html={AttrValue::from(rows_html(c, rows, &|name| run?.entry(name)))} />
                 }) }
             </table>
             </div>
