@@ -6,13 +6,12 @@
 #![cfg(target_arch = "wasm32")]
 #![allow(clippy::unwrap_used)]
 
-mod common;
 use bitlens_protocol::js::{to_js, Event, Js};
 use bitlens_protocol::{
     FileRef, FlipSpan, JobResult, Results, StatsSpan, WorkerEvent, WorkerRequest,
 };
 use bitlens_stats::entry::ElementAccumulator;
-use bitlens_stats::{Accumulator, FlipAccumulator, FlipStats, TensorStats};
+use bitlens_stats::{FlipAccumulator, FlipStats};
 use bitlens_tensors::format::{ElementType, GgmlType};
 use bitlens_tensors::Dtype;
 use bitlens_wasm::worker::post::Post;
@@ -91,71 +90,10 @@ fn items(events: Vec<Event>, task: u32) -> (Results, u64) {
     (results, bytes)
 }
 
-fn direct_stats(dtype: Dtype, data: &[u8]) -> TensorStats {
-    let mut acc = Accumulator::new(dtype, data.len() as u64);
-    acc.update(data).unwrap();
-    acc.finish().unwrap()
-}
-
-#[wasm_bindgen_test]
-async fn stats_of_spans_across_windows_match_the_core() {
-    let file = bytes(20_000, 1);
-    // (offset, bytes, dtype): empty spans first, inside and last; spans shorter and longer than a
-    // window, starting after the file's first byte.
-    let layout = [
-        (8, 0, Dtype::BF16),
-        (8, 2_000, Dtype::BF16),
-        (2_008, 8, Dtype::F32),
-        (2_016, 0, Dtype::U8),
-        (2_016, 9_000, Dtype::F16),
-        (11_016, 8_984, Dtype::U8),
-        (20_000, 0, Dtype::F32),
-    ];
-    let spans = common::spans(&layout);
-    let request = WorkerRequest::Stats {
-        task: 7,
-        file: FileRef::Blob(Js(blob(&file).into())),
-        spans,
-    };
-    for window in [1_000, 4_096, 1 << 20] {
-        let (results, read) = items(events(&request, window).await, 7);
-        let Results::Stats(mut got) = results else {
-            panic!("statistics expected")
-        };
-        got.sort_by_key(|(item, _)| *item);
-        assert_eq!(got.len(), layout.len());
-        for ((item, stats), &(offset, len, dtype)) in got.iter().zip(&layout) {
-            let (a, b) = (offset as usize, (offset + len) as usize);
-            assert_eq!(
-                *stats,
-                direct_stats(dtype, &file[a..b]),
-                "item {item}, window {window}"
-            );
-        }
-        assert_eq!(read, 20_000 - 8);
-    }
-}
-
-#[wasm_bindgen_test]
-async fn stats_read_through_small_gaps_and_apart_otherwise() {
-    let file = bytes(200_000, 5);
-    let (q8, plain) = (ElementType::Ggml(GgmlType::Q8_0), |d: Dtype| {
-        ElementType::Dtype(d)
-    });
-    // (offset, bytes, element type), in the order the page sends them: ggml blocks and plain
-    // tensors 10 bytes apart (one read, the padding read through); an empty tensor; ggml blocks
-    // past a gap larger than the read-through (a read of its own); the same bytes again (one
-    // storage as two tensors) and a tensor before them (out of file order): each a read of its
-    // own.
-    let layout = [
-        (10, 3_400, q8),
-        (3_420, 1_000, plain(Dtype::F32)),
-        (4_420, 0, plain(Dtype::BF16)),
-        (150_000, 6_800, q8),
-        (150_000, 6_800, plain(Dtype::U8)),
-        (156_800, 2_000, plain(Dtype::BF16)),
-        (100, 2_000, plain(Dtype::F16)),
-    ];
+/// Runs statistics task `task` over `layout` ((offset, bytes, element type) per tensor, in the order
+/// the page sends them) of `file` with windows of several sizes, and checks every tensor against
+/// the core's accumulator on the same bytes, and the bytes reported against each tensor's own.
+async fn stats_match_the_core(file: &[u8], layout: &[(u64, u64, ElementType)], task: u32) {
     let spans: Vec<StatsSpan> = layout
         .iter()
         .enumerate()
@@ -167,18 +105,18 @@ async fn stats_read_through_small_gaps_and_apart_otherwise() {
         })
         .collect();
     let request = WorkerRequest::Stats {
-        task: 3,
-        file: FileRef::Blob(Js(blob(&file).into())),
+        task,
+        file: FileRef::Blob(Js(blob(file).into())),
         spans,
     };
     for window in [1_000, 4_096, 1 << 20] {
-        let (results, read) = items(events(&request, window).await, 3);
+        let (results, read) = items(events(&request, window).await, task);
         let Results::Stats(mut got) = results else {
             panic!("statistics expected")
         };
         got.sort_by_key(|(item, _)| *item);
         assert_eq!(got.len(), layout.len());
-        for ((item, stats), &(offset, len, ty)) in got.iter().zip(&layout) {
+        for ((item, stats), &(offset, len, ty)) in got.iter().zip(layout) {
             let mut acc = ElementAccumulator::new(ty, len).unwrap();
             acc.update(&file[offset as usize..(offset + len) as usize])
                 .unwrap();
@@ -188,9 +126,49 @@ async fn stats_read_through_small_gaps_and_apart_otherwise() {
                 "item {item}, window {window}"
             );
         }
-        // Each tensor's bytes count once per tensor; the padding read through does not count.
+        // Each tensor's bytes count once per tensor; padding read through does not count.
         assert_eq!(read, layout.iter().map(|l| l.1).sum::<u64>());
     }
+}
+
+/// A plain dtype as an element type.
+fn plain(d: Dtype) -> ElementType {
+    ElementType::Dtype(d)
+}
+
+#[wasm_bindgen_test]
+async fn stats_of_spans_across_windows_match_the_core() {
+    // Empty spans first, inside and last; spans shorter and longer than a window, starting after
+    // the file's first byte.
+    let layout = [
+        (8, 0, plain(Dtype::BF16)),
+        (8, 2_000, plain(Dtype::BF16)),
+        (2_008, 8, plain(Dtype::F32)),
+        (2_016, 0, plain(Dtype::U8)),
+        (2_016, 9_000, plain(Dtype::F16)),
+        (11_016, 8_984, plain(Dtype::U8)),
+        (20_000, 0, plain(Dtype::F32)),
+    ];
+    stats_match_the_core(&bytes(20_000, 1), &layout, 7).await;
+}
+
+#[wasm_bindgen_test]
+async fn stats_read_through_small_gaps_and_apart_otherwise() {
+    let q8 = ElementType::Ggml(GgmlType::Q8_0);
+    // ggml blocks and plain tensors 10 bytes apart (one read, the padding read through); an empty
+    // tensor; ggml blocks past a gap larger than the read-through (a read of its own); the same
+    // bytes again (one storage as two tensors) and a tensor before them (out of file order): each
+    // a read of its own.
+    let layout = [
+        (10, 3_400, q8),
+        (3_420, 1_000, plain(Dtype::F32)),
+        (4_420, 0, plain(Dtype::BF16)),
+        (150_000, 6_800, q8),
+        (150_000, 6_800, plain(Dtype::U8)),
+        (156_800, 2_000, plain(Dtype::BF16)),
+        (100, 2_000, plain(Dtype::F16)),
+    ];
+    stats_match_the_core(&bytes(200_000, 5), &layout, 3).await;
 }
 
 #[wasm_bindgen_test]
