@@ -47,7 +47,7 @@ pub struct Span {
 /// Consecutive spans batched by size: cut as near to every `target` bytes as whole spans allow
 /// (a span goes to the batch its middle byte falls in), so batches are `target` bytes give or take
 /// half a span; a span of `target` bytes or more shares its batch only with neighbours whose
-/// middles lie less than half a target from its own.
+/// middle bytes lie within half a target of its ends.
 pub fn batches(spans: &[Span], target: u64) -> Vec<Vec<Span>> {
     let target = target.max(1);
     let mut out: Vec<(u64, Vec<Span>)> = Vec::new();
