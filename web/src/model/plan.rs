@@ -135,6 +135,36 @@ mod tests {
     }
 
     #[test]
+    fn a_large_span_shares_its_batch_only_with_spans_near_its_ends() {
+        // Pseudo-random sizes from 1 byte to 3 targets, many runs.
+        let target = 1_000u64;
+        let mut x = 12_345u64;
+        for _ in 0..200 {
+            let spans: Vec<Span> = (0..40)
+                .scan(0, |at, i| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    let bytes = 1 + (x >> 33) % (3 * target);
+                    *at += bytes;
+                    Some(span(i, 0, *at - bytes, bytes))
+                })
+                .collect();
+            for batch in batches(&spans, target) {
+                for big in batch.iter().filter(|s| s.bytes >= target) {
+                    for other in batch.iter().filter(|s| s.item != big.item) {
+                        let mid = other.offset + other.bytes / 2;
+                        let near = if other.offset < big.offset {
+                            big.offset - mid
+                        } else {
+                            mid - (big.offset + big.bytes)
+                        };
+                        assert!(near <= target / 2, "{big:?} with {other:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn batches_are_the_target_give_or_take_half_a_span() {
         let mb = 1 << 20;
         // A GGUF-like run of 50 MiB: 7, 1 and 2 MiB tensors with tiny norms between them.
