@@ -7,6 +7,7 @@ use crate::model::checkpoint::Checkpoint;
 use crate::model::format::{bytes, count, groups, number, shape};
 use crate::model::snapshot::Snapshot;
 use bitlens_protocol::EntryInfo;
+use bitlens_stats::TensorStats;
 use std::fmt::Write;
 
 /// The last compression's entry of a tensor, by name (the achieved ratio column).
@@ -136,36 +137,43 @@ fn row<'a>(out: &mut String, c: &'a Checkpoint, i: usize, compressed: Compressed
     cell(out, "num", None, &count(r.params));
     cell(out, "num", None, &bytes(r.bytes));
     if let (Some(_), Some(e)) = (snapshot, achieved) {
-        let delta = if e.delta { " (XOR delta)" } else { "" };
-        cell(out, "codec", None, &format!("{}{delta}", e.codec));
+        cell(out, "codec", None, &format!("{}{}", e.codec, delta_note(e)));
         cell(out, "num stored", None, &bytes(e.stored_bytes));
         ratio_cell(out, achieved);
     }
-    let pending = "…".to_owned();
+    // A statistic's text, or "…" while the statistics are pending.
+    let stat = |f: &dyn Fn(&TensorStats) -> String| st.map_or_else(|| "…".to_owned(), f);
     cell(
         out,
         "groups",
         None,
-        &st.map_or(pending.clone(), |s| groups(&s.byte_group_entropy)),
+        &stat(&|s| groups(&s.byte_group_entropy)),
     );
     cell(
         out,
         "num",
         None,
-        &st.map_or(pending.clone(), |s| {
-            s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))
-        }),
+        &stat(&|s| s.exponent_entropy.map_or("–".into(), |e| format!("{e:.2}"))),
     );
     cell(
         out,
         "num",
         None,
-        &st.map_or(pending, |s| format!("{:.3}", s.predicted_ratio)),
+        &stat(&|s| format!("{:.3}", s.predicted_ratio)),
     );
     if snapshot.is_none() {
         ratio_cell(out, achieved);
     }
     out.push_str("</tr>");
+}
+
+/// What follows a codec's name when the tensor was stored as an XOR delta of its base.
+fn delta_note(e: &EntryInfo) -> &'static str {
+    if e.delta {
+        " (XOR delta)"
+    } else {
+        ""
+    }
 }
 
 /// The achieved ratio cell: the ratio, a lossy tensor's max relative error, and with the auto
@@ -184,7 +192,7 @@ fn ratio_cell(out: &mut String, achieved: Option<&EntryInfo>) {
         None => format!(
             "{}{}: {} of {} bytes",
             e.codec,
-            if e.delta { " (XOR delta)" } else { "" },
+            delta_note(e),
             e.stored_bytes,
             e.bytes
         ),
