@@ -303,7 +303,11 @@ impl CellAccumulator {
         if r < w.row0 || r >= w.row0 + w.rows {
             return 0;
         }
-        let cell_end = w.row0 + ((r - w.row0) / w.block_rows + 1) * w.block_rows;
+        // Saturating: a cell taller than the grid (any `block_rows` up to u64::MAX is valid) ends
+        // past the window, which the `min` cuts.
+        let cell_end = ((r - w.row0) / w.block_rows + 1)
+            .saturating_mul(w.block_rows)
+            .saturating_add(w.row0);
         available.min(cell_end.min(w.row0 + w.rows) - r)
     }
 

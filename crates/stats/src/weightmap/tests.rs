@@ -513,3 +513,31 @@ fn weight_map_speed() {
         (w.rows * w.cols) as f64 / best / 1e6,
     );
 }
+
+#[test]
+fn a_cell_taller_than_any_grid_is_cut_at_the_window() {
+    // The fuzzer's case: a window from row 1 whose cells are u64::MAX rows tall (its end
+    // overflowed). The window's one row is one cell row, as with cells one row tall.
+    let values = [1.0f32, 2.0, 0.5, 1024.0, 3.0, 4.0, 5.0, 6.0];
+    let bytes: Vec<u8> = values
+        .iter()
+        .flat_map(|v| half::bf16::from_f32(*v).to_le_bytes())
+        .collect();
+    let (file, entry) = tensor(ElementType::Dtype(Dtype::BF16), &[2, 4], &bytes);
+    let w = Window {
+        row0: 1,
+        col0: 0,
+        rows: 1,
+        cols: 4,
+        block_rows: 1,
+        block_cols: 1,
+    };
+    let tall = Window {
+        block_rows: u64::MAX,
+        ..w
+    };
+    let want = weight_map(&file, &entry, None, &w, Layer::Values, LOCAL_GAP).unwrap();
+    let got = weight_map(&file, &entry, None, &tall, Layer::Values, LOCAL_GAP).unwrap();
+    assert_eq!(got.mean.0, want.mean.0);
+    assert_eq!(got.mean.0, [3.0, 4.0, 5.0, 6.0]);
+}
