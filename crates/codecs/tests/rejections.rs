@@ -424,3 +424,61 @@ fn bad_layout_byte() {
         })
     );
 }
+
+/// An LMC stream of one rANS block of `out_len` bytes, 75 % zeros and the rest ones, and
+/// those bytes.
+fn rans_stream(out_len: usize) -> (Vec<u8>, Vec<u8>) {
+    let data: Vec<u8> = (0..out_len).map(|i| u8::from(i % 4 == 3)).collect();
+    let mut stream = vec![lmc::LAYOUT_GROUPED, lmc::KIND_RANS];
+    bitlens_codecs::rans::encode_block(&data, &mut stream);
+    let mut out = vec![0u8; out_len];
+    lmc::decode_into(&stream, &w1(), &mut out).expect("the hand-made rANS block decodes");
+    assert_eq!(out, data, "the hand-made rANS block decodes");
+    (stream, data)
+}
+
+#[test]
+fn rans_block_with_a_bad_table() {
+    // Symbol 0's frequency (bytes 5..7 of the stream: after layout, kind and the symbol count)
+    // no longer lets the frequencies sum to 4096; the error names the block's body.
+    let (mut stream, _) = rans_stream(1000);
+    stream[5] ^= 0x01;
+    let mut out = vec![0u8; 1000];
+    assert_eq!(
+        lmc::decode_into(&stream, &w1(), &mut out),
+        Err(DecodeError::InvalidCodeTable {
+            block: 2,
+            reason: "frequencies do not sum to 4096"
+        })
+    );
+}
+
+#[test]
+fn rans_block_cut_short_or_with_a_bad_state() {
+    let (stream, data) = rans_stream(1000);
+    let mut out = vec![0u8; 1000];
+    assert!(matches!(
+        lmc::decode_into(&stream[..stream.len() - 1], &w1(), &mut out),
+        Err(DecodeError::Truncated { .. })
+    ));
+    // Lane 0's initial state (after the 2-byte count, two (symbol, freq) entries and four word
+    // counts) set below 2^16.
+    let mut bad = stream.clone();
+    let state = 2 + 2 + 2 * 3 + 16;
+    bad[state..state + 4].copy_from_slice(&5u32.to_le_bytes());
+    assert_eq!(
+        lmc::decode_into(&bad, &w1(), &mut out),
+        Err(DecodeError::CorruptBitstream {
+            block: 2,
+            stream: 0,
+            reason: "initial state below the normalization bound"
+        })
+    );
+    // A changed word is rejected (a lane ends off its final state) or decodes to other bytes:
+    // a stream that passes the end checks is what encoding its output writes.
+    let mut bad = stream;
+    let last = bad.len() - 1;
+    bad[last] ^= 0x40;
+    let r = lmc::decode_into(&bad, &w1(), &mut out);
+    assert!(r.is_err() || out != data);
+}

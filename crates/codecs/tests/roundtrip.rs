@@ -54,9 +54,23 @@ fn sparse_delta(base: &[u8], width: usize, per_mille: u64, seed: u64) -> Vec<u8>
     out
 }
 
+/// The XOR of two training steps of `n` elements of `width` bytes: every element changed, by
+/// a number of low bits spread evenly over 1 to `8 · width − 4`, so the high byte groups are
+/// mostly zero and their blocks skewed (coded with rANS).
+fn training_delta(n: usize, width: usize, seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed);
+    let mut out = Vec::with_capacity(n * width);
+    for _ in 0..n {
+        let k = 1 + next() % (8 * width as u64 - 4);
+        let flip = next() & (u64::MAX >> (64 - k));
+        out.extend_from_slice(&flip.to_le_bytes()[..width]);
+    }
+    out
+}
+
 fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
     let width = prop::sample::select(vec![1usize, 2, 4, 8]);
-    (width, 0usize..40_000, any::<u64>(), 0u8..6).prop_map(|(w, len, seed, kind)| {
+    (width, 0usize..40_000, any::<u64>(), 0u8..7).prop_map(|(w, len, seed, kind)| {
         let n = len / w;
         let partial = len % w;
         let mut v = match kind {
@@ -81,7 +95,9 @@ fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
             // Sparse deltas: 0 %, 5 %, 100 % of elements changed.
             3 => sparse_delta(&floats(w, n, seed), w, 0, seed),
             4 => sparse_delta(&floats(w, n, seed), w, 50, seed),
-            _ => sparse_delta(&floats(w, n, seed), w, 1000, seed),
+            5 => sparse_delta(&floats(w, n, seed), w, 1000, seed),
+            // Dense training deltas: skewed high bytes.
+            _ => training_delta(n, w, seed),
         };
         v.truncate(n * w);
         v.extend((0..partial).map(|i| (seed >> (i * 8)) as u8));

@@ -24,10 +24,12 @@ use bitlens_codecs::lesson_exports::huffman::{
     encode_codes, get_leb128, put_leb128, quarters, read_table, unlimited_lengths,
 };
 use bitlens_codecs::lesson_exports::lmc::leaf_lengths;
+use bitlens_codecs::lesson_exports::rans::read_block;
 use bitlens_codecs::lmc::{
-    self, Params, Width, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RAW, KIND_RUN, KIND_SPLIT,
-    MAX_BLOCK_LOG2,
+    self, Params, Width, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RANS, KIND_RAW, KIND_RUN,
+    KIND_SPLIT, MAX_BLOCK_LOG2,
 };
+use bitlens_codecs::rans::LANES;
 use bitlens_codecs::rle::{self, Token};
 use bitlens_stats::entropy::cost_bits;
 
@@ -139,6 +141,8 @@ pub enum LeafKind {
     Huffman,
     /// Canonical Huffman over bytes and run symbols.
     HuffmanRuns,
+    /// A rANS block (skewed bytes, where a Huffman code's one bit per byte is too much).
+    Rans,
 }
 
 /// One leaf of the block the encoder wrote (a block is one leaf unless it was split).
@@ -152,13 +156,15 @@ pub struct Leaf {
     pub kind: LeafKind,
     /// Huffman leaves: the code it uses (read from the encoder's table).
     pub code: Option<Code>,
-    /// Bits of its four streams: Σ count · length (+ run extra bits), per quarter.
+    /// Bits of its four streams: Σ count · length (+ run extra bits), per quarter; rANS: the
+    /// 16-bit words of each lane.
     pub stream_bits: [u64; 4],
     /// The same rounded up to bytes (each stream ends on a byte).
     pub stream_bytes: [usize; 4],
-    /// Bytes of the kind byte and, for runs, `run_value` and `nrun`.
+    /// Bytes of the kind byte and, for runs, `run_value` and `nrun`; rANS: and its table of
+    /// (symbol, frequency).
     pub header_bytes: usize,
-    /// Bytes of the four LEB128 stream sizes.
+    /// Bytes of the four LEB128 stream sizes; rANS: the lanes' word counts and start states.
     pub size_bytes: usize,
     /// The leaf's size by this arithmetic.
     pub explained_bytes: usize,
@@ -495,6 +501,27 @@ fn read_leaf(
             leaf.offset = offset;
             leaf.coded_bytes = pos + streams;
             (leaf, pos + streams)
+        }
+        KIND_RANS => {
+            let body = data.get(1..).ok_or(bad("truncated"))?;
+            let rans = read_block(body, block.len(), offset)
+                .map_err(|_| bad("bad rANS block"))?
+                .ok_or(bad("empty rANS block"))?;
+            let words = rans.lane_words.map(<[u8]>::len);
+            let lanes = 8 * LANES;
+            let leaf = Leaf {
+                offset,
+                len: block.len(),
+                kind: LeafKind::Rans,
+                code: None,
+                stream_bits: words.map(|b| 8 * b as u64),
+                stream_bytes: words,
+                header_bytes: 1 + rans.len - lanes - words.iter().sum::<usize>(),
+                size_bytes: lanes,
+                explained_bytes: 1 + rans.len,
+                coded_bytes: 1 + rans.len,
+            };
+            (leaf, 1 + rans.len)
         }
         _ => return Err(bad("unknown block kind")),
     };

@@ -2,12 +2,13 @@
 //! payload, the others decoded into a row buffer first) and the tail.
 
 use super::{
-    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RAW, KIND_RUN, KIND_SPLIT, LAYOUT_BYTES,
-    LAYOUT_GROUPED, MIN_SPLIT_HALF, PREFETCH_LINES,
+    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RANS, KIND_RAW, KIND_RUN, KIND_SPLIT,
+    LAYOUT_BYTES, LAYOUT_GROUPED, MIN_SPLIT_HALF, PREFETCH_LINES,
 };
 use crate::byte_group;
 use crate::error::DecodeError;
 use crate::huffman::{self, DecodeScratch, Prefetch};
+use crate::rans;
 
 /// Reusable LMC decoder (holds the decoding table and the group buffer; one per thread).
 #[derive(Default)]
@@ -162,6 +163,11 @@ impl Decoder {
             }
             KIND_HUFFMAN_RUNS => {
                 Ok(1 + huffman::decode_runs(&data[1..], out, &mut self.scratch, off + 1, off)?)
+            }
+            KIND_RANS => {
+                // The rANS block's offset, for its errors (saturating on 32-bit targets).
+                let at = usize::try_from(off + 1).unwrap_or(usize::MAX);
+                Ok(1 + rans::decode_block(&data[1..], out, at)?)
             }
             k => Err(DecodeError::BadBlockKind {
                 offset: off,

@@ -3,11 +3,12 @@
 
 use super::estimate::{estimate_bytes, looks_incompressible, sample_says_raw, SAMPLE_WORDS};
 use super::{
-    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RAW, KIND_RUN, KIND_SPLIT, LAYOUT_BYTES,
-    LAYOUT_GROUPED, PREFETCH_LINES, SPLIT_LEAF,
+    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RANS, KIND_RAW, KIND_RUN, KIND_SPLIT,
+    LAYOUT_BYTES, LAYOUT_GROUPED, PREFETCH_LINES, SPLIT_LEAF,
 };
 use crate::byte_group::{self, Transform};
 use crate::huffman::{self, EncodeScratch, Prefetch, FLAT_MAX_LEN, MAX_SYMBOLS};
+use crate::rans::{self, FreqTable, LANES};
 use crate::rle;
 
 /// Reusable LMC encoder (holds scratch buffers; one per thread).
@@ -270,6 +271,10 @@ impl Encoder {
                 3 + self.run_table.len() + leb_len(rbits / 32) * 4 + rbits.div_ceil(8) as usize + 3;
         }
 
+        let best = run_cost.min(plain_cost).min(raw_cost);
+        if max_f as f64 >= RANS_TRY_SHARE * n as f64 && self.try_rans(block, hist, best, out) {
+            return;
+        }
         if run_cost < plain_cost && run_cost < raw_cost {
             out.push(KIND_HUFFMAN_RUNS);
             huffman::encode_runs(
@@ -287,6 +292,39 @@ impl Encoder {
             out.push(KIND_RAW);
             out.extend_from_slice(block);
         }
+    }
+}
+
+impl Encoder {
+    /// Appends `block` as a rANS block and returns `true` when that costs at most
+    /// `(1 − RANS_MIN_SAVING)` of `best`, the cheapest other kind's exact cost in bytes; else
+    /// leaves `out` as it was. The estimate (the quantized code's cost plus the block's fixed
+    /// fields) decides whether to code at all; the coded length decides whether to keep it.
+    fn try_rans(
+        &mut self,
+        block: &[u8],
+        hist: &[u32; 256],
+        best: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let Some(table) = FreqTable::from_histogram(hist) else {
+            return false;
+        };
+        let budget = best as f64 * (1.0 - RANS_MIN_SAVING);
+        let present = hist.iter().filter(|&&c| c > 0).count();
+        // kind + symbol count + (symbol, freq) per symbol + word counts and states.
+        let fixed = 1 + 2 + 3 * present + 8 * LANES;
+        if fixed as f64 + table.cost_bits(hist) / 8.0 > budget {
+            return false;
+        }
+        let at = out.len();
+        out.push(KIND_RANS);
+        rans::lanes::encode_with_table(block, &table, out);
+        if (out.len() - at) as f64 <= budget {
+            return true;
+        }
+        out.truncate(at);
+        false
     }
 }
 
@@ -401,6 +439,15 @@ const FLAT_SLACK: u64 = 64;
 /// prefers it over a 12-bit code when the cost is negligible (see [`Encoder`]).
 const FAST_CODE_LIMIT: u32 = 11;
 
+/// The most frequent byte must cover at least this share of a block before a rANS block is
+/// tried: below it the Huffman code's lengths are within a fraction of a bit of their ideal
+/// and rANS would save too little to pay for its slower decode.
+const RANS_TRY_SHARE: f64 = 0.5;
+
+/// Share of the cheapest other block a rANS block must save to be kept: rANS decodes one byte
+/// per step where a multi-symbol Huffman table decodes several.
+const RANS_MIN_SAVING: f64 = 1.0 / 32.0;
+
 /// Bytes a split must save (by estimate) before the encoder splits a block.
 const SPLIT_MARGIN: f64 = 8.0;
 
@@ -455,6 +502,41 @@ mod tests {
         assert_eq!(enc[..2], [LAYOUT_GROUPED, KIND_HUFFMAN_RUNS]);
         // Plain Huffman cannot go below 1 bit per byte.
         assert!(enc.len() < data.len() / 8 / 2, "{}", enc.len());
+    }
+
+    /// The high bytes of a dense training delta: 72 % zeros, the rest spread over 32 values.
+    /// A Huffman code spends at least a bit on each zero (0.47 bits of information), so the
+    /// block is coded with rANS, within 2 % of its order-0 entropy, and decodes to itself.
+    #[test]
+    fn skewed_blocks_use_rans_near_their_entropy() {
+        let mut random = crate::xorshift(0x7a2e_0de1_7a00_0072);
+        let data: Vec<u8> = (0..60_000)
+            .map(|_| {
+                let r = random();
+                if r % 100 < 72 {
+                    0
+                } else {
+                    1 + (r >> 32) as u8 % 32
+                }
+            })
+            .collect();
+        let enc = rt(&data, &Params::new(Width::W1));
+        assert_eq!(enc[..2], [LAYOUT_GROUPED, KIND_RANS]);
+        let mut hist = [0u32; 256];
+        data.iter().for_each(|&b| hist[b as usize] += 1);
+        let n = data.len() as f64;
+        let entropy_bytes: f64 = hist
+            .iter()
+            .filter(|&&c| c > 0)
+            .map(|&c| -f64::from(c) * (f64::from(c) / n).log2() / 8.0)
+            .sum();
+        let (_, huffman_bits) = leaf_lengths(&hist, 12);
+        assert!(
+            (enc.len() as f64) < entropy_bytes * 1.02 + 200.0,
+            "{} bytes against an entropy of {entropy_bytes:.0}",
+            enc.len()
+        );
+        assert!(enc.len() as f64 * 8.0 < huffman_bits as f64 * (1.0 - RANS_MIN_SAVING));
     }
 
     /// Bytes uniform over `2^l` values (and over one fewer, which leaves a spare code) get

@@ -34,14 +34,25 @@
 //!                    symbols (crate::rle)
 //! 4 Split            kind, then block(first len/2 bytes), then block(remaining bytes); both
 //!                    halves must be ≥ 4096 bytes (MIN_SPLIT_HALF)
+//! 5 rANS             kind, then one rANS block of the block's bytes (crate::rans; FORMAT.md §7)
 //! ```
 //! Any other kind byte is [`DecodeError::BadBlockKind`].
 //!
 //! ## Encoder choices per block
 //! Run if the block is one value; else the cheapest of Raw, Huffman and (when the most frequent
-//! byte covers ≥ 50 % of the block, [`crate::rle::RUN_TRY_SHARE`]) Huffman + runs, comparing exact
+//! byte covers ≥ 80 % of the block, [`crate::rle::RUN_TRY_SHARE`]) Huffman + runs, comparing exact
 //! code costs plus table and size fields. Raw costs one byte per block, so incompressible input
 //! grows by 1 / B (0.0015 % at 64 KiB) plus the PLMC header and segment table.
+//!
+//! A block whose most frequent byte covers ≥ 50 % of it is also costed as rANS (kind 5), and
+//! coded so when that is at least 1/32 smaller than the cheapest of the others. A Huffman code
+//! spends at least one bit on that byte, where its information is under one bit: the high-byte
+//! blocks of a dense XOR delta between training steps (71 % zeros, 0.5 bits each) come out 8–10 %
+//! smaller. rANS decodes one byte per step, where a multi-symbol Huffman table decodes several,
+//! so the 1/32 keeps it to blocks where the bytes saved are worth the decode time: at 1/64 the
+//! deltas' blocks of 55 % zeros (2 % saved) join, and the bf16 delta decodes half as fast
+//! (BENCHMARKS.md, "rANS blocks for skewed bytes"). Weights and optimizer moments have no
+//! such blocks: their streams are unchanged.
 //!
 //! Before that, a block of ≥ 32 KiB may be split (kind 4) into halves or quarters of ≥ 16 KiB
 //! when the estimated cost (order-0 entropy + a table estimate, from the quarter histograms
@@ -101,6 +112,9 @@ pub const KIND_HUFFMAN: u8 = 2;
 pub const KIND_HUFFMAN_RUNS: u8 = 3;
 /// Block kind byte: the block is coded as two blocks, its first `len / 2` bytes and the rest.
 pub const KIND_SPLIT: u8 = 4;
+/// Block kind byte: one rANS block ([`crate::rans`]) of the block's bytes, for skewed blocks
+/// where a Huffman code's 1-bit floor on the most frequent byte costs more than rANS decoding.
+pub const KIND_RANS: u8 = 5;
 /// A split block's halves must be at least this long (bounds the decoder's recursion).
 pub const MIN_SPLIT_HALF: usize = 4096;
 /// The encoder splits blocks into at most four leaves of at least this many bytes.

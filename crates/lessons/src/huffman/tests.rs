@@ -76,6 +76,18 @@ fn skewed(n: usize, seed: u64, spread: u32) -> Vec<u8> {
         .collect()
 }
 
+/// 72 % zeros and the rest over 32 values, as the high bytes of a training step's XOR delta:
+/// a rANS block.
+fn mostly_zero(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = xorshift(seed);
+    (0..n)
+        .map(|_| match r() {
+            x if x % 100 < 72 => 0,
+            x => 1 + (x >> 32) as u8 % 32,
+        })
+        .collect()
+}
+
 #[test]
 fn every_kind_of_block_is_explained_to_the_byte() {
     let mut r = xorshift(0x5eed_1234_5678_9abc);
@@ -100,6 +112,7 @@ fn every_kind_of_block_is_explained_to_the_byte() {
         random[..4000].to_vec(),
         sparse,
         halves,
+        mostly_zero(65536, 7),
     ] {
         let e = check_block(&block, LIMIT);
         for leaf in &e.encoder.leaves {
@@ -111,7 +124,7 @@ fn every_kind_of_block_is_explained_to_the_byte() {
     }
     assert_eq!(
         kinds.into_iter().collect::<Vec<_>>(),
-        ["Huffman", "HuffmanRuns", "Raw", "Run", "split"]
+        ["Huffman", "HuffmanRuns", "Rans", "Raw", "Run", "split"]
     );
 }
 

@@ -83,6 +83,7 @@ fn kind_label(k: LeafKind) -> &'static str {
         LeafKind::Run => "run",
         LeafKind::Huffman => "Huffman",
         LeafKind::HuffmanRuns => "Huffman with runs",
+        LeafKind::Rans => "rANS",
     }
 }
 
