@@ -5,8 +5,10 @@
 // (bitlens-protocol `WorkerRequest`), runs it and posts the typed events (`WorkerEvent`) back.
 // Two roles:
 //
-// - statistics (`worker.js`): the page's pool (web/src/ui/pool.rs) hands out one task at a time
-//   and cancels by terminating the worker. Always the single-threaded build.
+// - statistics (`worker.js?role=stats`): the page's pool (web/src/ui/pool.rs) hands out one task
+//   at a time and cancels by terminating the worker. Always the single-threaded build. It warms
+//   its statistics kernels up when it starts (`warmUp`). The files' describer and the weight
+//   map's workers (`worker.js`) are the same, without the warm-up.
 // - codec (`worker.js?role=codec`, web/src/ui/app/codecs/runner.rs): compress / decompress /
 //   snapshot index / codec round trips. `chooseBuild` (web/build-choice.js, the one place the rule
 //   lives) picks its build, pool size and read-ahead thread: on a cross-origin isolated page
@@ -33,6 +35,7 @@
  * @property {() => number} threadCount
  * @property {() => number} readAheadBytes
  * @property {(reason: string) => void} announceReady
+ * @property {() => number} warmUp runs the statistics kernels on synthetic data (statistics role)
  * @property {(message: unknown, ahead: ((blob: Blob) => ReadFn) | null, output: FileSystemDirectoryHandle | null) => Promise<void>} runJob
  */
 
@@ -40,7 +43,8 @@ import { chooseBuild } from './build-choice.js';
 
 /** This worker's global scope. */
 const scope = /** @type {DedicatedWorkerGlobalScope} */ (/** @type {unknown} */ (self));
-const CODEC = new URL(import.meta.url).searchParams.get('role') === 'codec';
+const ROLE = new URL(import.meta.url).searchParams.get('role');
+const CODEC = ROLE === 'codec';
 
 /** @param {unknown} e */
 const errorText = (e) => (e instanceof Error ? e.message : String(e));
@@ -248,6 +252,10 @@ async function outputDir() {
 // The module, the read-ahead helper and the output directory (codec worker), and the build
 // announced to the page.
 const ready = load().then(async ({ m, ahead: readAhead, reason }) => {
+  // A worker of the statistics pool runs its kernels on a little synthetic data first, so the
+  // browser's optimizing compiles of them come before its first task
+  // (crates/wasm/src/worker/warm.rs).
+  if (ROLE === 'stats') m.warmUp();
   const ahead = readAhead ? await startReadAhead(m).catch(() => null) : null;
   const output = await outputDir().catch(() => null);
   if (CODEC) m.announceReady(reason);

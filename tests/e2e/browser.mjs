@@ -22,6 +22,8 @@ export async function launch() {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      // Extra flags for an experiment, e.g. CHROMIUM_ARGS='--js-flags=--no-liftoff'.
+      ...(process.env.CHROMIUM_ARGS ?? '').split(' ').filter(Boolean),
     ],
   });
   const close = context.close.bind(context);

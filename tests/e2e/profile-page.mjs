@@ -29,7 +29,7 @@ cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
 const complete = new Promise((r) => cdp.on('Tracing.tracingComplete', r));
 const start = () =>
   cdp.send('Tracing.start', {
-    traceConfig: { includedCategories: ['devtools.timeline', 'v8.execute', 'v8', 'disabled-by-default-v8.cpu_profiler'] },
+    traceConfig: { includedCategories: ['devtools.timeline', 'v8.execute', 'v8', 'disabled-by-default-v8.cpu_profiler', ...(process.env.TRACE_CATEGORIES ?? '').split(',').filter(Boolean)] },
     transferMode: 'ReportEvents',
   });
 const done = () => page.waitForSelector('.progress[data-state=done]', { timeout: 600_000 });

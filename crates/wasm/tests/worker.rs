@@ -238,3 +238,30 @@ async fn a_short_file_fails_its_task_and_a_bad_request_fails_without_one() {
         [WorkerEvent::Failed { task: None, .. }]
     ));
 }
+
+/// The start-up warm-up runs every warmed type's statistics (none refused), on data whose values
+/// are all finite: the kernels' path for finite values, the one real files take.
+#[wasm_bindgen_test]
+fn the_warm_up_runs_every_type_on_finite_values() {
+    use bitlens_wasm::worker::warm::{synthetic, warm_types, warm_up, WARM_BYTES};
+    let types: Vec<_> = warm_types().collect();
+    assert_eq!(types.len(), 7, "{types:?}");
+    assert_eq!(warm_up(), types.len());
+    for ty in types {
+        let bytes = synthetic(ty);
+        assert!(
+            bytes.len() <= WARM_BYTES && bytes.len() > WARM_BYTES / 2,
+            "{ty:?}"
+        );
+        let mut acc = ElementAccumulator::new(ty, bytes.len() as u64).unwrap();
+        acc.update(&bytes).unwrap();
+        let stats = acc.finish().unwrap();
+        let values = match ty {
+            ElementType::Dtype(_) => stats.values,
+            ElementType::Ggml(_) => stats.dequantized.and_then(|d| d.values),
+        }
+        .unwrap();
+        assert!(values.count > 0, "{ty:?}");
+        assert_eq!(values.finite, values.count, "{ty:?}: {values:?}");
+    }
+}

@@ -18,8 +18,9 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use yew::Callback;
 
-/// The worker script, one of the app's files (see [`crate::ui::assets`]).
-const WORKER_URL: &str = "worker.js";
+/// The worker script, one of the app's files (see [`crate::ui::assets`]), in its statistics role:
+/// it warms its statistics kernels up when it starts (`crates/wasm/src/worker/warm.rs`).
+const WORKER_URL: &str = "worker.js?role=stats";
 
 /// Most workers started (the page's own thread stays free for the UI).
 const MAX_WORKERS: usize = 8;

@@ -14,6 +14,8 @@
 //!   file, with `Range` requests.
 //! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
 //!   survey of the lossy codecs, and its non-uniform bins, `bitlens_inshrink`).
+//! - [`warm`]: the statistics kernels run on a little synthetic data when a statistics worker
+//!   starts ([`warm_up`]), so the browser's optimizing compiles come before the first task.
 //! - [`weightmap`]: a weight map's cells for a window of one tensor, and a few of its values
 //!   exactly, read from those bytes only.
 //! - [`opfs`]: a compress / decompress job's output file in the origin private file system.
@@ -26,6 +28,7 @@ pub mod jobs;
 pub mod lesson;
 pub mod opfs;
 pub mod post;
+pub mod warm;
 pub mod weightmap;
 pub mod windows;
 
@@ -63,6 +66,13 @@ pub async fn run_job(
         // Not in a worker: there is no page to answer.
         Err(e) => web_sys::console::error_1(&JsValue::from_str(&e.0)),
     }
+}
+
+/// Runs the statistics kernels on a little synthetic data of every element type (see [`warm`]);
+/// returns how many types ran. `web/worker.js` calls it when a statistics worker starts.
+#[wasm_bindgen(js_name = warmUp)]
+pub fn warm_up() -> usize {
+    warm::warm_up()
 }
 
 /// Tells the page which build of the module this worker runs (and `reason`: why this build and
