@@ -293,9 +293,7 @@ impl Encoder {
             out.extend_from_slice(block);
         }
     }
-}
 
-impl Encoder {
     /// Appends `block` as a rANS block and returns `true` when that costs at most
     /// `(1 − RANS_MIN_SAVING)` of `best`, the cheapest other kind's exact cost in bytes; else
     /// leaves `out` as it was. The estimate (the quantized code's cost plus the block's fixed
