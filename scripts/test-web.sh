@@ -52,7 +52,4 @@ step "native CLI (reference numbers for the e2e tests)"
 CARGO_TARGET_DIR="$root/target" cargo build --locked --release -p bitlens-cli
 
 step "end-to-end tests in headless Chromium"
-w=.cache/weights
-[ -s $w/big-bf16.safetensors ] ||
-  .venv/bin/python tests/python/make_big_bf16.py $w/minilm-bf16.safetensors $w/big-bf16.safetensors
 BITLENS_BIN="$root/target/release/bitlens" node --test tests/e2e/

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
-import { ROOT, WEIGHTS, SHOTS, inspect, diff, perturb, shardSet, malformed } from './fixtures.mjs';
+import { ROOT, WEIGHTS, SHOTS, bigBf16, inspect, diff, perturb, shardSet, malformed } from './fixtures.mjs';
 
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
 const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
@@ -219,19 +219,16 @@ test('demo: drop, three steps, flips over steps; cancel and resume', { timeout: 
   await page.click('[data-tab=detail]');
   await page.screenshot({ path: path.join(SHOTS, 'detail-demo.png'), fullPage: true });
   // Cancel a long run, then resume it.
-  const big = path.join(WEIGHTS, 'big-bf16.safetensors');
-  if (fs.existsSync(big)) {
-    await page.click('text=Close all');
-    await page.setInputFiles('#file-input', big);
-    await page.waitForSelector('.progress[data-state=running]');
-    await page.click('#cancel-button');
-    await page.waitForSelector('.progress[data-state=cancelled]');
-    const pending = await page.locator('#tensor-table tbody tr.pending').count();
-    assert.ok(pending > 0, 'some tensors left without statistics');
-    await page.click('#resume-button');
-    await waitDone(page, 300_000);
-    assert.equal(await page.locator('#tensor-table tbody tr.pending').count(), 0);
-  }
+  await page.click('text=Close all');
+  await page.setInputFiles('#file-input', bigBf16());
+  await page.waitForSelector('.progress[data-state=running]');
+  await page.click('#cancel-button');
+  await page.waitForSelector('.progress[data-state=cancelled]');
+  const pending = await page.locator('#tensor-table tbody tr.pending').count();
+  assert.ok(pending > 0, 'some tensors left without statistics');
+  await page.click('#resume-button');
+  await waitDone(page, 300_000);
+  assert.equal(await page.locator('#tensor-table tbody tr.pending').count(), 0);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { useApp, THREADED, CORES, FORCE_THREADS } from './harness.mjs';
-import { WEIGHTS, SHOTS, perturb } from './fixtures.mjs';
+import { WEIGHTS, SHOTS, bigBf16, perturb } from './fixtures.mjs';
 import { cli, sameBytes, download, selectByText, compress, decompressFirst } from './steps.mjs';
 
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
@@ -210,14 +210,10 @@ test('codec comparison on one tensor, and a per-tensor codec override', { timeou
   await page.close();
 });
 
-// scripts/test-web.sh makes the file (tests/python/make_big_bf16.py, a few seconds); the test takes
+// The fixtures make the file when missing (bigBf16, a few seconds); the test takes
 // about 10 s (two passes over 1.09 GB at ~200 MB/s, the first one cancelled).
-test('a 1.09 GB file: progress, Cancel, then a full run in bounded wasm memory', { timeout: 600_000 }, async (t) => {
-  const big = path.join(WEIGHTS, 'big-bf16.safetensors');
-  if (!fs.existsSync(big)) {
-    t.skip('no .cache/weights/big-bf16.safetensors (scripts/test-web.sh and scripts/bench-web.sh make it)');
-    return;
-  }
+test('a 1.09 GB file: progress, Cancel, then a full run in bounded wasm memory', { timeout: 600_000 }, async () => {
+  const big = bigBf16();
   const page = await openApp();
   await page.setInputFiles('#file-input', big);
   await page.waitForSelector('#tensor-table tbody tr');

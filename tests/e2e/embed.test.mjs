@@ -11,11 +11,11 @@ import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
 import { execFileSync } from 'node:child_process';
-import { ROOT, PYTHON, SHOTS, WEIGHTS, collectErrors, inspect, tempDir, tensorRange } from './fixtures.mjs';
+import { ROOT, PYTHON, SHOTS, WEIGHTS, bigBf16, collectErrors, inspect, tempDir, tensorRange } from './fixtures.mjs';
 
 const EMBED = path.join(ROOT, process.env.DIST ?? 'dist', 'embed');
 const EXAMPLES = path.join(ROOT, 'web/examples');
-const BIG = 'big-bf16.safetensors'; // 1.09 GB (scripts/test-web.sh makes it)
+const BIG = 'big-bf16.safetensors'; // 1.09 GB (made when missing: fixtures' bigBf16)
 const SMALL = 'minilm-bf16.safetensors'; // 45 MB
 const F32 = 'minilm-f32.safetensors'; // 91 MB
 
@@ -30,6 +30,7 @@ function reference(name) {
 before(async () => {
   assert.ok(fs.existsSync(path.join(EMBED, 'bitlens-embed.js')), `${EMBED} has no embed: run scripts/build-web.sh`);
   s.dir = tempDir();
+  bigBf16();
   for (const f of [BIG, SMALL, F32]) fs.symlinkSync(path.join(WEIGHTS, f), path.join(s.dir, f));
   s.data = await startRangeServer(s.dir);
   s.embed = await startServer(EMBED, 0, { isolate: false, cors: true });

@@ -32,6 +32,21 @@ export function collectErrors(page) {
   return page;
 }
 
+/**
+ * The 1.09 GB bf16 checkpoint of MiniLM's tensors repeated (tests/python/make_big_bf16.py), made
+ * the first time a test asks for it (a few seconds; written under another name and renamed, so a
+ * test file running beside this one never reads half of it); its path.
+ */
+export function bigBf16() {
+  const big = path.join(WEIGHTS, 'big-bf16.safetensors');
+  if (!fs.existsSync(big)) {
+    const part = `${big}.part-${process.pid}`;
+    execFileSync(PYTHON, [path.join(ROOT, 'tests/python/make_big_bf16.py'), path.join(WEIGHTS, 'minilm-bf16.safetensors'), part]);
+    fs.renameSync(part, big);
+  }
+  return big;
+}
+
 /** A fresh temporary directory. */
 export function tempDir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-e2e-'));

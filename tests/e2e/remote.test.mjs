@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { useApp } from './harness.mjs';
 import { startRangeServer } from './range-server.mjs';
-import { ROOT, WEIGHTS, SHOTS, BITLENS, collectErrors, inspect, diff, perturb, shardSet } from './fixtures.mjs';
+import { ROOT, WEIGHTS, SHOTS, BITLENS, bigBf16, collectErrors, inspect, diff, perturb, shardSet } from './fixtures.mjs';
 
 const BF16 = 'minilm-bf16.safetensors';
 const BIG = 'big-bf16.safetensors';
@@ -78,8 +78,7 @@ async function serveTemp(files, options = {}) {
 }
 
 test('?url= of a 1.09 GB file: the table after two small requests; a selected tensor reads only its bytes', { timeout: 300_000 }, async () => {
-  const big = path.join(WEIGHTS, BIG);
-  assert.ok(fs.existsSync(big), `${big} is missing: scripts/test-web.sh makes it`);
+  const big = bigBf16();
   const url = data.url + BIG;
   const ref = await inspectUrl(url);
   data.reset();

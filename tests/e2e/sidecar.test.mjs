@@ -16,12 +16,12 @@ import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { startRangeServer } from './range-server.mjs';
 import { launch } from './browser.mjs';
-import { BITLENS, ROOT, SHOTS, WEIGHTS, collectErrors, inspect, tempDir } from './fixtures.mjs';
+import { BITLENS, ROOT, SHOTS, WEIGHTS, bigBf16, collectErrors, inspect, tempDir } from './fixtures.mjs';
 
 const DIST = path.join(ROOT, process.env.DIST ?? 'dist');
 const EMBED = path.join(DIST, 'embed');
 const EXAMPLES = path.join(ROOT, 'web/examples');
-const BIG = 'big-bf16.safetensors'; // 1.09 GB (scripts/test-web.sh makes it)
+const BIG = 'big-bf16.safetensors'; // 1.09 GB (made when missing: fixtures' bigBf16)
 const SMALL = 'minilm-bf16.safetensors'; // 45 MB
 const F32 = 'minilm-f32.safetensors'; // 91 MB
 
@@ -36,6 +36,7 @@ function sidecarOf(name, dir) {
 before(async () => {
   assert.ok(fs.existsSync(path.join(EMBED, 'bitlens-embed.js')), `${EMBED} has no embed: run scripts/build-web.sh`);
   s.dir = tempDir();
+  bigBf16();
   for (const f of [BIG, SMALL]) fs.symlinkSync(path.join(WEIGHTS, f), path.join(s.dir, f));
   // BIG's sidecar next to it; SMALL's next to it is F32's (another file); SMALL's own elsewhere.
   s.sidecars = { big: sidecarOf(BIG, s.dir), small: sidecarOf(SMALL, path.join(s.dir, 'stats')) };
