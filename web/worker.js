@@ -36,6 +36,7 @@
  * @property {() => number} readAheadBytes
  * @property {(reason: string) => void} announceReady
  * @property {() => number} warmUp runs the statistics kernels on synthetic data (statistics role)
+ * @property {() => boolean} warmUpCodec runs LMC both ways on synthetic data (codec role)
  * @property {(message: unknown, ahead: ((blob: Blob) => ReadFn) | null, output: FileSystemDirectoryHandle | null) => Promise<void>} runJob
  */
 
@@ -256,6 +257,8 @@ const ready = load().then(async ({ m, ahead: readAhead, reason }) => {
   // browser's optimizing compiles of them come before its first task
   // (crates/wasm/src/worker/warm.rs).
   if (ROLE === 'stats') m.warmUp();
+  // The codec worker likewise runs LMC both ways on a little synthetic data before its first job.
+  if (CODEC) m.warmUpCodec();
   const ahead = readAhead ? await startReadAhead(m).catch(() => null) : null;
   const output = await outputDir().catch(() => null);
   if (CODEC) m.announceReady(reason);

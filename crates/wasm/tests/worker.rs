@@ -265,3 +265,9 @@ fn the_warm_up_runs_every_type_on_finite_values() {
         assert_eq!(values.finite, values.count, "{ty:?}: {values:?}");
     }
 }
+
+/// The codec worker's warm-up round-trips its synthetic data through LMC.
+#[wasm_bindgen_test]
+fn the_codec_warm_up_round_trips() {
+    assert!(bitlens_wasm::worker::warm::warm_up_codec());
+}

@@ -75,6 +75,13 @@ pub fn warm_up() -> usize {
     warm::warm_up()
 }
 
+/// Compresses and decompresses a little synthetic data with LMC (see [`warm`]); returns whether
+/// it round-tripped. `web/worker.js` calls it when the codec worker starts.
+#[wasm_bindgen(js_name = warmUpCodec)]
+pub fn warm_up_codec() -> bool {
+    warm::warm_up_codec()
+}
+
 /// Tells the page which build of the module this worker runs (and `reason`: why this build and
 /// pool size), once the module is ready (the codec worker, before its first job).
 #[wasm_bindgen(js_name = announceReady)]

@@ -1,5 +1,7 @@
-//! Warming a statistics worker's kernels up before its first task: the statistics of a little
-//! synthetic data of every element type the page computes statistics for.
+//! Warming a worker's kernels up before its first task: a statistics worker computes the
+//! statistics of a little synthetic data of the common element types ([`warm_up`]); the codec
+//! worker compresses and decompresses a little synthetic bf16 and f32 data with LMC
+//! ([`warm_up_codec`]).
 //!
 //! A browser compiles a wasm function with its baseline compiler first, and recompiles it with
 //! its optimizing compiler only once it has run a while (V8's dynamic tiering), on a background
@@ -10,6 +12,7 @@
 //! workers when files are given, while their headers are read) moves those compiles ahead of
 //! the pass. Measured in BENCHMARKS.md, "The statistics workers warmed up".
 
+use bitlens_codecs::{plmc, Options, Width};
 use bitlens_stats::entry::ElementAccumulator;
 use bitlens_tensors::format::gguf::can_dequantize;
 use bitlens_tensors::format::{ElementType, GgmlType};
@@ -100,4 +103,24 @@ pub fn warm_up() -> usize {
                 .is_ok()
         })
         .count()
+}
+
+/// Bytes of synthetic data the codec worker compresses and decompresses per element type.
+pub const CODEC_WARM_BYTES: usize = 1 << 20;
+
+/// Compresses and decompresses [`CODEC_WARM_BYTES`] of synthetic bf16 and f32 data with LMC
+/// (default options: the segments, blocks and kernels a compress job uses); returns whether
+/// every round trip gave its input back.
+pub fn warm_up_codec() -> bool {
+    [(Dtype::BF16, Width::W2), (Dtype::F32, Width::W4)]
+        .into_iter()
+        .all(|(dtype, width)| {
+            let mut data = Vec::with_capacity(CODEC_WARM_BYTES);
+            while data.len() < CODEC_WARM_BYTES {
+                data.extend_from_slice(&synthetic(ElementType::Dtype(dtype)));
+            }
+            data.truncate(CODEC_WARM_BYTES);
+            let packed = plmc::encode(&data, width, &Options::default());
+            plmc::decode(&packed, data.len()).is_ok_and(|back| back == data)
+        })
 }
