@@ -520,14 +520,8 @@ mod tests {
             .collect();
         let enc = rt(&data, &Params::new(Width::W1));
         assert_eq!(enc[..2], [LAYOUT_GROUPED, KIND_RANS]);
-        let mut hist = [0u32; 256];
-        data.iter().for_each(|&b| hist[b as usize] += 1);
-        let n = data.len() as f64;
-        let entropy_bytes: f64 = hist
-            .iter()
-            .filter(|&&c| c > 0)
-            .map(|&c| -f64::from(c) * (f64::from(c) / n).log2() / 8.0)
-            .sum();
+        let hist = huffman::histogram(&data);
+        let entropy_bytes = bitlens_stats::entropy::cost_bits(&hist) / 8.0;
         let (_, huffman_bits) = leaf_lengths(&hist, 12);
         assert!(
             (enc.len() as f64) < entropy_bytes * 1.02 + 200.0,

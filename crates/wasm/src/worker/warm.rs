@@ -115,10 +115,8 @@ pub fn warm_up_codec() -> bool {
     [(Dtype::BF16, Width::W2), (Dtype::F32, Width::W4)]
         .into_iter()
         .all(|(dtype, width)| {
-            let mut data = Vec::with_capacity(CODEC_WARM_BYTES);
-            while data.len() < CODEC_WARM_BYTES {
-                data.extend_from_slice(&synthetic(ElementType::Dtype(dtype)));
-            }
+            let piece = synthetic(ElementType::Dtype(dtype));
+            let mut data = piece.repeat(CODEC_WARM_BYTES.div_ceil(piece.len()));
             data.truncate(CODEC_WARM_BYTES);
             let packed = plmc::encode(&data, width, &Options::default());
             plmc::decode(&packed, data.len()).is_ok_and(|back| back == data)
