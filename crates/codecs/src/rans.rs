@@ -8,9 +8,10 @@
 //! branch. `examples/rans_speed.rs` measures ns per symbol on real bf16 exponents; 4 and 8 lanes
 //! measured the same here, so the smaller state wins. The generic ANS crates measured about 10×
 //! too slow for bulk streams; this is NeuZip's hot loop. The encoder keeps the four states in
-//! registers too, divides by a symbol's frequency through its `f64` reciprocal (exact for every
-//! state and frequency, `lanes::div_by_freq`) and stores a word before knowing whether it counts:
-//! 3.2 ns a byte on LMC's skewed blocks, from 9.9 (BENCHMARKS.md, "rANS blocks for skewed bytes").
+//! registers too, divides by a symbol's frequency as a multiplication by its 64-bit reciprocal
+//! (exact for every state and frequency, `lanes::next_state`) and stores a word before knowing
+//! whether it counts: 1.9–2.3 ns a byte with each block's table, from 9.9 (`examples/rans_speed.rs`;
+//! BENCHMARKS.md, "rANS blocks for skewed bytes" and "The rANS encoder by multiplication").
 //!
 //! ## Block layout (little-endian)
 //! ```text

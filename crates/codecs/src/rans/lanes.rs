@@ -20,25 +20,49 @@ pub struct EncodeStep {
     pub after: u32,
 }
 
-/// What the encoder needs of one symbol: its frequency and first slot, the state from which
-/// coding it first shifts a word out, and `1 / freq` for [`div_by_freq`].
+/// What the encoder needs of one symbol: the state from which coding it first shifts a word
+/// out, and the three constants of [`next_state`] (the division by its frequency done as a
+/// multiplication by its reciprocal, after ryg_rans' `Rans64EncSymbol`).
 #[derive(Clone, Copy, Default)]
 struct EncodeSymbol {
-    freq: u32,
-    cum: u32,
     /// `2^20 · freq` (`u64`: it is 2^32 for a single-symbol block's 4096).
     x_max: u64,
-    inv: f64,
+    /// `⌈2^64 / freq⌉` for `freq ≥ 2`; `2^64 − 1` for `freq = 1`.
+    rcp: u64,
+    /// `cum`, and for `freq = 1` also `2^12 − 1`.
+    bias: u32,
+    /// `2^12 − freq`.
+    cmpl: u32,
 }
 
-/// `x / freq` rounded down, for `x < 2^32` and `freq` in `1..=4096`, from `inv = 1 / freq` (an
-/// `f64` division is several times faster than the integer division it replaces, in the
-/// encoder's hot loop). Exact: `x + 0.5` is exact in an `f64`, and the product's error is below
-/// `2^-31` (a relative `2^-52` of a quotient below 2^21), where the nearest integer is at least
-/// `0.5 / freq ≥ 2^-13` away from `(x + 0.5) / freq`.
+impl EncodeSymbol {
+    /// The constants of a symbol of frequency `freq` (in `1..=4096`) whose first slot is `cum`.
+    fn new(freq: u32, cum: u32) -> Self {
+        let (rcp, bias) = if freq == 1 {
+            (u64::MAX, cum + PROB_SCALE - 1)
+        } else {
+            (u64::MAX / u64::from(freq) + 1, cum)
+        };
+        EncodeSymbol {
+            x_max: u64::from((RANS_L >> PROB_BITS) << 16) * u64::from(freq),
+            rcp,
+            bias,
+            cmpl: PROB_SCALE - freq,
+        }
+    }
+}
+
+/// The state after coding symbol `e` into state `x` (already renormalized, so
+/// `x < 2^20 · freq`): `⌊x / freq⌋ · 2^12 + x mod freq + cum`, written as
+/// `x + bias + q · (2^12 − freq)` with `q = ⌊x · rcp / 2^64⌋`, one multiplication where a division
+/// (or an `f64` reciprocal's chain of conversions) stood. For `freq ≥ 2`, `q = ⌊x / freq⌋`
+/// exactly: `rcp = 2^64 / freq + ε` with `ε < 1`, so `x · rcp / 2^64` exceeds `x / freq` by less
+/// than `2^-32` (`x < 2^32`), and `x / freq` is at least `1 / freq ≥ 2^-12` below the next integer.
+/// For `freq = 1`, `q = x − 1` (as `x ≥ 1`), which the bias makes up for.
 #[inline(always)]
-fn div_by_freq(x: u32, inv: f64) -> u32 {
-    ((f64::from(x) + 0.5) * inv) as u32
+fn next_state(x: u32, e: &EncodeSymbol) -> u32 {
+    let q = ((u128::from(x) * u128::from(e.rcp)) >> 64) as u32;
+    x + e.bias + q * e.cmpl
 }
 
 /// One lane's words as the encoder writes them: `buf[..len]`, with room for one word per
@@ -74,7 +98,7 @@ fn encode_step(
     words: &mut LaneWords,
     on_step: &mut impl FnMut(EncodeStep),
 ) {
-    debug_assert!(e.freq > 0, "symbol {index} missing from the table");
+    debug_assert!(e.x_max > 0, "symbol {index} missing from the table");
     let before = *st;
     let shift = u64::from(before) >= e.x_max;
     // The slot past the last word is always there (see `LaneWords`).
@@ -83,8 +107,7 @@ fn encode_step(
     }
     words.len += usize::from(shift);
     let x = if shift { before >> 16 } else { before };
-    let q = div_by_freq(x, e.inv);
-    *st = (q << PROB_BITS) + (x - q * e.freq) + e.cum;
+    *st = next_state(x, e);
     on_step(EncodeStep {
         index,
         before,
@@ -104,12 +127,7 @@ pub fn encode_lanes(
     let mut coded = [EncodeSymbol::default(); 256];
     for (e, (&freq, &cum)) in coded.iter_mut().zip(table.freq.iter().zip(&table.cum)) {
         if freq > 0 {
-            *e = EncodeSymbol {
-                freq,
-                cum,
-                x_max: u64::from((RANS_L >> PROB_BITS) << 16) * u64::from(freq),
-                inv: 1.0 / f64::from(freq),
-            };
+            *e = EncodeSymbol::new(freq, cum);
         }
     }
     let [mut s0, mut s1, mut s2, mut s3] = [RANS_L; LANES];
@@ -332,21 +350,25 @@ pub fn lanes_finished(block: &Block, states: [u32; LANES], read: [usize; LANES])
 
 #[cfg(test)]
 mod tests {
-    use super::div_by_freq;
+    use super::{next_state, EncodeSymbol, PROB_BITS};
 
     /// Every frequency, at the states where a quotient changes (multiples of it, one either
-    /// side) up to the largest state the encoder divides (below `2^20 · freq`, at most
-    /// 2^32 − 1), and at a spread of states between.
+    /// side) up to the largest state the encoder codes from (below `2^20 · freq`, at most
+    /// 2^32 − 1), and at a spread of states between: the reciprocal's next state is the one of
+    /// the textbook division, for a symbol at the first and at the last slot it can start at.
     #[test]
-    fn reciprocal_division_is_exact() {
+    fn reciprocal_step_is_exact() {
         let mut r = crate::xorshift(0xd1f_f4e9);
         for freq in 1..=4096u32 {
-            let inv = 1.0 / f64::from(freq);
             let top = (u64::from(freq) << 20).min(1 << 32) - 1;
+            let symbols = [0, 4096 - freq].map(|cum| (cum, EncodeSymbol::new(freq, cum)));
             let check = |x: u64| {
-                if x <= top {
+                if (16..=top).contains(&x) {
                     let x = x as u32;
-                    assert_eq!(div_by_freq(x, inv), x / freq, "{x} / {freq}");
+                    for (cum, e) in &symbols {
+                        let want = u64::from((x / freq) << PROB_BITS) + u64::from(x % freq + cum);
+                        assert_eq!(u64::from(next_state(x, e)), want, "{x} at {freq}, {cum}");
+                    }
                 }
             };
             for k in [
@@ -362,6 +384,7 @@ mod tests {
                 check(m + 1);
                 check(m.saturating_sub(1));
             }
+            check(16);
             check(top);
             for _ in 0..64 {
                 let x = r() % (top + 1);
