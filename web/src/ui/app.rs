@@ -49,6 +49,8 @@ pub enum Msg {
     Dropped(Vec<Dropped>, f64),
     /// The statistics' progress is due on screen (see [`analysis::PoolRender`]).
     PoolRender,
+    /// The statistics' redraw is done, its children's rows included: time to weigh its cost.
+    PoolRendered,
     /// Headers were read.
     Loaded(Outcome, f64),
     /// The tensor table was rendered for the load given at the `f64`.
@@ -293,7 +295,11 @@ impl Component for App {
                     return false;
                 }
             }
-            Msg::PoolRender => self.pool_render.drawn(),
+            Msg::PoolRender => self.on_pool_render(ctx),
+            Msg::PoolRendered => {
+                self.pool_render.measure();
+                return false;
+            }
             Msg::Cancel => {
                 self.pool.cancel();
                 self.jobs.cancel();

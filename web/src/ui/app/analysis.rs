@@ -1,7 +1,8 @@
 //! The analysis of the root component: comparisons between consecutive checkpoints, planning the
 //! missing statistics into worker tasks (a selected tensor first; large remote checkpoints only
 //! when the visitor asks; a snapshot's shown tensor decoded by the codec panel), feeding the pool,
-//! and folding its results into the state, drawn at most every [`POOL_RENDER_MS`] while it runs.
+//! and folding its results into the state, drawn at most every [`POOL_RENDER_MS`] while it runs
+//! (and less often when a redraw costs the page's thread more than [`POOL_RENDER_SHARE`]).
 
 use super::{App, Msg, Tab};
 use crate::model::checkpoint::Checkpoint;
@@ -22,20 +23,47 @@ use yew::Context;
 /// speed of the rest"); 500 ms keeps two progress steps a second.
 pub const POOL_RENDER_MS: f64 = 500.0;
 
-/// When the statistics' progress was last drawn, and whether a redraw is scheduled.
+/// A redraw while the statistics run may take at most this share of the page's thread: the next
+/// waits at least the last one's cost divided by it. A table of thousands of tensors costs the
+/// browser ~150 ms a redraw to lay out, and on two cores the page's thread, busy with it, takes a
+/// core from the workers: a 2 472-tensor Q4_0 GGUF ran at 145–162 MB/s redrawn every 500 ms, and
+/// at 243–262 with the table hidden (BENCHMARKS.md, "The table's redraws within a tenth of the
+/// page's thread").
+pub const POOL_RENDER_SHARE: f64 = 0.1;
+
+/// When the statistics' progress was last drawn, what that cost, and whether a redraw is
+/// scheduled.
 #[derive(Default)]
 pub struct PoolRender {
     /// `performance.now()` of the last redraw for the statistics.
     last: f64,
     /// A [`Msg::PoolRender`] is on its way.
     scheduled: bool,
+    /// `performance.now()` when the redraw being drawn started, until [`PoolRender::measure`].
+    started: Option<f64>,
+    /// Milliseconds the last redraw took, from its start to its layout done.
+    cost: f64,
 }
 
 impl PoolRender {
-    /// The scheduled redraw happens now.
-    pub fn drawn(&mut self) {
-        self.scheduled = false;
-        self.last = now();
+    /// Least milliseconds from the last redraw to the next: [`POOL_RENDER_MS`], or longer when
+    /// the last one cost more than [`POOL_RENDER_SHARE`] of that.
+    fn gap(&self) -> f64 {
+        POOL_RENDER_MS.max(self.cost / POOL_RENDER_SHARE)
+    }
+
+    /// After a redraw ([`Msg::PoolRendered`]): lays the page out now if the browser has not yet
+    /// (reading a size makes it), and keeps the redraw's cost.
+    pub fn measure(&mut self) {
+        if let Some(t) = self.started.take() {
+            let body = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.body());
+            if let Some(body) = body {
+                body.offset_height();
+            }
+            self.cost = now() - t;
+        }
     }
 }
 
@@ -201,19 +229,39 @@ impl App {
         }
     }
 
-    /// True when the statistics' progress should be drawn now: the run ended, or
-    /// [`POOL_RENDER_MS`] passed since it was last drawn. Otherwise a redraw is scheduled for
+    /// The scheduled redraw ([`Msg::PoolRender`]) happens now.
+    pub(super) fn on_pool_render(&mut self, ctx: &Context<App>) {
+        self.pool_render.scheduled = false;
+        self.pool_redraw(now(), ctx);
+    }
+
+    /// A statistics redraw starts at `t` (the component renders when this update returns).
+    /// [`Msg::PoolRendered`] follows in a task of its own, after the whole render (the rows'
+    /// components change after the root's `rendered`), to weigh its cost.
+    fn pool_redraw(&mut self, t: f64, ctx: &Context<App>) {
+        let r = &mut self.pool_render;
+        r.last = t;
+        r.started = Some(t);
+        ctx.link().send_future(async {
+            gloo_timers::future::sleep(Duration::ZERO).await;
+            Msg::PoolRendered
+        });
+    }
+
+    /// True when the statistics' progress should be drawn now: the run ended, or the
+    /// [`PoolRender::gap`] passed since it was last drawn. Otherwise a redraw is scheduled for
     /// when they will have passed ([`Msg::PoolRender`]), once.
     pub(super) fn pool_render_due(&mut self, ctx: &Context<App>) -> bool {
         let t = now();
-        let r = &mut self.pool_render;
-        if !self.jobs.running() || t - r.last >= POOL_RENDER_MS {
-            r.last = t;
+        let gap = self.pool_render.gap();
+        if !self.jobs.running() || t - self.pool_render.last >= gap {
+            self.pool_redraw(t, ctx);
             return true;
         }
+        let r = &mut self.pool_render;
         if !r.scheduled {
             r.scheduled = true;
-            let wait = (POOL_RENDER_MS - (t - r.last)).max(0.0) as u64;
+            let wait = (gap - (t - r.last)).max(0.0) as u64;
             ctx.link().send_future(async move {
                 gloo_timers::future::sleep(Duration::from_millis(wait)).await;
                 Msg::PoolRender
