@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { useApp } from './harness.mjs';
-import { ROOT, WEIGHTS, SHOTS, bigBf16, inspect, diff, perturb, shardSet, malformed } from './fixtures.mjs';
+import { ROOT, WEIGHTS, SHOTS, bigBf16, inspect, diff, perturb, shardSet, malformed, manyTensors } from './fixtures.mjs';
 
 const BF16 = path.join(WEIGHTS, 'minilm-bf16.safetensors');
 const F32 = path.join(WEIGHTS, 'minilm-f32.safetensors');
@@ -157,6 +157,56 @@ test('malformed files show a message naming the file; the rest keeps working', {
   await waitDone(page);
   assert.equal(await page.locator('#tensor-table tbody tr').count(), 11);
   await page.screenshot({ path: path.join(SHOTS, 'errors.png') });
+  await page.close();
+});
+
+test('a long table draws its first rows while statistics run, more when scrolled to, all at the end', { timeout: 120_000 }, async () => {
+  // 1500 tensors of 256 Ki values (786 MB): statistics for a second or more, on two workers here.
+  const file = manyTensors(app.tmp, 1500, 1 << 18);
+  const page = await openApp();
+  await page.setInputFiles('#file-input', file);
+  await page.waitForSelector('#tensor-table tbody tr');
+  // What the table holds at one instant: the run's state, the rows drawn and what the line says.
+  const now = () => page.evaluate(() => ({
+    state: document.querySelector('.progress')?.dataset.state,
+    rows: document.querySelectorAll('#tensor-table tbody tr').length,
+    more: document.querySelector('.more-rows')?.textContent ?? null,
+  }));
+  const seen = [];
+  let scrolled = null;
+  for (let s = await now(); s.state !== 'done'; s = await now()) {
+    seen.push(s);
+    if (s.more !== null && scrolled === null) {
+      // Scrolling the table to its end draws more rows while the run goes on.
+      scrolled = s.rows;
+      await page.locator('.more-rows').scrollIntoViewIfNeeded();
+      await page.waitForFunction((n) => document.querySelectorAll('#tensor-table tbody tr').length > n
+        || document.querySelector('.progress')?.dataset.state === 'done', scrolled);
+      // One step: the new rows push the line out of view, and no more come until it is back.
+      await page.waitForTimeout(300);
+      const later = await now();
+      if (later.state === 'running') {
+        assert.equal(later.rows, scrolled + 256, JSON.stringify(later));
+        await page.screenshot({ path: path.join(SHOTS, 'table-more-rows.png') });
+      }
+    }
+  }
+  const during = seen.filter((s) => s.more !== null);
+  assert.ok(during.length > 0, `the run showed the line at least once: ${JSON.stringify(seen.slice(0, 5))}`);
+  // (The line and the rows are drawn by separate components: one instant may catch one of them
+  // a step ahead of the other.)
+  for (const s of during) {
+    assert.ok(s.rows < 1500 && s.rows % 256 === 0, JSON.stringify(s));
+    assert.match(s.more, /^\d+ of 1500 rows drawn while the statistics run/);
+  }
+  assert.equal(during[0].rows, 256);
+  assert.ok(seen.some((s) => s.rows > scrolled) || (await now()).state === 'done');
+  // All rows once the statistics finish, each with its numbers, and no line.
+  await waitDone(page);
+  assert.equal(await page.locator('#tensor-table tbody tr').count(), 1500);
+  assert.equal(await page.locator('#tensor-table tbody tr.pending').count(), 0);
+  assert.equal(await page.locator('.more-rows').count(), 0);
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

@@ -47,6 +47,38 @@ export function bigBf16() {
   return big;
 }
 
+/**
+ * A bf16 checkpoint of `count` tensors of `elems` values each, cut in turn from MiniLM's real
+ * bf16 weights (wrapping around): a table far longer than the first rows the page draws while
+ * statistics run. Written to `dir`; its path.
+ */
+export function manyTensors(dir, count = 1500, elems = 16384) {
+  const src = fs.readFileSync(path.join(WEIGHTS, 'minilm-bf16.safetensors'));
+  const dataStart = 8 + Number(src.readBigUInt64LE(0));
+  const weights = src.subarray(dataStart);
+  const size = 2 * elems;
+  const header = {};
+  for (let i = 0; i < count; i++) {
+    header[`block.${i}.weight`] = { dtype: 'BF16', shape: [elems], data_offsets: [i * size, (i + 1) * size] };
+  }
+  const json = Buffer.from(JSON.stringify(header));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  const out = path.join(dir, `many-${count}.safetensors`);
+  const fd = fs.openSync(out, 'w');
+  try {
+    fs.writeSync(fd, len);
+    fs.writeSync(fd, json);
+    for (let i = 0; i < count; i++) {
+      const from = (i * size) % (weights.length - size);
+      fs.writeSync(fd, weights.subarray(from, from + size));
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return out;
+}
+
 /** A fresh temporary directory. */
 export function tempDir() {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-e2e-'));

@@ -24,7 +24,14 @@ pub enum SortKey {
     PredictedRatio,
 }
 
-/// The table's sort order and name filter.
+/// Rows the table draws at first while statistics run, and how many more each time it is scrolled
+/// to its end: a table of 2 472 tensors cost the browser 420 ms to lay out the first time and
+/// 150–250 ms at each redraw, on the core the statistics workers need (BENCHMARKS.md, "The
+/// table's first rows while the statistics run").
+pub const DRAWN_STEP: usize = 256;
+
+/// The table's sort order and name filter, and how many of its rows are drawn while statistics
+/// run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct View {
     /// Sort column.
@@ -33,6 +40,9 @@ pub struct View {
     pub descending: bool,
     /// Case-insensitive substring of the tensor name; empty shows all.
     pub filter: String,
+    /// Rows drawn while statistics run (every row once they stop): [`DRAWN_STEP`] at first,
+    /// [`DRAWN_STEP`] more each time the table is scrolled to its end ([`View::draw_more`]).
+    pub drawn: usize,
 }
 
 impl Default for View {
@@ -41,11 +51,27 @@ impl Default for View {
             key: SortKey::Order,
             descending: false,
             filter: String::new(),
+            drawn: DRAWN_STEP,
         }
     }
 }
 
 impl View {
+    /// How many of `rows` matching rows to draw: all of them once the statistics stop
+    /// (`running` false), else the first [`View::drawn`].
+    pub fn rows_to_draw(&self, rows: usize, running: bool) -> usize {
+        if running {
+            rows.min(self.drawn)
+        } else {
+            rows
+        }
+    }
+
+    /// The table was scrolled to its last drawn row while statistics run: draw more.
+    pub fn draw_more(&mut self) {
+        self.drawn += DRAWN_STEP;
+    }
+
     /// Clicking a header: sort by it, or flip the direction if it already is the sort column.
     pub fn click(&mut self, key: SortKey) {
         if self.key == key {
@@ -139,5 +165,16 @@ mod tests {
         let mut v = View::default();
         v.click(SortKey::Entropy);
         assert_eq!(v.apply(&rows), vec![0, 1]);
+    }
+
+    #[test]
+    fn the_first_rows_are_drawn_while_statistics_run_and_all_after() {
+        let mut v = View::default();
+        assert_eq!(v.rows_to_draw(2472, true), DRAWN_STEP);
+        assert_eq!(v.rows_to_draw(100, true), 100);
+        assert_eq!(v.rows_to_draw(2472, false), 2472);
+        v.draw_more();
+        assert_eq!(v.rows_to_draw(2472, true), 2 * DRAWN_STEP);
+        assert_eq!(v.rows_to_draw(300, true), 300);
     }
 }

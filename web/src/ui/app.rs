@@ -49,6 +49,8 @@ pub enum Msg {
     Dropped(Vec<Dropped>, f64),
     /// The statistics' progress is due on screen (see [`analysis::PoolRender`]).
     PoolRender,
+    /// The tensor table was scrolled to its last drawn row while statistics run.
+    MoreRows,
     /// The statistics' redraw is done, its children's rows included: time to weigh its cost.
     PoolRendered,
     /// Headers were read.
@@ -345,6 +347,7 @@ impl Component for App {
             }
             Msg::Sort(k) => self.state.table.click(k),
             Msg::Filter(f) => self.state.table.filter = f,
+            Msg::MoreRows => self.state.table.draw_more(),
             Msg::Detail(name) => {
                 self.select(name, &props);
                 self.state.tab = Some(Tab::Detail);
@@ -496,6 +499,7 @@ impl Component for App {
                                 checkpoint: active,
                                 table: &s.table,
                                 compressed: active.and_then(|c| codecs.compressed.get(&c.id)),
+                                running: self.jobs.running(),
                             }),
                             Tab::Detail => views::detail::view(link, &on_codec, &views::detail::Props {
                                 checkpoint: active,

@@ -7,7 +7,10 @@
 //! decoded.
 //! Sortable by clicking a header, filterable by name; the rows are written as HTML by
 //! [`crate::model::table_html`] and parsed into `<tbody>`s of [`ROWS_PER_BODY`] rows by [`rows`].
+//! While statistics run only the first rows are drawn, more as the table is scrolled to its end
+//! ([`more`]), and all of them once they finish.
 
+mod more;
 mod rows;
 
 use crate::model::checkpoint::Checkpoint;
@@ -15,6 +18,7 @@ use crate::model::table::{self, SortKey};
 use crate::model::table_html::rows_html;
 use crate::ui::app::codecs::CompressRun;
 use crate::ui::app::{App, Msg};
+use more::More;
 use rows::Rows;
 use web_sys::HtmlInputElement;
 use yew::html::Scope;
@@ -35,6 +39,8 @@ pub struct Props<'a> {
     pub table: &'a table::View,
     /// Its last compression (the achieved ratio column).
     pub compressed: Option<&'a CompressRun>,
+    /// Statistics are being computed (only the first [`table::View::drawn`] rows are drawn).
+    pub running: bool,
 }
 
 fn header_cell(
@@ -68,6 +74,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
     };
     let order = s.table.apply(&c.rows);
     let shown = order.len().min(MAX_ROWS);
+    let drawn = s.table.rows_to_draw(shown, s.running);
     let multi = c.multi_file();
     let run = s.compressed;
     let snapshot = c.snapshot.as_deref();
@@ -88,6 +95,7 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                        value={s.table.filter.clone()} {oninput} />
                 <span class="count">{ format!("{} of {} tensors", order.len(), c.rows.len()) }
                     if shown < order.len() { { format!(" (first {shown} shown)") } }
+                    if drawn < shown { { format!(" · the first {drawn} drawn until the statistics finish") } }
                 </span>
             </div>
             <div class="table-scroll" part="table">
@@ -117,10 +125,13 @@ pub fn view(link: &Scope<App>, s: &Props) -> Html {
                         }
                     </tr>
                 </thead>
-                { for order[..shown].chunks(ROWS_PER_BODY).map(|rows| html! {
+                { for order[..drawn].chunks(ROWS_PER_BODY).map(|rows| html! {
                     <Rows html={AttrValue::from(rows_html(c, rows, &|name| run?.entry(name)))} />
                 }) }
             </table>
+            if drawn < shown {
+                <More {drawn} total={shown} onvisible={link.callback(|()| Msg::MoreRows)} />
+            }
             </div>
         </section>
     }
