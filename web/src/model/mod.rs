@@ -10,6 +10,7 @@
 //! - [`table`]: sorting and filtering of the tensor table.
 //! - [`table_html`]: the tensor table's rows as escaped HTML.
 //! - [`plan`]: splitting the statistics and comparison work into worker tasks.
+//! - [`redraw`]: how often the page redraws while the statistics run.
 //! - [`bits`]: which bit positions are sign / exponent / mantissa.
 //! - [`link`]: the view state a link carries (`?url=…&tab=…&tensor=…`), URLs read as paths.
 //! - [`report`]: the loaded checkpoints as `bitlens inspect --json` reports them.
@@ -28,6 +29,7 @@ pub mod label;
 pub mod link;
 pub mod plan;
 pub mod quant;
+pub mod redraw;
 pub mod report;
 pub mod scale;
 pub mod sidecar;

@@ -26,8 +26,8 @@ pub enum SortKey {
 
 /// Rows the table draws at first while statistics run, and how many more each time it is scrolled
 /// to its end: a table of 2 472 tensors cost the browser 420 ms to lay out the first time and
-/// 150–250 ms at each redraw, on the core the statistics workers need (BENCHMARKS.md, "The
-/// table's first rows while the statistics run").
+/// 150–250 ms at each redraw, on the core the statistics workers need (BENCHMARKS.md, "The page's
+/// GGUF statistics on a long table").
 pub const DRAWN_STEP: usize = 256;
 
 /// The table's sort order and name filter, and how many of its rows are drawn while statistics

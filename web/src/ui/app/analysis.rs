@@ -1,12 +1,13 @@
 //! The analysis of the root component: comparisons between consecutive checkpoints, planning the
 //! missing statistics into worker tasks (a selected tensor first; large remote checkpoints only
 //! when the visitor asks; a snapshot's shown tensor decoded by the codec panel), feeding the pool,
-//! and folding its results into the state, drawn at most every [`POOL_RENDER_MS`] while it runs
-//! (and less often when a redraw costs the page's thread more than [`POOL_RENDER_SHARE`]).
+//! and folding its results into the state, drawn at most every [`redraw::MIN_MS`] while it runs
+//! (and less often when a redraw costs the page's thread more: [`redraw::gap`]).
 
 use super::{App, Msg, Tab};
 use crate::model::checkpoint::Checkpoint;
 use crate::model::compare::{steps, Comparison};
+use crate::model::redraw;
 use crate::ui::jobs::now;
 use crate::ui::jobs::TaskKind;
 use crate::ui::loader::LoadError;
@@ -14,22 +15,6 @@ use crate::ui::pool::PoolEvent;
 use bitlens_protocol::Results;
 use std::time::Duration;
 use yew::Context;
-
-/// Least milliseconds between two redraws of the page while the statistics run. The page feeds
-/// the workers their next tasks between redraws, and redrawing a table of hundreds of tensors
-/// after every finished task kept them waiting: in a 412-tensor GGUF the workers were idle
-/// two thirds of the pass. On that file (Q4_0, 2 workers) the pass took 1.8–1.9 s at 250 ms,
-/// 1.5–1.8 s at 500 ms and 1.3–1.8 s at 2 s (BENCHMARKS.md, "Quantized statistics at the
-/// speed of the rest"); 500 ms keeps two progress steps a second.
-pub const POOL_RENDER_MS: f64 = 500.0;
-
-/// A redraw while the statistics run may take at most this share of the page's thread: the next
-/// waits at least the last one's cost divided by it. A table of thousands of tensors costs the
-/// browser ~150 ms a redraw to lay out, and on two cores the page's thread, busy with it, takes a
-/// core from the workers: a 2 472-tensor Q4_0 GGUF ran at 145–162 MB/s redrawn every 500 ms, and
-/// at 243–262 with the table hidden (BENCHMARKS.md, "The table's redraws within a tenth of the
-/// page's thread").
-pub const POOL_RENDER_SHARE: f64 = 0.1;
 
 /// When the statistics' progress was last drawn, what that cost, and whether a redraw is
 /// scheduled.
@@ -46,10 +31,9 @@ pub struct PoolRender {
 }
 
 impl PoolRender {
-    /// Least milliseconds from the last redraw to the next: [`POOL_RENDER_MS`], or longer when
-    /// the last one cost more than [`POOL_RENDER_SHARE`] of that.
+    /// Least milliseconds from the last redraw to the next ([`redraw::gap`]).
     fn gap(&self) -> f64 {
-        POOL_RENDER_MS.max(self.cost / POOL_RENDER_SHARE)
+        redraw::gap(self.cost)
     }
 
     /// After a redraw ([`Msg::PoolRendered`]): lays the page out now if the browser has not yet
