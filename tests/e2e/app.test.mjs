@@ -36,8 +36,10 @@ test('tensor table of a real file matches bitlens inspect --json', { timeout: 18
     const page = await openApp();
     await page.setInputFiles('#file-input', file);
     await page.waitForSelector('#tensor-table tbody tr');
-    // The table is there before any statistics (header only).
-    assert.equal(await page.locator('#tensor-table tbody tr').count(), ref.files[0].tensors.length);
+    // The table is there before any statistics (header only): its first 64 rows while they run
+    // (all of them once they are done; model::table::DRAWN_STEP).
+    const early = await page.locator('#tensor-table tbody tr').count();
+    assert.ok([Math.min(64, ref.files[0].tensors.length), ref.files[0].tensors.length].includes(early), `${early} rows`);
     await waitDone(page);
     const rows = await page.$$eval('#tensor-table tbody tr', (trs) => trs.map((tr) => ({ ...tr.dataset })));
     const byName = new Map(rows.map((r) => [r.name, r]));
