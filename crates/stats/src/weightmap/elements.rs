@@ -84,6 +84,8 @@ fn exact(dtype: Dtype, bits: u64) -> f64 {
         Dtype::F32 => f64::from(f32::from_bits(bits as u32)),
         Dtype::I32 => f64::from(bits as u32 as i32),
         Dtype::U32 => f64::from(bits as u32),
+        Dtype::I64 => bits as i64 as f64,
+        Dtype::U64 => bits as f64,
         d => decoder(d).map_or(f64::NAN, |decode| decode(bits)),
     }
 }

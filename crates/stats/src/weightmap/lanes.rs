@@ -201,10 +201,20 @@ impl Sampler {
             Unit::Plain(Dtype::F64) => fill(to, bytes, |c: [u8; 8]| f64::from_le_bytes(c) as f32),
             Unit::Plain(Dtype::I32) => fill(to, bytes, |c: [u8; 4]| i32::from_le_bytes(c) as f32),
             Unit::Plain(Dtype::U32) => fill(to, bytes, |c: [u8; 4]| u32::from_le_bytes(c) as f32),
+            // Through f64, as the elements' exact values are (one rounding to f32 from there).
+            Unit::Plain(Dtype::I64) => {
+                fill(to, bytes, |c: [u8; 8]| i64::from_le_bytes(c) as f64 as f32)
+            }
+            Unit::Plain(Dtype::U64) => {
+                fill(to, bytes, |c: [u8; 8]| u64::from_le_bytes(c) as f64 as f32)
+            }
             Unit::Plain(d) if d.bits() == 16 => fill(to, bytes, |c: [u8; 2]| {
                 self.table[usize::from(u16::from_le_bytes(c))]
             }),
-            Unit::Plain(_) => fill(to, bytes, |[b]: [u8; 1]| self.table[usize::from(b)]),
+            Unit::Plain(d) if d.bits() == 8 => {
+                fill(to, bytes, |[b]: [u8; 1]| self.table[usize::from(b)])
+            }
+            Unit::Plain(d) => return Err(MapError::Unsupported(d.name().to_string())),
             Unit::Nibbles => {
                 for (pair, &b) in to.chunks_exact_mut(2).zip(bytes) {
                     pair[0] = self.table[usize::from(b & 0x0F)];

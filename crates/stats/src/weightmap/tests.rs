@@ -116,14 +116,21 @@ fn assert_matches(tile: &Tile, values: &[f32], zero: impl Fn(usize) -> bool) {
 }
 
 /// The dtypes the property test draws, with their width in bytes.
-const DTYPES: [(Dtype, usize); 7] = [
+const DTYPES: [(Dtype, usize); 14] = [
     (Dtype::F32, 4),
     (Dtype::BF16, 2),
     (Dtype::F16, 2),
     (Dtype::F64, 8),
     (Dtype::I8, 1),
+    (Dtype::U8, 1),
     (Dtype::F8_E4M3, 1),
     (Dtype::F8_E5M2, 1),
+    (Dtype::I16, 2),
+    (Dtype::U16, 2),
+    (Dtype::I32, 4),
+    (Dtype::U32, 4),
+    (Dtype::I64, 8),
+    (Dtype::U64, 8),
 ];
 
 /// Random bytes with some lanes set to NaN, ±Inf, ±0 and subnormal patterns.
