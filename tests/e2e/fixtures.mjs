@@ -53,29 +53,13 @@ export function bigBf16() {
  * statistics run. Written to `dir`; its path.
  */
 export function manyTensors(dir, count = 1500, elems = 16384) {
-  const src = fs.readFileSync(path.join(WEIGHTS, 'minilm-bf16.safetensors'));
-  const dataStart = 8 + Number(src.readBigUInt64LE(0));
-  const weights = src.subarray(dataStart);
+  const weights = readSafetensors(path.join(WEIGHTS, 'minilm-bf16.safetensors')).data;
   const size = 2 * elems;
-  const header = {};
-  for (let i = 0; i < count; i++) {
-    header[`block.${i}.weight`] = { dtype: 'BF16', shape: [elems], data_offsets: [i * size, (i + 1) * size] };
-  }
-  const json = Buffer.from(JSON.stringify(header));
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
   const out = path.join(dir, `many-${count}.safetensors`);
-  const fd = fs.openSync(out, 'w');
-  try {
-    fs.writeSync(fd, len);
-    fs.writeSync(fd, json);
-    for (let i = 0; i < count; i++) {
-      const from = (i * size) % (weights.length - size);
-      fs.writeSync(fd, weights.subarray(from, from + size));
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
+  writeSafetensors(out, Array.from({ length: count }, (_, i) => {
+    const from = (i * size) % (weights.length - size);
+    return [`block.${i}.weight`, { dtype: 'BF16', shape: [elems] }, weights.subarray(from, from + size)];
+  }));
   return out;
 }
 
@@ -136,7 +120,15 @@ function writeSafetensors(file, entries) {
   const json = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(json.length));
-  fs.writeFileSync(file, Buffer.concat([len, json, ...parts]));
+  // Part by part: a file of many parts is never concatenated in memory.
+  const fd = fs.openSync(file, 'w');
+  try {
+    for (const part of [len, json, ...parts]) {
+      for (let at = 0; at < part.length; ) at += fs.writeSync(fd, part, at);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Splits a safetensors file into `model-0000k-of-00002.safetensors` shards plus an index. */
