@@ -1,28 +1,43 @@
-//! Local files and URLs as [`ReadAt`] sources: a file read with positioned reads (threads share
-//! it), an `http(s)` URL read by Range requests ([`crate::http`]), and a source whose first bytes
-//! are already in memory (format detection costs no request of its own).
+//! Local files and URLs as [`ReadAt`] sources: a file mapped into memory and read in place
+//! ([`bitlens_filemap`]; positioned reads where it cannot be mapped), an `http(s)` URL read by Range
+//! requests ([`crate::http`]), and a source whose first bytes are already in memory (format
+//! detection costs no request of its own).
 
 use crate::error::{Context, Result};
 use crate::http::HttpSource;
+use bitlens_filemap::FileMap;
 use bitlens_tensors::{ReadAt, SourceError};
 use std::fs::File;
 use std::path::Path;
 
-/// A local file read with positioned reads (no shared cursor, so threads can share it).
+/// A local file: mapped into memory where it can be ([`FileMap`]), so readers use its bytes in
+/// place ([`ReadAt::bytes_at`]); else read with positioned reads (no shared cursor, so threads can
+/// share it).
 pub struct FileSource {
     file: File,
     size: u64,
+    map: Option<FileMap>,
 }
 
 impl FileSource {
-    /// Opens a file for positioned reads.
+    /// Opens a file, mapped when it is a non-empty regular file the system lets us map.
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-        let size = file
+        let meta = file
             .metadata()
-            .with_context(|| format!("{}: cannot stat", path.display()))?
-            .len();
-        Ok(FileSource { file, size })
+            .with_context(|| format!("{}: cannot stat", path.display()))?;
+        let size = meta.len();
+        let map = if meta.is_file() {
+            FileMap::new(&file, size)
+        } else {
+            None
+        };
+        Ok(FileSource { file, size, map })
+    }
+
+    /// True when the file is read in place from a memory map.
+    pub fn is_mapped(&self) -> bool {
+        self.map.is_some()
     }
 }
 
@@ -33,11 +48,19 @@ impl ReadAt for FileSource {
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
         bitlens_tensors::source::check_bounds(offset, buf.len(), self.size)?;
+        if let Some(b) = self.bytes_at(offset, buf.len()) {
+            buf.copy_from_slice(b);
+            return Ok(());
+        }
         read_at(&self.file, offset, buf).map_err(|source| SourceError::Backend {
             offset,
             len: buf.len() as u64,
             source,
         })
+    }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        self.map.as_ref()?.bytes().bytes_at(offset, len)
     }
 }
 
@@ -93,6 +116,13 @@ impl ReadAt for Source {
             Source::Http(h) => h.read_exact_at(offset, buf),
         }
     }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        match self {
+            Source::File(f) => f.bytes_at(offset, len),
+            Source::Http(_) => None,
+        }
+    }
 }
 
 /// True when `input` names an `http://` or `https://` URL; an error for other `scheme://` forms.
@@ -130,5 +160,41 @@ impl ReadAt for Head<'_> {
             }
             _ => self.src.read_exact_at(offset, buf),
         }
+    }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        self.src.bytes_at(offset, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_in_place_and_through_reads_alike() {
+        let bytes: Vec<u8> = (0..70_000u32).map(|i| (i % 253) as u8).collect();
+        let path = std::env::temp_dir().join(format!("bitlens-source-{}", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let src = FileSource::open(&path).unwrap();
+        assert!(src.is_mapped());
+        assert_eq!(src.bytes_at(65_000, 5_000), Some(&bytes[65_000..70_000]));
+        let mut buf = vec![0u8; 5_000];
+        src.read_exact_at(65_000, &mut buf).unwrap();
+        assert_eq!(buf, &bytes[65_000..70_000]);
+        // Past the end: nothing in place, and the read says where.
+        assert_eq!(src.bytes_at(69_999, 2), None);
+        assert!(matches!(
+            src.read_exact_at(69_999, &mut buf[..2]),
+            Err(SourceError::OutOfBounds { offset: 69_999, .. })
+        ));
+        std::fs::remove_file(&path).unwrap();
+        // An empty file is not mapped, and reads nothing.
+        std::fs::write(&path, b"").unwrap();
+        let empty = FileSource::open(&path).unwrap();
+        assert!(!empty.is_mapped());
+        assert_eq!(empty.bytes_at(0, 0), None);
+        empty.read_exact_at(0, &mut []).unwrap();
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -52,29 +52,44 @@ impl Slot for FrameSlot {
 }
 
 impl FrameAt {
-    /// Reads the frame's bytes into `slot.raw` and, for deltas, its base bytes into `slot.base`.
+    /// Reads the frame's bytes into `slot.raw` and, for deltas, its base bytes into `slot.base`,
+    /// each unless its source holds them in memory ([`ReadAt::bytes_at`]: a mapped file), where
+    /// [`FrameAt::job`] takes them in place.
     fn read(
         &self,
         src: &dyn Source,
         base: Option<&BaseSource>,
         slot: &mut FrameSlot,
     ) -> Result<(), SnapshotError> {
-        slot.raw.resize(self.len, 0);
-        src.read_exact_at(self.offset, &mut slot.raw)?;
+        if src.bytes_at(self.offset, self.len).is_none() {
+            slot.raw.resize(self.len, 0);
+            src.read_exact_at(self.offset, &mut slot.raw)?;
+        }
         if let (Some(at), Some(b)) = (self.base_offset, base) {
-            slot.base.resize(self.len, 0);
-            b.src.read_exact_at(at, &mut slot.base)?;
+            if b.src.bytes_at(at, self.len).is_none() {
+                slot.base.resize(self.len, 0);
+                b.src.read_exact_at(at, &mut slot.base)?;
+            }
         }
         Ok(())
     }
 
-    /// The frame as the writer takes it, with its bytes (and its base's) read into `raw` and
-    /// `base`.
-    fn job<'a>(&self, raw: &'a [u8], base: &'a [u8]) -> FrameJob<'a> {
+    /// The frame as the writer takes it: its bytes (and its base's) in place where the sources
+    /// hold them, else as [`FrameAt::read`] left them in a slot's `raw` and `base_read`.
+    fn job<'a>(
+        &self,
+        src: &'a dyn Source,
+        base: Option<&'a BaseSource>,
+        raw: &'a [u8],
+        base_read: &'a [u8],
+    ) -> FrameJob<'a> {
         FrameJob {
             tensor: self.tensor,
-            raw,
-            base: self.base_offset.is_some().then_some(base),
+            raw: src.bytes_at(self.offset, self.len).unwrap_or(raw),
+            base: self.base_offset.map(|at| {
+                base.and_then(|b| b.src.bytes_at(at, self.len))
+                    .unwrap_or(base_read)
+            }),
         }
     }
 }
@@ -336,13 +351,13 @@ fn write_tensors<W: Write>(
             group.iter().zip(slot.iter_mut()).try_for_each(|(f, s)| {
                 f.read(src, base, s)?;
                 let t = &header.tensors[f.tensor];
-                let job = f.job(&s.raw, &s.base);
+                let job = f.job(src, base, &s.raw, &s.base);
                 encode_frame(&codecs[f.tensor], &t.name, &job, &mut s.encoded, scratch)
             })
         },
         &mut |i, slot| {
             for (f, s) in frames[items[i].clone()].iter().zip(slot.iter()) {
-                writer.append_frame(&f.job(&s.raw, &s.base), &s.encoded)?;
+                writer.append_frame(&f.job(src, base, &s.raw, &s.base), &s.encoded)?;
             }
             progress(bytes[i]);
             Ok(())

@@ -372,4 +372,8 @@ impl ReadAt for Shifted<'_> {
             })?;
         self.src.read_exact_at(at, buf)
     }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        self.src.bytes_at(offset.checked_sub(self.shift)?, len)
+    }
 }

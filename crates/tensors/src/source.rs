@@ -45,6 +45,15 @@ pub trait ReadAt {
 
     /// Fills `buf` with the bytes at `offset..offset + buf.len()`.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError>;
+
+    /// The bytes at `offset..offset + len` where the source already holds them in memory (a
+    /// slice, a memory-mapped file), so a reader can use them in place instead of copying them
+    /// into a buffer of its own; `None` when it does not, or when the range is not inside it
+    /// (then [`ReadAt::read_exact_at`] reads them, or reports why not).
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        let _ = (offset, len);
+        None
+    }
 }
 
 /// Checks that `offset + len` lies within a source of `size` bytes.
@@ -67,6 +76,11 @@ impl ReadAt for [u8] {
         buf.copy_from_slice(&self[start..start + buf.len()]);
         Ok(())
     }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        let start = usize::try_from(offset).ok()?;
+        self.get(start..start.checked_add(len)?)
+    }
 }
 
 impl ReadAt for Vec<u8> {
@@ -77,6 +91,10 @@ impl ReadAt for Vec<u8> {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
         self.as_slice().read_exact_at(offset, buf)
     }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        self.as_slice().bytes_at(offset, len)
+    }
 }
 
 impl<T: ReadAt + ?Sized> ReadAt for &T {
@@ -86,6 +104,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
         (**self).read_exact_at(offset, buf)
+    }
+
+    fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
+        (**self).bytes_at(offset, len)
     }
 }
 
@@ -273,6 +295,28 @@ mod tests {
             data.read_exact_at(u64::MAX, &mut buf),
             Err(SourceError::OutOfBounds { .. })
         ));
+    }
+
+    #[test]
+    fn slices_lend_their_bytes_in_place_only_inside_them() {
+        let data = vec![1u8, 2, 3];
+        assert_eq!(data.bytes_at(1, 2), Some(&[2u8, 3][..]));
+        assert_eq!(data.bytes_at(3, 0), Some(&[][..]));
+        assert_eq!(data.bytes_at(2, 2), None);
+        assert_eq!(data.bytes_at(u64::MAX, 1), None);
+        assert_eq!(data.bytes_at(1, usize::MAX), None);
+        // Through a reference, and not from a source that keeps nothing in memory.
+        assert_eq!((&data[..]).bytes_at(0, 1), Some(&[1u8][..]));
+        struct Remote;
+        impl ReadAt for Remote {
+            fn size(&self) -> u64 {
+                8
+            }
+            fn read_exact_at(&self, _: u64, _: &mut [u8]) -> Result<(), SourceError> {
+                Ok(())
+            }
+        }
+        assert_eq!(Remote.bytes_at(0, 1), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! window; every tensor's checksum (and, for deltas, its base's) is verified before its last
 //! bytes are handed over.
 
-use super::{read_into, read_into_grow, BaseSource, SnapshotReader, Source};
+use super::{bytes_or_read, bytes_or_read_grow, BaseSource, SnapshotReader, Source};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{Entry, Frame, STREAM_WINDOW};
@@ -106,7 +106,7 @@ impl<R: Source> SnapshotReader<R> {
                     for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
                         verify_empty(&mut pending, &mut verifier)?;
                         let e = &self.entries[w.tensor];
-                        verifier.update(s.out.bytes(), w.base_tensor.map(|_| &s.base[..]));
+                        verifier.update(s.out.bytes(), self.base_read(w, base, &s.base));
                         if w.frame + 1 == e.frames.len() {
                             verifier.verify(e)?;
                             pending.pop_front();
@@ -179,9 +179,8 @@ impl<R: Source> SnapshotReader<R> {
             offset: f.offset,
             source: source.into(),
         };
-        self.read_payload(&f, &mut slot.payload)?;
-        let mut dec = StreamDecoder::new(slot.payload.bytes(), f.raw_len as usize, None)
-            .map_err(frame_error)?;
+        let payload = self.payload(&f, &mut slot.payload)?;
+        let mut dec = StreamDecoder::new(payload, f.raw_len as usize, None).map_err(frame_error)?;
         let mut off = 0u64;
         while dec
             .next_window(STREAM_WINDOW, &mut slot.window)
@@ -190,17 +189,17 @@ impl<R: Source> SnapshotReader<R> {
             let n = slot.window.len() as u64;
             let base_bytes = match (w.base_tensor, base) {
                 (Some((start, _)), Some(b)) => {
-                    read_into(
+                    let base_bytes = bytes_or_read(
                         b.src,
                         "base tensor",
                         start + w.offset + off,
                         n,
                         &mut slot.base,
                     )?;
-                    for (o, b) in slot.window.iter_mut().zip(&slot.base) {
+                    for (o, b) in slot.window.iter_mut().zip(base_bytes) {
                         *o ^= b;
                     }
-                    Some(&slot.base[..])
+                    Some(base_bytes)
                 }
                 _ => None,
             };
@@ -214,13 +213,30 @@ impl<R: Source> SnapshotReader<R> {
         Ok(())
     }
 
-    /// Reads frame `f`'s stored payload into `payload`.
-    fn read_payload(&self, f: &Frame, payload: &mut GrowBuf) -> Result<(), SnapshotError> {
-        read_into_grow(&self.src, "frame", f.offset, f.stored_len, payload)
+    /// The base bytes [`SnapshotReader::decode_one`] decoded frame `w` against (deltas): in place
+    /// where the base source holds them, else as it read them into `read`.
+    fn base_read<'a>(
+        &self,
+        w: &Work,
+        base: Option<&'a BaseSource>,
+        read: &'a [u8],
+    ) -> Option<&'a [u8]> {
+        let (start, _) = w.base_tensor?;
+        let len = self.entries[w.tensor].frames[w.frame].raw_len as usize;
+        Some(
+            base.and_then(|b| b.src.bytes_at(start + w.offset, len))
+                .unwrap_or(read),
+        )
+    }
+
+    /// Frame `f`'s stored payload: in place when the source holds it in memory, else read into
+    /// `buf`.
+    fn payload<'a>(&'a self, f: &Frame, buf: &'a mut GrowBuf) -> Result<&'a [u8], SnapshotError> {
+        bytes_or_read_grow(&self.src, "frame", f.offset, f.stored_len, buf)
     }
 
     /// Decodes one frame into its slot (the base bytes, for deltas, and the output), reading its
-    /// stored payload into `payload`.
+    /// stored payload into `payload` unless the source holds it in memory.
     fn decode_one(
         &self,
         w: &Work,
@@ -230,27 +246,19 @@ impl<R: Source> SnapshotReader<R> {
     ) -> Result<(), SnapshotError> {
         let e = &self.entries[w.tensor];
         let f = e.frames[w.frame];
-        self.read_payload(&f, payload)?;
+        let payload = self.payload(&f, payload)?;
         let base_bytes = match (w.base_tensor, base) {
-            (Some((start, _)), Some(b)) => {
-                read_into(
-                    b.src,
-                    "base tensor",
-                    start + w.offset,
-                    f.raw_len,
-                    &mut slot.base,
-                )?;
-                Some(&slot.base[..])
-            }
+            (Some((start, _)), Some(b)) => Some(bytes_or_read(
+                b.src,
+                "base tensor",
+                start + w.offset,
+                f.raw_len,
+                &mut slot.base,
+            )?),
             _ => None,
         };
         e.codec
-            .decode_frame_to(
-                payload.bytes(),
-                f.raw_len as usize,
-                base_bytes,
-                &mut slot.out,
-            )
+            .decode_frame_to(payload, f.raw_len as usize, base_bytes, &mut slot.out)
             .map_err(|source| SnapshotError::Frame {
                 tensor: e.name.clone(),
                 frame: w.frame,

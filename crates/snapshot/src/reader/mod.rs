@@ -129,17 +129,38 @@ fn check_span<R: ReadAt + ?Sized>(
     Ok(())
 }
 
-/// [`read_into`] into a buffer that only grows ([`GrowBuf`]).
-pub(super) fn read_into_grow<R: ReadAt + ?Sized>(
-    src: &R,
+/// The `len` bytes at `offset` of `src`, after checking that they lie inside it: in place where
+/// the source holds them in memory (a mapped file, [`ReadAt::bytes_at`]), else read into `buf`
+/// (a buffer that only grows, [`GrowBuf`]).
+pub(super) fn bytes_or_read_grow<'a, R: ReadAt + ?Sized>(
+    src: &'a R,
     what: &'static str,
     offset: u64,
     len: u64,
-    buf: &mut GrowBuf,
-) -> Result<(), SnapshotError> {
+    buf: &'a mut GrowBuf,
+) -> Result<&'a [u8], SnapshotError> {
     check_span(src, what, offset, len)?;
+    if let Some(b) = src.bytes_at(offset, len as usize) {
+        return Ok(b);
+    }
     src.read_exact_at(offset, buf.ready(len as usize))?;
-    Ok(())
+    Ok(buf.bytes())
+}
+
+/// [`bytes_or_read_grow`] with a `Vec` to read into (resized to `len`, capacity kept).
+pub(super) fn bytes_or_read<'a, R: ReadAt + ?Sized>(
+    src: &'a R,
+    what: &'static str,
+    offset: u64,
+    len: u64,
+    buf: &'a mut Vec<u8>,
+) -> Result<&'a [u8], SnapshotError> {
+    check_span(src, what, offset, len)?;
+    if let Some(b) = src.bytes_at(offset, len as usize) {
+        return Ok(b);
+    }
+    read_into(src, what, offset, len, buf)?;
+    Ok(buf)
 }
 
 /// The little-endian `u32` at `at` of a buffer read whole (`at + 4` ≤ its length; 0 past it).
