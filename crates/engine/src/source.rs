@@ -46,12 +46,10 @@ impl ReadAt for FileSource {
         self.size
     }
 
+    /// A positioned read, also when the file is mapped: readers that copy (the statistics, in
+    /// any order) do not grow the process's resident memory by the pages they map.
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
         bitlens_tensors::source::check_bounds(offset, buf.len(), self.size)?;
-        if let Some(b) = self.bytes_at(offset, buf.len()) {
-            buf.copy_from_slice(b);
-            return Ok(());
-        }
         read_at(&self.file, offset, buf).map_err(|source| SourceError::Backend {
             offset,
             len: buf.len() as u64,
@@ -61,6 +59,12 @@ impl ReadAt for FileSource {
 
     fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
         self.map.as_ref()?.bytes().bytes_at(offset, len)
+    }
+
+    fn done_before(&self, end: u64) {
+        if let Some(map) = &self.map {
+            map.release_before(end);
+        }
     }
 }
 
@@ -123,6 +127,12 @@ impl ReadAt for Source {
             Source::Http(_) => None,
         }
     }
+
+    fn done_before(&self, end: u64) {
+        if let Source::File(f) = self {
+            f.done_before(end);
+        }
+    }
 }
 
 /// True when `input` names an `http://` or `https://` URL; an error for other `scheme://` forms.
@@ -164,6 +174,10 @@ impl ReadAt for Head<'_> {
 
     fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
         self.src.bytes_at(offset, len)
+    }
+
+    fn done_before(&self, end: u64) {
+        self.src.done_before(end)
     }
 }
 

@@ -8,14 +8,24 @@
 //! fault per 16 pages with the kernel's fault-around) instead of a copy.
 //!
 //! The mapping is private, read-only and made on demand: nothing is read ahead of use, so a
-//! 40 GB file costs only the pages a command touches.
+//! 40 GB file costs only the pages a command touches. A pass over the file in order gives the
+//! pages behind it back as it goes ([`FileMap::release_before`]), so its resident memory stays
+//! bounded by the frames it holds at once, as it was with reads into reused buffers.
 #![allow(unsafe_code)]
 
 use std::fs::File;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The unit [`FileMap::release_before`] gives back (the smallest page of the platforms bitlens
+/// runs on; a larger page is given back when all its 4 KiB parts are).
+const PAGE: usize = 4096;
 
 /// A read-only memory map of a whole file.
 pub struct FileMap {
     map: memmap2::Mmap,
+    /// Bytes from the start already given back ([`FileMap::release_before`]), a multiple of
+    /// [`PAGE`].
+    released: AtomicUsize,
 }
 
 impl FileMap {
@@ -32,12 +42,55 @@ impl FileMap {
         // reads it gives a wrong result either way, and the container's checksums catch it on
         // decode. The length is the size the caller read from the open file's metadata.
         let map = unsafe { memmap2::MmapOptions::new().len(len).map(file) }.ok()?;
-        Some(FileMap { map })
+        Some(FileMap {
+            map,
+            released: AtomicUsize::new(0),
+        })
     }
 
     /// The file's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.map
+    }
+
+    /// Gives the whole pages before byte `end` back to the system (`MADV_DONTNEED`): they leave
+    /// the process's resident memory and stay in the page cache. Each call gives back only what
+    /// earlier calls did not, so a pass that calls it after every frame pays for each page once.
+    /// Reading those bytes again still works (they are mapped back from the file). A no-op off
+    /// Unix, and where the system refuses.
+    pub fn release_before(&self, end: u64) {
+        let end = usize::try_from(end)
+            .unwrap_or(usize::MAX)
+            .min(self.map.len())
+            / PAGE
+            * PAGE;
+        let start = self.released.fetch_max(end, Ordering::Relaxed);
+        if start >= end {
+            return;
+        }
+        #[cfg(unix)]
+        {
+            // SAFETY: `MADV_DONTNEED` is unchecked in memmap2 because, on a private mapping that
+            // was written to, it drops the writes: the pages then read as the file (or zeros).
+            // This mapping is read-only and never written, so the pages read back as the file's
+            // bytes, the same bytes any `&[u8]` lent from it holds (the file is not changed
+            // while bitlens reads it; see `new`). `start..end` lies inside the map (`end` is at
+            // most its length) and starts on a page boundary.
+            let advised = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start,
+                    end - start,
+                )
+            };
+            // A hint: when the system refuses, the pages just stay until the map is dropped.
+            let _ = advised;
+        }
+    }
+
+    /// Bytes given back so far (a multiple of 4 KiB).
+    pub fn released(&self) -> u64 {
+        self.released.load(Ordering::Relaxed) as u64
     }
 }
 
@@ -63,6 +116,25 @@ mod tests {
         let (path, file) = temp_file("bytes", &bytes);
         let map = FileMap::new(&file, bytes.len() as u64).expect("a regular file maps");
         assert_eq!(map.bytes(), &bytes[..]);
+        drop(map);
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn pages_given_back_read_as_the_file_and_each_is_given_back_once() {
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 13 % 241) as u8).collect();
+        let (path, file) = temp_file("release", &bytes);
+        let map = FileMap::new(&file, bytes.len() as u64).unwrap();
+        let lent = map.bytes();
+        assert_eq!(lent[123_456], bytes[123_456]);
+        map.release_before(10_000);
+        assert_eq!(map.released(), 8192, "whole pages only");
+        map.release_before(5_000);
+        assert_eq!(map.released(), 8192, "never backwards");
+        map.release_before(u64::MAX);
+        assert_eq!(map.released(), (bytes.len() / PAGE * PAGE) as u64);
+        // Every byte reads as before, the given-back pages mapped again from the file.
+        assert_eq!(lent, &bytes[..]);
         drop(map);
         std::fs::remove_file(path).unwrap();
     }

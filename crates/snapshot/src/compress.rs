@@ -358,6 +358,11 @@ fn write_tensors<W: Write>(
         &mut |i, slot| {
             for (f, s) in frames[items[i].clone()].iter().zip(slot.iter()) {
                 writer.append_frame(&f.job(src, base, &s.raw, &s.base), &s.encoded)?;
+                // Written in file order: the pass is done with the frame and what is before it.
+                src.done_before(f.offset + f.len as u64);
+                if let (Some(at), Some(b)) = (f.base_offset, base) {
+                    b.src.done_before(at + f.len as u64);
+                }
             }
             progress(bytes[i]);
             Ok(())

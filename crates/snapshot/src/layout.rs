@@ -376,4 +376,8 @@ impl ReadAt for Shifted<'_> {
     fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
         self.src.bytes_at(offset.checked_sub(self.shift)?, len)
     }
+
+    fn done_before(&self, end: u64) {
+        self.src.done_before(end.saturating_sub(self.shift))
+    }
 }

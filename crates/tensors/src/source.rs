@@ -54,6 +54,15 @@ pub trait ReadAt {
         let _ = (offset, len);
         None
     }
+
+    /// Says that a pass reading the source in order is done with every byte before `end`: a
+    /// source that lent its bytes from a memory map ([`ReadAt::bytes_at`]) lets the whole pages
+    /// among them go from the process (they stay in the system's page cache), so the pass's
+    /// resident memory stays bounded by what it holds at once, not the file's size. A hint:
+    /// reading those bytes again still works.
+    fn done_before(&self, end: u64) {
+        let _ = end;
+    }
 }
 
 /// Checks that `offset + len` lies within a source of `size` bytes.
@@ -108,6 +117,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
 
     fn bytes_at(&self, offset: u64, len: usize) -> Option<&[u8]> {
         (**self).bytes_at(offset, len)
+    }
+
+    fn done_before(&self, end: u64) {
+        (**self).done_before(end)
     }
 }
 
@@ -306,7 +319,10 @@ mod tests {
         assert_eq!(data.bytes_at(u64::MAX, 1), None);
         assert_eq!(data.bytes_at(1, usize::MAX), None);
         // Through a reference, and not from a source that keeps nothing in memory.
-        assert_eq!((&data[..]).bytes_at(0, 1), Some(&[1u8][..]));
+        fn first_byte<R: ReadAt>(r: R) -> Option<u8> {
+            r.bytes_at(0, 1).map(|b| b[0])
+        }
+        assert_eq!(first_byte(&data[..]), Some(1));
         struct Remote;
         impl ReadAt for Remote {
             fn size(&self) -> u64 {

@@ -112,6 +112,7 @@ impl<R: Source> SnapshotReader<R> {
                             pending.pop_front();
                         }
                         sink(s.out.bytes())?;
+                        self.done_with(w, base);
                     }
                     Ok(())
                 },
@@ -210,7 +211,19 @@ impl<R: Source> SnapshotReader<R> {
             }
             sink(&slot.window)?;
         }
+        self.done_with(w, base);
         Ok(())
+    }
+
+    /// Tells the sources that frame `w` is decoded and handed over: the pass, in file order, is
+    /// done with its payload and its base bytes and everything before them
+    /// ([`bitlens_tensors::ReadAt::done_before`]).
+    fn done_with(&self, w: &Work, base: Option<&BaseSource>) {
+        let f = self.entries[w.tensor].frames[w.frame];
+        self.src.done_before(f.offset.saturating_add(f.stored_len));
+        if let (Some((start, _)), Some(b)) = (w.base_tensor, base) {
+            b.src.done_before(start + w.offset + f.raw_len);
+        }
     }
 
     /// The base bytes [`SnapshotReader::decode_one`] decoded frame `w` against (deltas): in place
