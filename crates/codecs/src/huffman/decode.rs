@@ -15,9 +15,10 @@
 
 use super::bitio::{get_leb128, BitIn};
 use super::decode_kernels;
+use super::decode_stride;
 use super::lookup::{
-    build_decode_table, build_multi_table, flat_length, length_counts, Lookup, BYTE_SHIFT,
-    SYMBOL_SHIFT,
+    build_decode_table, build_multi_table, flat_length, flat_stride, length_counts, Lookup,
+    BYTE_SHIFT, SYMBOL_SHIFT,
 };
 use super::prefetch::Prefetch;
 use super::table::read_table;
@@ -96,7 +97,17 @@ fn read_header(
     let (bits, lookup) = if let Some(l) = flat {
         // Only the `2^l` entries a flat code's bits can index are built and read.
         build_decode_table(lengths, l, BYTE_SHIFT, &mut scratch.table[..]).map_err(invalid)?;
-        (l, Lookup::Flat(l))
+        match flat_stride(lengths) {
+            Some((first, shift)) => (
+                l,
+                Lookup::FlatStride {
+                    len: l,
+                    first,
+                    shift,
+                },
+            ),
+            None => (l, Lookup::Flat(l)),
+        }
     } else if nsym == 256 && 2 * mean <= (bits as u64) << MAX_CODE_LEN {
         build_multi_table(lengths, &counts, bits, &mut scratch.multi);
         (bits, Lookup::Multi)
@@ -213,6 +224,16 @@ pub fn decode_plain(
             out,
             &mut scratch.prefetch,
         ),
+        Lookup::FlatStride { len, first, shift } => decode_stride::decode_flat_stride(
+            len,
+            first,
+            shift,
+            &scratch.table,
+            streams,
+            &lanes,
+            out,
+            &mut scratch.prefetch,
+        ),
     };
     for j in 0..4 {
         let (bp, p) = done[j];
@@ -229,7 +250,7 @@ pub fn decode_plain(
                     *x = sym;
                 }
             }
-            Lookup::Single | Lookup::Flat(_) => {
+            Lookup::Single | Lookup::Flat(_) | Lookup::FlatStride { .. } => {
                 for x in o.iter_mut() {
                     r.refill_if(bits);
                     let e = scratch.table[r.index(bits)];
@@ -410,32 +431,51 @@ mod tests {
         assert_eq!(back, block);
     }
 
-    /// A code of one length is read with the flat table of exactly that many bits, whatever its
-    /// lengths' order; blocks with runs never are (their symbols pass a byte).
+    /// A code of one length is read with the flat table of exactly that many bits: its symbols
+    /// computed when they are evenly spaced by a power of two (every length, spacing and first
+    /// symbol that fit in a byte), looked up when they are not; both decode every symbol, on
+    /// every build of the kernels (the test command runs this file again on the portable one).
     #[test]
     fn flat_codes_get_the_flat_lookup() {
         let mut next = crate::xorshift(0x0f1a_7c0d_e5ee_d5ee);
+        let mut check = |l: u32, symbols: &[u8], expected: Lookup| {
+            // Sizes around a round's 8 symbols per lane, and a block's 64 KiB.
+            for n in [0, 5, 31, 33, 5_003, 65_536] {
+                let block: Vec<u8> = (0..n)
+                    .map(|_| symbols[(next() % symbols.len() as u64) as usize])
+                    .collect();
+                let mut lengths = [0u8; 256];
+                for &s in symbols {
+                    lengths[s as usize] = l as u8;
+                }
+                let body = plain_body(&block, &lengths);
+                let mut scratch = DecodeScratch::default();
+                let (_, _, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
+                assert_eq!((bits, lookup), (l, expected), "{symbols:?}");
+                let mut back = vec![0u8; n];
+                let used = decode_plain(&body, &mut back, &mut scratch, 0, 0).unwrap();
+                assert_eq!(used, body.len());
+                assert_eq!(back, block, "{l} bits, {expected:?}, {n} bytes");
+            }
+        };
         for l in 1..=7u32 {
-            // Every other byte value, then the lowest unused ones up to 2^l codes.
-            let n = 5_003;
-            let values = (1u64 << l).min(128);
-            let block: Vec<u8> = (0..n).map(|_| (next() % values) as u8 * 2).collect();
-            let mut lengths = [0u8; 256];
-            let mut left = 1usize << l;
-            for s in (0..256).step_by(2).chain((1..256).step_by(2)) {
-                if left > 0 {
-                    lengths[s] = l as u8;
-                    left -= 1;
+            for shift in 0..=8 - l {
+                let span = ((1u32 << l) - 1) << shift;
+                for first in [0, 1.min(255 - span), 255 - span] {
+                    let symbols: Vec<u8> = (0..1u32 << l)
+                        .map(|k| (first + (k << shift)) as u8)
+                        .collect();
+                    let (len, first) = (l, first as u8);
+                    check(l, &symbols, Lookup::FlatStride { len, first, shift });
+                    // One symbol off the spacing: looked up.
+                    let mut uneven = symbols.clone();
+                    let last = uneven.len() - 1;
+                    if l > 1 && uneven[last] > uneven[last - 1] + 1 {
+                        uneven[last] -= 1;
+                        check(l, &uneven, Lookup::Flat(l));
+                    }
                 }
             }
-            let body = plain_body(&block, &lengths);
-            let mut scratch = DecodeScratch::default();
-            let (_, _, bits, lookup) = read_header(&body, 256, &mut scratch, 0).unwrap();
-            assert_eq!((bits, lookup), (l, Lookup::Flat(l)));
-            let mut back = vec![0u8; n];
-            let used = decode_plain(&body, &mut back, &mut scratch, 0, 0).unwrap();
-            assert_eq!(used, body.len());
-            assert_eq!(back, block, "{l} bits");
         }
     }
 }

@@ -32,7 +32,7 @@ use super::prefetch::Prefetch;
 use super::TABLE_SIZE;
 
 /// Rounds between two steps of the prefetch (each step requests a few cache lines).
-const PREFETCH_ROUNDS: usize = 4;
+pub(super) const PREFETCH_ROUNDS: usize = 4;
 
 /// Stream bytes a round may advance: a round moves its bit position by the leading zeros of
 /// its sentinel-marked word, at most 64 bits, whatever the table holds (a valid table's codes
@@ -53,7 +53,7 @@ fn load(streams: &[u8], bp: u64) -> u64 {
 /// The 8 bytes at `base + bp / 8` must lie in one live allocation.
 #[allow(unsafe_code)]
 #[inline(always)]
-unsafe fn load_unchecked(base: *const u8, bp: u64) -> u64 {
+pub(super) unsafe fn load_unchecked(base: *const u8, bp: u64) -> u64 {
     // SAFETY: the caller guarantees that these 8 bytes are readable.
     let v = unsafe { base.add((bp >> 3) as usize).cast::<u64>().read_unaligned() };
     (u64::from_le(v) >> (bp & 7)) | 1 << 63
@@ -80,7 +80,12 @@ fn put(w: &mut [u8; MULTI_ROOM], q: usize, e: u32) {
 
 /// Rounds every lane can still run without leaving its stream or quarter.
 #[inline(always)]
-fn safe_rounds(lanes: &Lanes, state: &[(u64, usize); 4], room: usize, advance: usize) -> usize {
+pub(super) fn safe_rounds(
+    lanes: &Lanes,
+    state: &[(u64, usize); 4],
+    room: usize,
+    advance: usize,
+) -> usize {
     let mut n = usize::MAX;
     for (j, &(bp, p)) in state.iter().enumerate() {
         let at = (bp >> 3) as usize;
@@ -255,7 +260,7 @@ impl<const K: usize, const MASK: usize> ByteRound for Single<'_, K, MASK> {
 }
 
 /// Symbols a flat-code round decodes per lane: `8 · l` ≤ 56 bits of one load for `l` ≤ 7.
-const FLAT_ROUND: usize = 8;
+pub(super) const FLAT_ROUND: usize = 8;
 
 /// Rounds of a flat `L`-bit code: [`FLAT_ROUND`] symbols, each looked up at a fixed bit
 /// position of one load, so the lookups do not wait on one another.

@@ -208,6 +208,39 @@ pub(super) enum Lookup {
     /// Every code has the same length (the field, at most [`FLAT_MAX_LEN`] bits): the
     /// one-symbol table built for exactly that many bits, read at fixed bit positions.
     Flat(u32),
+    /// A flat code ([`Lookup::Flat`]) whose symbols are evenly spaced by a power of two: the
+    /// `k`-th is `first + (k << shift)`, computed rather than looked up where the CPU allows
+    /// (`decode_stride`; the table is built as for [`Lookup::Flat`], for the other CPUs and a
+    /// lane's last symbols).
+    FlatStride {
+        /// The code length.
+        len: u32,
+        /// The smallest symbol.
+        first: u8,
+        /// log2 of the spacing.
+        shift: u32,
+    },
+}
+
+/// For a flat code (every used symbol of `lengths` has one length), the smallest symbol and
+/// the log2 of the spacing when the symbols are evenly spaced by a power of two (the even bytes
+/// that the rotated sign bit, always 0, leaves to Adam's second moment: 0, 2, …, 254).
+pub(super) fn flat_stride(lengths: &[u8]) -> Option<(u8, u32)> {
+    let mut used = (0u8..=255).filter(|&b| lengths.get(b as usize).is_some_and(|&l| l > 0));
+    let first = used.next()?;
+    let second = used.next()?;
+    let step = second - first;
+    if !step.is_power_of_two() {
+        return None;
+    }
+    let mut last = second;
+    for b in used {
+        if b - last != step {
+            return None;
+        }
+        last = b;
+    }
+    Some((first, step.trailing_zeros()))
 }
 
 /// The longest code length a flat code ([`Lookup::Flat`]) may have: a flat 8-bit code is a

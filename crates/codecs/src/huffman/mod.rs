@@ -49,11 +49,13 @@
 // Where the code is. The format: `histogram` (symbol counts), `lengths` (length-limited canonical
 // codes), `table` (the code-length table), `bitio` (LSB-first bit streams, LEB128 sizes). The
 // encoder: `encode` (block bodies) and `encode_kernels` (its hot loops). The decoder: `lookup`
-// (lookup tables), `decode` (block bodies) and `decode_kernels` (its hot loops). `prefetch`
+// (lookup tables), `decode` (block bodies), `decode_kernels` (its hot loops) and `decode_stride`
+// (flat codes of evenly spaced symbols, by arithmetic). `prefetch`
 // serves both.
 pub(crate) mod bitio;
 mod decode;
 mod decode_kernels;
+mod decode_stride;
 mod encode;
 mod encode_kernels;
 mod histogram;

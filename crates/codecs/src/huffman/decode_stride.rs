@@ -1,0 +1,258 @@
+//! Flat codes whose symbols are evenly spaced, decoded by arithmetic instead of a table (LMC
+//! paper §4.2's canonical codes; the kernel is an implementation choice).
+//!
+//! A flat code gives every used byte the same length `l` ≤ 7 ([`super::lookup::Lookup::Flat`]).
+//! Canonical codes of one length count up in symbol order, so the `k`-th used symbol's code is
+//! `k`, written bit-reversed. When the used symbols are `first + (k << shift)` — the low bytes of
+//! Adam's second moment are the 128 even bytes, its sign bit (rotated to bit 0) always 0 — a
+//! symbol is `first + (reverse(field) << shift)`, with no lookup. On x86-64-v3 the four lanes'
+//! rounds run side by side in one 256-bit register: a round's eight `l`-bit fields are spread to
+//! one per byte by three mask-and-shift halvings, each byte's nibbles are reversed, shifted and
+//! placed by two byte shuffles, and `first` is added; 32 symbols per round in about 40
+//! instructions, where the table rounds ([`super::decode_kernels`]) take about 48 for 8.
+//! Elsewhere the table rounds run.
+
+use super::decode::Lanes;
+use super::decode_kernels;
+use super::prefetch::Prefetch;
+use super::TABLE_SIZE;
+
+/// Runs the rounds of a flat code of `len` (1–7) bits whose `k`-th symbol is
+/// `first + (k << shift)` (every such symbol a byte), `table` its one-symbol table built for
+/// exactly `len` bits; returns each lane's (bit position, output position), as
+/// [`decode_kernels::decode_flat`] does and with the same bytes.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn decode_flat_stride(
+    len: u32,
+    first: u8,
+    shift: u32,
+    table: &[u16; TABLE_SIZE],
+    streams: &[u8],
+    lanes: &Lanes,
+    out: &mut [u8],
+    prefetch: &mut Prefetch,
+) -> [(u64, usize); 4] {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_v3() {
+        let code = StrideCode::new(len, first, shift);
+        // SAFETY: `has_v3` detected AVX2, all `avx2::lanes` requires.
+        #[allow(unsafe_code)]
+        return unsafe { avx2::lanes(&code, streams, lanes, out, prefetch) };
+    }
+    let _ = (first, shift);
+    decode_kernels::decode_flat(len, table, streams, lanes, out, prefetch)
+}
+
+/// The constants of a flat stride code's rounds.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+struct StrideCode {
+    /// The code length `l`.
+    len: u32,
+    /// For each low nibble `n` of a field: its bits reversed into the byte's high nibble, then
+    /// moved right by `8 − l` and left by `shift` (the symbol's part from those bits).
+    low: [u8; 16],
+    /// The same for the field's high nibble, reversed into the byte's low nibble.
+    high: [u8; 16],
+    /// The smallest symbol.
+    first: u8,
+}
+
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+impl StrideCode {
+    fn new(len: u32, first: u8, shift: u32) -> StrideCode {
+        let place = |v: u32| (((v >> (8 - len)) << shift) & 0xff) as u8;
+        let rev4 = |n: u32| (n as u8).reverse_bits() as u32 >> 4;
+        StrideCode {
+            len,
+            low: std::array::from_fn(|n| place(rev4(n as u32) << 4)),
+            high: std::array::from_fn(|n| place(rev4(n as u32))),
+            first,
+        }
+    }
+
+    /// `width`-bit fields of ones every `every` bits (`width` < 64).
+    fn ones(width: u32, every: u32) -> u64 {
+        let field = (1u64 << width) - 1;
+        (0..64 / every).fold(0, |m, i| m | field << (i * every))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::super::decode::Lanes;
+    use super::super::decode_kernels::{load_unchecked, safe_rounds, FLAT_ROUND, PREFETCH_ROUNDS};
+    use super::super::prefetch::Prefetch;
+    use super::StrideCode;
+    use std::arch::x86_64::*;
+
+    /// The four lanes in rounds of [`FLAT_ROUND`] symbols each, side by side, while every lane
+    /// has room for one more; returns each lane's (bit position, output position).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code)]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn lanes(
+        code: &StrideCode,
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+        prefetch: &mut Prefetch,
+    ) -> [(u64, usize); 4] {
+        let l = code.len;
+        let count = |n: u32| _mm_cvtsi32_si128(n as i32);
+        let splat = |m: u64| _mm256_set1_epi64x(m as i64);
+        let (half, quarter, eighth) = (
+            splat(StrideCode::ones(4 * l, 64)),
+            splat(StrideCode::ones(2 * l, 32)),
+            splat(StrideCode::ones(l, 16)),
+        );
+        let (by_4l, by_2l, by_l) = (count(4 * l), count(2 * l), count(l));
+        // SAFETY: 16 readable bytes each.
+        let (low, high) = unsafe {
+            (
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(code.low.as_ptr().cast())),
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(code.high.as_ptr().cast())),
+            )
+        };
+        let nibble = _mm256_set1_epi8(0x0f);
+        let first = _mm256_set1_epi8(code.first as i8);
+        let mut st: [(u64, usize); 4] =
+            std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
+        let step = u64::from(l) * FLAT_ROUND as u64;
+        loop {
+            let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
+            if n == 0 {
+                return st;
+            }
+            let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+            let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
+            for round in 0..n {
+                if round % PREFETCH_ROUNDS == 0 {
+                    prefetch.step();
+                }
+                // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane
+                // reads the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by
+                // `8 · l` ≤ 56 bits) and writes the 8 bytes at its position `p` ≤ its quarter's
+                // end − 8 (a round moves `p` by 8): inside `streams` and `out`.
+                let x = unsafe {
+                    _mm256_set_epi64x(
+                        load_unchecked(sp, b3) as i64,
+                        load_unchecked(sp, b2) as i64,
+                        load_unchecked(sp, b1) as i64,
+                        load_unchecked(sp, b0) as i64,
+                    )
+                };
+                // Fields 4–7 up by 32 − 4l, then 2–3 (and 6–7) by 16 − 2l, then every odd one
+                // by 8 − l: field i in byte i (the load's sentinel bit 63 is masked off).
+                let v = _mm256_or_si256(
+                    _mm256_and_si256(x, half),
+                    _mm256_slli_epi64::<32>(_mm256_and_si256(_mm256_srl_epi64(x, by_4l), half)),
+                );
+                let v = _mm256_or_si256(
+                    _mm256_and_si256(v, quarter),
+                    _mm256_slli_epi64::<16>(_mm256_and_si256(_mm256_srl_epi64(v, by_2l), quarter)),
+                );
+                let v = _mm256_or_si256(
+                    _mm256_and_si256(v, eighth),
+                    _mm256_slli_epi64::<8>(_mm256_and_si256(_mm256_srl_epi64(v, by_l), eighth)),
+                );
+                // Each byte's nibbles reversed, placed, and the first symbol added.
+                let lo = _mm256_and_si256(v, nibble);
+                let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
+                let sym = _mm256_add_epi8(
+                    _mm256_or_si256(_mm256_shuffle_epi8(low, lo), _mm256_shuffle_epi8(high, hi)),
+                    first,
+                );
+                let (a, b) = (
+                    _mm256_castsi256_si128(sym),
+                    _mm256_extracti128_si256::<1>(sym),
+                );
+                // SAFETY: see above.
+                unsafe {
+                    op.add(p0)
+                        .cast::<u64>()
+                        .write_unaligned(_mm_cvtsi128_si64(a) as u64);
+                    op.add(p1)
+                        .cast::<u64>()
+                        .write_unaligned(_mm_extract_epi64::<1>(a) as u64);
+                    op.add(p2)
+                        .cast::<u64>()
+                        .write_unaligned(_mm_cvtsi128_si64(b) as u64);
+                    op.add(p3)
+                        .cast::<u64>()
+                        .write_unaligned(_mm_extract_epi64::<1>(b) as u64);
+                }
+                (b0, b1, b2, b3) = (b0 + step, b1 + step, b2 + step, b3 + step);
+                (p0, p1, p2, p3) = (
+                    p0 + FLAT_ROUND,
+                    p1 + FLAT_ROUND,
+                    p2 + FLAT_ROUND,
+                    p3 + FLAT_ROUND,
+                );
+            }
+            st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lookup::{build_decode_table, BYTE_SHIFT};
+    use super::*;
+
+    /// The computed rounds give the table rounds' bytes and end where they end, for every
+    /// length, spacing and first symbol, on random streams and quarter sizes (some shorter than
+    /// a load): every field of a flat code is a code, so any stream decodes.
+    #[test]
+    fn computed_rounds_match_the_table_rounds() {
+        let mut next = crate::xorshift(0x005e_ed0f_f1a7_57e9);
+        let mut table = [0u16; TABLE_SIZE];
+        for l in 1..=7u32 {
+            for shift in 0..=8 - l {
+                let span = ((1u32 << l) - 1) << shift;
+                for first in [0, 255 - span] {
+                    let mut lengths = [0u8; 256];
+                    for k in 0..1u32 << l {
+                        lengths[(first + (k << shift)) as usize] = l as u8;
+                    }
+                    build_decode_table(&lengths, l, BYTE_SHIFT, &mut table).unwrap();
+                    for _ in 0..20 {
+                        let mut lanes = Lanes {
+                            input: [0; 5],
+                            output: [0; 5],
+                        };
+                        for j in 0..4 {
+                            lanes.input[j + 1] = lanes.input[j] + (next() % 900) as usize;
+                            lanes.output[j + 1] = lanes.output[j] + (next() % 1500) as usize;
+                        }
+                        let streams: Vec<u8> = (0..lanes.input[4]).map(|_| next() as u8).collect();
+                        let mut by_table = vec![0u8; lanes.output[4]];
+                        let mut computed = by_table.clone();
+                        let none = &mut Prefetch::default();
+                        let a = decode_kernels::decode_flat(
+                            l,
+                            &table,
+                            &streams,
+                            &lanes,
+                            &mut by_table,
+                            none,
+                        );
+                        let b = decode_flat_stride(
+                            l,
+                            first as u8,
+                            shift,
+                            &table,
+                            &streams,
+                            &lanes,
+                            &mut computed,
+                            none,
+                        );
+                        assert_eq!(a, b, "{l} bits, shift {shift}, first {first}");
+                        assert_eq!(by_table, computed, "{l} bits, shift {shift}, first {first}");
+                    }
+                }
+            }
+        }
+    }
+}
