@@ -121,6 +121,33 @@ fn compress_matches_the_core_and_round_trips() {
     assert!(SnapshotReader::open(snap.as_slice()).is_ok());
 }
 
+/// Adam's second moment in bf16 as the codec meets it: positive values whose 7 mantissa bits
+/// are uniform, so (the sign rotated to bit 0, always 0) their low bytes are the 128 even bytes,
+/// a flat code the workers decode with 128-bit SIMD (`huffman::decode_stride`); it round-trips,
+/// in blocks whole and cut short.
+#[wasm_bindgen_test]
+fn a_second_moment_round_trips_through_the_computed_flat_code() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let n = 150_001u32;
+    let v: Vec<u8> = (0..n)
+        .flat_map(|_| (0x3400u16 | (next() as u16 & 0x03ff)).to_le_bytes())
+        .collect();
+    let src = Rc::new(
+        Builder::new()
+            .tensor("exp_avg_sq", "BF16", &[n.into()], &v)
+            .build(),
+    );
+    let (_, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
+    assert!(snap.len() < src.len() * 15 / 16, "the low bytes were coded");
+    assert_eq!(decompress_js(&Rc::new(snap)).unwrap(), *src);
+}
+
 #[wasm_bindgen_test]
 fn overrides_and_lossy_errors() {
     let src = Rc::new(file());

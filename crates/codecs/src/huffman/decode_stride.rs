@@ -9,10 +9,12 @@
 //! rounds run side by side in one 256-bit register: a round's eight `l`-bit fields are spread to
 //! one per byte by three mask-and-shift halvings, each byte's nibbles are reversed, shifted and
 //! placed by two byte shuffles, and `first` is added; 32 symbols per round in about 40
-//! instructions, where the table rounds ([`super::decode_kernels`]) take about 48 for 8.
+//! instructions, where the table rounds ([`super::decode_kernels`]) take about 48 for 8. In
+//! WebAssembly with SIMD (the page's workers) the same rounds run two lanes to a register.
 //! Elsewhere the table rounds run.
 
 use super::decode::Lanes;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 use super::decode_kernels;
 use super::prefetch::Prefetch;
 use super::TABLE_SIZE;
@@ -20,7 +22,7 @@ use super::TABLE_SIZE;
 /// Runs the rounds of a flat code of `len` (1–7) bits whose `k`-th symbol is
 /// `first + (k << shift)` (every such symbol a byte), `table` its one-symbol table built for
 /// exactly `len` bits; returns each lane's (bit position, output position), as
-/// [`decode_kernels::decode_flat`] does and with the same bytes.
+/// [`super::decode_kernels::decode_flat`] does and with the same bytes.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn decode_flat_stride(
     len: u32,
@@ -39,12 +41,29 @@ pub(super) fn decode_flat_stride(
         #[allow(unsafe_code)]
         return unsafe { avx2::lanes(&code, streams, lanes, out, prefetch) };
     }
-    let _ = (first, shift);
-    decode_kernels::decode_flat(len, table, streams, lanes, out, prefetch)
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        let _ = table;
+        simd128::lanes(
+            &StrideCode::new(len, first, shift),
+            streams,
+            lanes,
+            out,
+            prefetch,
+        )
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        let _ = (first, shift);
+        decode_kernels::decode_flat(len, table, streams, lanes, out, prefetch)
+    }
 }
 
 /// The constants of a flat stride code's rounds.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
 struct StrideCode {
     /// The code length `l`.
     len: u32,
@@ -57,7 +76,10 @@ struct StrideCode {
     first: u8,
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
 impl StrideCode {
     fn new(len: u32, first: u8, shift: u32) -> StrideCode {
         let place = |v: u32| (((v >> (8 - len)) << shift) & 0xff) as u8;
@@ -196,8 +218,110 @@ mod avx2 {
     }
 }
 
+/// The same rounds in WebAssembly's 128-bit SIMD (the page's workers): lanes 0–1 and 2–3 in
+/// two registers.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128 {
+    use super::super::decode::Lanes;
+    use super::super::decode_kernels::{load_unchecked, safe_rounds, FLAT_ROUND, PREFETCH_ROUNDS};
+    use super::super::prefetch::Prefetch;
+    use super::StrideCode;
+    use std::arch::wasm32::*;
+
+    /// The four lanes in rounds of [`FLAT_ROUND`] symbols each, two by two, while every lane
+    /// has room for one more; returns each lane's (bit position, output position).
+    pub(super) fn lanes(
+        code: &StrideCode,
+        streams: &[u8],
+        lanes: &Lanes,
+        out: &mut [u8],
+        prefetch: &mut Prefetch,
+    ) -> [(u64, usize); 4] {
+        let l = code.len;
+        let (half, quarter, eighth) = (
+            u64x2_splat(StrideCode::ones(4 * l, 64)),
+            u64x2_splat(StrideCode::ones(2 * l, 32)),
+            u64x2_splat(StrideCode::ones(l, 16)),
+        );
+        let table = |t: &[u8; 16]| {
+            u8x16(
+                t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12],
+                t[13], t[14], t[15],
+            )
+        };
+        let (low, high) = (table(&code.low), table(&code.high));
+        let nibble = u8x16_splat(0x0f);
+        let first = u8x16_splat(code.first);
+        // The symbols of two lanes' loads, one lane per 64-bit half.
+        let symbols = |x: v128| {
+            let v = v128_or(
+                v128_and(x, half),
+                u64x2_shl(v128_and(u64x2_shr(x, 4 * l), half), 32),
+            );
+            let v = v128_or(
+                v128_and(v, quarter),
+                u64x2_shl(v128_and(u64x2_shr(v, 2 * l), quarter), 16),
+            );
+            let v = v128_or(
+                v128_and(v, eighth),
+                u64x2_shl(v128_and(u64x2_shr(v, l), eighth), 8),
+            );
+            let lo = v128_and(v, nibble);
+            let hi = v128_and(u16x8_shr(v, 4), nibble);
+            u8x16_add(
+                v128_or(u8x16_swizzle(low, lo), u8x16_swizzle(high, hi)),
+                first,
+            )
+        };
+        let mut st: [(u64, usize); 4] =
+            std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
+        let step = u64::from(l) * FLAT_ROUND as u64;
+        loop {
+            let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
+            if n == 0 {
+                return st;
+            }
+            let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
+            let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
+            for round in 0..n {
+                if round % PREFETCH_ROUNDS == 0 {
+                    prefetch.step();
+                }
+                // SAFETY: as in the AVX2 rounds: `safe_rounds` chose `n` so that every lane's
+                // 8-byte load and 8-byte store stay inside its stream and quarter.
+                #[allow(unsafe_code)]
+                let (x01, x23) = unsafe {
+                    (
+                        u64x2(load_unchecked(sp, b0), load_unchecked(sp, b1)),
+                        u64x2(load_unchecked(sp, b2), load_unchecked(sp, b3)),
+                    )
+                };
+                let (s01, s23) = (symbols(x01), symbols(x23));
+                // SAFETY: see above.
+                #[allow(unsafe_code)]
+                unsafe {
+                    let put = |p: usize, v: u64| op.add(p).cast::<u64>().write_unaligned(v);
+                    put(p0, u64x2_extract_lane::<0>(s01));
+                    put(p1, u64x2_extract_lane::<1>(s01));
+                    put(p2, u64x2_extract_lane::<0>(s23));
+                    put(p3, u64x2_extract_lane::<1>(s23));
+                }
+                (b0, b1, b2, b3) = (b0 + step, b1 + step, b2 + step, b3 + step);
+                (p0, p1, p2, p3) = (
+                    p0 + FLAT_ROUND,
+                    p1 + FLAT_ROUND,
+                    p2 + FLAT_ROUND,
+                    p3 + FLAT_ROUND,
+                );
+            }
+            st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::decode_kernels;
     use super::super::lookup::{build_decode_table, BYTE_SHIFT};
     use super::*;
 
