@@ -251,6 +251,11 @@ fn merge_kernel<const VEC: bool>(groups: &[&[u8]], rot: bool, dst: &mut [u8]) {
     }
 }
 
+/// Whether the portable build merges width 2 with the vectorized loops: in WebAssembly with
+/// 128-bit SIMD (the page's workers) they beat the 64-bit SWAR, as with AVX2 (bf16 decoding in
+/// the page +10 %; splitting, SWAR stays faster there: BENCHMARKS.md, issue 28).
+const PORTABLE_VEC_MERGE: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+
 crate::cpu::dispatch! {
     /// [`split_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2.
     fn split_dispatch(src: &[u8], rot: bool, groups: &mut [&mut [u8]]) -> ()
@@ -258,9 +263,10 @@ crate::cpu::dispatch! {
 }
 
 crate::cpu::dispatch! {
-    /// [`merge_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2.
+    /// [`merge_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2 or
+    /// WebAssembly SIMD.
     fn merge_dispatch(groups: &[&[u8]], rot: bool, dst: &mut [u8]) -> ()
-        = [merge_kernel::<false>] / merge_v3[merge_kernel::<true>];
+        = [merge_kernel::<PORTABLE_VEC_MERGE>] / merge_v3[merge_kernel::<true>];
 }
 
 /// Splits `src` (elements of `width` bytes) into byte groups written to `dst`, applying
