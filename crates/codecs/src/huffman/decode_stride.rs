@@ -91,12 +91,17 @@ impl StrideCode {
             first,
         }
     }
+}
 
-    /// `width`-bit fields of ones every `every` bits (`width` < 64).
-    fn ones(width: u32, every: u32) -> u64 {
-        let field = (1u64 << width) - 1;
-        (0..64 / every).fold(0, |m, i| m | field << (i * every))
-    }
+/// `width`-bit fields of ones every `every` bits (`width` < 64): the masks of the halvings that
+/// spread a word's fields one per byte (and, encoding, gather them back).
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
+pub(super) fn field_mask(width: u32, every: u32) -> u64 {
+    let field = (1u64 << width) - 1;
+    (0..64 / every).fold(0, |m, i| m | field << (i * every))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -125,9 +130,9 @@ mod avx2 {
         let count = |n: u32| _mm_cvtsi32_si128(n as i32);
         let splat = |m: u64| _mm256_set1_epi64x(m as i64);
         let (half, quarter, eighth) = (
-            splat(StrideCode::ones(4 * l, 64)),
-            splat(StrideCode::ones(2 * l, 32)),
-            splat(StrideCode::ones(l, 16)),
+            splat(super::field_mask(4 * l, 64)),
+            splat(super::field_mask(2 * l, 32)),
+            splat(super::field_mask(l, 16)),
         );
         let (by_4l, by_2l, by_l) = (count(4 * l), count(2 * l), count(l));
         // SAFETY: 16 readable bytes each.
@@ -239,9 +244,9 @@ mod simd128 {
     ) -> [(u64, usize); 4] {
         let l = code.len;
         let (half, quarter, eighth) = (
-            u64x2_splat(StrideCode::ones(4 * l, 64)),
-            u64x2_splat(StrideCode::ones(2 * l, 32)),
-            u64x2_splat(StrideCode::ones(l, 16)),
+            u64x2_splat(super::field_mask(4 * l, 64)),
+            u64x2_splat(super::field_mask(2 * l, 32)),
+            u64x2_splat(super::field_mask(l, 16)),
         );
         let table = |t: &[u8; 16]| {
             u8x16(

@@ -9,7 +9,9 @@
 
 use super::bitio::{put_leb128, BitOut};
 use super::encode_kernels::{encode_lanes_dispatch, encode_pairs_dispatch, WINDOW};
+use super::encode_stride::encode_flat_stride;
 use super::lengths::encode_codes;
+use super::lookup::{flat_length, flat_stride, length_counts};
 use super::prefetch::Prefetch;
 use super::{quarters, MAX_SYMBOLS};
 
@@ -68,7 +70,24 @@ pub fn encode_plain(
         scratch.plain.resize(4 * cap, 0);
     }
     let used = lengths.iter().filter(|&&l| l > 0).count();
-    let sizes = if used * used <= block.len() / PAIR_TABLE_SHARE {
+    // A flat code of evenly spaced symbols (Adam's second moment's low bytes) is computed.
+    let stride = flat_length(&length_counts(lengths))
+        .zip(flat_stride(lengths))
+        .and_then(|(len, (first, shift))| {
+            encode_flat_stride(
+                len,
+                first,
+                shift,
+                block,
+                &codes,
+                &mut scratch.plain,
+                cap,
+                &mut scratch.prefetch,
+            )
+        });
+    let sizes = if let Some(sizes) = stride {
+        sizes
+    } else if used * used <= block.len() / PAIR_TABLE_SHARE {
         let pairs = pair_table(&mut scratch.pairs);
         fill_pairs(&codes, pairs);
         encode_pairs_dispatch(

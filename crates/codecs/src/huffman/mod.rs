@@ -48,7 +48,8 @@
 
 // Where the code is. The format: `histogram` (symbol counts), `lengths` (length-limited canonical
 // codes), `table` (the code-length table), `bitio` (LSB-first bit streams, LEB128 sizes). The
-// encoder: `encode` (block bodies) and `encode_kernels` (its hot loops). The decoder: `lookup`
+// encoder: `encode` (block bodies), `encode_kernels` (its hot loops) and `encode_stride` (flat codes
+// of evenly spaced symbols, by arithmetic). The decoder: `lookup`
 // (lookup tables), `decode` (block bodies), `decode_kernels` (its hot loops) and `decode_stride`
 // (flat codes of evenly spaced symbols, by arithmetic). `prefetch`
 // serves both.
@@ -58,6 +59,7 @@ mod decode_kernels;
 mod decode_stride;
 mod encode;
 mod encode_kernels;
+mod encode_stride;
 mod histogram;
 pub(crate) mod lengths;
 mod lookup;

@@ -1,0 +1,224 @@
+//! Flat codes whose symbols are evenly spaced, encoded by arithmetic (the mirror of
+//! [`super::decode_stride`]; LMC paper §4.2's canonical codes, the kernel an implementation
+//! choice).
+//!
+//! With every code `l` bits long, eight symbols take exactly `l` bytes of a stream, so a round
+//! needs no bit buffer: on x86-64-v3 the four quarters' next eight bytes sit side by side in one
+//! 256-bit register; each byte becomes its symbol's index `(b − first) >> shift`, bit-reversed
+//! (two byte shuffles over its nibbles), the eight fields are gathered into the low `8 · l` bits by
+//! three mask-and-shift halvings, and each quarter's word is stored at its stream's next `l`
+//! bytes. The bytes left in a quarter are coded one at a time. The streams are those the table
+//! coders ([`super::encode_kernels`]) write, byte for byte.
+
+use super::prefetch::Prefetch;
+
+/// Codes the quarters of `block` (every byte one of `first + (k << shift)`, `k < 2^len`, coded
+/// with the flat canonical `len`-bit code `codes`) into `buf` (stream j at `j * cap`) and returns
+/// the stream sizes, or `None` where the CPU has no AVX2 (the caller's table coders then run).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn encode_flat_stride(
+    len: u32,
+    first: u8,
+    shift: u32,
+    block: &[u8],
+    codes: &[u32; 256],
+    buf: &mut [u8],
+    cap: usize,
+    prefetch: &mut Prefetch,
+) -> Option<[usize; 4]> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_v3() {
+        // SAFETY: `has_v3` detected AVX2, all `avx2::code_quarters` requires.
+        #[allow(unsafe_code)]
+        return Some(unsafe {
+            avx2::code_quarters(len, first, shift, block, codes, buf, cap, prefetch)
+        });
+    }
+    let _ = (len, first, shift, block, codes, buf, cap, prefetch);
+    None
+}
+
+/// Codes `part[from..]` one byte at a time into `out` from byte `pos` (on a byte boundary) and
+/// returns the stream's size.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+fn code_rest(
+    part: &[u8],
+    from: usize,
+    codes: &[u32; 256],
+    out: &mut [u8],
+    mut pos: usize,
+) -> usize {
+    let (mut bits, mut nb) = (0u64, 0u32);
+    for &b in &part[from..] {
+        bits |= u64::from(codes[b as usize] >> 4) << nb;
+        nb += codes[b as usize] & 15;
+        out[pos..pos + 8].copy_from_slice(&bits.to_le_bytes());
+        pos += (nb >> 3) as usize;
+        bits >>= nb & 56;
+        nb &= 7;
+    }
+    out[pos..pos + 8].copy_from_slice(&bits.to_le_bytes());
+    pos + (nb > 0) as usize
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::super::decode_stride::field_mask;
+    use super::super::prefetch::Prefetch;
+    use super::super::quarters;
+    use super::code_rest;
+    use std::arch::x86_64::*;
+
+    /// [`super::encode_flat_stride`] on AVX2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[allow(unsafe_code, clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn code_quarters(
+        len: u32,
+        first: u8,
+        shift: u32,
+        block: &[u8],
+        codes: &[u32; 256],
+        buf: &mut [u8],
+        cap: usize,
+        prefetch: &mut Prefetch,
+    ) -> [usize; 4] {
+        let l = len;
+        let qs = quarters(block.len());
+        let starts = [0, qs[0], qs[0] + qs[1], qs[0] + qs[1] + qs[2]];
+        let rounds = qs.iter().map(|&q| q / 8).min().unwrap_or(0);
+        // The index's reversed bits, from its low and high nibble.
+        let rev4 = |n: u32| u32::from((n as u8).reverse_bits() >> 4);
+        let place = |v: u32| ((v >> (8 - l)) & 0xff) as u8;
+        let low: [u8; 16] = std::array::from_fn(|n| place(rev4(n as u32) << 4));
+        let high: [u8; 16] = std::array::from_fn(|n| place(rev4(n as u32)));
+        // SAFETY: 16 readable bytes each.
+        let (low, high) = unsafe {
+            (
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(low.as_ptr().cast())),
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(high.as_ptr().cast())),
+            )
+        };
+        let splat = |m: u64| _mm256_set1_epi64x(m as i64);
+        let count = |n: u32| _mm_cvtsi32_si128(n as i32);
+        let index = _mm256_set1_epi8(((1u32 << l) - 1) as u8 as i8);
+        let nibble = _mm256_set1_epi8(0x0f);
+        let first = _mm256_set1_epi8(first as i8);
+        let (by_shift, by_l, by_2l, by_4l) = (count(shift), count(l), count(2 * l), count(4 * l));
+        let (eighth, quarter, half) = (
+            splat(field_mask(l, 16)),
+            splat(field_mask(2 * l, 32)),
+            splat(field_mask(4 * l, 64)),
+        );
+        let (ip, op) = (block.as_ptr(), buf.as_mut_ptr());
+        let step = l as usize;
+        for r in 0..rounds {
+            if r % 8 == 0 {
+                prefetch.step();
+            }
+            // SAFETY: every quarter holds `rounds · 8` bytes or more, so the 8 bytes at
+            // `start + 8r` are inside `block`; each stream's `cap` bytes hold its codes, at
+            // least `8 · l` bits for each of these rounds' 8 bytes, plus 8 bytes of room, so
+            // the 8-byte store at `j · cap + l · r` stays inside stream j's part of `buf`.
+            let x = unsafe {
+                let at = |j: usize| ip.add(starts[j] + 8 * r).cast::<i64>().read_unaligned();
+                _mm256_set_epi64x(at(3), at(2), at(1), at(0))
+            };
+            // Each byte's index `(b − first) >> shift`, bit-reversed into the low `l` bits.
+            let k = _mm256_and_si256(_mm256_srl_epi16(_mm256_sub_epi8(x, first), by_shift), index);
+            let lo = _mm256_and_si256(k, nibble);
+            let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(k), nibble);
+            let v = _mm256_or_si256(_mm256_shuffle_epi8(low, lo), _mm256_shuffle_epi8(high, hi));
+            // Fields gathered: byte pairs into 2l bits, then 4l, then 8l.
+            let v = _mm256_or_si256(
+                _mm256_and_si256(v, eighth),
+                _mm256_sll_epi64(_mm256_and_si256(_mm256_srli_epi64::<8>(v), eighth), by_l),
+            );
+            let v = _mm256_or_si256(
+                _mm256_and_si256(v, quarter),
+                _mm256_sll_epi64(_mm256_and_si256(_mm256_srli_epi64::<16>(v), quarter), by_2l),
+            );
+            let v = _mm256_or_si256(
+                _mm256_and_si256(v, half),
+                _mm256_sll_epi64(_mm256_and_si256(_mm256_srli_epi64::<32>(v), half), by_4l),
+            );
+            let (a, b) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+            let words = [
+                _mm_cvtsi128_si64(a),
+                _mm_extract_epi64::<1>(a),
+                _mm_cvtsi128_si64(b),
+                _mm_extract_epi64::<1>(b),
+            ];
+            for (j, w) in words.into_iter().enumerate() {
+                // SAFETY: see above.
+                unsafe {
+                    op.add(j * cap + step * r)
+                        .cast::<u64>()
+                        .write_unaligned((w as u64).to_le())
+                };
+            }
+        }
+        std::array::from_fn(|j| {
+            let part = &block[starts[j]..starts[j] + qs[j]];
+            let out = &mut buf[j * cap..(j + 1) * cap];
+            code_rest(part, 8 * rounds, codes, out, step * rounds)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::encode_kernels::{encode_lanes_dispatch, WINDOW};
+    use super::super::lengths::encode_codes;
+    use super::super::quarters;
+    use super::*;
+
+    /// The computed rounds write the table coder's streams, byte for byte, for every length,
+    /// spacing and first symbol, and block sizes around a round (on CPUs without AVX2 the
+    /// caller's table coders run instead: nothing to compare).
+    #[test]
+    fn computed_rounds_write_the_table_coders_streams() {
+        let mut next = crate::xorshift(0x0c0d_e5ee_dfee_d123);
+        for l in 1..=7u32 {
+            for shift in 0..=8 - l {
+                let span = ((1u32 << l) - 1) << shift;
+                for first in [0, 255 - span] {
+                    let mut lengths = [0u8; 256];
+                    let symbols: Vec<u8> = (0..1u32 << l)
+                        .map(|k| (first + (k << shift)) as u8)
+                        .collect();
+                    for &s in &symbols {
+                        lengths[s as usize] = l as u8;
+                    }
+                    let mut codes = [0u32; 256];
+                    encode_codes(&lengths, &mut codes);
+                    for n in [0, 7, 31, 32, 33, 100, 4_099, 65_536] {
+                        let block: Vec<u8> = (0..n)
+                            .map(|_| symbols[(next() % symbols.len() as u64) as usize])
+                            .collect();
+                        let cap = quarters(n)[3] * l as usize / 8 + 16 + WINDOW + 8;
+                        let (mut a, mut b) = (vec![0u8; 4 * cap], vec![0u8; 4 * cap]);
+                        let none = &mut Prefetch::default();
+                        let sa = encode_lanes_dispatch(true, &block, &codes, &mut a, cap, none);
+                        let first = first as u8;
+                        let Some(sb) =
+                            encode_flat_stride(l, first, shift, &block, &codes, &mut b, cap, none)
+                        else {
+                            return;
+                        };
+                        assert_eq!(sa, sb, "{l} bits, shift {shift}, first {first}, {n} bytes");
+                        for j in 0..4 {
+                            assert_eq!(
+                                a[j * cap..j * cap + sa[j]],
+                                b[j * cap..j * cap + sb[j]],
+                                "{l} bits, shift {shift}, first {first}, {n} bytes, stream {j}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
