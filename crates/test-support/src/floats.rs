@@ -50,6 +50,26 @@ pub fn bf16_bits(v: f32) -> u16 {
     (v.to_bits() >> 16) as u16
 }
 
+/// `n` bf16 values shaped like Adam's second moment as the codecs meet it (little-endian bytes):
+/// positive, in a narrow band of exponents, with uniform 7-bit mantissas, so that with the sign
+/// rotated to bit 0 (always 0) their low bytes are the 128 even bytes, a flat code of evenly
+/// spaced symbols (`huffman::encode_stride` / `decode_stride` in the codecs). Seeded.
+pub fn second_moment_bf16(n: usize, seed: u64) -> Vec<u8> {
+    let mut next = crate::rng::xorshift(seed);
+    (0..n)
+        .flat_map(|_| (0x3400u16 | (next() as u16 & 0x03ff)).to_le_bytes())
+        .collect()
+}
+
+/// The seed, length and expected LMC snapshot (its length and xxh3-64) of the one-tensor file
+/// `exp_avg_sq` = [`second_moment_bf16`]`(SECOND_MOMENT.0, SECOND_MOMENT.1)`, as the native
+/// encoder writes it: the wasm tests assert that the page's workers write the same bytes.
+pub const SECOND_MOMENT: (usize, u64, (usize, u64)) = (
+    150_001,
+    0x2545_f491_4f6c_dd1d,
+    (187_901, 0x549a_783d_1a75_e093),
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use bitlens_protocol::js::{from_js, to_js};
 use bitlens_protocol::{CompressOptions, Compressed, Roundtrip};
 use bitlens_snapshot::{CodecChoice, CodecKind, SnapshotReader};
 use bitlens_tensors::Header;
-use bitlens_test_support::floats::bf16_bits;
+use bitlens_test_support::floats::{bf16_bits, second_moment_bf16, SECOND_MOMENT};
 use bitlens_test_support::safetensors::{self, Builder};
 use bitlens_wasm::snapshot::codec_roundtrip_js;
 use bitlens_wasm::{compress_snapshot, decompress_snapshot, open_snapshot, Failure, JsSource};
@@ -121,30 +121,25 @@ fn compress_matches_the_core_and_round_trips() {
     assert!(SnapshotReader::open(snap.as_slice()).is_ok());
 }
 
-/// Adam's second moment in bf16 as the codec meets it: positive values whose 7 mantissa bits
-/// are uniform, so (the sign rotated to bit 0, always 0) their low bytes are the 128 even bytes,
-/// a flat code the workers decode with 128-bit SIMD (`huffman::decode_stride`); it round-trips,
-/// in blocks whole and cut short.
+/// Adam's second moment in bf16 as the codec meets it (`second_moment_bf16`): a flat code the
+/// workers encode and decode with 128-bit SIMD (`huffman::encode_stride` / `decode_stride`). The
+/// snapshot is byte for byte the native one (`SECOND_MOMENT`, asserted natively by the snapshot
+/// crate's `a_second_moment_snapshot_is_the_same_on_every_build`), and it round-trips.
 #[wasm_bindgen_test]
 fn a_second_moment_round_trips_through_the_computed_flat_code() {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    let n = 150_001u32;
-    let v: Vec<u8> = (0..n)
-        .flat_map(|_| (0x3400u16 | (next() as u16 & 0x03ff)).to_le_bytes())
-        .collect();
+    let (n, seed, expected) = SECOND_MOMENT;
     let src = Rc::new(
         Builder::new()
-            .tensor("exp_avg_sq", "BF16", &[n.into()], &v)
+            .tensor(
+                "exp_avg_sq",
+                "BF16",
+                &[n as u64],
+                &second_moment_bf16(n, seed),
+            )
             .build(),
     );
     let (_, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
-    assert!(snap.len() < src.len() * 15 / 16, "the low bytes were coded");
+    assert_eq!((snap.len(), bitlens_snapshot::checksum(&snap)), expected);
     assert_eq!(decompress_js(&Rc::new(snap)).unwrap(), *src);
 }
 

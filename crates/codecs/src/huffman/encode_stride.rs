@@ -7,8 +7,9 @@
 //! 256-bit register; each byte becomes its symbol's index `(b − first) >> shift`, bit-reversed
 //! (two byte shuffles over its nibbles), the eight fields are gathered into the low `8 · l` bits by
 //! three mask-and-shift halvings, and each quarter's word is stored at its stream's next `l`
-//! bytes. The bytes left in a quarter are coded one at a time. The streams are those the table
-//! coders ([`super::encode_kernels`]) write, byte for byte.
+//! bytes. In WebAssembly with SIMD (the page's workers) two quarters share a register. The
+//! bytes left in a quarter are coded one at a time. The streams are those the table coders
+//! ([`super::encode_kernels`]) write, byte for byte.
 
 use super::prefetch::Prefetch;
 
@@ -34,13 +35,52 @@ pub(super) fn encode_flat_stride(
             avx2::code_quarters(len, first, shift, block, codes, buf, cap, prefetch)
         });
     }
-    let _ = (len, first, shift, block, codes, buf, cap, prefetch);
-    None
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        Some(simd128::code_quarters(
+            len, first, shift, block, codes, buf, cap, prefetch,
+        ))
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        let _ = (len, first, shift, block, codes, buf, cap, prefetch);
+        None
+    }
+}
+
+/// Where each quarter of a block of `n` bytes starts, its length, and the rounds of 8 bytes
+/// every quarter has.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
+fn layout(n: usize) -> ([usize; 4], [usize; 4], usize) {
+    let qs = super::quarters(n);
+    let starts = [0, qs[0], qs[0] + qs[1], qs[0] + qs[1] + qs[2]];
+    (starts, qs, qs.iter().map(|&q| q / 8).min().unwrap_or(0))
+}
+
+/// The two byte-shuffle tables of a flat `l`-bit code: for a symbol index's low and high
+/// nibble, its part of the index's `l` bits reversed.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
+fn reversal_tables(l: u32) -> ([u8; 16], [u8; 16]) {
+    let rev4 = |n: u32| u32::from((n as u8).reverse_bits() >> 4);
+    let place = |v: u32| ((v >> (8 - l)) & 0xff) as u8;
+    (
+        std::array::from_fn(|n| place(rev4(n as u32) << 4)),
+        std::array::from_fn(|n| place(rev4(n as u32))),
+    )
 }
 
 /// Codes `part[from..]` one byte at a time into `out` from byte `pos` (on a byte boundary) and
 /// returns the stream's size.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
 fn code_rest(
     part: &[u8],
     from: usize,
@@ -65,8 +105,7 @@ fn code_rest(
 mod avx2 {
     use super::super::decode_stride::field_mask;
     use super::super::prefetch::Prefetch;
-    use super::super::quarters;
-    use super::code_rest;
+    use super::{code_rest, layout, reversal_tables};
     use std::arch::x86_64::*;
 
     /// [`super::encode_flat_stride`] on AVX2.
@@ -86,14 +125,9 @@ mod avx2 {
         prefetch: &mut Prefetch,
     ) -> [usize; 4] {
         let l = len;
-        let qs = quarters(block.len());
-        let starts = [0, qs[0], qs[0] + qs[1], qs[0] + qs[1] + qs[2]];
-        let rounds = qs.iter().map(|&q| q / 8).min().unwrap_or(0);
+        let (starts, qs, rounds) = layout(block.len());
         // The index's reversed bits, from its low and high nibble.
-        let rev4 = |n: u32| u32::from((n as u8).reverse_bits() >> 4);
-        let place = |v: u32| ((v >> (8 - l)) & 0xff) as u8;
-        let low: [u8; 16] = std::array::from_fn(|n| place(rev4(n as u32) << 4));
-        let high: [u8; 16] = std::array::from_fn(|n| place(rev4(n as u32)));
+        let (low, high) = reversal_tables(l);
         // SAFETY: 16 readable bytes each.
         let (low, high) = unsafe {
             (
@@ -157,6 +191,102 @@ mod avx2 {
                     op.add(j * cap + step * r)
                         .cast::<u64>()
                         .write_unaligned((w as u64).to_le())
+                };
+            }
+        }
+        std::array::from_fn(|j| {
+            let part = &block[starts[j]..starts[j] + qs[j]];
+            let out = &mut buf[j * cap..(j + 1) * cap];
+            code_rest(part, 8 * rounds, codes, out, step * rounds)
+        })
+    }
+}
+
+/// The same rounds in WebAssembly's 128-bit SIMD (the page's workers): quarters 0–1 and 2–3
+/// in two registers.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128 {
+    use super::super::decode_stride::field_mask;
+    use super::super::prefetch::Prefetch;
+    use super::{code_rest, layout, reversal_tables};
+    use std::arch::wasm32::*;
+
+    /// [`super::encode_flat_stride`] in WebAssembly SIMD.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn code_quarters(
+        len: u32,
+        first: u8,
+        shift: u32,
+        block: &[u8],
+        codes: &[u32; 256],
+        buf: &mut [u8],
+        cap: usize,
+        prefetch: &mut Prefetch,
+    ) -> [usize; 4] {
+        let l = len;
+        let (starts, qs, rounds) = layout(block.len());
+        let (low, high) = reversal_tables(l);
+        let table = |t: [u8; 16]| {
+            u8x16(
+                t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12],
+                t[13], t[14], t[15],
+            )
+        };
+        let (low, high) = (table(low), table(high));
+        let index = u8x16_splat(((1u32 << l) - 1) as u8);
+        let nibble = u8x16_splat(0x0f);
+        let first = u8x16_splat(first);
+        let (eighth, quarter, half) = (
+            u64x2_splat(field_mask(l, 16)),
+            u64x2_splat(field_mask(2 * l, 32)),
+            u64x2_splat(field_mask(4 * l, 64)),
+        );
+        // Two quarters' next 8 bytes, one per 64-bit half, into their codes' 8·l low bits.
+        let code = |x: v128| {
+            let k = v128_and(u16x8_shr(i8x16_sub(x, first), shift), index);
+            let lo = v128_and(k, nibble);
+            let hi = v128_and(u16x8_shr(k, 4), nibble);
+            let v = v128_or(u8x16_swizzle(low, lo), u8x16_swizzle(high, hi));
+            let v = v128_or(
+                v128_and(v, eighth),
+                u64x2_shl(v128_and(u64x2_shr(v, 8), eighth), l),
+            );
+            let v = v128_or(
+                v128_and(v, quarter),
+                u64x2_shl(v128_and(u64x2_shr(v, 16), quarter), 2 * l),
+            );
+            v128_or(
+                v128_and(v, half),
+                u64x2_shl(v128_and(u64x2_shr(v, 32), half), 4 * l),
+            )
+        };
+        let (ip, op) = (block.as_ptr(), buf.as_mut_ptr());
+        let step = l as usize;
+        for r in 0..rounds {
+            if r % 8 == 0 {
+                prefetch.step();
+            }
+            // SAFETY: as in the AVX2 rounds: every quarter holds `rounds · 8` bytes, and each
+            // stream's `cap` bytes hold these rounds' `8 · l` bits each plus 8 bytes of room.
+            #[allow(unsafe_code)]
+            let (x01, x23) = unsafe {
+                let at = |j: usize| ip.add(starts[j] + 8 * r).cast::<u64>().read_unaligned();
+                (u64x2(at(0), at(1)), u64x2(at(2), at(3)))
+            };
+            let (c01, c23) = (code(x01), code(x23));
+            let words = [
+                u64x2_extract_lane::<0>(c01),
+                u64x2_extract_lane::<1>(c01),
+                u64x2_extract_lane::<0>(c23),
+                u64x2_extract_lane::<1>(c23),
+            ];
+            for (j, w) in words.into_iter().enumerate() {
+                // SAFETY: see above.
+                #[allow(unsafe_code)]
+                unsafe {
+                    op.add(j * cap + step * r)
+                        .cast::<u64>()
+                        .write_unaligned(w.to_le())
                 };
             }
         }
