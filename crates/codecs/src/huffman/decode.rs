@@ -272,6 +272,26 @@ pub(super) struct Lanes {
 }
 
 impl Lanes {
+    /// Lanes of random sizes (streams below `input` bytes, quarters below `output`) and random
+    /// stream bytes, for the kernels' tests.
+    #[cfg(test)]
+    pub(super) fn random(
+        next: &mut impl FnMut() -> u64,
+        input: u64,
+        output: u64,
+    ) -> (Lanes, Vec<u8>) {
+        let mut l = Lanes {
+            input: [0; 5],
+            output: [0; 5],
+        };
+        for j in 0..4 {
+            l.input[j + 1] = l.input[j] + (next() % input) as usize;
+            l.output[j + 1] = l.output[j] + (next() % output) as usize;
+        }
+        let streams = (0..l.input[4]).map(|_| next() as u8).collect();
+        (l, streams)
+    }
+
     fn new(sizes: [usize; 4], n: usize) -> Lanes {
         let q = quarters(n);
         let mut l = Lanes {
@@ -358,6 +378,7 @@ mod tests {
     use super::super::encode::{encode_plain, EncodeScratch};
     use super::super::histogram::histogram;
     use super::super::lengths::build_lengths;
+    use super::super::lookup::flat_stride_codes;
     use super::super::table::write_table;
     use super::*;
 
@@ -458,23 +479,14 @@ mod tests {
                 assert_eq!(back, block, "{l} bits, {expected:?}, {n} bytes");
             }
         };
-        for l in 1..=7u32 {
-            for shift in 0..=8 - l {
-                let span = ((1u32 << l) - 1) << shift;
-                for first in [0, 1.min(255 - span), 255 - span] {
-                    let symbols: Vec<u8> = (0..1u32 << l)
-                        .map(|k| (first + (k << shift)) as u8)
-                        .collect();
-                    let (len, first) = (l, first as u8);
-                    check(l, &symbols, Lookup::FlatStride { len, first, shift });
-                    // One symbol off the spacing: looked up.
-                    let mut uneven = symbols.clone();
-                    let last = uneven.len() - 1;
-                    if l > 1 && uneven[last] > uneven[last - 1] + 1 {
-                        uneven[last] -= 1;
-                        check(l, &uneven, Lookup::Flat(l));
-                    }
-                }
+        for (len, shift, first, symbols, _) in flat_stride_codes() {
+            check(len, &symbols, Lookup::FlatStride { len, first, shift });
+            // One symbol off the spacing: looked up.
+            let mut uneven = symbols.clone();
+            let last = uneven.len() - 1;
+            if len > 1 && uneven[last] > uneven[last - 1] + 1 {
+                uneven[last] -= 1;
+                check(len, &uneven, Lookup::Flat(len));
             }
         }
     }

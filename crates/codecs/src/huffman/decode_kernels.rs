@@ -445,15 +445,7 @@ mod tests {
             for e in single.iter_mut() {
                 *e = next() as u16 | 1;
             }
-            let mut lanes = Lanes {
-                input: [0; 5],
-                output: [0; 5],
-            };
-            for j in 0..4 {
-                lanes.input[j + 1] = lanes.input[j] + (next() % 300) as usize;
-                lanes.output[j + 1] = lanes.output[j] + (next() % 600) as usize;
-            }
-            let streams: Vec<u8> = (0..lanes.input[4]).map(|_| next() as u8).collect();
+            let (lanes, streams) = Lanes::random(&mut next, 300, 600);
             let mut out = vec![0u8; lanes.output[4]];
             for bits in [11, 12] {
                 let none = &mut Prefetch::default();

@@ -16,6 +16,11 @@
 use super::decode::Lanes;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 use super::decode_kernels;
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(unused_imports)
+)]
+use super::decode_kernels::{load_unchecked, safe_rounds, FLAT_ROUND, PREFETCH_ROUNDS};
 use super::prefetch::Prefetch;
 use super::TABLE_SIZE;
 
@@ -104,10 +109,60 @@ pub(super) fn field_mask(width: u32, every: u32) -> u64 {
     (0..64 / every).fold(0, |m, i| m | field << (i * every))
 }
 
+/// The four lanes in rounds of [`FLAT_ROUND`] symbols each, side by side, while every lane has
+/// room for one more: `symbols` turns the four lanes' loads (one lane per word) into their 8
+/// symbols each; returns each lane's (bit position, output position). Inlined into each SIMD
+/// build, whose `symbols` is its arithmetic.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_feature = "simd128")),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn stride_rounds(
+    len: u32,
+    streams: &[u8],
+    lanes: &Lanes,
+    out: &mut [u8],
+    prefetch: &mut Prefetch,
+    symbols: impl Fn([u64; 4]) -> [u64; 4],
+) -> [(u64, usize); 4] {
+    let mut st: [(u64, usize); 4] =
+        std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
+    let step = u64::from(len) * FLAT_ROUND as u64;
+    loop {
+        let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
+        if n == 0 {
+            return st;
+        }
+        let (mut bp, mut p) = (st.map(|(b, _)| b), st.map(|(_, p)| p));
+        let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
+        for round in 0..n {
+            if round % PREFETCH_ROUNDS == 0 {
+                prefetch.step();
+            }
+            // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane reads
+            // the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by `8 · len` ≤
+            // 56 bits) and writes the 8 bytes at its position `p` ≤ its quarter's end − 8 (a
+            // round moves `p` by 8): inside `streams` and `out`.
+            #[allow(unsafe_code)]
+            let x = bp.map(|b| unsafe { load_unchecked(sp, b) });
+            for (j, y) in symbols(x).into_iter().enumerate() {
+                // SAFETY: see above.
+                #[allow(unsafe_code)]
+                unsafe {
+                    op.add(p[j]).cast::<u64>().write_unaligned(y.to_le())
+                };
+                bp[j] += step;
+                p[j] += FLAT_ROUND;
+            }
+        }
+        st = std::array::from_fn(|j| (bp[j], p[j]));
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::super::decode::Lanes;
-    use super::super::decode_kernels::{load_unchecked, safe_rounds, FLAT_ROUND, PREFETCH_ROUNDS};
     use super::super::prefetch::Prefetch;
     use super::StrideCode;
     use std::arch::x86_64::*;
@@ -144,82 +199,41 @@ mod avx2 {
         };
         let nibble = _mm256_set1_epi8(0x0f);
         let first = _mm256_set1_epi8(code.first as i8);
-        let mut st: [(u64, usize); 4] =
-            std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
-        let step = u64::from(l) * FLAT_ROUND as u64;
-        loop {
-            let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
-            if n == 0 {
-                return st;
-            }
-            let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
-            let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
-            for round in 0..n {
-                if round % PREFETCH_ROUNDS == 0 {
-                    prefetch.step();
-                }
-                // SAFETY: `safe_rounds` chose `n` so that in each of these rounds every lane
-                // reads the 8 bytes at `bp / 8` ≤ its stream's end − 8 (a round moves `bp` by
-                // `8 · l` ≤ 56 bits) and writes the 8 bytes at its position `p` ≤ its quarter's
-                // end − 8 (a round moves `p` by 8): inside `streams` and `out`.
-                let x = unsafe {
-                    _mm256_set_epi64x(
-                        load_unchecked(sp, b3) as i64,
-                        load_unchecked(sp, b2) as i64,
-                        load_unchecked(sp, b1) as i64,
-                        load_unchecked(sp, b0) as i64,
-                    )
-                };
-                // Fields 4–7 up by 32 − 4l, then 2–3 (and 6–7) by 16 − 2l, then every odd one
-                // by 8 − l: field i in byte i (the load's sentinel bit 63 is masked off).
-                let v = _mm256_or_si256(
-                    _mm256_and_si256(x, half),
-                    _mm256_slli_epi64::<32>(_mm256_and_si256(_mm256_srl_epi64(x, by_4l), half)),
-                );
-                let v = _mm256_or_si256(
-                    _mm256_and_si256(v, quarter),
-                    _mm256_slli_epi64::<16>(_mm256_and_si256(_mm256_srl_epi64(v, by_2l), quarter)),
-                );
-                let v = _mm256_or_si256(
-                    _mm256_and_si256(v, eighth),
-                    _mm256_slli_epi64::<8>(_mm256_and_si256(_mm256_srl_epi64(v, by_l), eighth)),
-                );
-                // Each byte's nibbles reversed, placed, and the first symbol added.
-                let lo = _mm256_and_si256(v, nibble);
-                let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
-                let sym = _mm256_add_epi8(
-                    _mm256_or_si256(_mm256_shuffle_epi8(low, lo), _mm256_shuffle_epi8(high, hi)),
-                    first,
-                );
-                let (a, b) = (
-                    _mm256_castsi256_si128(sym),
-                    _mm256_extracti128_si256::<1>(sym),
-                );
-                // SAFETY: see above.
-                unsafe {
-                    op.add(p0)
-                        .cast::<u64>()
-                        .write_unaligned(_mm_cvtsi128_si64(a) as u64);
-                    op.add(p1)
-                        .cast::<u64>()
-                        .write_unaligned(_mm_extract_epi64::<1>(a) as u64);
-                    op.add(p2)
-                        .cast::<u64>()
-                        .write_unaligned(_mm_cvtsi128_si64(b) as u64);
-                    op.add(p3)
-                        .cast::<u64>()
-                        .write_unaligned(_mm_extract_epi64::<1>(b) as u64);
-                }
-                (b0, b1, b2, b3) = (b0 + step, b1 + step, b2 + step, b3 + step);
-                (p0, p1, p2, p3) = (
-                    p0 + FLAT_ROUND,
-                    p1 + FLAT_ROUND,
-                    p2 + FLAT_ROUND,
-                    p3 + FLAT_ROUND,
-                );
-            }
-            st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
-        }
+        let symbols = |[x0, x1, x2, x3]: [u64; 4]| {
+            let x = _mm256_set_epi64x(x3 as i64, x2 as i64, x1 as i64, x0 as i64);
+            // Fields 4–7 up by 32 − 4l, then 2–3 (and 6–7) by 16 − 2l, then every odd one by
+            // 8 − l: field i in byte i (the load's sentinel bit 63 is masked off).
+            let v = _mm256_or_si256(
+                _mm256_and_si256(x, half),
+                _mm256_slli_epi64::<32>(_mm256_and_si256(_mm256_srl_epi64(x, by_4l), half)),
+            );
+            let v = _mm256_or_si256(
+                _mm256_and_si256(v, quarter),
+                _mm256_slli_epi64::<16>(_mm256_and_si256(_mm256_srl_epi64(v, by_2l), quarter)),
+            );
+            let v = _mm256_or_si256(
+                _mm256_and_si256(v, eighth),
+                _mm256_slli_epi64::<8>(_mm256_and_si256(_mm256_srl_epi64(v, by_l), eighth)),
+            );
+            // Each byte's nibbles reversed, placed, and the first symbol added.
+            let lo = _mm256_and_si256(v, nibble);
+            let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble);
+            let sym = _mm256_add_epi8(
+                _mm256_or_si256(_mm256_shuffle_epi8(low, lo), _mm256_shuffle_epi8(high, hi)),
+                first,
+            );
+            let (a, b) = (
+                _mm256_castsi256_si128(sym),
+                _mm256_extracti128_si256::<1>(sym),
+            );
+            [
+                _mm_cvtsi128_si64(a) as u64,
+                _mm_extract_epi64::<1>(a) as u64,
+                _mm_cvtsi128_si64(b) as u64,
+                _mm_extract_epi64::<1>(b) as u64,
+            ]
+        };
+        super::stride_rounds(l, streams, lanes, out, prefetch, symbols)
     }
 }
 
@@ -228,7 +242,6 @@ mod avx2 {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
     use super::super::decode::Lanes;
-    use super::super::decode_kernels::{load_unchecked, safe_rounds, FLAT_ROUND, PREFETCH_ROUNDS};
     use super::super::prefetch::Prefetch;
     use super::StrideCode;
     use std::arch::wasm32::*;
@@ -278,56 +291,22 @@ mod simd128 {
                 first,
             )
         };
-        let mut st: [(u64, usize); 4] =
-            std::array::from_fn(|j| (8 * lanes.input[j] as u64, lanes.output[j]));
-        let step = u64::from(l) * FLAT_ROUND as u64;
-        loop {
-            let n = safe_rounds(lanes, &st, FLAT_ROUND, FLAT_ROUND);
-            if n == 0 {
-                return st;
-            }
-            let [(mut b0, mut p0), (mut b1, mut p1), (mut b2, mut p2), (mut b3, mut p3)] = st;
-            let (sp, op) = (streams.as_ptr(), out.as_mut_ptr());
-            for round in 0..n {
-                if round % PREFETCH_ROUNDS == 0 {
-                    prefetch.step();
-                }
-                // SAFETY: as in the AVX2 rounds: `safe_rounds` chose `n` so that every lane's
-                // 8-byte load and 8-byte store stay inside its stream and quarter.
-                #[allow(unsafe_code)]
-                let (x01, x23) = unsafe {
-                    (
-                        u64x2(load_unchecked(sp, b0), load_unchecked(sp, b1)),
-                        u64x2(load_unchecked(sp, b2), load_unchecked(sp, b3)),
-                    )
-                };
-                let (s01, s23) = (symbols(x01), symbols(x23));
-                // SAFETY: see above.
-                #[allow(unsafe_code)]
-                unsafe {
-                    let put = |p: usize, v: u64| op.add(p).cast::<u64>().write_unaligned(v);
-                    put(p0, u64x2_extract_lane::<0>(s01));
-                    put(p1, u64x2_extract_lane::<1>(s01));
-                    put(p2, u64x2_extract_lane::<0>(s23));
-                    put(p3, u64x2_extract_lane::<1>(s23));
-                }
-                (b0, b1, b2, b3) = (b0 + step, b1 + step, b2 + step, b3 + step);
-                (p0, p1, p2, p3) = (
-                    p0 + FLAT_ROUND,
-                    p1 + FLAT_ROUND,
-                    p2 + FLAT_ROUND,
-                    p3 + FLAT_ROUND,
-                );
-            }
-            st = [(b0, p0), (b1, p1), (b2, p2), (b3, p3)];
-        }
+        super::stride_rounds(l, streams, lanes, out, prefetch, |[x0, x1, x2, x3]| {
+            let (s01, s23) = (symbols(u64x2(x0, x1)), symbols(u64x2(x2, x3)));
+            [
+                u64x2_extract_lane::<0>(s01),
+                u64x2_extract_lane::<1>(s01),
+                u64x2_extract_lane::<0>(s23),
+                u64x2_extract_lane::<1>(s23),
+            ]
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::decode_kernels;
-    use super::super::lookup::{build_decode_table, BYTE_SHIFT};
+    use super::super::lookup::{build_decode_table, flat_stride_codes, BYTE_SHIFT};
     use super::*;
 
     /// The computed rounds give the table rounds' bytes and end where they end, for every
@@ -337,50 +316,27 @@ mod tests {
     fn computed_rounds_match_the_table_rounds() {
         let mut next = crate::xorshift(0x005e_ed0f_f1a7_57e9);
         let mut table = [0u16; TABLE_SIZE];
-        for l in 1..=7u32 {
-            for shift in 0..=8 - l {
-                let span = ((1u32 << l) - 1) << shift;
-                for first in [0, 255 - span] {
-                    let mut lengths = [0u8; 256];
-                    for k in 0..1u32 << l {
-                        lengths[(first + (k << shift)) as usize] = l as u8;
-                    }
-                    build_decode_table(&lengths, l, BYTE_SHIFT, &mut table).unwrap();
-                    for _ in 0..20 {
-                        let mut lanes = Lanes {
-                            input: [0; 5],
-                            output: [0; 5],
-                        };
-                        for j in 0..4 {
-                            lanes.input[j + 1] = lanes.input[j] + (next() % 900) as usize;
-                            lanes.output[j + 1] = lanes.output[j] + (next() % 1500) as usize;
-                        }
-                        let streams: Vec<u8> = (0..lanes.input[4]).map(|_| next() as u8).collect();
-                        let mut by_table = vec![0u8; lanes.output[4]];
-                        let mut computed = by_table.clone();
-                        let none = &mut Prefetch::default();
-                        let a = decode_kernels::decode_flat(
-                            l,
-                            &table,
-                            &streams,
-                            &lanes,
-                            &mut by_table,
-                            none,
-                        );
-                        let b = decode_flat_stride(
-                            l,
-                            first as u8,
-                            shift,
-                            &table,
-                            &streams,
-                            &lanes,
-                            &mut computed,
-                            none,
-                        );
-                        assert_eq!(a, b, "{l} bits, shift {shift}, first {first}");
-                        assert_eq!(by_table, computed, "{l} bits, shift {shift}, first {first}");
-                    }
-                }
+        for (l, shift, first, _, lengths) in flat_stride_codes() {
+            build_decode_table(&lengths, l, BYTE_SHIFT, &mut table).unwrap();
+            for _ in 0..20 {
+                let (lanes, streams) = Lanes::random(&mut next, 900, 1500);
+                let mut by_table = vec![0u8; lanes.output[4]];
+                let mut computed = by_table.clone();
+                let none = &mut Prefetch::default();
+                let a =
+                    decode_kernels::decode_flat(l, &table, &streams, &lanes, &mut by_table, none);
+                let b = decode_flat_stride(
+                    l,
+                    first,
+                    shift,
+                    &table,
+                    &streams,
+                    &lanes,
+                    &mut computed,
+                    none,
+                );
+                assert_eq!(a, b, "{l} bits, shift {shift}, first {first}");
+                assert_eq!(by_table, computed, "{l} bits, shift {shift}, first {first}");
             }
         }
     }

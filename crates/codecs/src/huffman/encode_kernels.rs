@@ -103,6 +103,20 @@ fn code_stream<const B: usize>(
         }
         pos += at;
     }
+    code_bytes(rest, codes, out, pos, bits, nb)
+}
+
+/// Codes `rest` one byte at a time into `out` after the `nb` bits of `bits` at byte `pos`, and
+/// returns the stream's size (its last byte's unused bits zero).
+#[inline(always)]
+pub(super) fn code_bytes(
+    rest: &[u8],
+    codes: &[u32; 256],
+    out: &mut [u8],
+    mut pos: usize,
+    mut bits: u64,
+    mut nb: u32,
+) -> usize {
     for &b in rest {
         bits |= u64::from(codes[b as usize] >> 4) << nb;
         nb += codes[b as usize] & 15;

@@ -11,6 +11,7 @@
 //! bytes left in a quarter are coded one at a time. The streams are those the table coders
 //! ([`super::encode_kernels`]) write, byte for byte.
 
+use super::encode_kernels::code_bytes;
 use super::prefetch::Prefetch;
 
 /// Codes the quarters of `block` (every byte one of `first + (k << shift)`, `k < 2^len`, coded
@@ -48,18 +49,6 @@ pub(super) fn encode_flat_stride(
     }
 }
 
-/// Where each quarter of a block of `n` bytes starts, its length, and the rounds of 8 bytes
-/// every quarter has.
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_feature = "simd128")),
-    allow(dead_code)
-)]
-fn layout(n: usize) -> ([usize; 4], [usize; 4], usize) {
-    let qs = super::quarters(n);
-    let starts = [0, qs[0], qs[0] + qs[1], qs[0] + qs[1] + qs[2]];
-    (starts, qs, qs.iter().map(|&q| q / 8).min().unwrap_or(0))
-}
-
 /// The two byte-shuffle tables of a flat `l`-bit code: for a symbol index's low and high
 /// nibble, its part of the index's `l` bits reversed.
 #[cfg_attr(
@@ -75,37 +64,62 @@ fn reversal_tables(l: u32) -> ([u8; 16], [u8; 16]) {
     )
 }
 
-/// Codes `part[from..]` one byte at a time into `out` from byte `pos` (on a byte boundary) and
-/// returns the stream's size.
+/// Codes the quarters of `block` with a flat `len`-bit code: rounds of 8 bytes of each quarter
+/// side by side, `code` turning the four quarters' next 8 bytes (one quarter per word) into their
+/// `8 · len` code bits each, stored at stream j's next `len` bytes (`buf` at `j * cap`); then
+/// each quarter's last bytes one at a time with `codes`. Returns the stream sizes. Inlined into
+/// each SIMD build, whose `code` is its arithmetic.
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_feature = "simd128")),
     allow(dead_code)
 )]
-fn code_rest(
-    part: &[u8],
-    from: usize,
+#[inline(always)]
+fn stride_rounds(
+    len: u32,
+    block: &[u8],
     codes: &[u32; 256],
-    out: &mut [u8],
-    mut pos: usize,
-) -> usize {
-    let (mut bits, mut nb) = (0u64, 0u32);
-    for &b in &part[from..] {
-        bits |= u64::from(codes[b as usize] >> 4) << nb;
-        nb += codes[b as usize] & 15;
-        out[pos..pos + 8].copy_from_slice(&bits.to_le_bytes());
-        pos += (nb >> 3) as usize;
-        bits >>= nb & 56;
-        nb &= 7;
+    buf: &mut [u8],
+    cap: usize,
+    prefetch: &mut Prefetch,
+    code: impl Fn([u64; 4]) -> [u64; 4],
+) -> [usize; 4] {
+    let qs = super::quarters(block.len());
+    let starts = [0, qs[0], qs[0] + qs[1], qs[0] + qs[1] + qs[2]];
+    let rounds = qs.iter().map(|&q| q / 8).min().unwrap_or(0);
+    let step = len as usize;
+    let (ip, op) = (block.as_ptr(), buf.as_mut_ptr());
+    for r in 0..rounds {
+        if r % 8 == 0 {
+            prefetch.step();
+        }
+        // SAFETY: every quarter holds `rounds · 8` bytes or more, so the 8 bytes at
+        // `start + 8r` are inside `block`; each stream's `cap` bytes hold its codes, at least
+        // `8 · len` bits for each of these rounds' 8 bytes, plus 8 bytes of room, so the 8-byte
+        // store at `j · cap + len · r` stays inside stream j's part of `buf`.
+        #[allow(unsafe_code)]
+        let x = starts.map(|s| unsafe { ip.add(s + 8 * r).cast::<u64>().read_unaligned() });
+        for (j, w) in code(x).into_iter().enumerate() {
+            // SAFETY: see above.
+            #[allow(unsafe_code)]
+            unsafe {
+                op.add(j * cap + step * r)
+                    .cast::<u64>()
+                    .write_unaligned(w.to_le())
+            };
+        }
     }
-    out[pos..pos + 8].copy_from_slice(&bits.to_le_bytes());
-    pos + (nb > 0) as usize
+    std::array::from_fn(|j| {
+        let rest = &block[starts[j] + 8 * rounds..starts[j] + qs[j]];
+        let out = &mut buf[j * cap..(j + 1) * cap];
+        code_bytes(rest, codes, out, step * rounds, 0, 0)
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::super::decode_stride::field_mask;
     use super::super::prefetch::Prefetch;
-    use super::{code_rest, layout, reversal_tables};
+    use super::reversal_tables;
     use std::arch::x86_64::*;
 
     /// [`super::encode_flat_stride`] on AVX2.
@@ -125,7 +139,6 @@ mod avx2 {
         prefetch: &mut Prefetch,
     ) -> [usize; 4] {
         let l = len;
-        let (starts, qs, rounds) = layout(block.len());
         // The index's reversed bits, from its low and high nibble.
         let (low, high) = reversal_tables(l);
         // SAFETY: 16 readable bytes each.
@@ -146,20 +159,8 @@ mod avx2 {
             splat(field_mask(2 * l, 32)),
             splat(field_mask(4 * l, 64)),
         );
-        let (ip, op) = (block.as_ptr(), buf.as_mut_ptr());
-        let step = l as usize;
-        for r in 0..rounds {
-            if r % 8 == 0 {
-                prefetch.step();
-            }
-            // SAFETY: every quarter holds `rounds · 8` bytes or more, so the 8 bytes at
-            // `start + 8r` are inside `block`; each stream's `cap` bytes hold its codes, at
-            // least `8 · l` bits for each of these rounds' 8 bytes, plus 8 bytes of room, so
-            // the 8-byte store at `j · cap + l · r` stays inside stream j's part of `buf`.
-            let x = unsafe {
-                let at = |j: usize| ip.add(starts[j] + 8 * r).cast::<i64>().read_unaligned();
-                _mm256_set_epi64x(at(3), at(2), at(1), at(0))
-            };
+        let code = |[x0, x1, x2, x3]: [u64; 4]| {
+            let x = _mm256_set_epi64x(x3 as i64, x2 as i64, x1 as i64, x0 as i64);
             // Each byte's index `(b − first) >> shift`, bit-reversed into the low `l` bits.
             let k = _mm256_and_si256(_mm256_srl_epi16(_mm256_sub_epi8(x, first), by_shift), index);
             let lo = _mm256_and_si256(k, nibble);
@@ -179,26 +180,14 @@ mod avx2 {
                 _mm256_sll_epi64(_mm256_and_si256(_mm256_srli_epi64::<32>(v), half), by_4l),
             );
             let (a, b) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-            let words = [
-                _mm_cvtsi128_si64(a),
-                _mm_extract_epi64::<1>(a),
-                _mm_cvtsi128_si64(b),
-                _mm_extract_epi64::<1>(b),
-            ];
-            for (j, w) in words.into_iter().enumerate() {
-                // SAFETY: see above.
-                unsafe {
-                    op.add(j * cap + step * r)
-                        .cast::<u64>()
-                        .write_unaligned((w as u64).to_le())
-                };
-            }
-        }
-        std::array::from_fn(|j| {
-            let part = &block[starts[j]..starts[j] + qs[j]];
-            let out = &mut buf[j * cap..(j + 1) * cap];
-            code_rest(part, 8 * rounds, codes, out, step * rounds)
-        })
+            [
+                _mm_cvtsi128_si64(a) as u64,
+                _mm_extract_epi64::<1>(a) as u64,
+                _mm_cvtsi128_si64(b) as u64,
+                _mm_extract_epi64::<1>(b) as u64,
+            ]
+        };
+        super::stride_rounds(l, block, codes, buf, cap, prefetch, code)
     }
 }
 
@@ -208,7 +197,7 @@ mod avx2 {
 mod simd128 {
     use super::super::decode_stride::field_mask;
     use super::super::prefetch::Prefetch;
-    use super::{code_rest, layout, reversal_tables};
+    use super::reversal_tables;
     use std::arch::wasm32::*;
 
     /// [`super::encode_flat_stride`] in WebAssembly SIMD.
@@ -224,7 +213,6 @@ mod simd128 {
         prefetch: &mut Prefetch,
     ) -> [usize; 4] {
         let l = len;
-        let (starts, qs, rounds) = layout(block.len());
         let (low, high) = reversal_tables(l);
         let table = |t: [u8; 16]| {
             u8x16(
@@ -260,40 +248,14 @@ mod simd128 {
                 u64x2_shl(v128_and(u64x2_shr(v, 32), half), 4 * l),
             )
         };
-        let (ip, op) = (block.as_ptr(), buf.as_mut_ptr());
-        let step = l as usize;
-        for r in 0..rounds {
-            if r % 8 == 0 {
-                prefetch.step();
-            }
-            // SAFETY: as in the AVX2 rounds: every quarter holds `rounds · 8` bytes, and each
-            // stream's `cap` bytes hold these rounds' `8 · l` bits each plus 8 bytes of room.
-            #[allow(unsafe_code)]
-            let (x01, x23) = unsafe {
-                let at = |j: usize| ip.add(starts[j] + 8 * r).cast::<u64>().read_unaligned();
-                (u64x2(at(0), at(1)), u64x2(at(2), at(3)))
-            };
-            let (c01, c23) = (code(x01), code(x23));
-            let words = [
+        super::stride_rounds(l, block, codes, buf, cap, prefetch, |[x0, x1, x2, x3]| {
+            let (c01, c23) = (code(u64x2(x0, x1)), code(u64x2(x2, x3)));
+            [
                 u64x2_extract_lane::<0>(c01),
                 u64x2_extract_lane::<1>(c01),
                 u64x2_extract_lane::<0>(c23),
                 u64x2_extract_lane::<1>(c23),
-            ];
-            for (j, w) in words.into_iter().enumerate() {
-                // SAFETY: see above.
-                #[allow(unsafe_code)]
-                unsafe {
-                    op.add(j * cap + step * r)
-                        .cast::<u64>()
-                        .write_unaligned(w.to_le())
-                };
-            }
-        }
-        std::array::from_fn(|j| {
-            let part = &block[starts[j]..starts[j] + qs[j]];
-            let out = &mut buf[j * cap..(j + 1) * cap];
-            code_rest(part, 8 * rounds, codes, out, step * rounds)
+            ]
         })
     }
 }
@@ -302,6 +264,7 @@ mod simd128 {
 mod tests {
     use super::super::encode_kernels::{encode_lanes_dispatch, WINDOW};
     use super::super::lengths::encode_codes;
+    use super::super::lookup::flat_stride_codes;
     use super::super::quarters;
     use super::*;
 
@@ -311,42 +274,30 @@ mod tests {
     #[test]
     fn computed_rounds_write_the_table_coders_streams() {
         let mut next = crate::xorshift(0x0c0d_e5ee_dfee_d123);
-        for l in 1..=7u32 {
-            for shift in 0..=8 - l {
-                let span = ((1u32 << l) - 1) << shift;
-                for first in [0, 255 - span] {
-                    let mut lengths = [0u8; 256];
-                    let symbols: Vec<u8> = (0..1u32 << l)
-                        .map(|k| (first + (k << shift)) as u8)
-                        .collect();
-                    for &s in &symbols {
-                        lengths[s as usize] = l as u8;
-                    }
-                    let mut codes = [0u32; 256];
-                    encode_codes(&lengths, &mut codes);
-                    for n in [0, 7, 31, 32, 33, 100, 4_099, 65_536] {
-                        let block: Vec<u8> = (0..n)
-                            .map(|_| symbols[(next() % symbols.len() as u64) as usize])
-                            .collect();
-                        let cap = quarters(n)[3] * l as usize / 8 + 16 + WINDOW + 8;
-                        let (mut a, mut b) = (vec![0u8; 4 * cap], vec![0u8; 4 * cap]);
-                        let none = &mut Prefetch::default();
-                        let sa = encode_lanes_dispatch(true, &block, &codes, &mut a, cap, none);
-                        let first = first as u8;
-                        let Some(sb) =
-                            encode_flat_stride(l, first, shift, &block, &codes, &mut b, cap, none)
-                        else {
-                            return;
-                        };
-                        assert_eq!(sa, sb, "{l} bits, shift {shift}, first {first}, {n} bytes");
-                        for j in 0..4 {
-                            assert_eq!(
-                                a[j * cap..j * cap + sa[j]],
-                                b[j * cap..j * cap + sb[j]],
-                                "{l} bits, shift {shift}, first {first}, {n} bytes, stream {j}"
-                            );
-                        }
-                    }
+        for (l, shift, first, symbols, lengths) in flat_stride_codes() {
+            let mut codes = [0u32; 256];
+            encode_codes(&lengths, &mut codes);
+            for n in [0, 7, 31, 32, 33, 100, 4_099, 65_536] {
+                let block: Vec<u8> = (0..n)
+                    .map(|_| symbols[(next() % symbols.len() as u64) as usize])
+                    .collect();
+                let cap = quarters(n)[3] * l as usize / 8 + 16 + WINDOW + 8;
+                let (mut a, mut b) = (vec![0u8; 4 * cap], vec![0u8; 4 * cap]);
+                let none = &mut Prefetch::default();
+                let sa = encode_lanes_dispatch(true, &block, &codes, &mut a, cap, none);
+                let Some(sb) =
+                    encode_flat_stride(l, first, shift, &block, &codes, &mut b, cap, none)
+                else {
+                    return;
+                };
+                let what = format!("{l} bits, shift {shift}, first {first}, {n} bytes");
+                assert_eq!(sa, sb, "{what}");
+                for j in 0..4 {
+                    assert_eq!(
+                        a[j * cap..j * cap + sa[j]],
+                        b[j * cap..j * cap + sb[j]],
+                        "{what}, stream {j}"
+                    );
                 }
             }
         }

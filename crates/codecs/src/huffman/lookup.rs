@@ -197,6 +197,35 @@ pub(super) fn build_multi_table(
     }
 }
 
+/// A flat stride code of the tests: (length, log2 of the spacing, first symbol, the symbols, the
+/// code lengths).
+#[cfg(test)]
+pub(super) type FlatStrideCode = (u32, u32, u8, Vec<u8>, [u8; 256]);
+
+/// Every flat code of evenly spaced symbols the tests cover, as (length, log2 of the spacing,
+/// first symbol, the symbols, the code lengths): each length 1–7, each spacing that fits a byte,
+/// and first symbols 0, 1 and the largest that fits.
+#[cfg(test)]
+pub(super) fn flat_stride_codes() -> Vec<FlatStrideCode> {
+    let mut all = Vec::new();
+    for l in 1..=7u32 {
+        for shift in 0..=8 - l {
+            let span = ((1u32 << l) - 1) << shift;
+            for first in [0, 1.min(255 - span), 255 - span] {
+                let symbols: Vec<u8> = (0..1u32 << l)
+                    .map(|k| (first + (k << shift)) as u8)
+                    .collect();
+                let mut lengths = [0u8; 256];
+                for &s in &symbols {
+                    lengths[s as usize] = l as u8;
+                }
+                all.push((l, shift, first as u8, symbols, lengths));
+            }
+        }
+    }
+    all
+}
+
 /// How a block's codes are looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lookup {
