@@ -117,7 +117,7 @@ fn stride_rounds(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::super::decode_stride::field_mask;
+    use super::super::decode_stride::spread_masks;
     use super::super::prefetch::Prefetch;
     use super::reversal_tables;
     use std::arch::x86_64::*;
@@ -154,11 +154,7 @@ mod avx2 {
         let nibble = _mm256_set1_epi8(0x0f);
         let first = _mm256_set1_epi8(first as i8);
         let (by_shift, by_l, by_2l, by_4l) = (count(shift), count(l), count(2 * l), count(4 * l));
-        let (eighth, quarter, half) = (
-            splat(field_mask(l, 16)),
-            splat(field_mask(2 * l, 32)),
-            splat(field_mask(4 * l, 64)),
-        );
+        let [eighth, quarter, half] = spread_masks(l).map(splat);
         let code = |[x0, x1, x2, x3]: [u64; 4]| {
             let x = _mm256_set_epi64x(x3 as i64, x2 as i64, x1 as i64, x0 as i64);
             // Each byte's index `(b − first) >> shift`, bit-reversed into the low `l` bits.
@@ -195,7 +191,7 @@ mod avx2 {
 /// in two registers.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
-    use super::super::decode_stride::field_mask;
+    use super::super::decode_stride::{spread_masks, two_by_two};
     use super::super::prefetch::Prefetch;
     use super::reversal_tables;
     use std::arch::wasm32::*;
@@ -224,11 +220,7 @@ mod simd128 {
         let index = u8x16_splat(((1u32 << l) - 1) as u8);
         let nibble = u8x16_splat(0x0f);
         let first = u8x16_splat(first);
-        let (eighth, quarter, half) = (
-            u64x2_splat(field_mask(l, 16)),
-            u64x2_splat(field_mask(2 * l, 32)),
-            u64x2_splat(field_mask(4 * l, 64)),
-        );
+        let [eighth, quarter, half] = spread_masks(l).map(|m| u64x2_splat(m));
         // Two quarters' next 8 bytes, one per 64-bit half, into their codes' 8·l low bits.
         let code = |x: v128| {
             let k = v128_and(u16x8_shr(i8x16_sub(x, first), shift), index);
@@ -248,15 +240,7 @@ mod simd128 {
                 u64x2_shl(v128_and(u64x2_shr(v, 32), half), 4 * l),
             )
         };
-        super::stride_rounds(l, block, codes, buf, cap, prefetch, |[x0, x1, x2, x3]| {
-            let (c01, c23) = (code(u64x2(x0, x1)), code(u64x2(x2, x3)));
-            [
-                u64x2_extract_lane::<0>(c01),
-                u64x2_extract_lane::<1>(c01),
-                u64x2_extract_lane::<0>(c23),
-                u64x2_extract_lane::<1>(c23),
-            ]
-        })
+        super::stride_rounds(l, block, codes, buf, cap, prefetch, |x| two_by_two(x, code))
     }
 }
 
