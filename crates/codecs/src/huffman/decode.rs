@@ -14,7 +14,7 @@
 //! one at a time.
 
 use super::bitio::{get_leb128, BitIn};
-use super::decode_kernels;
+use super::decode_kernels::{self, Lanes};
 use super::decode_stride;
 use super::lookup::{
     build_decode_table, build_multi_table, flat_length, flat_stride, length_counts, Lookup,
@@ -262,48 +262,6 @@ pub fn decode_plain(
         check_end(&r, j, block_off)?;
     }
     Ok(pos + total)
-}
-
-/// Where the four streams of a block start in its stream bytes, and the quarters they decode
-/// to in its output (`input[4]`, `output[4]`: the ends).
-pub(super) struct Lanes {
-    pub(super) input: [usize; 5],
-    pub(super) output: [usize; 5],
-}
-
-impl Lanes {
-    /// Lanes of random sizes (streams below `input` bytes, quarters below `output`) and random
-    /// stream bytes, for the kernels' tests.
-    #[cfg(test)]
-    pub(super) fn random(
-        next: &mut impl FnMut() -> u64,
-        input: u64,
-        output: u64,
-    ) -> (Lanes, Vec<u8>) {
-        let mut l = Lanes {
-            input: [0; 5],
-            output: [0; 5],
-        };
-        for j in 0..4 {
-            l.input[j + 1] = l.input[j] + (next() % input) as usize;
-            l.output[j + 1] = l.output[j] + (next() % output) as usize;
-        }
-        let streams = (0..l.input[4]).map(|_| next() as u8).collect();
-        (l, streams)
-    }
-
-    fn new(sizes: [usize; 4], n: usize) -> Lanes {
-        let q = quarters(n);
-        let mut l = Lanes {
-            input: [0; 5],
-            output: [0; 5],
-        };
-        for j in 0..4 {
-            l.input[j + 1] = l.input[j] + sizes[j];
-            l.output[j + 1] = l.output[j] + q[j];
-        }
-        l
-    }
 }
 
 /// Decodes a Huffman-with-runs block body (starting at `run_value`) into `out`. Returns the

@@ -26,10 +26,52 @@
 //! were left when the first stopped). The caller decodes what is left of each lane (under a
 //! round's room) one symbol at a time.
 
-use super::decode::Lanes;
 use super::lookup::{BYTE_SHIFT, MULTI_MAX};
 use super::prefetch::Prefetch;
-use super::TABLE_SIZE;
+use super::{quarters, TABLE_SIZE};
+
+/// Where the four streams of a block start in its stream bytes, and the quarters they decode
+/// to in its output (`input[4]`, `output[4]`: the ends).
+pub(super) struct Lanes {
+    pub(super) input: [usize; 5],
+    pub(super) output: [usize; 5],
+}
+
+impl Lanes {
+    /// Lanes of random sizes (streams below `input` bytes, quarters below `output`) and random
+    /// stream bytes, for the kernels' tests.
+    #[cfg(test)]
+    pub(super) fn random(
+        next: &mut impl FnMut() -> u64,
+        input: u64,
+        output: u64,
+    ) -> (Lanes, Vec<u8>) {
+        let mut l = Lanes {
+            input: [0; 5],
+            output: [0; 5],
+        };
+        for j in 0..4 {
+            l.input[j + 1] = l.input[j] + (next() % input) as usize;
+            l.output[j + 1] = l.output[j] + (next() % output) as usize;
+        }
+        let streams = (0..l.input[4]).map(|_| next() as u8).collect();
+        (l, streams)
+    }
+
+    /// The lanes of a block of `n` bytes whose four streams have `sizes` bytes.
+    pub(super) fn new(sizes: [usize; 4], n: usize) -> Lanes {
+        let q = quarters(n);
+        let mut l = Lanes {
+            input: [0; 5],
+            output: [0; 5],
+        };
+        for j in 0..4 {
+            l.input[j + 1] = l.input[j] + sizes[j];
+            l.output[j + 1] = l.output[j] + q[j];
+        }
+        l
+    }
+}
 
 /// Rounds between two steps of the prefetch (each step requests a few cache lines).
 pub(super) const PREFETCH_ROUNDS: usize = 4;

@@ -13,9 +13,9 @@
 //! WebAssembly with SIMD (the page's workers) the same rounds run two lanes to a register.
 //! Elsewhere the table rounds run.
 
-use super::decode::Lanes;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 use super::decode_kernels;
+use super::decode_kernels::Lanes;
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_feature = "simd128")),
     allow(unused_imports)
@@ -98,39 +98,6 @@ impl StrideCode {
     }
 }
 
-/// The masks of the three halvings that spread a word's eight `l`-bit fields one per byte (and,
-/// encoding, gather them back), finest first: the fields of every 16-bit unit, the 2l-bit halves
-/// of every 32-bit one, the 4l-bit halves of the word.
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_feature = "simd128")),
-    allow(dead_code)
-)]
-pub(super) fn spread_masks(l: u32) -> [u64; 3] {
-    let ones = |width: u32, every: u32| {
-        let field = (1u64 << width) - 1;
-        (0..64 / every).fold(0, |m, i| m | field << (i * every))
-    };
-    [ones(l, 16), ones(2 * l, 32), ones(4 * l, 64)]
-}
-
-/// Four words through a function of two-word vectors, two at a time (WebAssembly's 128-bit
-/// SIMD: the stride coders' lanes 0–1, then 2–3).
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-pub(super) fn two_by_two(
-    [x0, x1, x2, x3]: [u64; 4],
-    f: impl Fn(std::arch::wasm32::v128) -> std::arch::wasm32::v128,
-) -> [u64; 4] {
-    use std::arch::wasm32::{u64x2, u64x2_extract_lane};
-    let (a, b) = (f(u64x2(x0, x1)), f(u64x2(x2, x3)));
-    [
-        u64x2_extract_lane::<0>(a),
-        u64x2_extract_lane::<1>(a),
-        u64x2_extract_lane::<0>(b),
-        u64x2_extract_lane::<1>(b),
-    ]
-}
-
 /// The four lanes in rounds of [`FLAT_ROUND`] symbols each, side by side, while every lane has
 /// room for one more: `symbols` turns the four lanes' loads (one lane per word) into their 8
 /// symbols each; returns each lane's (bit position, output position). Inlined into each SIMD
@@ -184,7 +151,7 @@ fn stride_rounds(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::super::decode::Lanes;
+    use super::super::decode_kernels::Lanes;
     use super::super::prefetch::Prefetch;
     use super::StrideCode;
     use std::arch::x86_64::*;
@@ -206,7 +173,7 @@ mod avx2 {
         let l = code.len;
         let count = |n: u32| _mm_cvtsi32_si128(n as i32);
         let splat = |m: u64| _mm256_set1_epi64x(m as i64);
-        let [eighth, quarter, half] = super::spread_masks(l).map(splat);
+        let [eighth, quarter, half] = super::super::stride::spread_masks(l).map(splat);
         let (by_4l, by_2l, by_l) = (count(4 * l), count(2 * l), count(l));
         // SAFETY: 16 readable bytes each.
         let (low, high) = unsafe {
@@ -259,7 +226,7 @@ mod avx2 {
 /// two registers.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
-    use super::super::decode::Lanes;
+    use super::super::decode_kernels::Lanes;
     use super::super::prefetch::Prefetch;
     use super::StrideCode;
     use std::arch::wasm32::*;
@@ -274,7 +241,7 @@ mod simd128 {
         prefetch: &mut Prefetch,
     ) -> [(u64, usize); 4] {
         let l = code.len;
-        let [eighth, quarter, half] = super::spread_masks(l).map(|m| u64x2_splat(m));
+        let [eighth, quarter, half] = super::super::stride::spread_masks(l).map(|m| u64x2_splat(m));
         let table = |t: &[u8; 16]| {
             u8x16(
                 t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12],
@@ -306,7 +273,7 @@ mod simd128 {
             )
         };
         super::stride_rounds(l, streams, lanes, out, prefetch, |x| {
-            super::two_by_two(x, symbols)
+            super::super::stride::two_by_two(x, symbols)
         })
     }
 }

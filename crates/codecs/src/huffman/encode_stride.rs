@@ -117,8 +117,8 @@ fn stride_rounds(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::super::decode_stride::spread_masks;
     use super::super::prefetch::Prefetch;
+    use super::super::stride::spread_masks;
     use super::reversal_tables;
     use std::arch::x86_64::*;
 
@@ -191,8 +191,8 @@ mod avx2 {
 /// in two registers.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
-    use super::super::decode_stride::{spread_masks, two_by_two};
     use super::super::prefetch::Prefetch;
+    use super::super::stride::{spread_masks, two_by_two};
     use super::reversal_tables;
     use std::arch::wasm32::*;
 

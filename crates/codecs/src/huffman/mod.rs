@@ -51,7 +51,8 @@
 // encoder: `encode` (block bodies), `encode_kernels` (its hot loops) and `encode_stride` (flat codes
 // of evenly spaced symbols, by arithmetic). The decoder: `lookup`
 // (lookup tables), `decode` (block bodies), `decode_kernels` (its hot loops) and `decode_stride`
-// (flat codes of evenly spaced symbols, by arithmetic). `prefetch`
+// (flat codes of evenly spaced symbols, by arithmetic), with `stride` holding what the two
+// stride coders share. `prefetch`
 // serves both.
 pub(crate) mod bitio;
 mod decode;
@@ -64,6 +65,7 @@ mod histogram;
 pub(crate) mod lengths;
 mod lookup;
 mod prefetch;
+mod stride;
 pub(crate) mod table;
 
 #[cfg(doc)]
