@@ -8,7 +8,9 @@
 //! bounds checks and with no `unsafe` (the loops are in `encode_kernels`).
 
 use super::bitio::{put_leb128, BitOut};
-use super::encode_kernels::{encode_lanes_dispatch, encode_pairs_dispatch, WINDOW};
+use super::encode_kernels::{
+    encode_lanes_dispatch, encode_pairs_dispatch, fill_pairs, pair_table, PairTable, WINDOW,
+};
 use super::encode_stride::encode_flat_stride;
 use super::lengths::encode_codes;
 use super::lookup::{flat_length, flat_stride, length_counts};
@@ -23,30 +25,6 @@ pub struct EncodeScratch {
     pairs: Option<PairTable>,
     /// Lines of the next block row to request while coding (see [`Prefetch`]).
     pub prefetch: Prefetch,
-}
-
-/// The codes and lengths of byte pairs `a, b` at index `a | b << 8` (see
-/// `encode_kernels::encode_pairs`): in two tables, so that the coding loop uses each entry
-/// straight from memory (a shift and an add with a memory operand) instead of unpacking it.
-pub(super) struct PairTable {
-    /// Both codes, a's bits first.
-    pub(super) bits: Box<[u64; 1 << 16]>,
-    /// Their total length.
-    pub(super) lens: Box<[u32; 1 << 16]>,
-}
-
-/// The pair table in `slot` (768 KiB, allocated on first use).
-pub(super) fn pair_table(slot: &mut Option<PairTable>) -> &mut PairTable {
-    slot.get_or_insert_with(|| PairTable {
-        bits: vec![0u64; 1 << 16]
-            .into_boxed_slice()
-            .try_into()
-            .expect("length is 2^16"),
-        lens: vec![0u32; 1 << 16]
-            .into_boxed_slice()
-            .try_into()
-            .expect("length is 2^16"),
-    })
 }
 
 /// Appends the body of a plain Huffman block (table, sizes, four streams) coding `block` with
@@ -120,29 +98,6 @@ pub fn encode_plain(
 /// Pair coding is used when the block has at least this many bytes per pair-table entry written
 /// (`used²`), so that filling the table costs a small part of what the pair loop saves.
 const PAIR_TABLE_SHARE: usize = 4;
-
-/// Fills the pair-table entries of every pair of used symbols (see
-/// `encode_kernels::encode_pairs`); entries of unused symbols are left as they are: a block only
-/// ever looks up pairs of its own symbols.
-pub(super) fn fill_pairs(codes: &[u32; 256], pairs: &mut PairTable) {
-    let mut used = [(0u32, 0u32, 0usize); 256];
-    let mut n = 0;
-    for (s, &c) in codes.iter().enumerate() {
-        if c & 15 != 0 {
-            used[n] = (c >> 4, c & 15, s);
-            n += 1;
-        }
-    }
-    let used = &used[..n];
-    for &(cb, lb, b) in used {
-        let bits = &mut pairs.bits[b << 8..(b + 1) << 8];
-        let lens = &mut pairs.lens[b << 8..(b + 1) << 8];
-        for &(ca, la, a) in used {
-            bits[a] = u64::from(ca | cb << la);
-            lens[a] = la + lb;
-        }
-    }
-}
 
 /// Appends the body of a Huffman-with-runs block: `run_value`, `nrun`, table, sizes, streams.
 /// `lengths` has `256 + nrun` entries and must cover every token of `block` (see

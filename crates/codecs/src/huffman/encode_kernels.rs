@@ -2,7 +2,6 @@
 //! ([`crate::cpu`]): each quarter is coded into its own stream, one or two symbols per table
 //! lookup, several lookups per flush of the bit buffer.
 
-use super::encode::PairTable;
 use super::prefetch::Prefetch;
 use super::quarters;
 
@@ -154,6 +153,53 @@ crate::cpu::dispatch! {
     ) -> [usize; 4] = encode_lanes_impl / encode_lanes_v3;
 }
 
+/// The codes and lengths of byte pairs `a, b` at index `a | b << 8` (see
+/// [`encode_pairs`]): in two tables, so that the coding loop uses each entry
+/// straight from memory (a shift and an add with a memory operand) instead of unpacking it.
+pub(super) struct PairTable {
+    /// Both codes, a's bits first.
+    pub(super) bits: Box<[u64; 1 << 16]>,
+    /// Their total length.
+    pub(super) lens: Box<[u32; 1 << 16]>,
+}
+
+/// The pair table in `slot` (768 KiB, allocated on first use).
+pub(super) fn pair_table(slot: &mut Option<PairTable>) -> &mut PairTable {
+    slot.get_or_insert_with(|| PairTable {
+        bits: vec![0u64; 1 << 16]
+            .into_boxed_slice()
+            .try_into()
+            .expect("length is 2^16"),
+        lens: vec![0u32; 1 << 16]
+            .into_boxed_slice()
+            .try_into()
+            .expect("length is 2^16"),
+    })
+}
+
+/// Fills the pair-table entries of every pair of used symbols (see
+/// [`encode_pairs`]); entries of unused symbols are left as they are: a block only
+/// ever looks up pairs of its own symbols.
+pub(super) fn fill_pairs(codes: &[u32; 256], pairs: &mut PairTable) {
+    let mut used = [(0u32, 0u32, 0usize); 256];
+    let mut n = 0;
+    for (s, &c) in codes.iter().enumerate() {
+        if c & 15 != 0 {
+            used[n] = (c >> 4, c & 15, s);
+            n += 1;
+        }
+    }
+    let used = &used[..n];
+    for &(cb, lb, b) in used {
+        let bits = &mut pairs.bits[b << 8..(b + 1) << 8];
+        let lens = &mut pairs.lens[b << 8..(b + 1) << 8];
+        for &(ca, la, a) in used {
+            bits[a] = u64::from(ca | cb << la);
+            lens[a] = la + lb;
+        }
+    }
+}
+
 /// Like [`encode_lanes`], two symbols per table lookup: the [`PairTable`] holds the codes of the
 /// byte pair `a, b` (a's bits first) and their total length.
 /// `K` pairs per flush (`K` · 2 · max code length ≤ 56); `B` = 2 · `K` bytes per flush.
@@ -228,7 +274,6 @@ fn flush(buf: &mut [u8], pos: &mut usize, bits: &mut u64, nb: &mut u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::encode::{fill_pairs, pair_table};
     use super::super::lengths::{build_lengths, encode_codes};
     use super::super::MAX_CODE_LEN;
     use super::*;
