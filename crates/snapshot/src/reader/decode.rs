@@ -3,7 +3,7 @@
 //! window; every tensor's checksum (and, for deltas, its base's) is verified before its last
 //! bytes are handed over.
 
-use super::{bytes_or_read, bytes_or_read_grow, BaseSource, SnapshotReader, Source};
+use super::{bytes_or_read, BaseSource, SnapshotReader, Source};
 use crate::codec::Codec;
 use crate::error::SnapshotError;
 use crate::format::{Entry, Frame, STREAM_WINDOW};
@@ -106,7 +106,7 @@ impl<R: Source> SnapshotReader<R> {
                     for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
                         verify_empty(&mut pending, &mut verifier)?;
                         let e = &self.entries[w.tensor];
-                        verifier.update(s.out.bytes(), self.base_read(w, base, &s.base));
+                        verifier.update(s.out.bytes(), self.base_read(w, base, s.base.bytes()));
                         if w.frame + 1 == e.frames.len() {
                             verifier.verify(e)?;
                             pending.pop_front();
@@ -245,7 +245,7 @@ impl<R: Source> SnapshotReader<R> {
     /// Frame `f`'s stored payload: in place when the source holds it in memory, else read into
     /// `buf`.
     fn payload<'a>(&'a self, f: &Frame, buf: &'a mut GrowBuf) -> Result<&'a [u8], SnapshotError> {
-        bytes_or_read_grow(&self.src, "frame", f.offset, f.stored_len, buf)
+        bytes_or_read(&self.src, "frame", f.offset, f.stored_len, buf)
     }
 
     /// Decodes one frame into its slot (the base bytes, for deltas, and the output), reading its
@@ -287,7 +287,7 @@ struct FrameSlot {
     /// The stored payload (frames decoded window by window only).
     payload: GrowBuf,
     /// The base tensor's bytes at the frame's position (deltas).
-    base: Vec<u8>,
+    base: GrowBuf,
     /// The decoded original bytes.
     out: GrowBuf,
     /// One window of a frame decoded window by window.
@@ -296,11 +296,10 @@ struct FrameSlot {
 
 impl Slot for FrameSlot {
     fn trim(&mut self, keep: usize) {
-        for b in [&mut self.base, &mut self.window] {
+        for b in [&mut self.payload, &mut self.base, &mut self.out] {
             b.trim(keep);
         }
-        self.payload.trim(keep);
-        self.out.trim(keep);
+        self.window.trim(keep);
     }
 }
 

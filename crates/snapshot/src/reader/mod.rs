@@ -84,30 +84,18 @@ pub struct Original {
     pub kind: String,
 }
 
+/// Reads `len` bytes at `offset` into a new buffer, after checking that they lie inside the
+/// source: allocation never exceeds the source's size.
 pub(super) fn read_vec<R: ReadAt + ?Sized>(
     src: &R,
     what: &'static str,
     offset: u64,
     len: u64,
 ) -> Result<Vec<u8>, SnapshotError> {
-    let mut buf = Vec::new();
-    read_into(src, what, offset, len, &mut buf)?;
-    Ok(buf)
-}
-
-/// Reads `len` bytes at `offset` into `buf` (resized to `len`, capacity kept), after checking
-/// that they lie inside the source: allocation never exceeds the source's size.
-pub(super) fn read_into<R: ReadAt + ?Sized>(
-    src: &R,
-    what: &'static str,
-    offset: u64,
-    len: u64,
-    buf: &mut Vec<u8>,
-) -> Result<(), SnapshotError> {
     check_span(src, what, offset, len)?;
-    buf.resize(len as usize, 0);
-    src.read_exact_at(offset, buf)?;
-    Ok(())
+    let mut buf = vec![0; len as usize];
+    src.read_exact_at(offset, &mut buf)?;
+    Ok(buf)
 }
 
 /// An error unless `len` bytes at `offset` lie inside `src`.
@@ -132,7 +120,7 @@ fn check_span<R: ReadAt + ?Sized>(
 /// The `len` bytes at `offset` of `src`, after checking that they lie inside it: in place where
 /// the source holds them in memory (a mapped file, [`ReadAt::bytes_at`]), else read into `buf`
 /// (a buffer that only grows, [`GrowBuf`]).
-pub(super) fn bytes_or_read_grow<'a, R: ReadAt + ?Sized>(
+pub(super) fn bytes_or_read<'a, R: ReadAt + ?Sized>(
     src: &'a R,
     what: &'static str,
     offset: u64,
@@ -145,22 +133,6 @@ pub(super) fn bytes_or_read_grow<'a, R: ReadAt + ?Sized>(
     }
     src.read_exact_at(offset, buf.ready(len as usize))?;
     Ok(buf.bytes())
-}
-
-/// [`bytes_or_read_grow`] with a `Vec` to read into (resized to `len`, capacity kept).
-pub(super) fn bytes_or_read<'a, R: ReadAt + ?Sized>(
-    src: &'a R,
-    what: &'static str,
-    offset: u64,
-    len: u64,
-    buf: &'a mut Vec<u8>,
-) -> Result<&'a [u8], SnapshotError> {
-    check_span(src, what, offset, len)?;
-    if let Some(b) = src.bytes_at(offset, len as usize) {
-        return Ok(b);
-    }
-    read_into(src, what, offset, len, buf)?;
-    Ok(buf)
 }
 
 /// The little-endian `u32` at `at` of a buffer read whole (`at + 4` ≤ its length; 0 past it).
