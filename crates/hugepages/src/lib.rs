@@ -6,14 +6,20 @@
 //! process, so every 4 KiB page of it costs a page fault on first touch — about 1.2 µs in these
 //! VMs, 1 ms of a 13 ms decompression on one thread and 2 ms of CPU on two (BENCHMARKS.md, issue
 //! 16). Mapped in 2 MiB-aligned runs with `MADV_HUGEPAGE`, such a buffer faults once per 2 MiB
-//! (the kernel hands out a zeroed huge page: ~30 µs). Allocations of [`HUGE_FROM`] bytes or more
+//! (the kernel hands out a zeroed huge page: ~30 µs when measured for issue 16). Allocations of [`HUGE_FROM`] bytes or more
 //! take that path, smaller ones go to [`System`]. Where the kernel gives no huge page (THP off,
 //! memory fragmented) the mapping is an ordinary one. Up to 32 MiB of freed mappings are kept
 //! for reuse, as the system allocator keeps its heap: code that frees and allocates a large
 //! buffer again and again (`inspect`'s windows) then faults it once, not every time.
 //!
 //! The cost: such an allocation is rounded up to 2 MiB, so a 1 MiB frame buffer can hold 2 MiB
-//! of memory once touched; peak RSS stays bounded by the frame size and thread count.
+//! of memory once touched; peak RSS stays bounded by the frame size and thread count. And the
+//! kernel zeroes the whole 2 MiB on the first touch, used or not (0.07–0.2 ms a huge page here,
+//! against ~1 µs a 4 KiB page): for a buffer of less than about 1 MiB, small pages cost less.
+//! So the mapped path starts at 1 MiB (the frame buffers), and a decoder's 256 KiB row of byte
+//! groups stays on the system allocator: one thread compressing or decompressing a 13 MB
+//! checkpoint ran 4–7 % faster than with the mapped path from 256 KiB (BENCHMARKS.md, issue 28,
+//! sixth session).
 //!
 //! The operating system's part is in [`os`]: under Miri (the test command runs this crate's tests
 //! in it) the mapping calls are replaced by an aligned allocation of the same size, because Miri
@@ -27,8 +33,8 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-/// Allocations this large or larger are mapped in huge pages.
-pub const HUGE_FROM: usize = 256 << 10;
+/// Allocations this large or larger are mapped in huge pages (see the module doc for why 1 MiB).
+pub const HUGE_FROM: usize = 1 << 20;
 
 /// A huge page's size on x86-64 and aarch64 with 4 KiB base pages.
 const HUGE_PAGE: usize = 2 << 20;
