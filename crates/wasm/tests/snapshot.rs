@@ -143,6 +143,41 @@ fn a_second_moment_round_trips_through_the_computed_flat_code() {
     assert_eq!(decompress_js(&Rc::new(snap)).unwrap(), *src);
 }
 
+/// Four-byte elements as the workers split them into byte groups and merge them back with
+/// 128-bit SIMD shuffles (`byte_group`'s width-4 kernels): F32 with the sign rotated, I32
+/// without, both with a tail of elements past the last 16, compress to the core's bytes and
+/// round-trip byte for byte.
+#[wasm_bindgen_test]
+fn four_byte_elements_split_and_merge_with_and_without_the_rotation() {
+    let n = 5003u32;
+    let f32s: Vec<u8> = (0..n)
+        .flat_map(|i| ((i as f32 * 0.013).sin() * 0.1 - 0.003).to_le_bytes())
+        .collect();
+    let i32s: Vec<u8> = (0..n)
+        .flat_map(|i| ((i as i32 * 7919) % 2001 - 1000).to_le_bytes())
+        .collect();
+    let src = Rc::new(
+        Builder::new()
+            .tensor("f", "F32", &[n.into()], &f32s)
+            .tensor("i", "I32", &[n.into()], &i32s)
+            .build(),
+    );
+    let (_, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
+    let header = Header::parse(&src[..safetensors::data_start(&src)], src.len() as u64).unwrap();
+    let choice = CodecChoice::new(CodecKind::Lmc);
+    let (direct, _) = bitlens_snapshot::compress(
+        &src.as_slice(),
+        &header,
+        None,
+        &|t| choice.codec_for(t.dtype),
+        Vec::new(),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(snap, direct);
+    assert_eq!(decompress_js(&Rc::new(snap)).unwrap(), *src);
+}
+
 #[wasm_bindgen_test]
 fn overrides_and_lossy_errors() {
     let src = Rc::new(file());
