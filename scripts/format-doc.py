@@ -14,7 +14,7 @@ DOC = ROOT / "docs" / "FORMAT.md"
 MODULES = [
     ("3.1 PLMC stream (segments)", "plmc/mod.rs"),
     ("3.2 LMC stream (blocks)", "lmc/mod.rs"),
-    ("3.3 Byte grouping", "byte_group.rs"),
+    ("3.3 Byte grouping", "byte_group/mod.rs"),
     ("3.4 Huffman block body", "huffman/mod.rs"),
     ("3.5 Runs", "rle.rs"),
 ]

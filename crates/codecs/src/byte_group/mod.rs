@@ -219,129 +219,12 @@ lane_kernels!(split2_vec, merge2_vec, u16, 2);
 lane_kernels!(split4_vec, merge4_vec, u32, 4);
 lane_kernels!(split8_vec, merge8_vec, u64, 8);
 
-/// 16 bytes of `b` as a vector (two 64-bit loads, which LLVM joins; no `unsafe`).
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn load16(b: &[u8]) -> std::arch::wasm32::v128 {
-    let half = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-    std::arch::wasm32::u64x2(half(0), half(8))
-}
-
-/// Stores vector `v` into the 16 bytes of `b`.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn store16(b: &mut [u8], v: std::arch::wasm32::v128) {
-    use std::arch::wasm32::u64x2_extract_lane;
-    b[..8].copy_from_slice(&u64x2_extract_lane::<0>(v).to_le_bytes());
-    b[8..16].copy_from_slice(&u64x2_extract_lane::<1>(v).to_le_bytes());
-}
-
-/// Width 4 split with WebAssembly's 128-bit SIMD (the page's workers encoding fp32): per 16
-/// elements the sign rotation is two shifts, and two rounds of byte shuffles gather byte `k` of
-/// every element (byte pairs of 8 elements, then the 16 of each group); the tail goes through
-/// [`split4_vec`]'s scalar loop.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn split4_simd128<const ROT: bool>(src: &[u8], g: [&mut [u8]; 4]) {
-    use std::arch::wasm32::*;
-    let (chunks, _) = src.as_chunks::<64>();
-    let [g0, g1, g2, g3] = g;
-    for (i, c) in chunks.iter().enumerate() {
-        let v: [v128; 4] = std::array::from_fn(|k| {
-            let v = load16(&c[16 * k..16 * k + 16]);
-            if ROT {
-                v128_or(u32x4_shl(v, 1), u32x4_shr(v, 31))
-            } else {
-                v
-            }
-        });
-        // Bytes 0 and 1 (`lo`), 2 and 3 (`hi`) of 8 elements each.
-        let lo = |x: v128, y: v128| {
-            i8x16_shuffle::<0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29>(x, y)
-        };
-        let hi = |x: v128, y: v128| {
-            i8x16_shuffle::<2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31>(x, y)
-        };
-        let (p_lo, p_hi, q_lo, q_hi) = (
-            lo(v[0], v[1]),
-            hi(v[0], v[1]),
-            lo(v[2], v[3]),
-            hi(v[2], v[3]),
-        );
-        let first = |x: v128, y: v128| {
-            i8x16_shuffle::<0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23>(x, y)
-        };
-        let second = |x: v128, y: v128| {
-            i8x16_shuffle::<8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31>(x, y)
-        };
-        let at = i * 16..i * 16 + 16;
-        store16(&mut g0[at.clone()], first(p_lo, q_lo));
-        store16(&mut g1[at.clone()], second(p_lo, q_lo));
-        store16(&mut g2[at.clone()], first(p_hi, q_hi));
-        store16(&mut g3[at], second(p_hi, q_hi));
-    }
-    let (done, rest) = (chunks.len() * 16, chunks.len() * 64);
-    split4_vec::<ROT>(
-        &src[rest..],
-        [
-            &mut g0[done..],
-            &mut g1[done..],
-            &mut g2[done..],
-            &mut g3[done..],
-        ],
-    );
-}
-
-/// Width 4 merged with WebAssembly's 128-bit SIMD (the page's workers decoding fp32): per 16
-/// elements, two rounds of byte shuffles interleave the four groups' 16 bytes (bytes into
-/// 16-bit pairs, pairs into 32-bit elements), and the sign rotation is two shifts; the tail goes
-/// through [`merge4_vec`]'s scalar loop.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn merge4_simd128<const ROT: bool>(g: [&[u8]; 4], dst: &mut [u8]) {
-    use std::arch::wasm32::*;
-    let (chunks, _) = dst.as_chunks_mut::<64>();
-    let done = chunks.len();
-    for (i, c) in chunks.iter_mut().enumerate() {
-        let [a, b, cc, d] = g.map(|g| load16(&g[i * 16..i * 16 + 16]));
-        let ab_lo = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(a, b);
-        let ab_hi =
-            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(a, b);
-        let cd_lo = i8x16_shuffle::<0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23>(cc, d);
-        let cd_hi =
-            i8x16_shuffle::<8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>(cc, d);
-        let low = |x: v128, y: v128| {
-            i8x16_shuffle::<0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23>(x, y)
-        };
-        let high = |x: v128, y: v128| {
-            i8x16_shuffle::<8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31>(x, y)
-        };
-        let elems = [
-            low(ab_lo, cd_lo),
-            high(ab_lo, cd_lo),
-            low(ab_hi, cd_hi),
-            high(ab_hi, cd_hi),
-        ];
-        for (k, v) in elems.into_iter().enumerate() {
-            let v = if ROT {
-                v128_or(u32x4_shr(v, 1), u32x4_shl(v, 31))
-            } else {
-                v
-            };
-            store16(&mut c[16 * k..16 * k + 16], v);
-        }
-    }
-    let rest = done * 16;
-    let g = g.map(|g| &g[rest..]);
-    merge4_vec::<ROT>(g, &mut dst[done * 64..]);
-}
-
 /// Splits whole elements into `groups` (`groups.len()` = width 2, 4 or 8).
 #[inline(always)]
 fn split_kernel<const VEC: bool>(src: &[u8], rot: bool, groups: &mut [&mut [u8]]) {
     match (groups, rot) {
-        ([a, b], false) if !VEC => split2_swar::<false>(src, a, b),
-        ([a, b], true) if !VEC => split2_swar::<true>(src, a, b),
+        ([a, b], false) if !VEC => split2_base::<false>(src, a, b),
+        ([a, b], true) if !VEC => split2_base::<true>(src, a, b),
         ([a, b], false) => split2_vec::<false>(src, [a, b]),
         ([a, b], true) => split2_vec::<true>(src, [a, b]),
         ([a, b, c, d], false) => split4::<false>(src, [a, b, c, d]),
@@ -352,19 +235,26 @@ fn split_kernel<const VEC: bool>(src: &[u8], rot: bool, groups: &mut [&mut [u8]]
     }
 }
 
-/// Width 4's split and merge: the WebAssembly SIMD shuffles where they exist, else the loops
-/// LLVM vectorizes (AVX2) or leaves scalar.
+/// The baseline's kernels: WebAssembly SIMD byte shuffles where they exist ([`simd128`]), else
+/// 64-bit SWAR for width 2 and, for width 4, the lane loops (left scalar there; the AVX2 build
+/// takes the vectorized loops of every width: [`split_kernel`] / [`merge_kernel`] with `VEC`).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-use {merge4_simd128 as merge4, split4_simd128 as split4};
+use simd128::{merge2 as merge2_base, merge4, split2 as split2_base, split4};
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-use {merge4_vec as merge4, split4_vec as split4};
+use {
+    merge2_swar as merge2_base, merge4_vec as merge4, split2_swar as split2_base,
+    split4_vec as split4,
+};
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
 
 /// Merges whole elements from `groups` (`groups.len()` = width 2, 4 or 8).
 #[inline(always)]
 fn merge_kernel<const VEC: bool>(groups: &[&[u8]], rot: bool, dst: &mut [u8]) {
     match (groups, rot) {
-        (&[a, b], false) if !VEC => merge2_swar::<false>(a, b, dst),
-        (&[a, b], true) if !VEC => merge2_swar::<true>(a, b, dst),
+        (&[a, b], false) if !VEC => merge2_base::<false>(a, b, dst),
+        (&[a, b], true) if !VEC => merge2_base::<true>(a, b, dst),
         (&[a, b], false) => merge2_vec::<false>([a, b], dst),
         (&[a, b], true) => merge2_vec::<true>([a, b], dst),
         (&[a, b, c, d], false) => merge4::<false>([a, b, c, d], dst),
@@ -375,22 +265,18 @@ fn merge_kernel<const VEC: bool>(groups: &[&[u8]], rot: bool, dst: &mut [u8]) {
     }
 }
 
-/// Whether the portable build merges width 2 with the vectorized loops: in WebAssembly with
-/// 128-bit SIMD (the page's workers) they beat the 64-bit SWAR, as with AVX2 (bf16 decoding in
-/// the page +10 %; splitting, SWAR stays faster there: BENCHMARKS.md, issue 28).
-const PORTABLE_VEC_MERGE: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
-
 crate::cpu::dispatch! {
-    /// [`split_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2.
+    /// [`split_kernel`]: the baseline's kernels (WebAssembly SIMD in the page, SWAR and scalar
+    /// loops elsewhere) or the vectorized loops with AVX2.
     fn split_dispatch(src: &[u8], rot: bool, groups: &mut [&mut [u8]]) -> ()
         = [split_kernel::<false>] / split_v3[split_kernel::<true>];
 }
 
 crate::cpu::dispatch! {
-    /// [`merge_kernel`]: SWAR for width 2 on the baseline, vectorized loops with AVX2 or
-    /// WebAssembly SIMD.
+    /// [`merge_kernel`]: the baseline's kernels (WebAssembly SIMD in the page, SWAR and scalar
+    /// loops elsewhere) or the vectorized loops with AVX2.
     fn merge_dispatch(groups: &[&[u8]], rot: bool, dst: &mut [u8]) -> ()
-        = [merge_kernel::<PORTABLE_VEC_MERGE>] / merge_v3[merge_kernel::<true>];
+        = [merge_kernel::<false>] / merge_v3[merge_kernel::<true>];
 }
 
 /// Splits `src` (elements of `width` bytes) into byte groups written to `dst`, applying
