@@ -5,24 +5,39 @@
 //   stats  FILE given to the page until its statistics are done (the default)
 //   values FILE's statistics done, TENSOR picked in Detail, then the click on the Values tab until
 //          the map is drawn, then ZOOM zoom steps (+ button; 0 by default)
+//   compress / decompress   one LMC compression of FILE in the Codecs view (page not isolated:
+//          the single-threaded build), or one decompression of its snapshot, after an untraced
+//          run of each (so the worker is warm): click to result
 //
-//   node tests/e2e/profile-page.mjs FILE [stats | values TENSOR] > trace.json
+//   node tests/e2e/profile-page.mjs FILE [stats | values TENSOR | compress | decompress] > trace.json
 //   python3 scripts/trace-summary.py trace.json [--timeline MS] [--top N]
 import path from 'node:path';
 import { startServer } from './serve.mjs';
 import { launch } from './browser.mjs';
-import { ROOT } from './fixtures.mjs';
+import { ROOT, tempDir } from './fixtures.mjs';
+import { openCodecPage, timedCompress, timedDecompress, loadOwnSnapshot } from './page-codec.mjs';
 
 const file = path.resolve(process.argv[2]);
 const what = process.argv[3] ?? 'stats';
 const tensor = process.argv[4];
-if (!['stats', 'values'].includes(what) || (what === 'values' && !tensor)) {
-  throw new Error('usage: profile-page.mjs FILE [stats | values TENSOR]');
-}
-const server = await startServer(path.resolve(ROOT, process.env.DIST ?? 'dist'), 0);
+const codec = ['compress', 'decompress'].includes(what);
+if (!['stats', 'values'].includes(what) && !codec) throw new Error('usage: profile-page.mjs FILE [stats | values TENSOR | compress | decompress]');
+if (what === 'values' && !tensor) throw new Error('usage: profile-page.mjs FILE values TENSOR');
+const server = await startServer(path.resolve(ROOT, process.env.DIST ?? 'dist'), 0, { isolate: !codec });
 const context = await launch();
-const page = await context.newPage();
-await page.goto(`http://127.0.0.1:${server.address().port}/`);
+const url = `http://127.0.0.1:${server.address().port}/`;
+let page;
+if (codec) {
+  ({ page } = await openCodecPage(context, url, file));
+  await timedCompress(page);
+  if (what === 'decompress') {
+    await loadOwnSnapshot(page, file, tempDir(), 'profile');
+    await timedDecompress(page);
+  }
+} else {
+  page = await context.newPage();
+  await page.goto(url);
+}
 const cdp = await context.newCDPSession(page);
 const events = [];
 cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
@@ -38,6 +53,10 @@ if (what === 'stats') {
   await start();
   await page.setInputFiles('#file-input', file);
   await done();
+} else if (codec) {
+  await start();
+  const r = what === 'compress' ? await timedCompress(page) : await timedDecompress(page);
+  process.stderr.write(`profile-page: ${what} took ${(r.seconds * 1e3).toFixed(1)} ms on the page\n`);
 } else {
   await page.setInputFiles('#file-input', file);
   await done();
