@@ -93,22 +93,27 @@ fn decompress_js_from<R: bitlens_snapshot::Source>(source: R) -> Result<Vec<u8>,
     Ok(out)
 }
 
-#[wasm_bindgen_test]
-fn compress_matches_the_core_and_round_trips() {
-    let src = Rc::new(file());
-    let (result, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
-    // The core called directly writes the same bytes.
-    let header = Header::parse(&src[..safetensors::data_start(&src)], src.len() as u64).unwrap();
+/// The LMC snapshot of safetensors file `src` and its index entries, from the core called directly.
+fn core_lmc(src: &[u8]) -> (Vec<u8>, Vec<bitlens_snapshot::Entry>) {
+    let header = Header::parse(&src[..safetensors::data_start(src)], src.len() as u64).unwrap();
     let choice = CodecChoice::new(CodecKind::Lmc);
-    let (direct, entries) = bitlens_snapshot::compress(
-        &src.as_slice(),
+    bitlens_snapshot::compress(
+        &src,
         &header,
         None,
         &|t| choice.codec_for(t.dtype),
         Vec::new(),
         &mut |_| {},
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[wasm_bindgen_test]
+fn compress_matches_the_core_and_round_trips() {
+    let src = Rc::new(file());
+    let (result, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
+    // The core called directly writes the same bytes.
+    let (direct, entries) = core_lmc(&src);
     assert_eq!(snap, direct);
     assert_eq!(result.out_bytes, snap.len() as u64);
     assert_eq!(result.entries[0].stored_bytes, entries[0].stored_len());
@@ -163,18 +168,7 @@ fn four_byte_elements_split_and_merge_with_and_without_the_rotation() {
             .build(),
     );
     let (_, snap) = compress_js(&src, r#"{"codec":"lmc"}"#).unwrap();
-    let header = Header::parse(&src[..safetensors::data_start(&src)], src.len() as u64).unwrap();
-    let choice = CodecChoice::new(CodecKind::Lmc);
-    let (direct, _) = bitlens_snapshot::compress(
-        &src.as_slice(),
-        &header,
-        None,
-        &|t| choice.codec_for(t.dtype),
-        Vec::new(),
-        &mut |_| {},
-    )
-    .unwrap();
-    assert_eq!(snap, direct);
+    assert_eq!(snap, core_lmc(&src).0);
     assert_eq!(decompress_js(&Rc::new(snap)).unwrap(), *src);
 }
 
