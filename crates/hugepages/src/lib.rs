@@ -6,11 +6,12 @@
 //! process, so every 4 KiB page of it costs a page fault on first touch — about 1.2 µs in these
 //! VMs, 1 ms of a 13 ms decompression on one thread and 2 ms of CPU on two (BENCHMARKS.md, issue
 //! 16). Mapped in 2 MiB-aligned runs with `MADV_HUGEPAGE`, such a buffer faults once per 2 MiB
-//! (the kernel hands out a zeroed huge page: ~30 µs when measured for issue 16). Allocations of [`HUGE_FROM`] bytes or more
-//! take that path, smaller ones go to [`System`]. Where the kernel gives no huge page (THP off,
-//! memory fragmented) the mapping is an ordinary one. Up to 32 MiB of freed mappings are kept
-//! for reuse, as the system allocator keeps its heap: code that frees and allocates a large
-//! buffer again and again (`inspect`'s windows) then faults it once, not every time.
+//! (the kernel hands out a zeroed huge page: ~30 µs when measured for issue 16). Allocations of
+//! [`HUGE_FROM`] bytes or more take that path, smaller ones go to [`System`]. Where the kernel
+//! gives no huge page (THP off, memory fragmented) the mapping is an ordinary one. Up to 32 MiB
+//! of freed mappings are kept for reuse, as the system allocator keeps its heap: code that frees
+//! and allocates a large buffer again and again (`inspect`'s windows) then faults it once, not
+//! every time.
 //!
 //! The cost: such an allocation is rounded up to 2 MiB, so a 1 MiB frame buffer can hold 2 MiB
 //! of memory once touched; peak RSS stays bounded by the frame size and thread count. And the
@@ -21,7 +22,7 @@
 //! checkpoint ran 4–7 % faster than with the mapped path from 256 KiB (BENCHMARKS.md, issue 28,
 //! sixth session).
 //!
-//! The operating system's part is in [`os`]: under Miri (the test command runs this crate's tests
+//! The operating system's part is in `os`: under Miri (the test command runs this crate's tests
 //! in it) the mapping calls are replaced by an aligned allocation of the same size, because Miri
 //! models `mmap` but neither the partial `munmap` that aligns a mapping nor `madvise`; Miri then
 //! checks everything above the system calls — sizes, the reuse cache, resizing, zeroing — and the
