@@ -97,15 +97,8 @@ fn read_header(
     let (bits, lookup) = if let Some(l) = flat {
         // Only the `2^l` entries a flat code's bits can index are built and read.
         build_decode_table(lengths, l, BYTE_SHIFT, &mut scratch.table[..]).map_err(invalid)?;
-        match flat_stride(lengths) {
-            Some((first, shift)) => (
-                l,
-                Lookup::FlatStride {
-                    len: l,
-                    first,
-                    shift,
-                },
-            ),
+        match flat_stride(lengths, l) {
+            Some(stride) => (l, Lookup::FlatStride(stride)),
             None => (l, Lookup::Flat(l)),
         }
     } else if nsym == 256 && 2 * mean <= (bits as u64) << MAX_CODE_LEN {
@@ -224,10 +217,8 @@ pub fn decode_plain(
             out,
             &mut scratch.prefetch,
         ),
-        Lookup::FlatStride { len, first, shift } => decode_stride::decode_flat_stride(
-            len,
-            first,
-            shift,
+        Lookup::FlatStride(stride) => decode_stride::decode_flat_stride(
+            stride,
             &scratch.table,
             streams,
             &lanes,
@@ -250,7 +241,7 @@ pub fn decode_plain(
                     *x = sym;
                 }
             }
-            Lookup::Single | Lookup::Flat(_) | Lookup::FlatStride { .. } => {
+            Lookup::Single | Lookup::Flat(_) | Lookup::FlatStride(_) => {
                 for x in o.iter_mut() {
                     r.refill_if(bits);
                     let e = scratch.table[r.index(bits)];
@@ -337,6 +328,7 @@ mod tests {
     use super::super::histogram::histogram;
     use super::super::lengths::build_lengths;
     use super::super::lookup::flat_stride_codes;
+    use super::super::stride::Stride;
     use super::super::table::write_table;
     use super::*;
 
@@ -438,7 +430,11 @@ mod tests {
             }
         };
         for (len, shift, first, symbols, _) in flat_stride_codes() {
-            check(len, &symbols, Lookup::FlatStride { len, first, shift });
+            check(
+                len,
+                &symbols,
+                Lookup::FlatStride(Stride { len, first, shift }),
+            );
             // One symbol off the spacing: looked up.
             let mut uneven = symbols.clone();
             let last = uneven.len() - 1;

@@ -22,17 +22,14 @@ use super::decode_kernels::Lanes;
 )]
 use super::decode_kernels::{load_unchecked, safe_rounds, FLAT_ROUND, PREFETCH_ROUNDS};
 use super::prefetch::Prefetch;
+use super::stride::Stride;
 use super::TABLE_SIZE;
 
-/// Runs the rounds of a flat code of `len` (1–7) bits whose `k`-th symbol is
-/// `first + (k << shift)` (every such symbol a byte), `table` its one-symbol table built for
-/// exactly `len` bits; returns each lane's (bit position, output position), as
+/// Runs the rounds of the flat code `stride`, `table` its one-symbol table built for exactly
+/// `stride.len` bits; returns each lane's (bit position, output position), as
 /// [`super::decode_kernels::decode_flat`] does and with the same bytes.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn decode_flat_stride(
-    len: u32,
-    first: u8,
-    shift: u32,
+    stride: Stride,
     table: &[u16; TABLE_SIZE],
     streams: &[u8],
     lanes: &Lanes,
@@ -41,7 +38,7 @@ pub(super) fn decode_flat_stride(
 ) -> [(u64, usize); 4] {
     #[cfg(target_arch = "x86_64")]
     if crate::cpu::has_v3() {
-        let code = StrideCode::new(len, first, shift);
+        let code = StrideCode::new(stride);
         // SAFETY: `has_v3` detected AVX2, all `avx2::lanes` requires.
         #[allow(unsafe_code)]
         return unsafe { avx2::lanes(&code, streams, lanes, out, prefetch) };
@@ -49,18 +46,11 @@ pub(super) fn decode_flat_stride(
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         let _ = table;
-        simd128::lanes(
-            &StrideCode::new(len, first, shift),
-            streams,
-            lanes,
-            out,
-            prefetch,
-        )
+        simd128::lanes(&StrideCode::new(stride), streams, lanes, out, prefetch)
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        let _ = (first, shift);
-        decode_kernels::decode_flat(len, table, streams, lanes, out, prefetch)
+        decode_kernels::decode_flat(stride.len, table, streams, lanes, out, prefetch)
     }
 }
 
@@ -86,14 +76,13 @@ struct StrideCode {
     allow(dead_code)
 )]
 impl StrideCode {
-    fn new(len: u32, first: u8, shift: u32) -> StrideCode {
-        let place = |v: u32| (((v >> (8 - len)) << shift) & 0xff) as u8;
-        let rev4 = |n: u32| (n as u8).reverse_bits() as u32 >> 4;
+    fn new(stride: Stride) -> StrideCode {
+        let (low, high) = stride.nibble_tables(true);
         StrideCode {
-            len,
-            low: std::array::from_fn(|n| place(rev4(n as u32) << 4)),
-            high: std::array::from_fn(|n| place(rev4(n as u32))),
-            first,
+            len: stride.len,
+            low,
+            high,
+            first: stride.first,
         }
     }
 }
@@ -301,9 +290,11 @@ mod tests {
                 let a =
                     decode_kernels::decode_flat(l, &table, &streams, &lanes, &mut by_table, none);
                 let b = decode_flat_stride(
-                    l,
-                    first,
-                    shift,
+                    Stride {
+                        len: l,
+                        first,
+                        shift,
+                    },
                     &table,
                     &streams,
                     &lanes,

@@ -50,12 +50,10 @@ pub fn encode_plain(
     let used = lengths.iter().filter(|&&l| l > 0).count();
     // A flat code of evenly spaced symbols (Adam's second moment's low bytes) is computed.
     let stride = flat_length(&length_counts(lengths))
-        .zip(flat_stride(lengths))
-        .and_then(|(len, (first, shift))| {
+        .and_then(|len| flat_stride(lengths, len))
+        .and_then(|stride| {
             encode_flat_stride(
-                len,
-                first,
-                shift,
+                stride,
                 block,
                 &codes,
                 &mut scratch.plain,

@@ -13,15 +13,13 @@
 
 use super::encode_kernels::code_bytes;
 use super::prefetch::Prefetch;
+use super::stride::Stride;
 
-/// Codes the quarters of `block` (every byte one of `first + (k << shift)`, `k < 2^len`, coded
-/// with the flat canonical `len`-bit code `codes`) into `buf` (stream j at `j * cap`) and returns
-/// the stream sizes, or `None` where the CPU has no AVX2 (the caller's table coders then run).
-#[allow(clippy::too_many_arguments)]
+/// Codes the quarters of `block` (every byte a symbol of the flat code `stride`, whose codes are
+/// `codes`) into `buf` (stream j at `j * cap`) and returns the stream sizes, or `None` where the
+/// CPU has no AVX2 or WebAssembly SIMD (the caller's table coders then run).
 pub(super) fn encode_flat_stride(
-    len: u32,
-    first: u8,
-    shift: u32,
+    stride: Stride,
     block: &[u8],
     codes: &[u32; 256],
     buf: &mut [u8],
@@ -32,36 +30,19 @@ pub(super) fn encode_flat_stride(
     if crate::cpu::has_v3() {
         // SAFETY: `has_v3` detected AVX2, all `avx2::code_quarters` requires.
         #[allow(unsafe_code)]
-        return Some(unsafe {
-            avx2::code_quarters(len, first, shift, block, codes, buf, cap, prefetch)
-        });
+        return Some(unsafe { avx2::code_quarters(stride, block, codes, buf, cap, prefetch) });
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         Some(simd128::code_quarters(
-            len, first, shift, block, codes, buf, cap, prefetch,
+            stride, block, codes, buf, cap, prefetch,
         ))
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        let _ = (len, first, shift, block, codes, buf, cap, prefetch);
+        let _ = (stride, block, codes, buf, cap, prefetch);
         None
     }
-}
-
-/// The two byte-shuffle tables of a flat `l`-bit code: for a symbol index's low and high
-/// nibble, its part of the index's `l` bits reversed.
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_feature = "simd128")),
-    allow(dead_code)
-)]
-fn reversal_tables(l: u32) -> ([u8; 16], [u8; 16]) {
-    let rev4 = |n: u32| u32::from((n as u8).reverse_bits() >> 4);
-    let place = |v: u32| ((v >> (8 - l)) & 0xff) as u8;
-    (
-        std::array::from_fn(|n| place(rev4(n as u32) << 4)),
-        std::array::from_fn(|n| place(rev4(n as u32))),
-    )
 }
 
 /// Codes the quarters of `block` with a flat `len`-bit code: rounds of 8 bytes of each quarter
@@ -119,28 +100,30 @@ fn stride_rounds(
 mod avx2 {
     use super::super::prefetch::Prefetch;
     use super::super::stride::spread_masks;
-    use super::reversal_tables;
+    use super::Stride;
     use std::arch::x86_64::*;
 
     /// [`super::encode_flat_stride`] on AVX2.
     ///
     /// # Safety
     /// The CPU must have AVX2.
-    #[allow(unsafe_code, clippy::too_many_arguments)]
+    #[allow(unsafe_code)]
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn code_quarters(
-        len: u32,
-        first: u8,
-        shift: u32,
+        stride: Stride,
         block: &[u8],
         codes: &[u32; 256],
         buf: &mut [u8],
         cap: usize,
         prefetch: &mut Prefetch,
     ) -> [usize; 4] {
-        let l = len;
+        let Stride {
+            len: l,
+            first,
+            shift,
+        } = stride;
         // The index's reversed bits, from its low and high nibble.
-        let (low, high) = reversal_tables(l);
+        let (low, high) = stride.nibble_tables(false);
         // SAFETY: 16 readable bytes each.
         let (low, high) = unsafe {
             (
@@ -193,23 +176,24 @@ mod avx2 {
 mod simd128 {
     use super::super::prefetch::Prefetch;
     use super::super::stride::{spread_masks, two_by_two};
-    use super::reversal_tables;
+    use super::Stride;
     use std::arch::wasm32::*;
 
     /// [`super::encode_flat_stride`] in WebAssembly SIMD.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn code_quarters(
-        len: u32,
-        first: u8,
-        shift: u32,
+        stride: Stride,
         block: &[u8],
         codes: &[u32; 256],
         buf: &mut [u8],
         cap: usize,
         prefetch: &mut Prefetch,
     ) -> [usize; 4] {
-        let l = len;
-        let (low, high) = reversal_tables(l);
+        let Stride {
+            len: l,
+            first,
+            shift,
+        } = stride;
+        let (low, high) = stride.nibble_tables(false);
         let table = |t: [u8; 16]| {
             u8x16(
                 t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12],
@@ -269,9 +253,12 @@ mod tests {
                 let (mut a, mut b) = (vec![0u8; 4 * cap], vec![0u8; 4 * cap]);
                 let none = &mut Prefetch::default();
                 let sa = encode_lanes_dispatch(true, &block, &codes, &mut a, cap, none);
-                let Some(sb) =
-                    encode_flat_stride(l, first, shift, &block, &codes, &mut b, cap, none)
-                else {
+                let stride = Stride {
+                    len: l,
+                    first,
+                    shift,
+                };
+                let Some(sb) = encode_flat_stride(stride, &block, &codes, &mut b, cap, none) else {
                     return;
                 };
                 let what = format!("{l} bits, shift {shift}, first {first}, {n} bytes");

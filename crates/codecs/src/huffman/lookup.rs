@@ -4,6 +4,7 @@
 //! checks that the code is complete) and, for short codes, the multi-symbol table that yields up
 //! to [`MULTI_MAX`] symbols per lookup.
 
+use super::stride::Stride;
 use super::{MAX_CODE_LEN, MAX_SYMBOLS, TABLE_SIZE};
 
 /// Where a one-symbol table entry keeps its symbol: `symbol << SYMBOL_SHIFT | length`.
@@ -241,20 +242,13 @@ pub(super) enum Lookup {
     /// `k`-th is `first + (k << shift)`, computed rather than looked up where the CPU allows
     /// (`decode_stride`; the table is built as for [`Lookup::Flat`], for the other CPUs and a
     /// lane's last symbols).
-    FlatStride {
-        /// The code length.
-        len: u32,
-        /// The smallest symbol.
-        first: u8,
-        /// log2 of the spacing.
-        shift: u32,
-    },
+    FlatStride(Stride),
 }
 
-/// For a flat code (every used symbol of `lengths` has one length), the smallest symbol and
-/// the log2 of the spacing when the symbols are evenly spaced by a power of two (the even bytes
-/// that the rotated sign bit, always 0, leaves to Adam's second moment: 0, 2, …, 254).
-pub(super) fn flat_stride(lengths: &[u8]) -> Option<(u8, u32)> {
+/// For a flat code of `len` bits (every used symbol of `lengths` that long), the code as a
+/// [`Stride`] when its symbols are evenly spaced by a power of two (the even bytes that the
+/// rotated sign bit, always 0, leaves to Adam's second moment: 0, 2, …, 254).
+pub(super) fn flat_stride(lengths: &[u8], len: u32) -> Option<Stride> {
     let mut used = (0u8..=255).filter(|&b| lengths.get(b as usize).is_some_and(|&l| l > 0));
     let first = used.next()?;
     let second = used.next()?;
@@ -269,7 +263,11 @@ pub(super) fn flat_stride(lengths: &[u8]) -> Option<(u8, u32)> {
         }
         last = b;
     }
-    Some((first, step.trailing_zeros()))
+    Some(Stride {
+        len,
+        first,
+        shift: step.trailing_zeros(),
+    })
 }
 
 /// The longest code length a flat code ([`Lookup::Flat`]) may have: a flat 8-bit code is a
