@@ -152,6 +152,43 @@ const cases = {
     }
     return done;
   },
+  // The BYOB reader with \`work\` ms/MiB of work on each chunk after it is read: one read at a time
+  // (\`ahead\` false), or the next chunk's read asked for before the work on this one (two
+  // buffers), so that the browser can fill it meanwhile.
+  async byobWork(file, n, fold, each, work, flush, ahead) {
+    const bufs = [new ArrayBuffer(n), new ArrayBuffer(n)];
+    const reader = file.stream().getReader({ mode: 'byob' });
+    // Reads the next chunk (up to n bytes) into bufs[k]: resolves to its length.
+    const fill = async (k) => {
+      let filled = 0;
+      while (filled < n) {
+        const { value, done: end } = await reader.read(new Uint8Array(bufs[k], filled, n - filled));
+        if (value) bufs[k] = value.buffer;
+        if (end) break;
+        filled += value.length;
+      }
+      return filled;
+    };
+    let done = 0, k = 0;
+    let next = fill(0);
+    for (;;) {
+      const filled = await next;
+      if (filled === 0) break;
+      if (ahead) next = fill(1 - k);
+      heap.set(new Uint8Array(bufs[k], 0, filled), BASE);
+      busy(work, filled);
+      done += filled;
+      if (!ahead) next = fill(k);
+      else k = 1 - k;
+    }
+    return done;
+  },
+  frsWork(file, n, fold, each, work) {
+    return chunks(file.size, n, (at, len) => {
+      heap.set(new Uint8Array(frs.readAsArrayBuffer(file.slice(at, at + len))), BASE);
+      busy(work, len);
+    });
+  },
   // The default reader: the stream's own chunks (no BYOB), each copied into wasm memory.
   async stream(file) {
     const reader = file.stream().getReader();
@@ -217,7 +254,7 @@ onmessage = async ({ data: c }) => {
   try {
     if (c.write) fill(c.chunk);
     const t0 = performance.now();
-    let r = await cases[c.kind](c.file, c.chunk, c.fold, c.each, c.work, c.flush);
+    let r = await cases[c.kind](c.file, c.chunk, c.fold, c.each, c.work, c.flush, c.ahead);
     const ms = performance.now() - t0;
     if (typeof r === 'number') r = { bytes: r };
     postMessage({ ...r, ms });
@@ -254,6 +291,13 @@ const CASES = [
     ];
   }),
   { name: 'the 1 ms/MiB of work alone, no output', kind: 'workAlone', chunk: 8 * MiB, work: 1 },
+  // Reading while a codec works (issue 28: can the read overlap the codec?).
+  ...[0.5, 1].flatMap((work) => [1, 4].flatMap((m) => [
+    { name: `read + ${work} ms/MiB: FileReaderSync, ${m} MiB`, kind: 'frsWork', chunk: m * MiB, work },
+    { name: `read + ${work} ms/MiB: BYOB, ${m} MiB, one read at a time`, kind: 'byobWork', chunk: m * MiB, work, ahead: false },
+    { name: `read + ${work} ms/MiB: BYOB, ${m} MiB, next read asked before the work`, kind: 'byobWork', chunk: m * MiB, work, ahead: true },
+  ])),
+  ...[0.5, 1].map((work) => ({ name: `the ${work} ms/MiB of work alone`, kind: 'workAlone', chunk: 1 * MiB, work })),
 ];
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-io-'));
@@ -284,7 +328,7 @@ try {
     const cpu = [];
     for (let r = 0; r < rounds; r++) {
       const c0 = browserCpuNs();
-      const got = await page.evaluate((c) => window.runCase(c), { kind: c.kind, chunk: c.chunk, fold: c.fold, write: c.write, each: c.each, work: c.work, flush: c.flush });
+      const got = await page.evaluate((c) => window.runCase(c), { kind: c.kind, chunk: c.chunk, fold: c.fold, write: c.write, each: c.each, work: c.work, flush: c.flush, ahead: c.ahead });
       await sleep(SETTLE_MS);
       cpu.push((browserCpuNs() - c0) / 1e6 - idle);
       if (got.error) throw new Error(`${c.name}: ${got.error}`);

@@ -105,6 +105,13 @@ pub struct Frame {
     pub raw_len: u64,
 }
 
+impl Frame {
+    /// Where its payload ends in the snapshot.
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(self.stored_len)
+    }
+}
+
 /// How far a lossily stored tensor is from the original, as [`crate::ErrorStats`] measures it
 /// (the index stores one per lossy tensor; the type is the reports').
 pub use bitlens_report::ErrorReport;

@@ -64,7 +64,7 @@ pub use format::{
 };
 pub use layout::{PieceInfo, PieceKind, Pieces};
 pub use metrics::{ErrorStats, MetricsError};
-pub use reader::{BaseSource, Original, SnapshotReader, Source};
+pub use reader::{BaseSource, Decoding, Original, SnapshotReader, Source};
 pub use single::tensor_file_prefix;
 pub use writer::{FrameJob, SnapshotWriter, TensorPlan};
 

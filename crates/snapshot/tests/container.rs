@@ -438,3 +438,100 @@ const GOLDEN_V2: [(u8, u64); 3] = [
     (2, 0xa723224901640a04),
 ];
 const GOLDEN_V2_DELTA: (u8, u64) = (2, 0xbe1cce6e0c6e22d0);
+
+/// Everything `decode_all` writes after the stored prefix, decoded in steps
+/// ([`SnapshotReader::decoding`]) whose limits come from `limits(frame end)`, each step run with
+/// the limit it gives for the next frame still to decode.
+fn decode_in_steps(
+    snap: &[u8],
+    base: Option<&[u8]>,
+    mut limit: impl FnMut(u64) -> u64,
+) -> Result<Vec<u8>, SnapshotError> {
+    let reader = SnapshotReader::open(snap.to_vec())?;
+    let base_vec = base.map(<[u8]>::to_vec);
+    let base_header = base_vec.as_ref().map(|b| read_header(b).unwrap());
+    let base_source = match (&base_vec, &base_header) {
+        (Some(src), Some(header)) => Some(BaseSource { src, header }),
+        _ => None,
+    };
+    let all: Vec<usize> = (0..reader.entries.len()).collect();
+    let mut decoding = reader.decoding(&all, base_source.as_ref())?;
+    let mut out = reader.prefix.clone();
+    let mut steps = 0;
+    while let Some(end) = decoding.next_frame_end() {
+        let start = decoding.next_frame_start().unwrap();
+        assert!(start < end, "a frame's payload is never empty");
+        decoding.step(limit(end), &mut |b| {
+            out.extend_from_slice(b);
+            Ok(())
+        })?;
+        steps += 1;
+        assert!(steps < 100_000, "no progress");
+    }
+    decoding.finish()?;
+    Ok(out)
+}
+
+/// Decoding in steps (what the page does while it reads a snapshot as a stream) gives what
+/// decoding at once gives, whatever the steps: one frame each, every few bytes (steps that decode
+/// nothing included), all at once; on small grouped frames, empty tensors, a frame decoded window
+/// by window, and deltas. A step past the limit decodes nothing; ending early is an error.
+#[test]
+fn decoding_in_steps_gives_the_same_bytes() {
+    let n = STREAM_WINDOW + 4_098;
+    let file = builder(true)
+        .tensor("a", Dtype::BF16, &[700], &weights_bf16(41, 700))
+        .tensor("empty", Dtype::F32, &[0], &[])
+        .tensor(
+            "big",
+            Dtype::BF16,
+            &[n as u64 / 2],
+            &weights_bf16(42, n / 2),
+        )
+        .tensor("b", Dtype::U8, &[33], &rng::bytes(43, 33))
+        .build();
+    let next = changed(&file, 40, 44);
+    let cases = [
+        (pack(&file, Codec::lmc_for_width(2), None), None, &file),
+        (write_by_hand(&file, None, FRAME_BYTES), None, &file),
+        (
+            pack(&next, Codec::lmc_for_width(2), Some(&file)),
+            Some(&file[..]),
+            &next,
+        ),
+        (
+            write_by_hand(&next, Some(&file), FRAME_BYTES),
+            Some(&file[..]),
+            &next,
+        ),
+    ];
+    for (i, (snap, base, want)) in cases.iter().enumerate() {
+        let by_frame = decode_in_steps(snap, *base, |end| end).unwrap();
+        assert!(&by_frame == *want, "case {i}: one frame a step");
+        let mut at = 0u64;
+        let by_bytes = decode_in_steps(snap, *base, |_| {
+            at += 200_003;
+            at
+        })
+        .unwrap();
+        assert!(&by_bytes == *want, "case {i}: every 200 003 bytes");
+        let at_once = decode_in_steps(snap, *base, |_| u64::MAX).unwrap();
+        assert!(&at_once == *want, "case {i}: at once");
+    }
+
+    let (snap, _, _) = &cases[0];
+    let reader = SnapshotReader::open(snap.clone()).unwrap();
+    let mut decoding = reader.decoding(&[0, 1, 2], None).unwrap();
+    let first = decoding.next_frame_end().unwrap();
+    let mut got = 0;
+    decoding
+        .step(first - 1, &mut |b| {
+            got += b.len();
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(got, 0, "the first frame is not all in");
+    assert_eq!(decoding.next_frame_end(), Some(first));
+    decoding.step(first, &mut |_| Ok(())).unwrap();
+    assert!(matches!(decoding.finish(), Err(SnapshotError::Misuse(_))));
+}

@@ -64,7 +64,7 @@ fn entries_info(entries: &[Entry], auto: Option<&[AutoChoice]>) -> Vec<EntryInfo
 }
 
 /// A base file's source with its header, read and validated.
-fn with_header(
+pub fn with_header(
     base: Option<&JsSource>,
 ) -> Result<Option<(&JsSource, bitlens_tensors::Header)>, Failure> {
     base.map(|b| Ok((b, b.header()?))).transpose()
@@ -97,9 +97,7 @@ pub fn compress_snapshot(
     }
     let header = src.header()?;
     let base = with_header(base)?;
-    let base_src = base
-        .as_ref()
-        .map(|(src, header)| BaseSource { src: *src, header });
+    let base_src = base_source(&base);
     let has_base = base_src.is_some();
     let whole = codec_choice(&options.whole, has_base)?;
     if whole.kind == CodecKind::Auto {
@@ -278,25 +276,61 @@ pub fn decompress_opened<R: bitlens_snapshot::Source>(
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<u64, Failure> {
     let base = with_header(base)?;
-    let base_src = base
-        .as_ref()
-        .map(|(src, header)| BaseSource { src: *src, header });
-    let mut sink = ChunkSink::new(on_chunk);
-    let mut done = 0u64;
-    let mut last_report = 0u64;
-    reader.decode_all(base_src.as_ref(), &mut |bytes| {
-        sink.write_all(bytes)
+    let base_src = base_source(&base);
+    let mut out = Restored::new(on_chunk, on_progress);
+    reader.decode_all(base_src.as_ref(), &mut |bytes| out.write(bytes))?;
+    out.finish()
+}
+
+/// The core's view of a base file read with its header ([`with_header`]).
+pub fn base_source<'a>(
+    base: &'a Option<(&JsSource, bitlens_tensors::Header)>,
+) -> Option<BaseSource<'a>> {
+    base.as_ref()
+        .map(|(src, header)| BaseSource { src: *src, header })
+}
+
+/// The original bytes of a decompression on their way out: through a [`ChunkSink`] into
+/// `on_chunk`, with `on_progress(output bytes done)` every 16 MiB and at the end.
+pub struct Restored<'a> {
+    sink: ChunkSink<OnChunk<'a>>,
+    done: u64,
+    last_report: u64,
+    on_progress: &'a mut dyn FnMut(u64),
+}
+
+impl<'a> Restored<'a> {
+    /// Nothing written yet.
+    pub fn new(on_chunk: OnChunk<'a>, on_progress: &'a mut dyn FnMut(u64)) -> Self {
+        Restored {
+            sink: ChunkSink::new(on_chunk),
+            done: 0,
+            last_report: 0,
+            on_progress,
+        }
+    }
+
+    /// Hands on the next original bytes (as the core's decoding sink).
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        self.sink
+            .write_all(bytes)
             .map_err(|e| SnapshotError::Misuse(format!("output: {e}")))?;
-        done += bytes.len() as u64;
-        if done - last_report >= 16 << 20 {
-            last_report = done;
-            on_progress(done);
+        self.done += bytes.len() as u64;
+        if self.done - self.last_report >= 16 << 20 {
+            self.last_report = self.done;
+            (self.on_progress)(self.done);
         }
         Ok(())
-    })?;
-    sink.flush().map_err(|e| Failure(format!("output: {e}")))?;
-    on_progress(done);
-    Ok(sink.written())
+    }
+
+    /// Flushes the output; returns the bytes written.
+    pub fn finish(mut self) -> Result<u64, Failure> {
+        self.sink
+            .flush()
+            .map_err(|e| Failure(format!("output: {e}")))?;
+        (self.on_progress)(self.done);
+        Ok(self.sink.written())
+    }
 }
 
 /// True when `first8` is the snapshot magic `BITLENS\0`.

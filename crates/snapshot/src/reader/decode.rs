@@ -1,7 +1,8 @@
 //! Decoding an opened snapshot (LMC §4's container): the tensors asked for, or the whole original
 //! file, frame by frame on the ordered pipeline ([`crate::pipeline`]), large LMC frames window by
 //! window; every tensor's checksum (and, for deltas, its base's) is verified before its last
-//! bytes are handed over.
+//! bytes are handed over. [`Decoding`] runs the same in steps, each up to a file offset, for a
+//! caller that reads the frames as they arrive.
 
 use super::{bytes_or_read, BaseSource, SnapshotReader, Source};
 use crate::codec::Codec;
@@ -11,6 +12,7 @@ use crate::pipeline::GrowBuf;
 use crate::pipeline::Slot;
 use bitlens_codecs::StreamDecoder;
 use bitlens_tensors::TensorInfo;
+use std::collections::VecDeque;
 use xxhash_rust::xxh3::Xxh3;
 
 impl<R: Source> SnapshotReader<R> {
@@ -23,6 +25,18 @@ impl<R: Source> SnapshotReader<R> {
         base: Option<&BaseSource>,
         sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
     ) -> Result<(), SnapshotError> {
+        let mut decoding = self.decoding(which, base)?;
+        decoding.step(u64::MAX, sink)?;
+        decoding.finish()
+    }
+
+    /// [`SnapshotReader::decode_tensors`] in steps ([`Decoding::step`]), so that a caller reading
+    /// the frames as they arrive can decode each part as soon as it is there.
+    pub fn decoding<'r>(
+        &'r self,
+        which: &[usize],
+        base: Option<&'r BaseSource<'r>>,
+    ) -> Result<Decoding<'r, R>, SnapshotError> {
         self.check_base(base)?;
         let mut work = Vec::new();
         for &t in which {
@@ -45,81 +59,16 @@ impl<R: Source> SnapshotReader<R> {
                 offset += e.frames[fi].raw_len;
             }
         }
-        let work = &work[..];
-        let mut verifier = Verifier::default();
-        let mut pending: std::collections::VecDeque<usize> = which.iter().copied().collect();
-        let streamed = |w: &Work| {
-            let e = &self.entries[w.tensor];
-            matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
-        };
-        let raw_len = |w: &Work| self.entries[w.tensor].frames[w.frame].raw_len;
-        // Tensors with no frames (empty) are verified as soon as they come up.
-        let verify_empty = |pending: &mut std::collections::VecDeque<usize>,
-                            verifier: &mut Verifier|
-         -> Result<(), SnapshotError> {
-            while let Some(&t) = pending.front() {
-                if !self.entries[t].frames.is_empty() {
-                    break;
-                }
-                verifier.verify(&self.entries[t])?;
-                pending.pop_front();
-            }
-            Ok(())
-        };
-        let mut slots: Vec<Vec<FrameSlot>> = Vec::new();
-        let mut window = FrameSlot::default();
-        let mut done = 0;
-        while done < work.len() {
-            verify_empty(&mut pending, &mut verifier)?;
-            if streamed(&work[done]) {
-                let w = &work[done];
-                let last = w.frame + 1 == self.entries[w.tensor].frames.len();
-                self.stream_one(w, base, &mut window, &mut verifier, last, sink)?;
-                if last {
-                    pending.pop_front();
-                }
-                done += 1;
-                continue;
-            }
-            // The frames up to the next streamed one, as the pipeline's items.
-            let end = work[done..]
-                .iter()
-                .position(streamed)
-                .map_or(work.len(), |p| done + p);
-            let (items, bytes) = crate::pipeline::items(work[done..end].iter().map(raw_len));
-            let items = &items[..];
-            let work = &work[done..end];
-            crate::pipeline::run(
-                &bytes,
-                &mut slots,
-                &|i, payload: &mut GrowBuf, slot: &mut Vec<FrameSlot>| {
-                    let frames = &work[items[i].clone()];
-                    if slot.len() < frames.len() {
-                        slot.resize_with(frames.len(), FrameSlot::default);
-                    }
-                    frames
-                        .iter()
-                        .zip(slot.iter_mut())
-                        .try_for_each(|(w, s)| self.decode_one(w, base, payload, s))
-                },
-                &mut |i, slot| {
-                    for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
-                        verify_empty(&mut pending, &mut verifier)?;
-                        let e = &self.entries[w.tensor];
-                        verifier.update(s.out.bytes(), self.base_read(w, base, s.base.bytes()));
-                        if w.frame + 1 == e.frames.len() {
-                            verifier.verify(e)?;
-                            pending.pop_front();
-                        }
-                        sink(s.out.bytes())?;
-                        self.done_with(w, base);
-                    }
-                    Ok(())
-                },
-            )?;
-            done = end;
-        }
-        verify_empty(&mut pending, &mut verifier)
+        Ok(Decoding {
+            reader: self,
+            base,
+            work,
+            done: 0,
+            verifier: Verifier::default(),
+            pending: which.iter().copied().collect(),
+            slots: Vec::new(),
+            window: FrameSlot::default(),
+        })
     }
 
     /// Writes the original file to `sink`: a safetensors file's header and every tensor, or every
@@ -220,7 +169,7 @@ impl<R: Source> SnapshotReader<R> {
     /// ([`bitlens_tensors::ReadAt::done_before`]).
     fn done_with(&self, w: &Work, base: Option<&BaseSource>) {
         let f = self.entries[w.tensor].frames[w.frame];
-        self.src.done_before(f.offset.saturating_add(f.stored_len));
+        self.src.done_before(f.end());
         if let (Some((start, _)), Some(b)) = (w.base_tensor, base) {
             b.src.done_before(start + w.offset + f.raw_len);
         }
@@ -301,6 +250,155 @@ impl Slot for FrameSlot {
         }
         self.window.trim(keep);
     }
+}
+
+/// A decode of some of a snapshot's tensors, run in steps ([`SnapshotReader::decoding`]): each
+/// [`Decoding::step`] decodes, in order, the next frames whose stored bytes end by a given file
+/// offset, so that a caller that reads the frame section front to back (the page, reading a
+/// `File` as a stream while the codec works) decodes each frame once its bytes are in.
+pub struct Decoding<'r, R: Source> {
+    reader: &'r SnapshotReader<R>,
+    base: Option<&'r BaseSource<'r>>,
+    /// Every frame to decode, in order.
+    work: Vec<Work<'r>>,
+    /// Frames of `work` decoded and handed over.
+    done: usize,
+    verifier: Verifier,
+    /// The tensors not yet verified, in order.
+    pending: VecDeque<usize>,
+    slots: Vec<Vec<FrameSlot>>,
+    /// The buffers of frames decoded window by window.
+    window: FrameSlot,
+}
+
+impl<R: Source> Decoding<'_, R> {
+    /// Where the stored bytes of the next frame to decode end (`None` when every frame is done).
+    pub fn next_frame_end(&self) -> Option<u64> {
+        self.work.get(self.done).map(|w| self.frame(w).end())
+    }
+
+    /// Where the stored bytes of the next frame to decode start (`None` when every frame is
+    /// done): the reading caller may forget what lies before.
+    pub fn next_frame_start(&self) -> Option<u64> {
+        self.work.get(self.done).map(|w| self.frame(w).offset)
+    }
+
+    /// The stored frame of `w`.
+    fn frame(&self, w: &Work) -> Frame {
+        self.reader.entries[w.tensor].frames[w.frame]
+    }
+
+    /// Decodes the next frames, in order, while their stored bytes end at or before `limit`,
+    /// passing their original bytes to `sink` (a tensor's checksums verified before its last
+    /// bytes are handed over).
+    pub fn step(
+        &mut self,
+        limit: u64,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), SnapshotError>,
+    ) -> Result<(), SnapshotError> {
+        let (reader, base) = (self.reader, self.base);
+        let streamed = |w: &Work| {
+            let e = &reader.entries[w.tensor];
+            matches!(e.codec, Codec::Lmc { .. }) && e.frames[w.frame].raw_len > STREAM_WINDOW as u64
+        };
+        let beyond = |w: &Work| reader.entries[w.tensor].frames[w.frame].end() > limit;
+        let raw_len = |w: &Work| reader.entries[w.tensor].frames[w.frame].raw_len;
+        let Decoding {
+            work,
+            done,
+            verifier,
+            pending,
+            slots,
+            window,
+            ..
+        } = self;
+        let work = &work[..];
+        while *done < work.len() {
+            verify_empty(reader, pending, verifier)?;
+            if beyond(&work[*done]) {
+                break;
+            }
+            if streamed(&work[*done]) {
+                let w = &work[*done];
+                let last = w.frame + 1 == reader.entries[w.tensor].frames.len();
+                reader.stream_one(w, base, window, verifier, last, sink)?;
+                if last {
+                    pending.pop_front();
+                }
+                *done += 1;
+                continue;
+            }
+            // The frames up to the next streamed one (or the next beyond the limit), as the
+            // pipeline's items.
+            let end = work[*done..]
+                .iter()
+                .position(|w| streamed(w) || beyond(w))
+                .map_or(work.len(), |p| *done + p);
+            let (items, bytes) = crate::pipeline::items(work[*done..end].iter().map(raw_len));
+            let items = &items[..];
+            let work = &work[*done..end];
+            crate::pipeline::run(
+                &bytes,
+                slots,
+                &|i, payload: &mut GrowBuf, slot: &mut Vec<FrameSlot>| {
+                    let frames = &work[items[i].clone()];
+                    if slot.len() < frames.len() {
+                        slot.resize_with(frames.len(), FrameSlot::default);
+                    }
+                    frames
+                        .iter()
+                        .zip(slot.iter_mut())
+                        .try_for_each(|(w, s)| reader.decode_one(w, base, payload, s))
+                },
+                &mut |i, slot| {
+                    for (w, s) in work[items[i].clone()].iter().zip(slot.iter()) {
+                        verify_empty(reader, pending, verifier)?;
+                        let e = &reader.entries[w.tensor];
+                        verifier.update(s.out.bytes(), reader.base_read(w, base, s.base.bytes()));
+                        if w.frame + 1 == e.frames.len() {
+                            verifier.verify(e)?;
+                            pending.pop_front();
+                        }
+                        sink(s.out.bytes())?;
+                        reader.done_with(w, base);
+                    }
+                    Ok(())
+                },
+            )?;
+            *done = end;
+        }
+        Ok(())
+    }
+
+    /// Ends the decode: every frame must have been decoded ([`Decoding::step`] up to the last);
+    /// the tensors with no frames left at the end are verified.
+    pub fn finish(mut self) -> Result<(), SnapshotError> {
+        if self.done < self.work.len() {
+            return Err(SnapshotError::Misuse(format!(
+                "decoding ended with {} of {} frames decoded",
+                self.done,
+                self.work.len()
+            )));
+        }
+        verify_empty(self.reader, &mut self.pending, &mut self.verifier)
+    }
+}
+
+/// Verifies the tensors with no frames (empty) at the front of `pending`, as soon as they come
+/// up.
+fn verify_empty<R: Source>(
+    reader: &SnapshotReader<R>,
+    pending: &mut VecDeque<usize>,
+    verifier: &mut Verifier,
+) -> Result<(), SnapshotError> {
+    while let Some(&t) = pending.front() {
+        if !reader.entries[t].frames.is_empty() {
+            break;
+        }
+        verifier.verify(&reader.entries[t])?;
+        pending.pop_front();
+    }
+    Ok(())
 }
 
 /// One frame to decode.

@@ -21,6 +21,8 @@ use bitlens_tensors::{Header, ReadAt};
 
 mod decode;
 
+pub use decode::Decoding;
+
 /// A byte source the reader can use: [`ReadAt`], and `Sync` when frames decode in parallel.
 #[cfg(feature = "parallel")]
 pub trait Source: ReadAt + Sync {}

@@ -7,7 +7,7 @@
 //! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
 //! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
 
-use super::frames_source::{decompress_ahead, FramesAhead};
+use super::frames_source::{decompress_ahead, decompress_streamed, FramesAhead};
 use super::opfs::OpfsFile;
 use super::post::{Post, Throttle};
 use super::to_blob;
@@ -235,7 +235,7 @@ pub async fn decompress(
     for (i, file) in files.iter().enumerate() {
         let started = now();
         let output = Output::open(task, i, dir, out).await;
-        let restored = match restore(file, ahead, &output, &mut progress) {
+        let restored = match restore(file, ahead, &output, &mut progress).await {
             Ok(done) => output.finish(out).await.map(|()| done),
             Err(f) => Err(f),
         };
@@ -257,24 +257,29 @@ pub async fn decompress(
     Ok(JobResult::Files)
 }
 
-/// Restores one snapshot of a decompress job into `output`: its index and the bytes written.
-fn restore(
+/// Restores one snapshot of a decompress job into `output`: its index and the bytes written. Its
+/// frames come through the read-ahead helper when there is one, else as a stream of the file
+/// ([`decompress_streamed`]).
+async fn restore(
     file: &JobFile<Js>,
     ahead: Option<&Function>,
-    output: &Output,
-    progress: &mut Progress,
+    output: &Output<'_>,
+    progress: &mut Progress<'_>,
 ) -> Result<(SnapshotInfo, u64), Failure> {
     let blob = to_blob(file.blob.clone())?;
     // The opening with exact reads: a read-ahead source would fetch a whole window of frames (up
     // to 32 MiB) for each jump of it, and the decompression reads them again.
     let exact = JsSource::from_blob(blob.clone())?.read_ahead(0);
     let src = FramesAhead::new(exact, input(&blob, ahead)?);
-    decompress_ahead(
-        &src,
-        base(file)?.as_ref(),
-        &mut |bytes| output.emit(bytes),
-        &mut |done| progress.file(done),
-    )
+    let base = base(file)?;
+    let mut on_chunk = |bytes: &[u8]| output.emit(bytes);
+    let mut on_progress = |done| progress.file(done);
+    match ahead {
+        Some(_) => decompress_ahead(&src, base.as_ref(), &mut on_chunk, &mut on_progress),
+        None => {
+            decompress_streamed(&src, &blob, base.as_ref(), &mut on_chunk, &mut on_progress).await
+        }
+    }
 }
 
 /// A snapshot's index (of a URL: read by range, the preamble and the end of the file).
