@@ -179,12 +179,26 @@ fn compress_plans<W: Write>(
     out: W,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
+    let mut encoding = start_plans(src, header, base, plans, out)?;
+    encoding.step(u64::MAX, progress)?;
+    encoding.finish()
+}
+
+/// The [`Encoding`] of the safetensors file `src` with one plan per tensor (its stored header
+/// already written).
+fn start_plans<'a, W: Write>(
+    src: &'a dyn Source,
+    header: &'a Header,
+    base: Option<&'a BaseSource<'a>>,
+    plans: Vec<TensorPlan>,
+    out: W,
+) -> Result<Encoding<'a, W>, SnapshotError> {
     let base_ref = base_ref(&plans, base);
     let deltas: Vec<bool> = plans.iter().map(|p| p.delta).collect();
     let mut prefix = vec![0u8; header.data_start() as usize];
     src.read_exact_at(0, &mut prefix)?;
     let writer = SnapshotWriter::new(out, &prefix, plans, base_ref)?;
-    write_tensors(src, header, base, &deltas, writer, progress)
+    Encoding::new(src, header, base, &deltas, writer)
 }
 
 /// Bytes of a piece that decide between LMC and stored for gaps and quantized blocks: one PLMC
@@ -303,70 +317,157 @@ fn lmc_if_smaller(
 }
 
 /// Feeds every tensor's frames of `src` (as `header` lays it out; with the base's bytes for the
-/// tensors `deltas` marks) to `writer` and finishes it, on the ordered pipeline
-/// ([`crate::pipeline`]): every thread of the pool reads and encodes frames (small tensors'
-/// frames grouped) into a ring of reused buffers, and this thread checksums and appends them in
-/// order, encoding too whenever the next frame is not ready. `progress` gets the input bytes of
-/// every group of frames appended.
+/// tensors `deltas` marks) to `writer` and finishes it ([`Encoding`], in one step). `progress`
+/// gets the input bytes of every group of frames appended.
 fn write_tensors<W: Write>(
     src: &dyn Source,
     header: &Header,
     base: Option<&BaseSource>,
     deltas: &[bool],
-    mut writer: SnapshotWriter<W>,
+    writer: SnapshotWriter<W>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
-    let mut frames = Vec::new();
-    let mut codecs = Vec::with_capacity(header.tensors.len());
-    for (i, t) in header.tensors.iter().enumerate() {
-        let (start, end) = header.file_range(t);
-        let base_start = base_start(t, base).filter(|_| deltas[i]);
-        let codec = writer
-            .codec_of(i)
-            .ok_or_else(|| SnapshotError::Misuse(format!("no plan for tensor `{}`", t.name)))?;
-        codecs.push(codec);
-        let frame = frame_bytes(&codec) as u64;
-        let mut pos = start;
-        while pos < end {
-            let len = (end - pos).min(frame) as usize;
-            frames.push(FrameAt {
-                tensor: i,
-                offset: pos,
-                len,
-                base_offset: base_start.map(|b| b + (pos - start)),
-            });
-            pos += len as u64;
+    let mut encoding = Encoding::new(src, header, base, deltas, writer)?;
+    encoding.step(u64::MAX, progress)?;
+    encoding.finish()
+}
+
+/// [`compress`] in steps ([`Encoding::step`]), so that a caller reading the input as it arrives
+/// can encode each part as soon as it is there.
+pub fn encoding<'a, W: Write>(
+    src: &'a dyn Source,
+    header: &'a Header,
+    base: Option<&'a BaseSource<'a>>,
+    codec_for: &dyn Fn(&TensorInfo) -> Codec,
+    out: W,
+) -> Result<Encoding<'a, W>, SnapshotError> {
+    start_plans(src, header, base, plans(header, base, codec_for), out)
+}
+
+/// A snapshot being written from a file's tensors, in steps: each [`Encoding::step`] encodes and
+/// appends, in order, the next frames whose input bytes end by a given offset, on the ordered
+/// pipeline ([`crate::pipeline`]): every thread of the pool reads and encodes frames (small
+/// tensors' frames grouped) into a ring of reused buffers, and the calling thread checksums and
+/// appends them in order, encoding too whenever the next frame is not ready.
+pub struct Encoding<'a, W: Write> {
+    src: &'a dyn Source,
+    header: &'a Header,
+    base: Option<&'a BaseSource<'a>>,
+    writer: SnapshotWriter<W>,
+    /// Every frame to encode, in order.
+    frames: Vec<FrameAt>,
+    /// Each tensor's codec.
+    codecs: Vec<Codec>,
+    /// Frames of `frames` appended.
+    done: usize,
+    slots: Vec<Vec<FrameSlot>>,
+}
+
+impl<'a, W: Write> Encoding<'a, W> {
+    /// The frames of every tensor of `src` (as `header` lays it out; with the base's bytes for
+    /// the tensors `deltas` marks), for `writer`.
+    fn new(
+        src: &'a dyn Source,
+        header: &'a Header,
+        base: Option<&'a BaseSource<'a>>,
+        deltas: &[bool],
+        writer: SnapshotWriter<W>,
+    ) -> Result<Self, SnapshotError> {
+        let mut frames = Vec::new();
+        let mut codecs = Vec::with_capacity(header.tensors.len());
+        for (i, t) in header.tensors.iter().enumerate() {
+            let (start, end) = header.file_range(t);
+            let base_start = base_start(t, base).filter(|_| deltas[i]);
+            let codec = writer
+                .codec_of(i)
+                .ok_or_else(|| SnapshotError::Misuse(format!("no plan for tensor `{}`", t.name)))?;
+            codecs.push(codec);
+            let frame = frame_bytes(&codec) as u64;
+            let mut pos = start;
+            while pos < end {
+                let len = (end - pos).min(frame) as usize;
+                frames.push(FrameAt {
+                    tensor: i,
+                    offset: pos,
+                    len,
+                    base_offset: base_start.map(|b| b + (pos - start)),
+                });
+                pos += len as u64;
+            }
         }
+        Ok(Encoding {
+            src,
+            header,
+            base,
+            writer,
+            frames,
+            codecs,
+            done: 0,
+            slots: Vec::new(),
+        })
     }
-    let (items, bytes) = crate::pipeline::items(frames.iter().map(|f| f.len as u64));
-    let (frames, items, codecs) = (&frames[..], &items[..], &codecs[..]);
-    crate::pipeline::run(
-        &bytes,
-        &mut Vec::new(),
-        &|i, scratch: &mut Vec<u8>, slot: &mut Vec<FrameSlot>| {
-            let group = &frames[items[i].clone()];
-            if slot.len() < group.len() {
-                slot.resize_with(group.len(), FrameSlot::default);
-            }
-            group.iter().zip(slot.iter_mut()).try_for_each(|(f, s)| {
-                f.read(src, base, s)?;
-                let t = &header.tensors[f.tensor];
-                let job = f.job(src, base, &s.raw, &s.base);
-                encode_frame(&codecs[f.tensor], &t.name, &job, &mut s.encoded, scratch)
-            })
-        },
-        &mut |i, slot| {
-            for (f, s) in frames[items[i].clone()].iter().zip(slot.iter()) {
-                writer.append_frame(&f.job(src, base, &s.raw, &s.base), &s.encoded)?;
-                // Written in file order: the pass is done with the frame and what is before it.
-                src.done_before(f.offset + f.len as u64);
-                if let (Some(at), Some(b)) = (f.base_offset, base) {
-                    b.src.done_before(at + f.len as u64);
+
+    /// Where the input bytes of the next frame to encode start and end (`None` when every frame
+    /// is done): the reading caller may forget what lies before the start.
+    pub fn next_frame(&self) -> Option<(u64, u64)> {
+        self.frames
+            .get(self.done)
+            .map(|f| (f.offset, f.offset + f.len as u64))
+    }
+
+    /// Encodes and appends the next frames, in order, while their input bytes end at or before
+    /// `limit`; `progress` gets the input bytes of every group of frames appended.
+    pub fn step(&mut self, limit: u64, progress: &mut dyn FnMut(u64)) -> Result<(), SnapshotError> {
+        let (src, header, base) = (self.src, self.header, self.base);
+        let end = self.frames[self.done..]
+            .iter()
+            .position(|f| f.offset + f.len as u64 > limit)
+            .map_or(self.frames.len(), |p| self.done + p);
+        let frames = &self.frames[self.done..end];
+        let (items, bytes) = crate::pipeline::items(frames.iter().map(|f| f.len as u64));
+        let (items, codecs, writer) = (&items[..], &self.codecs[..], &mut self.writer);
+        crate::pipeline::run(
+            &bytes,
+            &mut self.slots,
+            &|i, scratch: &mut Vec<u8>, slot: &mut Vec<FrameSlot>| {
+                let group = &frames[items[i].clone()];
+                if slot.len() < group.len() {
+                    slot.resize_with(group.len(), FrameSlot::default);
                 }
-            }
-            progress(bytes[i]);
-            Ok(())
-        },
-    )?;
-    writer.finish()
+                group.iter().zip(slot.iter_mut()).try_for_each(|(f, s)| {
+                    f.read(src, base, s)?;
+                    let t = &header.tensors[f.tensor];
+                    let job = f.job(src, base, &s.raw, &s.base);
+                    encode_frame(&codecs[f.tensor], &t.name, &job, &mut s.encoded, scratch)
+                })
+            },
+            &mut |i, slot| {
+                for (f, s) in frames[items[i].clone()].iter().zip(slot.iter()) {
+                    writer.append_frame(&f.job(src, base, &s.raw, &s.base), &s.encoded)?;
+                    // Written in file order: the pass is done with the frame and what is before it.
+                    src.done_before(f.offset + f.len as u64);
+                    if let (Some(at), Some(b)) = (f.base_offset, base) {
+                        b.src.done_before(at + f.len as u64);
+                    }
+                }
+                progress(bytes[i]);
+                Ok(())
+            },
+        )?;
+        self.done = end;
+        Ok(())
+    }
+
+    /// Finishes the snapshot (index and trailer): every frame must have been appended
+    /// ([`Encoding::step`] up to the last). Returns the output and the index entries.
+    pub fn finish(self) -> Result<(W, Vec<Entry>), SnapshotError> {
+        if self.done < self.frames.len() {
+            return Err(SnapshotError::Misuse(format!(
+                "encoding ended with {} of {} frames appended",
+                self.done,
+                self.frames.len()
+            )));
+        }
+        self.writer.finish()
+    }
 }

@@ -57,7 +57,9 @@ pub mod writer;
 pub use auto::{AutoChoice, Candidate, Prediction};
 pub use choice::{ChoiceError, CodecChoice, CodecKind};
 pub use codec::Codec;
-pub use compress::{compress, compress_auto, compress_pieces, compress_pieces_auto};
+pub use compress::{
+    compress, compress_auto, compress_pieces, compress_pieces_auto, encoding, Encoding,
+};
 pub use error::{FrameError, SnapshotError};
 pub use format::{
     frame_bytes, BaseRef, Entry, ErrorReport, Frame, FRAME_BYTES, LMC_FRAME_BYTES, STREAM_WINDOW,

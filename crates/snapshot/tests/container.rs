@@ -535,3 +535,63 @@ fn decoding_in_steps_gives_the_same_bytes() {
     decoding.step(first, &mut |_| Ok(())).unwrap();
     assert!(matches!(decoding.finish(), Err(SnapshotError::Misuse(_))));
 }
+
+/// Writing a snapshot in steps (what the page does while it reads a checkpoint as a stream)
+/// gives the bytes `compress` gives, whatever the steps (one frame each, every few bytes, all at
+/// once; deltas included); a step short of the next frame appends nothing; ending early is an
+/// error.
+#[test]
+fn encoding_in_steps_gives_the_same_snapshot() {
+    let n = 3 * LMC_FRAME_BYTES + 4_098;
+    let file = builder(true)
+        .tensor("a", Dtype::BF16, &[700], &weights_bf16(51, 700))
+        .tensor("empty", Dtype::F32, &[0], &[])
+        .tensor(
+            "big",
+            Dtype::BF16,
+            &[n as u64 / 2],
+            &weights_bf16(52, n / 2),
+        )
+        .tensor("b", Dtype::U8, &[33], &rng::bytes(53, 33))
+        .build();
+    let next = changed(&file, 40, 54);
+    let header = read_header(&file).unwrap();
+    let base = BaseSource {
+        src: &file,
+        header: &header,
+    };
+    let lmc = |t: &bitlens_tensors::TensorInfo| Codec::lmc_for_width(t.dtype.lane_bytes());
+    for (input, base) in [(&file, None), (&next, Some(&base))] {
+        let want = pack(input, Codec::lmc_for_width(1), base.map(|_| &file[..]));
+        let in_header = read_header(input).unwrap();
+        let in_steps = |mut limit: Box<dyn FnMut(u64) -> u64>| {
+            let src = input.to_vec();
+            let mut e =
+                bitlens_snapshot::encoding(&src, &in_header, base, &lmc, Vec::new()).unwrap();
+            let mut fed = 0;
+            while let Some((start, end)) = e.next_frame() {
+                assert!(start < end);
+                e.step(limit(end), &mut |n| fed += n).unwrap();
+            }
+            let (out, _) = e.finish().unwrap();
+            assert_eq!(fed, (input.len() as u64) - in_header.data_start());
+            out
+        };
+        assert!(in_steps(Box::new(|end| end)) == want, "one frame a step");
+        let mut at = 0u64;
+        let every = in_steps(Box::new(move |_| {
+            at += 300_007;
+            at
+        }));
+        assert!(every == want, "every 300 007 bytes");
+        assert!(in_steps(Box::new(|_| u64::MAX)) == want, "at once");
+    }
+
+    let src = file.clone();
+    let mut e = bitlens_snapshot::encoding(&src, &header, None, &lmc, Vec::new()).unwrap();
+    let (_, end) = e.next_frame().unwrap();
+    e.step(end - 1, &mut |_| ()).unwrap();
+    assert_eq!(e.next_frame().map(|f| f.1), Some(end), "nothing appended");
+    e.step(end, &mut |_| ()).unwrap();
+    assert!(matches!(e.finish(), Err(SnapshotError::Misuse(_))));
+}

@@ -116,32 +116,54 @@ pub fn compress_snapshot(
         )?;
         return finished(src, sink, &entries, Some(&choices));
     }
-    let mut overrides: HashMap<&str, CodecChoice> = HashMap::new();
-    for (name, c) in &options.overrides {
-        let choice =
-            codec_choice(c, has_base).map_err(|e| Failure(format!("tensor `{name}`: {e}")))?;
-        if choice.kind == CodecKind::Auto {
-            return Err(Failure(format!(
-                "tensor `{name}`: auto is a choice for the whole file"
-            )));
-        }
-        overrides.insert(name.as_str(), choice);
-    }
-    let codec_for = |t: &TensorInfo| -> Codec {
-        overrides
-            .get(t.name.as_str())
-            .unwrap_or(&whole)
-            .codec_for(t.dtype)
-    };
+    let codecs = Codecs::new(whole, options, has_base)?;
     let (sink, entries) = bitlens_snapshot::compress(
         src,
         &header,
         base_src.as_ref(),
-        &codec_for,
+        &|t| codecs.codec_for(t),
         ChunkSink::new(on_chunk),
         on_progress,
     )?;
     finished(src, sink, &entries, None)
+}
+
+/// Each tensor's codec for the page's options (a choice other than auto): the whole file's, or a
+/// tensor's own.
+pub struct Codecs<'o> {
+    whole: CodecChoice,
+    overrides: HashMap<&'o str, CodecChoice>,
+}
+
+impl<'o> Codecs<'o> {
+    /// The whole file's choice `whole` and `options`' per-tensor ones, each checked (auto is a
+    /// choice for the whole file only).
+    pub fn new(
+        whole: CodecChoice,
+        options: &'o CompressOptions,
+        has_base: bool,
+    ) -> Result<Self, Failure> {
+        let mut overrides = HashMap::new();
+        for (name, c) in &options.overrides {
+            let choice =
+                codec_choice(c, has_base).map_err(|e| Failure(format!("tensor `{name}`: {e}")))?;
+            if choice.kind == CodecKind::Auto {
+                return Err(Failure(format!(
+                    "tensor `{name}`: auto is a choice for the whole file"
+                )));
+            }
+            overrides.insert(name.as_str(), choice);
+        }
+        Ok(Codecs { whole, overrides })
+    }
+
+    /// The codec of tensor `t`.
+    pub fn codec_for(&self, t: &TensorInfo) -> Codec {
+        self.overrides
+            .get(t.name.as_str())
+            .unwrap_or(&self.whole)
+            .codec_for(t.dtype)
+    }
 }
 
 /// True when the file's first bytes are a safetensors header (other formats are read as layouts).

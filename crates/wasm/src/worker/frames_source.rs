@@ -7,35 +7,16 @@
 //! to the stored header, the index) fetched a whole window (32 MiB) of frames that the decoding then
 //! fetched again; and each opening costs 3–4 ms of small reads in Chromium (the job opened the
 //! snapshot three times).
-//!
-//! Why a stream: `FileReaderSync` blocks the worker for every read, so reading and decoding add up.
-//! A `File.stream()` BYOB reader fills in the browser's I/O thread while the worker decodes:
-//! measured in headless Chromium (`tests/e2e/bench-page-io.mjs`, MiniLM fp32, 91 MB), reading in 1
-//! MiB pieces with 0.5 ms of work per MiB after each took 85–90 ms, about what reading alone took
-//! (83–98 ms; the work alone 45), where `FileReaderSync` took 246–252 (alone 194–235).
 
-use super::windows::BlobWindows;
+use super::streamed::{HeldBytes, StreamIn};
 use crate::error::Failure;
 use crate::snapshot::{base_source, decompress_opened, info_of, with_header, OnChunk, Restored};
 use crate::source::JsSource;
 use bitlens_protocol::SnapshotInfo;
 use bitlens_snapshot::{Entry, SnapshotReader};
 use bitlens_tensors::{ReadAt, SourceError};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use web_sys::Blob;
-
-/// Bytes of the frame section [`decompress_streamed`] asks the stream for at a time: in the
-/// measurement of the module doc, 1 MiB pieces overlapped the work fully and 4 MiB pieces did not
-/// (112–116 ms against 85–90).
-pub const STREAM_READ: usize = 1 << 20;
-
-/// Bytes of the frame section read from the stream and not yet decoded: the file's bytes from
-/// `start`.
-#[derive(Default)]
-struct Held {
-    start: u64,
-    bytes: Vec<u8>,
-}
 
 /// A snapshot file whose frame section `[start, end)` is read through `frames` and the rest
 /// through `exact`; frame bytes [`decompress_streamed`] holds are read from memory.
@@ -45,7 +26,7 @@ pub struct FramesAhead {
     /// The frame section, empty until [`FramesAhead::frames_of`].
     section: Cell<(u64, u64)>,
     /// Frame bytes read from the stream (empty unless streaming).
-    held: RefCell<Held>,
+    held: HeldBytes,
 }
 
 impl FramesAhead {
@@ -57,7 +38,7 @@ impl FramesAhead {
             exact,
             frames,
             section: Cell::new((0, 0)),
-            held: RefCell::default(),
+            held: HeldBytes::default(),
         }
     }
 
@@ -77,15 +58,10 @@ impl ReadAt for FramesAhead {
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-        let last = offset.saturating_add(buf.len() as u64);
-        {
-            let held = self.held.borrow();
-            if offset >= held.start && last <= held.start + held.bytes.len() as u64 {
-                let at = (offset - held.start) as usize;
-                buf.copy_from_slice(&held.bytes[at..at + buf.len()]);
-                return Ok(());
-            }
+        if self.held.copy_to(offset, buf) {
+            return Ok(());
         }
+        let last = offset.saturating_add(buf.len() as u64);
         let (start, end) = self.section.get();
         if offset >= start && last <= end {
             self.frames.read_exact_at(offset, buf)
@@ -113,10 +89,9 @@ pub fn decompress_ahead(
 }
 
 /// [`decompress_ahead`] with the frame section read from `blob` (the file behind `src`) as one
-/// stream, [`STREAM_READ`] bytes at a time, each frame decoded as soon as its bytes are in
-/// ([`bitlens_snapshot::Decoding`]); the stream fills while the frames before decode. A frame
-/// whose bytes the stream did not bring (an index whose frames are out of file order) is read
-/// through `src` as before. Holds the frame being read and one read's bytes at most.
+/// stream ([`StreamIn`]), each frame decoded as soon as its bytes are in
+/// ([`bitlens_snapshot::Decoding`]). A frame whose bytes the stream did not bring (an index whose
+/// frames are out of file order) is read through `src` as before.
 pub async fn decompress_streamed(
     src: &FramesAhead,
     blob: &Blob,
@@ -136,32 +111,14 @@ pub async fn decompress_streamed(
         out.write(&reader.prefix)?;
     }
     let (start, end) = src.section.get();
-    let mut stream = BlobWindows::new(blob, start, end, STREAM_READ);
-    let mut read = start;
-    src.held.replace(Held {
-        start,
-        bytes: Vec::new(),
-    });
+    let mut stream = StreamIn::new(&src.held, blob, start, end);
     while let Some(need) = decoding.next_frame_end() {
-        while read < need.min(end) {
-            let n = STREAM_READ.min((end - read) as usize);
-            let mut held = src.held.take();
-            let at = held.bytes.len();
-            held.bytes.resize(at + n, 0);
-            let got = stream.next(&mut held.bytes[at..]).await;
-            src.held.replace(held);
-            got?;
-            read += n as u64;
-        }
+        let read = stream.fill_to(need).await?;
         // At least the next frame (read through `src` when the stream did not bring it).
         decoding.step(read.max(need), &mut |bytes| out.write(bytes))?;
-        let keep = decoding.next_frame_start().unwrap_or(read);
-        let mut held = src.held.borrow_mut();
-        let forget = keep.clamp(held.start, read) - held.start;
-        held.bytes.drain(..forget as usize);
-        held.start += forget;
+        stream.forget_before(decoding.next_frame_start().unwrap_or(read));
     }
-    src.held.take();
+    drop(stream);
     decoding.finish()?;
     Ok((info, out.finish()?))
 }

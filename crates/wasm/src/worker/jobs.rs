@@ -10,6 +10,7 @@
 use super::frames_source::{decompress_ahead, decompress_streamed, FramesAhead};
 use super::opfs::OpfsFile;
 use super::post::{Post, Throttle};
+use super::streamed::compress_streamed;
 use super::to_blob;
 use crate::convert::{memory_bytes, now};
 use crate::error::Failure;
@@ -204,16 +205,34 @@ pub async fn compress(
     let mut progress = Progress::new(task, total, out);
     for (i, (file, blob)) in files.iter().zip(&blobs).enumerate() {
         let started = now();
-        let src = input(blob, ahead)?;
         let base = base(file)?;
         let output = Output::open(task, i, dir, out).await;
-        let result = compress_snapshot(
-            &src,
-            base.as_ref(),
-            options,
-            &mut |bytes| output.emit(bytes),
-            &mut |done| progress.file(done),
-        )?;
+        let mut on_chunk = |bytes: &[u8]| output.emit(bytes);
+        let mut on_progress = |done| progress.file(done);
+        // Without the read-ahead helper the input is read as a stream where the codec allows.
+        let streamed = match ahead {
+            None => {
+                compress_streamed(
+                    blob,
+                    base.as_ref(),
+                    options,
+                    &mut on_chunk,
+                    &mut on_progress,
+                )
+                .await?
+            }
+            Some(_) => None,
+        };
+        let result = match streamed {
+            Some(result) => result,
+            None => compress_snapshot(
+                &input(blob, ahead)?,
+                base.as_ref(),
+                options,
+                &mut on_chunk,
+                &mut on_progress,
+            )?,
+        };
         output.finish(out).await?;
         progress.base += result.in_bytes;
         file_done(task, i, started, FileOutput::Snapshot(result), out)?;

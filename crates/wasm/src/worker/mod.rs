@@ -9,7 +9,9 @@
 //!   synchronously.
 //! - [`jobs`]: the codec worker's jobs: compress, decompress, snapshot index (of a file or a URL),
 //!   one tensor of a snapshot, codec comparison; [`frames_source`]: the decompress job's reads of
-//!   a snapshot (frames read ahead, the rest exactly).
+//!   a snapshot (frames read ahead or as a stream, the rest exactly); [`streamed`]: a file read as
+//!   a stream while the codec works on what has arrived (the compress job's input, a snapshot's
+//!   frames).
 //! - [`windows`]: reading a file range in windows, asynchronously; [`http`]: the same for a remote
 //!   file, with `Range` requests.
 //! - [`lesson`]: the lessons' computations kept out of the page's module (the lossy lesson's
@@ -28,6 +30,7 @@ pub mod jobs;
 pub mod lesson;
 pub mod opfs;
 pub mod post;
+pub mod streamed;
 pub mod warm;
 pub mod weightmap;
 pub mod windows;
