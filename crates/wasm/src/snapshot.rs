@@ -167,7 +167,7 @@ impl<'o> Codecs<'o> {
 }
 
 /// True when the file's first bytes are a safetensors header (other formats are read as layouts).
-pub(crate) fn is_safetensors(src: &JsSource) -> Result<bool, Failure> {
+pub(crate) fn is_safetensors(src: &dyn ReadAt) -> Result<bool, Failure> {
     let size = src.size();
     let mut first = [0u8; format::DETECT_BYTES];
     let first = &mut first[..size.min(format::DETECT_BYTES as u64) as usize];

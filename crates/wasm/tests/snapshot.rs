@@ -325,3 +325,40 @@ fn the_decompress_job_reads_every_frame_once() {
     );
     assert!(ahead_bytes + exact_bytes < plain_count.get());
 }
+
+/// The job's output sink: small writes gathered, large ones (frames) handed on as they are; the
+/// chunks are the bytes in order, none longer than a chunk.
+#[wasm_bindgen_test]
+fn output_chunks_are_the_bytes_in_order_and_never_longer_than_a_chunk() {
+    use bitlens_wasm::sink::{ChunkSink, CHUNK_BYTES};
+    use std::io::Write;
+    let sizes = [
+        3,
+        10,
+        CHUNK_BYTES / 2,
+        7,
+        CHUNK_BYTES,
+        1,
+        CHUNK_BYTES * 2 + 5,
+        0,
+        9,
+    ];
+    let mut want = Vec::new();
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut sink = ChunkSink::new(|c: &[u8]| {
+        chunks.push(c.to_vec());
+        Ok(())
+    });
+    for (i, &n) in sizes.iter().enumerate() {
+        let data: Vec<u8> = (0..n).map(|j| (i * 31 + j) as u8).collect();
+        sink.write_all(&data).unwrap();
+        want.extend_from_slice(&data);
+    }
+    sink.flush().unwrap();
+    assert_eq!(sink.written(), want.len() as u64);
+    drop(sink);
+    assert!(chunks
+        .iter()
+        .all(|c| !c.is_empty() && c.len() <= CHUNK_BYTES));
+    assert_eq!(chunks.concat(), want);
+}

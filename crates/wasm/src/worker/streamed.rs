@@ -21,7 +21,8 @@ use crate::snapshot::{
 use crate::source::JsSource;
 use bitlens_protocol::{CompressOptions, Compressed};
 use bitlens_snapshot::CodecKind;
-use bitlens_tensors::{ReadAt, SourceError, TensorInfo};
+use bitlens_tensors::format::DETECT_BYTES;
+use bitlens_tensors::{read_header, Header, ReadAt, SourceError, TensorInfo};
 use std::cell::RefCell;
 use web_sys::Blob;
 
@@ -142,18 +143,28 @@ pub async fn compress_streamed(
     on_chunk: OnChunk<'_>,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<Option<Compressed>, Failure> {
-    let src = HeldSource {
-        exact: JsSource::from_blob(blob.clone())?.read_ahead(0),
-        held: HeldBytes::default(),
-    };
-    if options.inshrink.is_some() || !is_safetensors(&src.exact)? {
+    if options.inshrink.is_some() {
         return Ok(None);
     }
     let whole = codec_choice(&options.whole, base.is_some())?;
     if whole.kind == CodecKind::Auto {
         return Ok(None);
     }
-    let header = src.exact.header()?;
+    let src = HeldSource {
+        exact: JsSource::from_blob(blob.clone())?.read_ahead(0),
+        held: HeldBytes::default(),
+    };
+    // The header too comes from the stream: each `FileReaderSync` read of it cost ~2 ms.
+    let size = src.size();
+    let mut stream = StreamIn::new(&src.held, blob, 0, size);
+    stream.fill_to(DETECT_BYTES as u64).await?;
+    if !is_safetensors(&src)? {
+        return Ok(None);
+    }
+    let mut first8 = [0u8; 8];
+    src.read_exact_at(0, &mut first8)?;
+    stream.fill_to(Header::needed_prefix(first8, size)?).await?;
+    let header = read_header(&src)?;
     let base = with_header(base)?;
     let base_src = base_source(&base);
     let codecs = Codecs::new(whole, options, base_src.is_some())?;
@@ -165,7 +176,7 @@ pub async fn compress_streamed(
         &codec_for,
         ChunkSink::new(on_chunk),
     )?;
-    let mut stream = StreamIn::new(&src.held, blob, header.data_start(), src.size());
+    stream.forget_before(header.data_start());
     while let Some((_, need)) = encoding.next_frame() {
         let read = stream.fill_to(need).await?;
         // At least the next frame (read exactly when the stream did not bring it).
