@@ -8,7 +8,7 @@
 //! fetched again; and each opening costs 3–4 ms of small reads in Chromium (the job opened the
 //! snapshot three times).
 
-use super::streamed::{HeldBytes, StreamIn};
+use super::streamed::{read_range, HeldBytes, StreamIn, STREAM_READ};
 use crate::error::Failure;
 use crate::snapshot::{base_source, decompress_opened, info_of, with_header, OnChunk, Restored};
 use crate::source::JsSource;
@@ -18,6 +18,10 @@ use bitlens_tensors::{ReadAt, SourceError};
 use std::cell::Cell;
 use web_sys::Blob;
 
+/// Bytes at the end of a snapshot [`decompress_streamed`] reads before opening it: its index and
+/// trailer unless the index is longer (a snapshot of a few thousand tensors).
+const TAIL_BYTES: u64 = 1 << 20;
+
 /// A snapshot file whose frame section `[start, end)` is read through `frames` and the rest
 /// through `exact`; frame bytes [`decompress_streamed`] holds are read from memory.
 pub struct FramesAhead {
@@ -25,8 +29,11 @@ pub struct FramesAhead {
     frames: JsSource,
     /// The frame section, empty until [`FramesAhead::frames_of`].
     section: Cell<(u64, u64)>,
-    /// Frame bytes read from the stream (empty unless streaming).
+    /// Bytes read from the stream (empty unless streaming).
     held: HeldBytes,
+    /// The end of the file (its index and trailer), read at once before the snapshot is opened
+    /// (empty unless streaming).
+    tail: HeldBytes,
 }
 
 impl FramesAhead {
@@ -39,6 +46,7 @@ impl FramesAhead {
             frames,
             section: Cell::new((0, 0)),
             held: HeldBytes::default(),
+            tail: HeldBytes::default(),
         }
     }
 
@@ -58,7 +66,7 @@ impl ReadAt for FramesAhead {
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), SourceError> {
-        if self.held.copy_to(offset, buf) {
+        if self.held.copy_to(offset, buf) || self.tail.copy_to(offset, buf) {
             return Ok(());
         }
         let last = offset.saturating_add(buf.len() as u64);
@@ -88,8 +96,8 @@ pub fn decompress_ahead(
     Ok((info, bytes))
 }
 
-/// [`decompress_ahead`] with the frame section read from `blob` (the file behind `src`) as one
-/// stream ([`StreamIn`]), each frame decoded as soon as its bytes are in
+/// [`decompress_ahead`] with the file read from `blob` (the file behind `src`) as one stream
+/// ([`StreamIn`]), each frame decoded as soon as its bytes are in
 /// ([`bitlens_snapshot::Decoding`]). A frame whose bytes the stream did not bring (an index whose
 /// frames are out of file order) is read through `src` as before.
 pub async fn decompress_streamed(
@@ -99,9 +107,18 @@ pub async fn decompress_streamed(
     on_chunk: OnChunk<'_>,
     on_progress: &mut dyn FnMut(u64),
 ) -> Result<(SnapshotInfo, u64), Failure> {
+    // The opening's reads (preamble and stored header at the start, index and trailer at the end)
+    // come from the stream's first read and one read of the end: each `FileReaderSync` read cost
+    // ~2 ms.
+    let size = src.size();
+    let tail = size.saturating_sub(TAIL_BYTES);
+    src.tail.hold(tail, read_range(blob, tail, size).await?);
+    let mut stream = StreamIn::new(&src.held, blob, 0, size);
+    stream.fill_to(STREAM_READ as u64).await?;
     let reader = SnapshotReader::open(src)?;
+    src.tail.hold(0, Vec::new());
     src.frames_of(&reader.entries);
-    let info = info_of(&reader, src.size(), false)?;
+    let info = info_of(&reader, size, false)?;
     let base = with_header(base)?;
     let base_src = base_source(&base);
     let all: Vec<usize> = (0..reader.entries.len()).collect();
@@ -110,15 +127,13 @@ pub async fn decompress_streamed(
     if reader.original.is_none() {
         out.write(&reader.prefix)?;
     }
-    let (start, end) = src.section.get();
-    let mut stream = StreamIn::new(&src.held, blob, start, end);
     while let Some(need) = decoding.next_frame_end() {
         let read = stream.fill_to(need).await?;
         // At least the next frame (read through `src` when the stream did not bring it).
         decoding.step(read.max(need), &mut |bytes| out.write(bytes))?;
         stream.forget_before(decoding.next_frame_start().unwrap_or(read));
     }
-    drop(stream);
+    stream.finish().await?;
     decoding.finish()?;
     Ok((info, out.finish()?))
 }

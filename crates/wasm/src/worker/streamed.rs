@@ -42,6 +42,11 @@ struct Held {
 pub struct HeldBytes(RefCell<Held>);
 
 impl HeldBytes {
+    /// Holds `bytes`, the file's from `start`, instead of what was held.
+    pub fn hold(&self, start: u64, bytes: Vec<u8>) {
+        self.0.replace(Held { start, bytes });
+    }
+
     /// Fills `buf` with the bytes at `offset` when they are all held; false when not.
     pub fn copy_to(&self, offset: u64, buf: &mut [u8]) -> bool {
         let held = self.0.borrow();
@@ -96,6 +101,15 @@ impl<'h> StreamIn<'h> {
         Ok(self.read)
     }
 
+    /// Reads the rest of the range when it is at most one read (stopping the stream before its
+    /// end, on drop, costs the worker ~1 ms).
+    pub async fn finish(mut self) -> Result<(), Failure> {
+        if self.end - self.read <= STREAM_READ as u64 {
+            self.fill_to(self.end).await?;
+        }
+        Ok(())
+    }
+
     /// The codec is done with every byte before `keep` (clamped to what is held).
     pub fn forget_before(&self, keep: u64) {
         let mut held = self.held.0.borrow_mut();
@@ -109,6 +123,18 @@ impl Drop for StreamIn<'_> {
     fn drop(&mut self) {
         self.held.0.take();
     }
+}
+
+/// `[start, end)` of `blob`, read with one stream.
+pub async fn read_range(blob: &Blob, start: u64, end: u64) -> Result<Vec<u8>, Failure> {
+    let len = (end - start) as usize;
+    let mut bytes = vec![0; len];
+    if len > 0 {
+        BlobWindows::new(blob, start, end, len)
+            .next(&mut bytes)
+            .await?;
+    }
+    Ok(bytes)
 }
 
 /// A file read exactly by `FileReaderSync`, except the bytes a [`StreamIn`] holds.
@@ -183,7 +209,7 @@ pub async fn compress_streamed(
         encoding.step(read.max(need), on_progress)?;
         stream.forget_before(encoding.next_frame().map_or(read, |(start, _)| start));
     }
-    drop(stream);
+    stream.finish().await?;
     let (sink, entries) = encoding.finish()?;
     Ok(Some(finished(&src.exact, sink, &entries, None)?))
 }
