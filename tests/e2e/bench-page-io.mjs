@@ -94,6 +94,7 @@ for (let i = 0; i < heap.length; i += 4096) heap[i] = 1;
 const BASE = 1 << 20;
 const fill = (n) => { for (let i = 0; i < n; i++) heap[BASE + i] = (i * 7) & 255; };
 const frs = new FileReaderSync();
+const reader = new Worker('r.js');
 // Calls each(offset, length) for the consecutive n-byte chunks of \`size\` bytes; returns \`size\`.
 const chunks = (size, n, each) => {
   for (let at = 0; at < size; at += n) each(at, Math.min(n, size - at));
@@ -183,6 +184,28 @@ const cases = {
     }
     return done;
   },
+  // A second worker reads the file with the BYOB reader and posts each n-byte chunk (transferred,
+  // not copied) through a MessageChannel, up to \`ahead\` chunks ahead; this worker copies each
+  // into wasm memory and works \`work\` ms/MiB on it: the reading off this worker's thread.
+  async readerWork(file, n, fold, each, work, flush, ahead) {
+    const { port1, port2 } = new MessageChannel();
+    reader.postMessage({ file, n, ahead: ahead || 2, port: port2 }, [port2]);
+    const queue = [];
+    let wake = null;
+    port1.onmessage = ({ data }) => { queue.push(data); if (wake) { wake(); wake = null; } };
+    let done = 0;
+    for (;;) {
+      while (queue.length === 0) await new Promise((r) => { wake = r; });
+      const m = queue.shift();
+      if (m.end) break;
+      port1.postMessage('more');
+      heap.set(new Uint8Array(m.buf, 0, m.len), BASE);
+      busy(work, m.len);
+      done += m.len;
+    }
+    port1.close();
+    return done;
+  },
   frsWork(file, n, fold, each, work) {
     return chunks(file.size, n, (at, len) => {
       heap.set(new Uint8Array(frs.readAsArrayBuffer(file.slice(at, at + len))), BASE);
@@ -264,6 +287,32 @@ onmessage = async ({ data: c }) => {
 };
 `;
 
+// The reader worker of the \`readerWork\` case: streams the file in n-byte chunks, each posted
+// (transferred) as soon as it is read while fewer than \`ahead\` are unconsumed.
+const READER = `
+onmessage = async ({ data: { file, n, ahead, port } }) => {
+  let credit = ahead, wake = null;
+  port.onmessage = () => { credit++; if (wake) { wake(); wake = null; } };
+  const reader = file.stream().getReader({ mode: 'byob' });
+  for (;;) {
+    let buf = new ArrayBuffer(n), filled = 0, end = false;
+    while (filled < n) {
+      const r = await reader.read(new Uint8Array(buf, filled, n - filled));
+      if (r.value) buf = r.value.buffer;
+      if (r.done) { end = true; break; }
+      filled += r.value.length;
+    }
+    if (filled > 0) {
+      while (credit === 0) await new Promise((r) => { wake = r; });
+      credit--;
+      port.postMessage({ buf, len: filled }, [buf]);
+    }
+    if (end || filled < n) break;
+  }
+  port.postMessage({ end: true });
+};
+`;
+
 const CASES = [
   { name: 'read: FileReaderSync, the whole file (no copy)', kind: 'frsWhole' },
   ...[1, 4, 8, 32, 64].map((m) => ({ name: `read: FileReaderSync, ${m} MiB slices → wasm memory`, kind: 'frsChunks', chunk: m * MiB })),
@@ -296,6 +345,7 @@ const CASES = [
     { name: `read + ${work} ms/MiB: FileReaderSync, ${m} MiB`, kind: 'frsWork', chunk: m * MiB, work },
     { name: `read + ${work} ms/MiB: BYOB, ${m} MiB, one read at a time`, kind: 'byobWork', chunk: m * MiB, work, ahead: false },
     { name: `read + ${work} ms/MiB: BYOB, ${m} MiB, next read asked before the work`, kind: 'byobWork', chunk: m * MiB, work, ahead: true },
+    { name: `read + ${work} ms/MiB: a reader worker's BYOB, ${m} MiB chunks posted, 4 ahead`, kind: 'readerWork', chunk: m * MiB, work, ahead: 4 },
   ])),
   ...[0.5, 1].map((work) => ({ name: `the ${work} ms/MiB of work alone`, kind: 'workAlone', chunk: 1 * MiB, work })),
 ];
@@ -303,6 +353,7 @@ const CASES = [
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bitlens-io-'));
 fs.writeFileSync(path.join(dir, 'index.html'), PAGE);
 fs.writeFileSync(path.join(dir, 'w.js'), WORKER);
+fs.writeFileSync(path.join(dir, 'r.js'), READER);
 const server = await startServer(dir, 0, { isolate });
 const context = await launch();
 try {
