@@ -2,10 +2,12 @@
 //! (one file after another, each output written to a file of the worker's output directory and
 //! handed to the page whole, or posted as transferred chunks; then a `File` event), read a
 //! snapshot's index, decode one tensor of a snapshot into a file of its own with its statistics,
-//! time codecs on one tensor (a byte range, or any tensor materialised in element order). Files are read synchronously (the core's streaming compressor pulls
-//! frames through a [`ReadAt`](bitlens_tensors::ReadAt)): the input through the read-ahead helper
-//! when there is one, a base file and an index with `FileReaderSync`; a snapshot given by URL
-//! (index, one tensor) with synchronous range requests ([`HttpSource`](crate::http_source::HttpSource)).
+//! time codecs on one tensor (a byte range, or any tensor materialised in element order). The core
+//! pulls bytes through a [`ReadAt`](bitlens_tensors::ReadAt): a compress or decompress job's input
+//! through the read-ahead helper when there is one, else read as a stream while the codec works on
+//! what has arrived ([`super::streamed`]); a base file and an index with `FileReaderSync`; a
+//! snapshot given by URL (index, one tensor) with synchronous range requests
+//! ([`HttpSource`](crate::http_source::HttpSource)).
 
 use super::frames_source::{decompress_ahead, decompress_streamed, FramesAhead};
 use super::opfs::OpfsFile;
