@@ -271,3 +271,40 @@ fn the_warm_up_runs_every_type_on_finite_values() {
 fn the_codec_warm_up_round_trips() {
     assert!(bitlens_wasm::worker::warm::warm_up_codec());
 }
+
+/// A file read as a stream (`StreamIn`, as the compress and decompress jobs read their input):
+/// reads that span its 1 MiB pieces are served from them, the bytes it has not read or has
+/// forgotten are not, and what is read follows the file whatever the steps.
+#[wasm_bindgen_test]
+async fn a_stream_serves_the_bytes_it_holds_across_its_pieces() {
+    use bitlens_wasm::worker::streamed::{HeldBytes, StreamIn, STREAM_READ};
+    let file = bytes(3 * STREAM_READ + 12_345, 7);
+    let (start, end) = (1_000u64, file.len() as u64 - 5);
+    let held = HeldBytes::default();
+    let mut stream = StreamIn::new(&held, &blob(&file), start, end);
+    let slice = |a: u64, n: usize| &file[a as usize..a as usize + n];
+    let mut buf = vec![0u8; 300_000];
+    assert!(!held.copy_to(start, &mut buf[..10]), "nothing is read yet");
+    let read = stream.fill_to(start + 10).await.unwrap();
+    assert_eq!(read, start + STREAM_READ as u64, "one whole read");
+    assert!(held.copy_to(start, &mut buf[..10]));
+    assert_eq!(&buf[..10], slice(start, 10));
+    // Across the first and second pieces.
+    let at = start + STREAM_READ as u64 - 100_000;
+    assert!(!held.copy_to(at, &mut buf), "the second piece is not read");
+    stream.fill_to(at + buf.len() as u64).await.unwrap();
+    assert!(held.copy_to(at, &mut buf));
+    assert_eq!(&buf[..], slice(at, buf.len()));
+    // The first piece forgotten, the second kept.
+    stream.forget_before(start + STREAM_READ as u64 + 1);
+    assert!(!held.copy_to(start, &mut buf[..10]));
+    assert!(held.copy_to(start + STREAM_READ as u64, &mut buf[..10]));
+    assert_eq!(&buf[..10], slice(start + STREAM_READ as u64, 10));
+    // Up to the end (past it is clamped), the last piece short.
+    assert_eq!(stream.fill_to(u64::MAX).await.unwrap(), end);
+    let n = 50_000;
+    assert!(held.copy_to(end - n as u64, &mut buf[..n]));
+    assert_eq!(&buf[..n], slice(end - n as u64, n));
+    assert!(!held.copy_to(end - 10, &mut buf[..11]), "past the range");
+    stream.finish().await.unwrap();
+}

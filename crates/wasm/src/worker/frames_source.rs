@@ -116,7 +116,7 @@ pub async fn decompress_streamed(
     let mut stream = StreamIn::new(&src.held, blob, 0, size);
     stream.fill_to(STREAM_READ as u64).await?;
     let reader = SnapshotReader::open(src)?;
-    src.tail.hold(0, Vec::new());
+    src.tail.clear();
     src.frames_of(&reader.entries);
     let info = info_of(&reader, size, false)?;
     let base = with_header(base)?;

@@ -24,16 +24,20 @@ use bitlens_snapshot::CodecKind;
 use bitlens_tensors::format::DETECT_BYTES;
 use bitlens_tensors::{read_header, Header, ReadAt, SourceError, TensorInfo};
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use web_sys::Blob;
 
 /// Bytes [`StreamIn`] asks the stream for at a time (see the module doc).
 pub const STREAM_READ: usize = 1 << 20;
 
-/// Bytes of a file read from a stream and not yet done with: the file's bytes from `start`.
+/// Bytes of a file read from a stream and not yet done with: consecutive pieces of the file, each
+/// with its offset (a piece is one read; the codec is done with whole pieces at a time, so none is
+/// ever moved: cutting the bytes done with off one buffer moved ~1 MiB per frame), and emptied
+/// pieces kept for the next reads.
 #[derive(Default)]
 struct Held {
-    start: u64,
-    bytes: Vec<u8>,
+    pieces: VecDeque<(u64, Vec<u8>)>,
+    spare: Vec<Vec<u8>>,
 }
 
 /// The bytes a [`StreamIn`] has read and the codec has not finished with, for a source to serve
@@ -44,18 +48,37 @@ pub struct HeldBytes(RefCell<Held>);
 impl HeldBytes {
     /// Holds `bytes`, the file's from `start`, instead of what was held.
     pub fn hold(&self, start: u64, bytes: Vec<u8>) {
-        self.0.replace(Held { start, bytes });
+        let mut held = self.0.borrow_mut();
+        held.pieces.clear();
+        held.pieces.push_back((start, bytes));
+    }
+
+    /// Holds nothing.
+    pub fn clear(&self) {
+        self.0.borrow_mut().pieces.clear();
     }
 
     /// Fills `buf` with the bytes at `offset` when they are all held; false when not.
     pub fn copy_to(&self, offset: u64, buf: &mut [u8]) -> bool {
         let held = self.0.borrow();
         let last = offset.saturating_add(buf.len() as u64);
-        if offset < held.start || last > held.start + held.bytes.len() as u64 {
+        let (Some((first, _)), Some((back, bytes))) = (held.pieces.front(), held.pieces.back())
+        else {
+            return buf.is_empty();
+        };
+        if offset < *first || last > back + bytes.len() as u64 {
             return false;
         }
-        let at = (offset - held.start) as usize;
-        buf.copy_from_slice(&held.bytes[at..at + buf.len()]);
+        // The pieces are consecutive: copy from each the part of [offset, last) it holds.
+        for (start, bytes) in &held.pieces {
+            let end = start + bytes.len() as u64;
+            let (from, to) = (offset.max(*start), last.min(end));
+            if from < to {
+                let (at, len) = ((from - start) as usize, (to - from) as usize);
+                let into = (from - offset) as usize;
+                buf[into..into + len].copy_from_slice(&bytes[at..at + len]);
+            }
+        }
         true
     }
 }
@@ -73,10 +96,7 @@ pub struct StreamIn<'h> {
 impl<'h> StreamIn<'h> {
     /// A stream of `[start, end)` of `blob` into `held` (emptied).
     pub fn new(held: &'h HeldBytes, blob: &Blob, start: u64, end: u64) -> Self {
-        held.0.replace(Held {
-            start,
-            bytes: Vec::new(),
-        });
+        held.clear();
         StreamIn {
             held,
             stream: BlobWindows::new(blob, start, end, STREAM_READ),
@@ -90,12 +110,14 @@ impl<'h> StreamIn<'h> {
     pub async fn fill_to(&mut self, need: u64) -> Result<u64, Failure> {
         while self.read < need.min(self.end) {
             let n = STREAM_READ.min((self.end - self.read) as usize);
-            let mut held = self.held.0.take();
-            let at = held.bytes.len();
-            held.bytes.resize(at + n, 0);
-            let got = self.stream.next(&mut held.bytes[at..]).await;
-            self.held.0.replace(held);
-            got?;
+            let mut piece = self.held.0.borrow_mut().spare.pop().unwrap_or_default();
+            piece.resize(n, 0);
+            self.stream.next(&mut piece).await?;
+            self.held
+                .0
+                .borrow_mut()
+                .pieces
+                .push_back((self.read, piece));
             self.read += n as u64;
         }
         Ok(self.read)
@@ -110,12 +132,18 @@ impl<'h> StreamIn<'h> {
         Ok(())
     }
 
-    /// The codec is done with every byte before `keep` (clamped to what is held).
+    /// The codec is done with every byte before `keep`: the pieces that end by it are dropped
+    /// (kept for the next reads).
     pub fn forget_before(&self, keep: u64) {
         let mut held = self.held.0.borrow_mut();
-        let forget = keep.clamp(held.start, self.read) - held.start;
-        held.bytes.drain(..forget as usize);
-        held.start += forget;
+        while let Some((start, bytes)) = held.pieces.front() {
+            if start + bytes.len() as u64 > keep {
+                break;
+            }
+            if let Some((_, piece)) = held.pieces.pop_front() {
+                held.spare.push(piece);
+            }
+        }
     }
 }
 
