@@ -52,6 +52,11 @@ impl Slot for FrameSlot {
 }
 
 impl FrameAt {
+    /// Where its bytes end in the source.
+    fn end(&self) -> u64 {
+        self.offset + self.len as u64
+    }
+
     /// Reads the frame's bytes into `slot.raw` and, for deltas, its base bytes into `slot.base`,
     /// each unless its source holds them in memory ([`ReadAt::bytes_at`]: a mapped file), where
     /// [`FrameAt::job`] takes them in place.
@@ -179,9 +184,7 @@ fn compress_plans<W: Write>(
     out: W,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(W, Vec<Entry>), SnapshotError> {
-    let mut encoding = start_plans(src, header, base, plans, out)?;
-    encoding.step(u64::MAX, progress)?;
-    encoding.finish()
+    start_plans(src, header, base, plans, out)?.to_end(progress)
 }
 
 /// The [`Encoding`] of the safetensors file `src` with one plan per tensor (its stored header
@@ -286,14 +289,8 @@ fn pieces_with<W: Write>(
     let deltas: Vec<bool> = plans.iter().map(|p| p.delta).collect();
     let writer =
         SnapshotWriter::new_pieces(out, &pieces.kind, &table, pieces.file_size, plans, base_ref)?;
-    let (out, entries) = write_tensors(
-        &shifted,
-        &header,
-        base_source.as_ref(),
-        &deltas,
-        writer,
-        progress,
-    )?;
+    let (out, entries) = Encoding::new(&shifted, &header, base_source.as_ref(), &deltas, writer)?
+        .to_end(progress)?;
     Ok((out, entries, choices))
 }
 
@@ -314,22 +311,6 @@ fn lmc_if_smaller(
     } else {
         Codec::Stored
     })
-}
-
-/// Feeds every tensor's frames of `src` (as `header` lays it out; with the base's bytes for the
-/// tensors `deltas` marks) to `writer` and finishes it ([`Encoding`], in one step). `progress`
-/// gets the input bytes of every group of frames appended.
-fn write_tensors<W: Write>(
-    src: &dyn Source,
-    header: &Header,
-    base: Option<&BaseSource>,
-    deltas: &[bool],
-    writer: SnapshotWriter<W>,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(W, Vec<Entry>), SnapshotError> {
-    let mut encoding = Encoding::new(src, header, base, deltas, writer)?;
-    encoding.step(u64::MAX, progress)?;
-    encoding.finish()
 }
 
 /// [`compress`] in steps ([`Encoding::step`]), so that a caller reading the input as it arrives
@@ -410,9 +391,7 @@ impl<'a, W: Write> Encoding<'a, W> {
     /// Where the input bytes of the next frame to encode start and end (`None` when every frame
     /// is done): the reading caller may forget what lies before the start.
     pub fn next_frame(&self) -> Option<(u64, u64)> {
-        self.frames
-            .get(self.done)
-            .map(|f| (f.offset, f.offset + f.len as u64))
+        self.frames.get(self.done).map(|f| (f.offset, f.end()))
     }
 
     /// Encodes and appends the next frames, in order, while their input bytes end at or before
@@ -421,7 +400,7 @@ impl<'a, W: Write> Encoding<'a, W> {
         let (src, header, base) = (self.src, self.header, self.base);
         let end = self.frames[self.done..]
             .iter()
-            .position(|f| f.offset + f.len as u64 > limit)
+            .position(|f| f.end() > limit)
             .map_or(self.frames.len(), |p| self.done + p);
         let frames = &self.frames[self.done..end];
         let (items, bytes) = crate::pipeline::items(frames.iter().map(|f| f.len as u64));
@@ -445,7 +424,7 @@ impl<'a, W: Write> Encoding<'a, W> {
                 for (f, s) in frames[items[i].clone()].iter().zip(slot.iter()) {
                     writer.append_frame(&f.job(src, base, &s.raw, &s.base), &s.encoded)?;
                     // Written in file order: the pass is done with the frame and what is before it.
-                    src.done_before(f.offset + f.len as u64);
+                    src.done_before(f.end());
                     if let (Some(at), Some(b)) = (f.base_offset, base) {
                         b.src.done_before(at + f.len as u64);
                     }
@@ -456,6 +435,16 @@ impl<'a, W: Write> Encoding<'a, W> {
         )?;
         self.done = end;
         Ok(())
+    }
+
+    /// Encodes every frame left and finishes the snapshot (the whole of [`compress`] in one
+    /// step). `progress` gets the input bytes of every group of frames appended.
+    pub fn to_end(
+        mut self,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(W, Vec<Entry>), SnapshotError> {
+        self.step(u64::MAX, progress)?;
+        self.finish()
     }
 
     /// Finishes the snapshot (index and trailer): every frame must have been appended

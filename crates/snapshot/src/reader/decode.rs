@@ -272,15 +272,13 @@ pub struct Decoding<'r, R: Source> {
 }
 
 impl<R: Source> Decoding<'_, R> {
-    /// Where the stored bytes of the next frame to decode end (`None` when every frame is done).
-    pub fn next_frame_end(&self) -> Option<u64> {
-        self.work.get(self.done).map(|w| self.frame(w).end())
-    }
-
-    /// Where the stored bytes of the next frame to decode start (`None` when every frame is
-    /// done): the reading caller may forget what lies before.
-    pub fn next_frame_start(&self) -> Option<u64> {
-        self.work.get(self.done).map(|w| self.frame(w).offset)
+    /// Where the stored bytes of the next frame to decode start and end (`None` when every frame
+    /// is done): the reading caller may forget what lies before the start.
+    pub fn next_frame(&self) -> Option<(u64, u64)> {
+        self.work.get(self.done).map(|w| {
+            let f = self.frame(w);
+            (f.offset, f.end())
+        })
     }
 
     /// The stored frame of `w`.

@@ -127,11 +127,11 @@ pub async fn decompress_streamed(
     if reader.original.is_none() {
         out.write(&reader.prefix)?;
     }
-    while let Some(need) = decoding.next_frame_end() {
+    while let Some((_, need)) = decoding.next_frame() {
         let read = stream.fill_to(need).await?;
         // At least the next frame (read through `src` when the stream did not bring it).
         decoding.step(read.max(need), &mut |bytes| out.write(bytes))?;
-        stream.forget_before(decoding.next_frame_start().unwrap_or(read));
+        stream.forget_before(decoding.next_frame().map_or(read, |(start, _)| start));
     }
     stream.finish().await?;
     decoding.finish()?;
