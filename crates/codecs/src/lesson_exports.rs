@@ -33,6 +33,14 @@ pub mod lmc {
     pub fn leaf_lengths(hist: &[u32; 256], limit: u32) -> ([u8; 256], u64) {
         crate::lmc::leaf_lengths(hist, limit)
     }
+
+    /// The nibble pairs of a kind-6 block of `block` turned by `turn` (the bytes its Huffman code
+    /// codes); its stored lows are the rest.
+    pub fn nibble_pairs(block: &[u8], turn: u8) -> Vec<u8> {
+        let (mut pairs, mut lows) = (Vec::new(), Vec::new());
+        crate::lmc::nibble_split(block, turn, &mut pairs, &mut lows);
+        pairs
+    }
 }
 
 /// The rANS coder's lanes (NeuZip §2.2): the encoder's loop with a hook per symbol and the block

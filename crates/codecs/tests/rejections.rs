@@ -482,3 +482,55 @@ fn rans_block_cut_short_or_with_a_bad_state() {
     let r = lmc::decode_into(&bad, &w1(), &mut out);
     assert!(r.is_err() || out != data);
 }
+
+/// An LMC stream of one nibble-pairs block (kind 6, turn 3) of `out_len` bytes, and those bytes.
+fn nibble_pairs_stream(out_len: usize) -> (Vec<u8>, Vec<u8>) {
+    // A skewed high nibble (the least of two uniform draws) over a uniform low one.
+    let mut next = bitlens_test_support::rng::xorshift_from(0x6e1b_b1e5);
+    let data: Vec<u8> = (0..out_len)
+        .map(|_| {
+            let r = next();
+            let high = ((r % 7) as u8).min((r >> 8) as u8 % 16);
+            ((high << 4) | ((r >> 32) as u8 & 0x0F)).rotate_left(3)
+        })
+        .collect();
+    let stream = lmc::encode(&data, &w1());
+    assert_eq!(
+        stream[1..3],
+        [lmc::KIND_NIBBLE_PAIRS, 3],
+        "the encoder chose nibble pairs"
+    );
+    (stream, data)
+}
+
+#[test]
+fn nibble_pairs_with_a_bad_turn_or_cut_short() {
+    let (stream, data) = nibble_pairs_stream(5001);
+    let mut out = vec![0u8; data.len()];
+    lmc::decode_into(&stream, &w1(), &mut out).unwrap();
+    assert_eq!(out, data);
+    let mut bad = stream.clone();
+    bad[2] = 8;
+    assert_eq!(
+        lmc::decode_into(&bad, &w1(), &mut out),
+        Err(DecodeError::BadHeader {
+            offset: 2,
+            field: "nibble turn",
+            value: 8
+        })
+    );
+    // The stored lows end the stream: one short is named where they start.
+    let lows_at = stream.len() - (data.len() - data.len() / 2);
+    assert_eq!(
+        lmc::decode_into(&stream[..stream.len() - 1], &w1(), &mut out),
+        Err(DecodeError::Truncated {
+            offset: lows_at as u64,
+            needed: (data.len() - data.len() / 2) as u64,
+            available: (data.len() - data.len() / 2 - 1) as u64,
+        })
+    );
+    // Cut in the coded pairs or just after the turn: an error, never a panic.
+    for cut in [3, 10, lows_at - 1] {
+        assert!(lmc::decode_into(&stream[..cut], &w1(), &mut out).is_err());
+    }
+}

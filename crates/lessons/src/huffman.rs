@@ -23,11 +23,11 @@ use bitlens_codecs::huffman::{MAX_CODE_LEN, MAX_RUN_SYMBOLS};
 use bitlens_codecs::lesson_exports::huffman::{
     encode_codes, get_leb128, put_leb128, quarters, read_table, unlimited_lengths,
 };
-use bitlens_codecs::lesson_exports::lmc::leaf_lengths;
+use bitlens_codecs::lesson_exports::lmc::{leaf_lengths, nibble_pairs};
 use bitlens_codecs::lesson_exports::rans::read_block;
 use bitlens_codecs::lmc::{
-    self, Params, Width, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RANS, KIND_RAW, KIND_RUN,
-    KIND_SPLIT, MAX_BLOCK_LOG2,
+    self, Params, Width, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_NIBBLE_PAIRS, KIND_RANS, KIND_RAW,
+    KIND_RUN, KIND_SPLIT, MAX_BLOCK_LOG2,
 };
 use bitlens_codecs::rans::LANES;
 use bitlens_codecs::rle::{self, Token};
@@ -143,6 +143,9 @@ pub enum LeafKind {
     HuffmanRuns,
     /// A rANS block (skewed bytes, where a Huffman code's one bit per byte is too much).
     Rans,
+    /// Canonical Huffman over nibble pairs (the high nibbles of two bytes as one symbol), the
+    /// low nibbles stored: bytes with four bits a code cannot shrink.
+    NibblePairs,
 }
 
 /// One leaf of the block the encoder wrote (a block is one leaf unless it was split).
@@ -154,7 +157,8 @@ pub struct Leaf {
     pub len: usize,
     /// How it is coded.
     pub kind: LeafKind,
-    /// Huffman leaves: the code it uses (read from the encoder's table).
+    /// Huffman leaves: the code it uses (read from the encoder's table; over the nibble pairs
+    /// for a nibble-pairs leaf).
     pub code: Option<Code>,
     /// Bits of its four streams: Σ count · length (+ run extra bits), per quarter; rANS: the
     /// 16-bit words of each lane.
@@ -162,7 +166,7 @@ pub struct Leaf {
     /// The same rounded up to bytes (each stream ends on a byte).
     pub stream_bytes: [usize; 4],
     /// Bytes of the kind byte and, for runs, `run_value` and `nrun`; rANS: and its table of
-    /// (symbol, frequency).
+    /// (symbol, frequency); nibble pairs: and the turn and the stored low nibbles.
     pub header_bytes: usize,
     /// Bytes of the four LEB128 stream sizes; rANS: the lanes' word counts and start states.
     pub size_bytes: usize,
@@ -501,6 +505,29 @@ fn read_leaf(
             leaf.offset = offset;
             leaf.coded_bytes = pos + streams;
             (leaf, pos + streams)
+        }
+        KIND_NIBBLE_PAIRS => {
+            let turn = *data.get(1).ok_or(bad("truncated"))?;
+            if turn > 7 {
+                return Err(bad("bad nibble turn"));
+            }
+            let mut pos = 2;
+            let mut lengths = vec![0u8; 256];
+            pos +=
+                read_table(data.get(pos..).ok_or(bad("truncated"))?, &mut lengths).map_err(bad)?;
+            let mut streams = 0usize;
+            for _ in 0..4 {
+                streams += get_leb128(data, &mut pos).ok_or(bad("bad stream size"))? as usize;
+            }
+            let lows = block.len() - block.len() / 2;
+            let mut leaf = huffman_leaf(&nibble_pairs(block, turn), &lengths, None);
+            leaf.kind = LeafKind::NibblePairs;
+            leaf.offset = offset;
+            leaf.len = block.len();
+            leaf.header_bytes += 1 + lows;
+            leaf.explained_bytes += 1 + lows;
+            leaf.coded_bytes = pos + streams + lows;
+            (leaf, pos + streams + lows)
         }
         KIND_RANS => {
             let body = data.get(1..).ok_or(bad("truncated"))?;

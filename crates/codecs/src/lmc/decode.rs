@@ -1,9 +1,11 @@
 //! The LMC decoder, LMC paper §4.2: layout byte, block rows (Raw groups merged straight from the
-//! payload, the others decoded into a row buffer first) and the tail.
+//! payload, the others decoded into a row buffer first) and the tail; nibble-pair blocks (kind 6)
+//! decode their pairs into a buffer of their own and join them with their lows.
 
+use super::nibbles;
 use super::{
-    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_RANS, KIND_RAW, KIND_RUN, KIND_SPLIT,
-    LAYOUT_BYTES, LAYOUT_GROUPED, MIN_SPLIT_HALF, PREFETCH_LINES,
+    Params, KIND_HUFFMAN, KIND_HUFFMAN_RUNS, KIND_NIBBLE_PAIRS, KIND_RANS, KIND_RAW, KIND_RUN,
+    KIND_SPLIT, LAYOUT_BYTES, LAYOUT_GROUPED, MIN_SPLIT_HALF, PREFETCH_LINES,
 };
 use crate::byte_group;
 use crate::error::DecodeError;
@@ -15,6 +17,8 @@ use crate::rans;
 pub struct Decoder {
     grouped: Vec<u8>,
     scratch: DecodeScratch,
+    /// A nibble-pairs block's decoded pairs (kind 6).
+    pairs: Vec<u8>,
 }
 
 impl Decoder {
@@ -163,6 +167,34 @@ impl Decoder {
             }
             KIND_HUFFMAN_RUNS => {
                 Ok(1 + huffman::decode_runs(&data[1..], out, &mut self.scratch, off + 1, off)?)
+            }
+            KIND_NIBBLE_PAIRS => {
+                let &turn = data.get(1).ok_or(truncated(2))?;
+                if turn > nibbles::MAX_TURN {
+                    return Err(DecodeError::BadHeader {
+                        offset: off + 1,
+                        field: "nibble turn",
+                        value: u64::from(turn),
+                    });
+                }
+                let half = out.len() / 2;
+                let mut pairs = std::mem::take(&mut self.pairs);
+                pairs.resize(half, 0);
+                let coded =
+                    huffman::decode_plain(&data[2..], &mut pairs, &mut self.scratch, off + 2, off);
+                let res = coded.and_then(|coded| {
+                    let at = 2 + coded;
+                    let lows_len = out.len() - half;
+                    let lows = data.get(at..at + lows_len).ok_or(DecodeError::Truncated {
+                        offset: off + at as u64,
+                        needed: lows_len as u64,
+                        available: (data.len() - at) as u64,
+                    })?;
+                    nibbles::join(&pairs, lows, turn, out);
+                    Ok(at + lows_len)
+                });
+                self.pairs = pairs;
+                res
             }
             KIND_RANS => {
                 // The rANS block's offset, for its errors (saturating on 32-bit targets).

@@ -35,7 +35,13 @@
 //! 4 Split            kind, then block(first len/2 bytes), then block(remaining bytes); both
 //!                    halves must be ≥ 4096 bytes (MIN_SPLIT_HALF)
 //! 5 rANS             kind, then one rANS block of the block's bytes (crate::rans; FORMAT.md §7)
+//! 6 Nibble pairs     kind, turn u8 (0..=7), then the Huffman body (as kind 2) of the block's
+//!                    len/2 nibble pairs, then its len − len/2 bytes of low nibbles (below)
 //! ```
+//! Kind 6 turns each byte right by `turn` bits (`c = b.rotate_right(turn)`); with `h = len/2`,
+//! turned bytes `c[i]` and `c[h + i]` give the pair `(c[i] >> 4) | (c[h + i] & 0xF0)` and the
+//! lows `(c[i] & 0x0F) | (c[h + i] << 4)`; an odd block's last turned byte is the last byte of the
+//! lows, whole. A turn over 7 is [`DecodeError::BadHeader`] `nibble turn`.
 //! Any other kind byte is [`DecodeError::BadBlockKind`].
 //!
 //! ## Encoder choices per block
@@ -53,6 +59,16 @@
 //! deltas' blocks of 55 % zeros (2 % saved) join, and the bf16 delta decodes half as fast
 //! (BENCHMARKS.md, "rANS blocks for skewed bytes"). Weights and optimizer moments have no
 //! such blocks: their streams are unchanged.
+//!
+//! A block coded with plain Huffman at 6 bits a byte or more is also costed as nibble pairs
+//! (kind 6) when, at the turn that leaves its high nibbles the least entropy, that entropy plus
+//! 4 bits is under the plain code's bits per byte, and coded so when that costs at most 1/512
+//! more (a flat code is left as it is: it decodes several bytes a step already). The low nibbles
+//! of such a block are all but uniform, so a code gains nothing on them, and the pairs decode at
+//! one symbol per two bytes. The sign-rotated low bytes of an XOR delta between training steps
+//! (the sign's bit under 7 mantissa bits, 7.3 bits per byte; turn 1) are coded so: the delta
+//! files of the benchmark set decompress 12–14 % faster, at sizes within 0.01 % (BENCHMARKS.md,
+//! "Nibble pairs").
 //!
 //! Before that, a block of ≥ 32 KiB may be split (kind 4) into halves or quarters of ≥ 16 KiB
 //! when the estimated cost (order-0 entropy + a table estimate, from the quarter histograms
@@ -83,10 +99,12 @@
 //!   compresses better with it (bf16 ratio 0.670 → 0.665).
 
 // Where the code is: `encode` (the block choices and the row-by-row layout), `estimate` (the
-// §4.1 entropy estimates the encoder decides by), `decode` (the decoder).
+// §4.1 entropy estimates the encoder decides by), `decode` (the decoder), `nibbles` (kind 6's
+// nibble pairs).
 mod decode;
 mod encode;
 mod estimate;
+mod nibbles;
 
 use crate::byte_group::Transform;
 use crate::error::DecodeError;
@@ -95,6 +113,8 @@ pub(crate) use decode::Decoder;
 #[cfg(feature = "lesson-exports")]
 pub(crate) use encode::leaf_lengths;
 pub(crate) use encode::Encoder;
+#[cfg(feature = "lesson-exports")]
+pub(crate) use nibbles::split as nibble_split;
 
 /// First byte of an LMC stream: blocks follow the byte-grouped layout of `Params::width`.
 pub const LAYOUT_GROUPED: u8 = 0;
@@ -115,6 +135,9 @@ pub const KIND_SPLIT: u8 = 4;
 /// Block kind byte: one rANS block ([`crate::rans`]) of the block's bytes, for skewed blocks
 /// where a Huffman code's 1-bit floor on the most frequent byte costs more than rANS decoding.
 pub const KIND_RANS: u8 = 5;
+/// Block kind byte: the high nibbles of each two bytes Huffman-coded as one symbol, the low
+/// nibbles stored (see the module docs), for bytes whose low nibble is near uniform.
+pub const KIND_NIBBLE_PAIRS: u8 = 6;
 /// A split block's halves must be at least this long (bounds the decoder's recursion).
 pub const MIN_SPLIT_HALF: usize = 4096;
 /// The encoder splits blocks into at most four leaves of at least this many bytes.

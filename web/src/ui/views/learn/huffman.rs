@@ -84,6 +84,7 @@ fn kind_label(k: LeafKind) -> &'static str {
         LeafKind::Huffman => "Huffman",
         LeafKind::HuffmanRuns => "Huffman with runs",
         LeafKind::Rans => "rANS",
+        LeafKind::NibblePairs => "Huffman over nibble pairs",
     }
 }
 
