@@ -47,14 +47,16 @@ pub fn build_lengths(freqs: &[u32], limit: u32, lengths: &mut [u8]) {
 
 /// (freq, symbol) of the used symbols of `freqs`, ascending by frequency then symbol.
 fn used_symbols(freqs: &[u32]) -> Vec<(u32, u16)> {
-    let mut syms: Vec<(u32, u16)> = freqs
+    // Sorted as one `u64` key each, frequency above symbol: the same order as sorting the pairs,
+    // with one comparison per step (a third of the time of a block's code lengths, by `perf`).
+    let mut keys: Vec<u64> = freqs
         .iter()
         .enumerate()
         .filter(|&(_, &f)| f > 0)
-        .map(|(s, &f)| (f, s as u16))
+        .map(|(s, &f)| u64::from(f) << 16 | s as u64)
         .collect();
-    syms.sort_unstable();
-    syms
+    keys.sort_unstable();
+    keys.iter().map(|&k| ((k >> 16) as u32, k as u16)).collect()
 }
 
 /// The optimal Huffman code lengths of `freqs` with no length limit (what [`build_lengths`] gives

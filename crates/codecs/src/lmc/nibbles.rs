@@ -23,23 +23,36 @@ pub(crate) const MAX_TURN: u8 = 7;
 /// its lows to `lows`.
 pub(crate) fn split(block: &[u8], r: u8, pairs: &mut Vec<u8>, lows: &mut Vec<u8>) {
     let half = block.len() / 2;
-    let r = u32::from(r);
-    let (first, second) = block.split_at(half);
     pairs.clear();
-    pairs.extend(
-        first
-            .iter()
-            .zip(second)
-            .map(|(&a, &b)| (a.rotate_right(r) >> 4) | (b.rotate_right(r) & 0xF0)),
-    );
-    lows.reserve(block.len() - half);
-    lows.extend(
-        first
-            .iter()
-            .zip(second)
-            .map(|(&a, &b)| (a.rotate_right(r) & 0x0F) | (b.rotate_right(r) << 4)),
-    );
-    lows.extend(second.get(half).map(|b| b.rotate_right(r)));
+    pairs.resize(half, 0);
+    let at = lows.len();
+    lows.resize(at + block.len() - half, 0);
+    let lows = &mut lows[at..];
+    // One copy per turn, as in `join`.
+    match r {
+        0 => split_turned::<0>(block, pairs, lows),
+        1 => split_turned::<1>(block, pairs, lows),
+        2 => split_turned::<2>(block, pairs, lows),
+        3 => split_turned::<3>(block, pairs, lows),
+        4 => split_turned::<4>(block, pairs, lows),
+        5 => split_turned::<5>(block, pairs, lows),
+        6 => split_turned::<6>(block, pairs, lows),
+        _ => split_turned::<7>(block, pairs, lows),
+    }
+}
+
+/// [`split`] for the turn `R`, into `pairs` and `lows` of their final lengths.
+fn split_turned<const R: u32>(block: &[u8], pairs: &mut [u8], lows: &mut [u8]) {
+    let (first, second) = block.split_at(pairs.len());
+    for ((p, &a), &b) in pairs.iter_mut().zip(first).zip(second) {
+        *p = (a.rotate_right(R) >> 4) | (b.rotate_right(R) & 0xF0);
+    }
+    for ((l, &a), &b) in lows.iter_mut().zip(first).zip(second) {
+        *l = (a.rotate_right(R) & 0x0F) | (b.rotate_right(R) << 4);
+    }
+    if let (Some(l), Some(&b)) = (lows.get_mut(pairs.len()), second.get(pairs.len())) {
+        *l = b.rotate_right(R);
+    }
 }
 
 /// Writes into `out` the bytes whose pairs are `pairs` and whose lows are `lows`, turned by `r`
