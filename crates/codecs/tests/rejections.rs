@@ -485,15 +485,7 @@ fn rans_block_cut_short_or_with_a_bad_state() {
 
 /// An LMC stream of one nibble-pairs block (kind 6, turn 3) of `out_len` bytes, and those bytes.
 fn nibble_pairs_stream(out_len: usize) -> (Vec<u8>, Vec<u8>) {
-    // A skewed high nibble (the least of two uniform draws) over a uniform low one.
-    let mut next = bitlens_test_support::rng::xorshift_from(0x6e1b_b1e5);
-    let data: Vec<u8> = (0..out_len)
-        .map(|_| {
-            let r = next();
-            let high = ((r % 7) as u8).min((r >> 8) as u8 % 16);
-            ((high << 4) | ((r >> 32) as u8 & 0x0F)).rotate_left(3)
-        })
-        .collect();
+    let data = bitlens_test_support::rng::turned_nibbles(0x6e1b_b1e5, out_len, 3);
     let stream = lmc::encode(&data, &w1());
     assert_eq!(
         stream[1..3],

@@ -68,21 +68,6 @@ fn training_delta(n: usize, width: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-/// `len` bytes whose high nibble is skewed (the least of two uniform draws, over 7 and 16
-/// values) and whose low nibble is uniform, each turned left by `seed % 8`: what the LMC encoder
-/// codes as nibble pairs (block kind 6), like the sign-rotated low byte of an XOR delta.
-fn turned_nibbles(len: usize, seed: u64) -> Vec<u8> {
-    let mut next = xorshift(seed | 1);
-    let turn = (seed % 8) as u32;
-    (0..len)
-        .map(|_| {
-            let r = next();
-            let high = ((r % 7) as u8).min((r >> 8) as u8 % 16);
-            ((high << 4) | ((r >> 32) as u8 & 0x0F)).rotate_left(turn)
-        })
-        .collect()
-}
-
 fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
     let width = prop::sample::select(vec![1usize, 2, 4, 8]);
     (width, 0usize..40_000, any::<u64>(), 0u8..8).prop_map(|(w, len, seed, kind)| {
@@ -112,7 +97,7 @@ fn data_strategy() -> impl Strategy<Value = (Vec<u8>, usize)> {
             4 => sparse_delta(&floats(w, n, seed), w, 50, seed),
             5 => sparse_delta(&floats(w, n, seed), w, 1000, seed),
             // Four uniform bits and four skewed ones per byte, turned: nibble pairs (kind 6).
-            6 => turned_nibbles(len, seed),
+            6 => bitlens_test_support::rng::turned_nibbles(seed, len, (seed % 8) as u32),
             // Dense training deltas: skewed high bytes.
             _ => training_delta(n, w, seed),
         };

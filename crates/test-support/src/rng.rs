@@ -28,6 +28,21 @@ pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
     (0..n).map(|_| next() as u8).collect()
 }
 
+/// `n` bytes of four skewed bits over four uniform ones, turned left by `turn`: each byte's high
+/// nibble is the least of two draws (over 7 and 16 values) and its low nibble uniform before
+/// the turn, from [`xorshift`]`(seed)`. What the LMC encoder codes as nibble pairs (block kind 6),
+/// like the sign-rotated low mantissa byte of an XOR delta between training steps (`turn` 1).
+pub fn turned_nibbles(seed: u64, n: usize, turn: u32) -> Vec<u8> {
+    let mut next = xorshift(seed);
+    (0..n)
+        .map(|_| {
+            let r = next();
+            let high = ((r % 7) as u8).min((r >> 8) as u8 % 16);
+            ((high << 4) | ((r >> 32) as u8 & 0x0F)).rotate_left(turn)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +64,7 @@ mod tests {
         assert_eq!(bytes(7, 3), bytes(6, 3), "bit 0 of the seed is ignored");
         let mut next = xorshift_from(0x2545_f491_4f6c_dd1c);
         assert_eq!(next(), 0x7f6c_280b_aa2a_c3a6, "bit 0 of the state is kept");
+        assert_eq!(turned_nibbles(5, 4, 0), [0x11, 0x1e, 0x6a, 0x0a]);
+        assert_eq!(turned_nibbles(5, 4, 1), [0x22, 0x3c, 0xd4, 0x14]);
     }
 }

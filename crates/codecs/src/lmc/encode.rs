@@ -1,5 +1,6 @@
 //! The LMC encoder, LMC paper §4.2 (with the byte grouping of §4): block rows of the grouped
-//! input, and for each block the cheapest of Run, Raw, Huffman, Huffman with runs and a split.
+//! input, and for each block the cheapest of Run, Raw, Huffman, Huffman with runs and a split, or
+//! rANS or nibble pairs where those pay for their decode (see the module docs of `lmc`).
 
 use super::estimate::{estimate_bytes, looks_incompressible, sample_says_raw, SAMPLE_WORDS};
 use super::nibbles;
@@ -656,16 +657,9 @@ mod tests {
     /// block, and decoded to themselves at even and odd lengths.
     #[test]
     fn uniform_low_nibbles_use_nibble_pairs_at_their_turn() {
-        let mut random = crate::xorshift(0x04e1_bb1e_50fd_317a);
         for turn in [0u32, 1, 5] {
             for n in [60_000, 60_001] {
-                let data: Vec<u8> = (0..n)
-                    .map(|_| {
-                        let r = random();
-                        let high = ((r % 7) as u8).min((r >> 8) as u8 % 16);
-                        ((high << 4) | ((r >> 32) as u8 & 0x0F)).rotate_left(turn)
-                    })
-                    .collect();
+                let data = bitlens_test_support::rng::turned_nibbles(u64::from(turn), n, turn);
                 let enc = rt(&data, &Params::new(Width::W1));
                 assert_eq!(
                     enc[1..3],

@@ -88,19 +88,6 @@ fn mostly_zero(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-/// `n` bytes of a skewed high nibble over a uniform low one, turned left by `turn`: the
-/// encoder codes them as nibble pairs.
-fn turned_nibbles(n: usize, turn: u32, seed: u64) -> Vec<u8> {
-    let mut r = xorshift(seed);
-    (0..n)
-        .map(|_| {
-            let x = r();
-            let high = ((x % 7) as u8).min((x >> 8) as u8 % 16);
-            ((high << 4) | ((x >> 32) as u8 & 0x0F)).rotate_left(turn)
-        })
-        .collect()
-}
-
 #[test]
 fn every_kind_of_block_is_explained_to_the_byte() {
     let mut r = xorshift(0x5eed_1234_5678_9abc);
@@ -126,8 +113,8 @@ fn every_kind_of_block_is_explained_to_the_byte() {
         sparse,
         halves,
         mostly_zero(65536, 7),
-        turned_nibbles(65536, 1, 11),
-        turned_nibbles(65535, 6, 12),
+        bitlens_test_support::rng::turned_nibbles(11, 65536, 1),
+        bitlens_test_support::rng::turned_nibbles(12, 65535, 6),
     ] {
         let e = check_block(&block, LIMIT);
         for leaf in &e.encoder.leaves {
