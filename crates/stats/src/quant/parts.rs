@@ -5,7 +5,8 @@
 
 use crate::entropy::bits_per_symbol;
 use bitlens_tensors::format::gguf::parts::{
-    block_parts, block_scales_each, code_bits, code_bytes, CodeBytes,
+    block_f16_scales_each, block_parts, block_scales_each, code_bits, code_bytes, f16_scale_offset,
+    CodeBytes,
 };
 use bitlens_tensors::format::gguf::DequantError;
 use bitlens_tensors::format::GgmlType;
@@ -108,10 +109,19 @@ impl QuantStats {
         let ty = self.ty;
         let mut scales = self.scale_sink();
         let mut blocks = 0;
-        block_scales_each(ty, bytes, |s| {
-            blocks += 1;
-            s.iter().for_each(|&s| scales.add(s));
-        })?;
+        if f16_scale_offset(ty).is_some() {
+            // One f16 scale a block: binned by its bits, without a block taken apart.
+            let bins = f16_scale_bins();
+            block_f16_scales_each(ty, bytes, |h| {
+                blocks += 1;
+                scales.add_f16(h, bins);
+            })?;
+        } else {
+            block_scales_each(ty, bytes, |s| {
+                blocks += 1;
+                s.iter().for_each(|&s| scales.add(s));
+            })?;
+        }
         scales.finish(blocks);
         Ok(())
     }
@@ -241,6 +251,21 @@ struct ScaleSink<'a> {
 impl ScaleSink<'_> {
     #[inline]
     fn add(&mut self, s: f32) {
+        let bins = self.bins;
+        self.add_binned(s, || bin_of(bins, s));
+    }
+
+    /// [`ScaleSink::add`] of the f16 scale `h` (its bits), its bin read from `bins`
+    /// ([`f16_scale_bins`]).
+    #[inline]
+    fn add_f16(&mut self, h: u16, bins: &[u8; F16_FINITE]) {
+        let s = half::f16::from_bits(h).to_f32();
+        self.add_binned(s, || usize::from(bins[usize::from(h & 0x7FFF)]));
+    }
+
+    /// Adds scale `s`; `bin()` is its histogram bin, asked only for a non-zero finite `s`.
+    #[inline]
+    fn add_binned(&mut self, s: f32, bin: impl FnOnce() -> usize) {
         if !s.is_finite() {
             self.nonfinite += 1;
             return;
@@ -253,7 +278,7 @@ impl ScaleSink<'_> {
         if s == 0.0 {
             self.zero += 1;
         } else {
-            self.q.scale_hist[bin_of(self.bins, s)] += 1;
+            self.q.scale_hist[bin()] += 1;
         }
     }
 
@@ -304,6 +329,26 @@ fn scale_bin_starts() -> &'static [f32; SCALE_STARTS] {
             *start = f32::from_bits(lo);
         }
         starts
+    })
+}
+
+/// Bit patterns of |f16| below +∞: the finite magnitudes (0x0000..0x7C00).
+const F16_FINITE: usize = 0x7C00;
+
+/// The histogram bin ([`bin_of`]) of every non-zero finite f16 scale, by its magnitude's bits
+/// (31 KiB, made once): the bin of a one-f16-scale block type's scale (Q8_0, Q4_0, …) is one
+/// load where [`bin_of`] took a conversion and four comparisons, which cost the page's workers
+/// (wasm) 5× native's time per scale (BENCHMARKS.md, issue 28). Entry 0 (zero) is unused.
+fn f16_scale_bins() -> &'static [u8; F16_FINITE] {
+    static BINS: std::sync::OnceLock<[u8; F16_FINITE]> = std::sync::OnceLock::new();
+    const { assert!(SCALE_BINS <= 256) };
+    BINS.get_or_init(|| {
+        let starts = scale_bin_starts();
+        let mut bins = [0u8; F16_FINITE];
+        for (h, bin) in bins.iter_mut().enumerate().skip(1) {
+            *bin = bin_of(starts, half::f16::from_bits(h as u16).to_f32()) as u8;
+        }
+        bins
     })
 }
 
@@ -433,9 +478,17 @@ mod tests {
                 same(-f32::from_bits(bits));
             }
         }
-        // Every f16 (the legacy types' scales) and the ends of the f32 range.
+        // Every f16 (the legacy types' scales), also as the table of f16 bins reads it, and the
+        // ends of the f32 range.
+        let f16_bins = f16_scale_bins();
         for h in 1..0x7C00u16 {
-            same(half::f16::from_bits(h).to_f32());
+            let s = half::f16::from_bits(h).to_f32();
+            same(s);
+            assert_eq!(
+                usize::from(f16_bins[usize::from(h)]),
+                scale_bin(s),
+                "{h:#x}"
+            );
         }
         for s in [
             f32::MIN_POSITIVE,
@@ -487,15 +540,16 @@ mod tests {
 
     #[test]
     fn quant_stats_are_the_blocks_parts_for_every_type_and_odd_scale() {
-        // Random blocks, and the same with their first f16 field set to special scales (zero,
-        // -0, subnormal, the largest, ±Inf, NaN) — for every covered type, whichever path it
-        // takes (code bytes or block parts).
+        // Random blocks, and the same with their first f16 field (or their one f16 scale) set
+        // to special scales (zero, -0, subnormal, the largest, ±Inf, NaN) — for every covered
+        // type, whichever path it takes (one f16 scale a block, code bytes or block parts).
         let specials: [u16; 8] = [0, 0x8000, 0x0001, 0x03FF, 0x7BFF, 0x7C00, 0xFC00, 0x7E00];
         for ty in GgmlType::all().filter(|&t| code_bits(t).is_some()) {
             let bb = ty.block_bytes().unwrap() as usize;
             let mut bytes = bitlens_test_support::rng::bytes(777 + u64::from(ty.0), bb * 40);
+            let at = f16_scale_offset(ty).unwrap_or(0);
             for (i, b) in bytes.chunks_mut(bb).enumerate().skip(20) {
-                b[..2].copy_from_slice(&specials[i % specials.len()].to_le_bytes());
+                b[at..at + 2].copy_from_slice(&specials[i % specials.len()].to_le_bytes());
             }
             let (mut s, mut r) = (QuantStats::new(ty).unwrap(), QuantStats::new(ty).unwrap());
             for part in bytes.chunks(bb * 7) {

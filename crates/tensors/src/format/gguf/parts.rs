@@ -124,14 +124,48 @@ fn parts(ty: GgmlType, b: &[u8], p: &mut Parts) {
     codes(ty, b, p);
 }
 
+/// The byte offset of a block's one scale when it is a plain little-endian f16 (`d`): Q4_0,
+/// Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, IQ4_NL, TQ1_0 and TQ2_0; `None` for the types with several
+/// scales or scales of another encoding.
+pub fn f16_scale_offset(ty: GgmlType) -> Option<usize> {
+    match ty {
+        GgmlType::Q4_0
+        | GgmlType::IQ4_NL
+        | GgmlType::Q4_1
+        | GgmlType::Q5_0
+        | GgmlType::Q5_1
+        | GgmlType::Q8_0
+        | GgmlType::Q8_1 => Some(0),
+        GgmlType::TQ1_0 => Some(52),
+        GgmlType::TQ2_0 => Some(64),
+        _ => None,
+    }
+}
+
+/// Calls `f(bits)` with the f16 scale of each whole block of `ty` in `bytes`, for a type with
+/// an [`f16_scale_offset`]: the scales [`block_scales_each`] gives, as their bits, without
+/// taking a block apart. Errors for other types, or a partial block.
+pub fn block_f16_scales_each(
+    ty: GgmlType,
+    bytes: &[u8],
+    mut f: impl FnMut(u16),
+) -> Result<(), DequantError> {
+    let at = f16_scale_offset(ty).ok_or(DequantError::Unsupported(ty.name().unwrap_or("?")))?;
+    let (block_bytes, _) = blocks_and_parts(ty, bytes.len())?;
+    for b in bytes.chunks_exact(block_bytes) {
+        f(u16_at(b, at));
+    }
+    Ok(())
+}
+
 /// Fills `p`'s scales with block `b`'s.
 #[inline]
 fn scales(ty: GgmlType, b: &[u8], p: &mut Parts) {
+    if let Some(at) = f16_scale_offset(ty) {
+        p.set_scales([half(b, at)]);
+        return;
+    }
     match ty {
-        GgmlType::Q4_0 | GgmlType::IQ4_NL | GgmlType::Q4_1 | GgmlType::Q5_0 | GgmlType::Q5_1 => {
-            p.set_scales([half(b, 0)]);
-        }
-        GgmlType::Q8_0 | GgmlType::Q8_1 => p.set_scales([half(b, 0)]),
         GgmlType::Q8_K => p.set_scales([f32::from_le_bytes([b[0], b[1], b[2], b[3]])]),
         GgmlType::MXFP4 => p.set_scales([e8m0_half(b[0])]),
         GgmlType::NVFP4 => p.set_scales(b[..4].iter().map(|&x| ue4m3_half(x))),
@@ -151,8 +185,6 @@ fn scales(ty: GgmlType, b: &[u8], p: &mut Parts) {
             let d = half(b, 208);
             p.set_scales(b[192..208].iter().map(|&s| d * f32::from(s as i8)));
         }
-        GgmlType::TQ1_0 => p.set_scales([half(b, 52)]),
-        GgmlType::TQ2_0 => p.set_scales([half(b, 64)]),
         GgmlType::IQ4_XS => {
             let d = half(b, 0);
             p.set_scales(iq4_xs_scales(u16_at(b, 2), &b[4..8]).map(|s| d * f32::from(s)));
