@@ -337,8 +337,9 @@ const F16_FINITE: usize = 0x7C00;
 
 /// The histogram bin ([`bin_of`]) of every non-zero finite f16 scale, by its magnitude's bits
 /// (31 KiB, made once): the bin of a one-f16-scale block type's scale (Q8_0, Q4_0, …) is one
-/// load where [`bin_of`] took a conversion and four comparisons, which cost the page's workers
-/// (wasm) 5× native's time per scale (BENCHMARKS.md, issue 28). Entry 0 (zero) is unused.
+/// load where [`bin_of`] took four comparisons after the block was taken apart; `bitlens
+/// inspect` of those types is 3–5 % faster on one thread (BENCHMARKS.md, "one-f16-scale blocks'
+/// scales by a table"). Entry 0 (zero) is unused.
 fn f16_scale_bins() -> &'static [u8; F16_FINITE] {
     static BINS: std::sync::OnceLock<[u8; F16_FINITE]> = std::sync::OnceLock::new();
     const { assert!(SCALE_BINS <= 256) };
