@@ -166,8 +166,11 @@ pub struct Leaf {
     /// The same rounded up to bytes (each stream ends on a byte).
     pub stream_bytes: [usize; 4],
     /// Bytes of the kind byte and, for runs, `run_value` and `nrun`; rANS: and its table of
-    /// (symbol, frequency); nibble pairs: and the turn and the stored low nibbles.
+    /// (symbol, frequency); nibble pairs: and the turn.
     pub header_bytes: usize,
+    /// Bytes stored as they are, beside any code: a raw leaf's bytes, a nibble-pairs leaf's low
+    /// nibbles; 0 for the others.
+    pub stored_bytes: usize,
     /// Bytes of the four LEB128 stream sizes; rANS: the lanes' word counts and start states.
     pub size_bytes: usize,
     /// The leaf's size by this arithmetic.
@@ -411,6 +414,7 @@ fn huffman_leaf(block: &[u8], lengths: &[u8], run_value: Option<u8>) -> Leaf {
         stream_bits,
         stream_bytes,
         header_bytes,
+        stored_bytes: 0,
         size_bytes,
         coded_bytes: 0,
     }
@@ -462,21 +466,22 @@ fn read_leaf(
 ) -> Result<usize, ExplainError> {
     let bad = ExplainError::Unreadable;
     let &kind = data.first().ok_or(bad("truncated"))?;
-    let simple = |kind, bytes| Leaf {
+    let simple = |kind, header: usize, stored: usize| Leaf {
         offset,
         len: block.len(),
         kind,
         code: None,
         stream_bits: [0; 4],
         stream_bytes: [0; 4],
-        header_bytes: bytes,
+        header_bytes: header,
+        stored_bytes: stored,
         size_bytes: 0,
-        explained_bytes: bytes,
-        coded_bytes: bytes,
+        explained_bytes: header + stored,
+        coded_bytes: header + stored,
     };
     let (leaf, used) = match kind {
-        KIND_RAW => (simple(LeafKind::Raw, 1 + block.len()), 1 + block.len()),
-        KIND_RUN => (simple(LeafKind::Run, 2), 2),
+        KIND_RAW => (simple(LeafKind::Raw, 1, block.len()), 1 + block.len()),
+        KIND_RUN => (simple(LeafKind::Run, 2, 0), 2),
         KIND_SPLIT => {
             *split_bytes += 1;
             let (a, b) = block.split_at(block.len() / 2);
@@ -524,7 +529,8 @@ fn read_leaf(
             leaf.kind = LeafKind::NibblePairs;
             leaf.offset = offset;
             leaf.len = block.len();
-            leaf.header_bytes += 1 + lows;
+            leaf.header_bytes += 1;
+            leaf.stored_bytes = lows;
             leaf.explained_bytes += 1 + lows;
             leaf.coded_bytes = pos + streams + lows;
             (leaf, pos + streams + lows)
@@ -544,6 +550,7 @@ fn read_leaf(
                 stream_bits: words.map(|b| 8 * b as u64),
                 stream_bytes: words,
                 header_bytes: 1 + rans.len - lanes - words.iter().sum::<usize>(),
+                stored_bytes: 0,
                 size_bytes: lanes,
                 explained_bytes: 1 + rans.len,
                 coded_bytes: 1 + rans.len,

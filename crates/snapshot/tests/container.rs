@@ -471,24 +471,29 @@ fn decode_in_steps(
     Ok(out)
 }
 
+/// The checkpoint the stepping tests code: small bf16 weights, an empty tensor, `big_bytes` of
+/// bf16 weights (several frames) and a few raw bytes, from seeds `seed`, `seed + 1`, `seed + 2`.
+fn stepping_file(big_bytes: usize, seed: u64) -> Vec<u8> {
+    builder(true)
+        .tensor("a", Dtype::BF16, &[700], &weights_bf16(seed, 700))
+        .tensor("empty", Dtype::F32, &[0], &[])
+        .tensor(
+            "big",
+            Dtype::BF16,
+            &[big_bytes as u64 / 2],
+            &weights_bf16(seed + 1, big_bytes / 2),
+        )
+        .tensor("b", Dtype::U8, &[33], &rng::bytes(seed + 2, 33))
+        .build()
+}
+
 /// Decoding in steps (what the page does while it reads a snapshot as a stream) gives what
 /// decoding at once gives, whatever the steps: one frame each, every few bytes (steps that decode
 /// nothing included), all at once; on small grouped frames, empty tensors, a frame decoded window
 /// by window, and deltas. A step past the limit decodes nothing; ending early is an error.
 #[test]
 fn decoding_in_steps_gives_the_same_bytes() {
-    let n = STREAM_WINDOW + 4_098;
-    let file = builder(true)
-        .tensor("a", Dtype::BF16, &[700], &weights_bf16(41, 700))
-        .tensor("empty", Dtype::F32, &[0], &[])
-        .tensor(
-            "big",
-            Dtype::BF16,
-            &[n as u64 / 2],
-            &weights_bf16(42, n / 2),
-        )
-        .tensor("b", Dtype::U8, &[33], &rng::bytes(43, 33))
-        .build();
+    let file = stepping_file(STREAM_WINDOW + 4_098, 41);
     let next = changed(&file, 40, 44);
     let cases = [
         (pack(&file, Codec::lmc_for_width(2), None), None, &file),
@@ -541,18 +546,7 @@ fn decoding_in_steps_gives_the_same_bytes() {
 /// error.
 #[test]
 fn encoding_in_steps_gives_the_same_snapshot() {
-    let n = 3 * LMC_FRAME_BYTES + 4_098;
-    let file = builder(true)
-        .tensor("a", Dtype::BF16, &[700], &weights_bf16(51, 700))
-        .tensor("empty", Dtype::F32, &[0], &[])
-        .tensor(
-            "big",
-            Dtype::BF16,
-            &[n as u64 / 2],
-            &weights_bf16(52, n / 2),
-        )
-        .tensor("b", Dtype::U8, &[33], &rng::bytes(53, 33))
-        .build();
+    let file = stepping_file(3 * LMC_FRAME_BYTES + 4_098, 51);
     let next = changed(&file, 40, 54);
     let header = read_header(&file).unwrap();
     let base = BaseSource {

@@ -119,6 +119,13 @@ fn every_kind_of_block_is_explained_to_the_byte() {
         let e = check_block(&block, LIMIT);
         for leaf in &e.encoder.leaves {
             kinds.insert(format!("{:?}", leaf.kind));
+            // What is stored as it is: a raw leaf's bytes, a pair leaf's low nibbles.
+            let stored = match leaf.kind {
+                LeafKind::Raw => leaf.len,
+                LeafKind::NibblePairs => leaf.len - leaf.len / 2,
+                _ => 0,
+            };
+            assert_eq!(leaf.stored_bytes, stored, "{leaf:?}");
         }
         if e.encoder.split_bytes > 0 {
             kinds.insert("split".into());

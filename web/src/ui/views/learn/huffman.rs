@@ -373,7 +373,7 @@ fn encoder(e: &BlockExplanation) -> Html {
             <table aria-label="The encoder's leaves">
                 <thead><tr>
                     <th scope="col">{ "bytes" }</th><th scope="col">{ "coded as" }</th><th scope="col">{ "header" }</th>
-                    <th scope="col">{ "table" }</th><th scope="col">{ "sizes" }</th><th scope="col">{ "4 streams" }</th><th scope="col">{ "total" }</th>
+                    <th scope="col">{ "stored" }</th><th scope="col">{ "table" }</th><th scope="col">{ "sizes" }</th><th scope="col">{ "4 streams" }</th><th scope="col">{ "total" }</th>
                 </tr></thead>
                 <tbody>
                     { for enc.leaves.iter().map(|l| html! {
@@ -381,6 +381,7 @@ fn encoder(e: &BlockExplanation) -> Html {
                             <td class="num">{ format!("{}..{}", l.offset, l.offset + l.len) }</td>
                             <td>{ kind_label(l.kind) }</td>
                             <td class="num">{ l.header_bytes }</td>
+                            <td class="num">{ l.stored_bytes }</td>
                             <td class="num">{ l.code.as_ref().map_or(0, |c| c.table_bytes) }</td>
                             <td class="num">{ l.size_bytes }</td>
                             <td class="num">{ format!("{:?}", l.stream_bytes) }</td>
