@@ -72,9 +72,12 @@
 //!
 //! Before that, a block of ≥ 32 KiB may be split (kind 4) into halves or quarters of ≥ 16 KiB
 //! when the estimated cost (order-0 entropy + a table estimate, from the quarter histograms
-//! that the single histogram pass produces anyway) saves ≥ 8 bytes: a block that straddles two
-//! tensors or a change of statistics then gets two codebooks. This is the paper's block
-//! adaptivity taken one step further.
+//! that the single histogram pass produces anyway) saves at least 1/128 of the bytes split (512
+//! of a 64 KiB block): a block that straddles two tensors or a change of statistics then gets
+//! two codebooks. This is the paper's block adaptivity taken one step further. The share weighs
+//! decode time: every leaf's code table costs the decoder as much as decoding 10–16 KiB, and
+//! with splits made for any 8 bytes the digits MLP's Adam moments decompressed 9–12 % slower
+//! (BENCHMARKS.md, "Splits that pay for their tables").
 //!
 //! And before anything, a block of ≥ 64 KiB whose *sample* (4 KiB of it: 1/16 of a 64 KiB
 //! block, 1/32 of a 128 KiB one) has an order-0 entropy within 1/64 of 8 bits (bias-corrected,
