@@ -26,6 +26,12 @@ see the same machine state (the machine is shared: the spread between rounds is 
   divided by it is the largest multiple of ZipNN such a process can reach, before it codes a
   byte: on small files (13 MB) it is below issue 28's 1.5×, ZipNN being timed inside a running
   Python on bytes already in memory.
+- this binary's own start in the same rounds: `bitlens --version` started the same way (loader,
+  runtime, arguments; no file, no codec). A one-thread CLI on this codec takes at least its start
+  plus the codec alone's time (measured with hot caches and reused buffers, and without the
+  reading, checksums and output the CLI also does), so ZipNN's time divided by that sum is the
+  most such a CLI can reach: where it is under 1.5, issue 28's target needs a faster codec, not
+  a leaner CLI.
 - with --page (bench-peers.sh does it when the web app is built), the page: the app in headless
   Chromium (tests/e2e/bench-page.mjs, started once per file and driven round by round) compresses
   F with LMC and decompresses its snapshot, the whole in-page path from the click to the result on
@@ -186,6 +192,9 @@ def cli_round(binary, path, src, disk_bls, threads, series, rss):
         for verb, src_file in (("compress", path), ("decompress", disk_bls)):
             floor = ["/usr/bin/dd", f"if={src_file}", "of=/dev/null", "bs=4M", "status=none"]
             series[("process floor", 1, verb)].add(timed(floor)[0])
+            # This binary started and stopped with no work (loader, runtime, arguments): what
+            # its process costs before it opens a file.
+            series[("process start", 1, verb)].add(timed([binary, "--version"])[0])
     for name, verb, cmd in runs:
         wall, cpu = timed(cmd)
         series[(name, threads, verb)].add(wall)
@@ -270,7 +279,7 @@ def measure(binary, path, rounds, page):
         (p, t, v) for p, _ in PATHS for t in THREADS for v in ("compress", "decompress")]
     keys += [(p + " cpu", 1, v) for p in ("zipnn", "cli-null", "cli-file", "cli-tmpfs")
              for v in ("compress", "decompress")]
-    keys += [("process floor", 1, v) for v in ("compress", "decompress")]
+    keys += [(p, 1, v) for p in ("process floor", "process start") for v in ("compress", "decompress")]
     keys += [("page", t, v) for t in THREADS for v in ("compress", "decompress")] if page else []
     keys += [(p, 1, v) for p in ("page cpu", "page floor") for v in ("compress", "decompress")] if page else []
     series = {k: Series() for k in keys}
@@ -349,6 +358,22 @@ def print_table(report):
             print(f"| {label} | " + " | ".join(ratio_cell(r, key, "zipnn 1") for r in report) + " |")
     print("| the most a process per file can reach: a process only reading the input (`dd` → /dev/null) | "
           + " | ".join(ratio_cell(r, "process floor 1", "zipnn 1") for r in report) + " |")
+    def bound_cell(r):
+        """ZipNN's time ÷ (this binary's start + the codec alone's time): the most a one-thread
+        CLI on this codec could reach if reading, checksums and output cost nothing, fastest
+        (median)."""
+        s, n = r["speeds"], r["bytes"] / 1e9
+        out = []
+        for v in ("compress", "decompress"):
+            t = {k: (n / s[f"{k} 1 {v}"]["best_gb_s"], n / s[f"{k} 1 {v}"]["median_gb_s"])
+                 for k in ("zipnn", "process start", "codec")}
+            out.append([t["zipnn"][i] / (t["process start"][i] + t["codec"][i]) for i in (0, 1)])
+        return f"{out[0][0]:.2f} / {out[1][0]:.2f} ({out[0][1]:.2f} / {out[1][1]:.2f})"
+
+    if has("process start 1"):
+        print("| the most a one-thread CLI on this codec can reach: ZipNN ÷ (this binary's start, "
+              "`bitlens --version`, + the codec alone) | " + " | ".join(bound_cell(r) for r in report) + " |")
+
     def page_rows(title, against, cell):
         """A table of the page's builds: `against(t)` names the row's divisor, `cell(r, t)` fills it."""
         print(title)
@@ -383,6 +408,9 @@ def print_table(report):
                   + " | ".join(speed_cell(r, f"page {t}") for r in report) + " |")
     print("| a process only reading the input (`dd` → /dev/null; the CLI's floor) | "
           + " | ".join(speed_cell(r, "process floor 1") for r in report) + " |")
+    if has("process start 1"):
+        print("| this binary started with no work (`bitlens --version`), file size ÷ its time | "
+              + " | ".join(speed_cell(r, "process start 1") for r in report) + " |")
     if has("page floor 1"):
         print("| the page's floor: input read, output written, no codec | "
               + " | ".join(speed_cell(r, "page floor 1") for r in report) + " |")
