@@ -191,11 +191,15 @@ enum Command {
 
 fn run(cli: Cli) -> Result<()> {
     bitlens_engine::http::allow_small_downloads(cli.download_small);
-    if let Some(n) = cli.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()?;
-    }
+    // The main thread is one of the pool's workers (`use_current_thread`): on one thread no
+    // other is started, and on more the work does not wait for a thread started to run it while
+    // this one sleeps. Starting that thread, its allocator arena and the hand-offs cost 0.2–0.35
+    // ms a run, 4–6 % of decompressing a 13 MB checkpoint (BENCHMARKS.md, "The main thread
+    // works"). 0 threads is rayon's default: all cores (or `RAYON_NUM_THREADS`).
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(cli.threads.map_or(0, |n| n.max(1)))
+        .use_current_thread()
+        .build_global()?;
     match cli.command {
         Command::Inspect {
             paths,
