@@ -75,3 +75,50 @@ def test_warnings_reach_python(weights, tmp_path):
         {"weight_map": {"embeddings.position_ids": "model.safetensors"}}))
     with pytest.warns(bitlens.BitlensWarning, match="not listed in"):
         bitlens.inspect(arrays / "model.safetensors.index.json")
+
+
+def test_pools_are_kept_per_thread_and_remade_after_fork(weights, tmp_path):
+    """A thread's `threads=n` pool is kept for its next calls (repeated calls agree), each
+    Python thread has its own, and a child forked after the parent's calls makes its own pool
+    (the parent's has no threads in the child): its call finishes and agrees."""
+    import os
+
+    src = weights / "minilm-bf16.safetensors"
+    bitlens.compress_file(src, tmp_path / "a.bls", threads=1)
+    for i, n in enumerate((1, 2, 1)):
+        bitlens.compress_file(src, tmp_path / f"b{i}.bls", threads=n)
+        assert (tmp_path / f"b{i}.bls").read_bytes() == (tmp_path / "a.bls").read_bytes()
+    errors = []
+
+    def work(i):
+        try:
+            bitlens.decompress_file(tmp_path / "a.bls", tmp_path / f"t{i}.out", threads=1)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i in range(3):
+        assert (tmp_path / f"t{i}.out").read_bytes() == src.read_bytes()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            bitlens.decompress_file(tmp_path / "a.bls", tmp_path / "child.out", threads=1)
+            code = 0 if (tmp_path / "child.out").read_bytes() == src.read_bytes() else 2
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 20
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail("the forked child's call did not finish in 20 s")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0

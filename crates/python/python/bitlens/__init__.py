@@ -16,7 +16,8 @@ The same engine as the ``bitlens`` command line (no second implementation), in t
   installed).
 
 The GIL is released while bitlens works, so Python threads calling it run at once; ``threads=N``
-runs a call on N threads (default: all cores). Errors are :class:`BitlensError` subclasses
+runs a call on N threads (default: all cores), a pool each Python thread makes at its first call
+with N and keeps for its next ones (a ``fork``\ ed child makes its own). Errors are :class:`BitlensError` subclasses
 (:class:`FormatError`, :class:`CorruptError`, :class:`UsageError` are ``ValueError``\\ s,
 :class:`RemoteError` is an ``OSError``) or, for local files, the builtin ``OSError`` of their
 errno (``FileNotFoundError``…); their text is the CLI's message, naming the file and the rule.
