@@ -2,9 +2,10 @@
 //! several threads can be inside bitlens at once), on the caller's rayon pool — the global pool,
 //! one thread per core — or on a pool of `threads` threads, as the CLI's `--threads` does. That
 //! pool is made at the calling thread's first call with that many threads and kept for its next
-//! ones ([`pool`]): a pipeline calling `threads=1` per file no longer starts a thread per call. Each call is a new run for remote files (their probes are made again). The
-//! engine's warnings are collected and raised as `bitlens.BitlensWarning`s once the call is over;
-//! its errors become the package's exceptions ([`crate::errors`]).
+//! ones ([`pool`]): a pipeline calling `threads=1` per file no longer starts a thread per call.
+//! Each call is a new run for remote files (their probes are made again). The engine's warnings
+//! are collected and raised as `bitlens.BitlensWarning`s once the call is over; its errors become
+//! the package's exceptions ([`crate::errors`]).
 
 use crate::errors;
 use bitlens_engine::{Error, Progress};

@@ -17,10 +17,11 @@ The same engine as the ``bitlens`` command line (no second implementation), in t
 
 The GIL is released while bitlens works, so Python threads calling it run at once; ``threads=N``
 runs a call on N threads (default: all cores), a pool each Python thread makes at its first call
-with N and keeps for its next ones (a ``fork``\ ed child makes its own). Errors are :class:`BitlensError` subclasses
-(:class:`FormatError`, :class:`CorruptError`, :class:`UsageError` are ``ValueError``\\ s,
-:class:`RemoteError` is an ``OSError``) or, for local files, the builtin ``OSError`` of their
-errno (``FileNotFoundError``…); their text is the CLI's message, naming the file and the rule.
+with N and keeps for its next ones (a forked child makes its own). Errors are
+:class:`BitlensError` subclasses (:class:`FormatError`, :class:`CorruptError`,
+:class:`UsageError` are ``ValueError``\\ s, :class:`RemoteError` is an ``OSError``) or, for
+local files, the builtin ``OSError`` of their errno (``FileNotFoundError``…); their text is the
+CLI's message, naming the file and the rule.
 """
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
