@@ -189,7 +189,7 @@ impl Encoder {
             let split = 1.0
                 + estimate_bytes(&h[0], bounds[1])
                 + estimate_bytes(&h[1], bounds[2] - bounds[1]);
-            if split + split_margin(block.len()) < estimate_bytes(&whole, block.len()) {
+            if split_pays(split, estimate_bytes(&whole, block.len()), block.len()) {
                 out.push(KIND_SPLIT);
                 self.encode_leaf(&block[..bounds[1]], &h[0], limit, out);
                 self.encode_leaf(&block[bounds[1]..], &h[1], limit, out);
@@ -206,13 +206,12 @@ impl Encoder {
         for j in 0..2 {
             let single = estimate_bytes(&halves[j], bounds[2 * j + 2] - bounds[2 * j]);
             let split = 1.0 + q[2 * j] + q[2 * j + 1];
-            half_split[j] = split + split_margin(bounds[2 * j + 2] - bounds[2 * j]) < single;
+            half_split[j] = split_pays(split, single, bounds[2 * j + 2] - bounds[2 * j]);
             half_cost[j] = if half_split[j] { split } else { single };
         }
         let whole = sum(&halves[0], &halves[1]);
-        if 1.0 + half_cost[0] + half_cost[1] + split_margin(block.len())
-            >= estimate_bytes(&whole, block.len())
-        {
+        let split = 1.0 + half_cost[0] + half_cost[1];
+        if !split_pays(split, estimate_bytes(&whole, block.len()), block.len()) {
             return self.encode_leaf(block, &whole, limit, out);
         }
         out.push(KIND_SPLIT);
@@ -538,6 +537,12 @@ const SPLIT_SHARE: usize = 128;
 /// The least a split of `n` bytes must save, by estimate, in bytes (see [`SPLIT_SHARE`]).
 fn split_margin(n: usize) -> f64 {
     (n / SPLIT_SHARE) as f64
+}
+
+/// Whether splitting `n` bytes, estimated at `split` bytes split and `whole` bytes as one leaf,
+/// saves at least [`split_margin`]: the one rule of every split the encoder makes.
+fn split_pays(split: f64, whole: f64, n: usize) -> bool {
+    split + split_margin(n) < whole
 }
 
 /// At least half of a sample of the bytes (every 61st) is zero.
